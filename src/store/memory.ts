@@ -1,0 +1,76 @@
+// In-memory event store: the reference adapter of the port, for tests and for embedding
+// without persistence. Single process; appends are synchronous inside, so they are atomic.
+import {
+  checkExpectedRevision,
+  type AppendOptions,
+  type AppendResult,
+  type EventData,
+  type EventStore,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from "./port.js";
+import { createPump } from "./pump.js";
+
+export function createMemoryStore(): EventStore {
+  const all: RecordedEvent[] = [];
+  const streams = new Map<string, RecordedEvent[]>();
+  const byId = new Map<string, RecordedEvent>();
+  const pump = createPump(async (after, maxCount) => readAllSync({ after, maxCount }));
+
+  function readAllSync({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}): RecordedEvent[] {
+    // positions are 1..n and all[i].position === i + 1
+    return all.slice(after, after + maxCount);
+  }
+
+  return {
+    async append(stream: string, events: EventData[], { expectedRevision }: AppendOptions): Promise<AppendResult> {
+      const existing = streams.get(stream) ?? [];
+      const first = events[0];
+      const repeat = first && byId.get(first.id);
+      if (repeat && repeat.stream === stream) {
+        const last = byId.get(events[events.length - 1]!.id) ?? repeat;
+        return { nextRevision: last.revision, position: last.position };
+      }
+      checkExpectedRevision(stream, expectedRevision, existing.length - 1);
+      if (events.length === 0) return { nextRevision: existing.length - 1, position: all.length };
+      const recorded = events.map((e, i): RecordedEvent => ({
+        ...structuredClone(e),
+        stream,
+        revision: existing.length + i,
+        position: all.length + i + 1,
+      }));
+      for (const r of recorded) {
+        all.push(r);
+        byId.set(r.id, r);
+      }
+      streams.set(stream, existing.concat(recorded));
+      pump.notify();
+      const last = recorded[recorded.length - 1]!;
+      return { nextRevision: last.revision, position: last.position };
+    },
+
+    async readStream(stream: string, { fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER }: ReadStreamOptions = {}) {
+      const events = streams.get(stream) ?? [];
+      if (direction === "forwards") return events.slice(fromRevision ?? 0).slice(0, maxCount).map(clone);
+      const from = fromRevision ?? events.length - 1;
+      return events.slice(0, from + 1).reverse().slice(0, maxCount).map(clone);
+    },
+
+    async readAll(options?: ReadAllOptions) {
+      return readAllSync(options).map(clone);
+    },
+
+    subscribeToAll(options: SubscribeOptions, onEvent): Subscription {
+      return pump.subscribe(options, onEvent);
+    },
+
+    async close() {
+      await pump.closeAll();
+    },
+  };
+}
+
+const clone = (e: RecordedEvent): RecordedEvent => structuredClone(e);

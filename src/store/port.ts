@@ -1,0 +1,119 @@
+// The event-store port: the one interface every adapter (memory, SQLite, PostgreSQL, KurrentDB)
+// implements. Shaped after EventStoreDB/KurrentDB semantics so that adapter stays thin:
+// per-stream revisions from 0, a global position from 1, expected-revision checks, idempotent
+// append by event id, ordered reads and catch-up subscriptions from a checkpoint.
+
+/** Correlation data recorded with every event (DESIGN.md: "Events are the system of record"). */
+export interface EventMetadata {
+  /** When the fact happened, from the injected clock (ISO 8601 with offset). Never the store's clock. */
+  timestamp: string;
+  /** The API request that caused the event (integer, unique per request). */
+  request_id: number;
+  idempotency_key?: string | null;
+  /** Who acted: an API key id, a terminal, a processor, the library caller. */
+  actor?: string | null;
+  /** Filled by the engine for tamper evidence (hash chain); adapters store it verbatim. */
+  [key: string]: unknown;
+}
+
+/** An event as the engine hands it to the store. `id` is a UUID and the idempotency key of the append. */
+export interface EventData {
+  id: string;
+  type: string;
+  version: number;
+  data: unknown;
+  metadata: EventMetadata;
+}
+
+/** An event as the store returns it. */
+export interface RecordedEvent extends EventData {
+  stream: string;
+  /** Position inside its stream, from 0. */
+  revision: number;
+  /** Position in the whole store, from 1, strictly increasing in commit order. */
+  position: number;
+}
+
+/**
+ * - a number: the stream's current last revision must be exactly this;
+ * - "no_stream": the stream must not exist;
+ * - "stream_exists": the stream must exist;
+ * - "any": no check.
+ */
+export type ExpectedRevision = number | "no_stream" | "stream_exists" | "any";
+
+export interface AppendOptions {
+  expectedRevision: ExpectedRevision;
+}
+
+export interface AppendResult {
+  /** Revision of the last event of the stream after the append. */
+  nextRevision: number;
+  /** Global position of the last appended event. */
+  position: number;
+}
+
+export interface ReadStreamOptions {
+  /** First revision to read (inclusive). Forwards default 0; backwards default the end. */
+  fromRevision?: number;
+  direction?: "forwards" | "backwards";
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Read events whose position is strictly greater than this checkpoint. Default 0 (everything). */
+  after?: number;
+  maxCount?: number;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events after this checkpoint (exclusive), then live ones. Default 0. */
+  after?: number;
+  /** Only streams whose name starts with one of these prefixes. */
+  streamPrefixes?: string[];
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  /**
+   * Appends atomically. Throws WrongExpectedRevision when the check fails and appends nothing.
+   * Idempotent by event id: appending events whose ids are already stored in this stream
+   * (a retried append) stores nothing new and returns the original result.
+   */
+  append(stream: string, events: EventData[], options: AppendOptions): Promise<AppendResult>;
+  /** Events of one stream; an empty array when the stream does not exist. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events of every stream in global position order. */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Catch-up subscription: every event after the checkpoint exactly once, in global order, then
+   * live events as they are committed. The handler is awaited before the next event is delivered.
+   */
+  subscribeToAll(options: SubscribeOptions, onEvent: (event: RecordedEvent) => Promise<void> | void): Subscription;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevision extends Error {
+  override readonly name = "WrongExpectedRevision";
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's last revision, or -1 when it does not exist. */
+    readonly actual: number,
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, actual ${actual}`);
+  }
+}
+
+/** The check every adapter applies; `actual` is -1 for a stream that does not exist. */
+export function checkExpectedRevision(stream: string, expected: ExpectedRevision, actual: number): void {
+  const ok =
+    expected === "any" ||
+    (expected === "no_stream" && actual === -1) ||
+    (expected === "stream_exists" && actual >= 0) ||
+    expected === actual;
+  if (!ok) throw new WrongExpectedRevision(stream, expected, actual);
+}

@@ -117,3 +117,21 @@ export function checkExpectedRevision(stream: string, expected: ExpectedRevision
     expected === actual;
   if (!ok) throw new WrongExpectedRevision(stream, expected, actual);
 }
+
+/**
+ * Read models live beside the events: documents keyed per projection, written together with the
+ * projection's checkpoint in one transaction, so a restarted projection resumes exactly where its
+ * documents are (no loss, no double application).
+ */
+export interface ReadModelStore {
+  /** Last global position applied to this projection; 0 when it never ran. */
+  checkpoint(projection: string): Promise<number>;
+  get<T>(projection: string, key: string): Promise<T | undefined>;
+  /** Documents whose key starts with the prefix, ordered by key. */
+  list<T>(projection: string, keyPrefix: string): Promise<T[]>;
+  /** Upserts the documents and sets the checkpoint atomically. */
+  commit(projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number): Promise<void>;
+  /** Drops every document and the checkpoint of the projection (rebuild from zero). */
+  reset(projection: string): Promise<void>;
+  close(): Promise<void>;
+}

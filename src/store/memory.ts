@@ -6,6 +6,7 @@ import {
   type AppendResult,
   type EventData,
   type EventStore,
+  type IdempotencyRecord,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -18,6 +19,7 @@ export function createMemoryStore(): EventStore {
   const all: RecordedEvent[] = [];
   const streams = new Map<string, RecordedEvent[]>();
   const byId = new Map<string, RecordedEvent>();
+  const idempotency = new Map<string, IdempotencyRecord>();
   const pump = createPump(async (after, maxCount) => readAllSync({ after, maxCount }));
 
   function readAllSync({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}): RecordedEvent[] {
@@ -26,7 +28,7 @@ export function createMemoryStore(): EventStore {
   }
 
   return {
-    async append(stream: string, events: EventData[], { expectedRevision }: AppendOptions): Promise<AppendResult> {
+    async append(stream: string, events: EventData[], { expectedRevision, idempotency: record }: AppendOptions): Promise<AppendResult> {
       const existing = streams.get(stream) ?? [];
       const first = events[0];
       const repeat = first && byId.get(first.id);
@@ -47,6 +49,7 @@ export function createMemoryStore(): EventStore {
         byId.set(r.id, r);
       }
       streams.set(stream, existing.concat(recorded));
+      if (record) idempotency.set(record.key, structuredClone(record));
       pump.notify();
       const last = recorded[recorded.length - 1]!;
       return { nextRevision: last.revision, position: last.position };
@@ -65,6 +68,19 @@ export function createMemoryStore(): EventStore {
 
     subscribeToAll(options: SubscribeOptions, onEvent): Subscription {
       return pump.subscribe(options, onEvent);
+    },
+
+    async saveIdempotency(record) {
+      idempotency.set(record.key, structuredClone(record));
+    },
+    async readIdempotency(key) {
+      const r = idempotency.get(key);
+      return r && structuredClone(r);
+    },
+    async purgeIdempotency(now) {
+      let n = 0;
+      for (const [k, r] of idempotency) if (r.expires_at < now && idempotency.delete(k)) n++;
+      return n;
     },
 
     async close() {

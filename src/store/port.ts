@@ -44,6 +44,20 @@ export type ExpectedRevision = number | "no_stream" | "stream_exists" | "any";
 
 export interface AppendOptions {
   expectedRevision: ExpectedRevision;
+  /** Stored in the same transaction as the events (HTTP Idempotency-Key; see IdempotencyRecord). */
+  idempotency?: IdempotencyRecord;
+}
+
+/** The remembered outcome of a request made with an Idempotency-Key. */
+export interface IdempotencyRecord {
+  /** Scoped key, e.g. `${account}:${Idempotency-Key}`. */
+  key: string;
+  /** Hash of method, path and body: the same key with another request is refused. */
+  fingerprint: string;
+  status: number;
+  body: unknown;
+  /** ISO 8601; the record may be purged after this. */
+  expires_at: string;
 }
 
 export interface AppendResult {
@@ -93,6 +107,11 @@ export interface EventStore {
    * live events as they are committed. The handler is awaited before the next event is delivered.
    */
   subscribeToAll(options: SubscribeOptions, onEvent: (event: RecordedEvent) => Promise<void> | void): Subscription;
+  /** Saves a record on its own (a request that appended nothing), replacing any with the same key. */
+  saveIdempotency(record: IdempotencyRecord): Promise<void>;
+  readIdempotency(key: string): Promise<IdempotencyRecord | undefined>;
+  /** Deletes records that expired before `now` (ISO 8601); returns how many. */
+  purgeIdempotency(now: string): Promise<number>;
   close(): Promise<void>;
 }
 

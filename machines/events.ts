@@ -1,0 +1,165 @@
+// The domain events of cardflow: facts in past tense, one zod schema each, with a schema version.
+// The payment machine's events are exactly the PaymentEvent union below; the store keeps them in
+// an envelope (id, metadata, stream revision, global position: src/store/port.ts).
+import { z } from "zod";
+import { LAST_ERROR_CODES } from "./failures.js";
+
+/** A decimal amount written with the currency's minor units, e.g. "10.00" (USD), "500" (JPY). */
+export const AmountString = z.string().regex(/^\d+(\.\d+)?$/, "a non-negative decimal string");
+
+export const Processor = z.enum(["A", "B"]);
+export type Processor = z.infer<typeof Processor>;
+
+/** Spec §1: processor A's asynchronous and synchronous terminals, processor B's reader (client SDK). */
+export const TerminalType = z.enum(["A_async", "A_sync", "B_reader"]);
+export type TerminalType = z.infer<typeof TerminalType>;
+
+export const PaymentMethodType = z.enum(["card_present", "card"]);
+export const CaptureMethod = z.enum(["automatic", "manual"]);
+
+/** The card as the processor reports it (the `payment` object of spec §2.1, less derived fields). */
+export const Card = z.object({
+  type: z.enum(["card_present", "card_not_present"]),
+  brand: z.string(),
+  last_4: z.string().regex(/^\d{4}$/),
+  exp_month: z.string().regex(/^(0[1-9]|1[0-2])$/),
+  exp_year: z.number().int().min(2000).max(2200),
+  cardholder_name: z.string().nullable(),
+  funding: z.enum(["credit", "debit", "prepaid", "unknown"]).default("unknown"),
+});
+export type Card = z.infer<typeof Card>;
+
+/** What a processor reports when it authorizes: also carried by a capture that authorizes at once. */
+export const Authorization = z.object({
+  amount_authorized: AmountString,
+  tip_amount: AmountString,
+  donation_amount: AmountString,
+  authorization_code: z.string(),
+  card: Card,
+  avs_response_code: z.number().int().nullable(),
+  avs_response_message: z.string().nullable(),
+});
+export type Authorization = z.infer<typeof Authorization>;
+
+const event = <T extends string, D extends z.ZodType>(type: T, data: D) =>
+  z.object({ type: z.literal(type), version: z.literal(1), data });
+
+// --- payment stream: `payment-<payment_id>` -------------------------------------------------
+
+export const PaymentIntentCreated = event(
+  "PaymentIntentCreated",
+  z.object({
+    payment_id: z.string(),
+    external_account_id: z.string(),
+    amount: AmountString,
+    currency: z.string().regex(/^[A-Z]{3}$/),
+    payment_method_types: PaymentMethodType,
+    capture_method: CaptureMethod,
+    /** The account's processor; a card-present intent's terminal or reader may name another. */
+    processor: Processor,
+    external_transaction_id: z.union([z.string(), z.number()]).nullable(),
+    external_customer_id: z.string().nullable(),
+    /** The card on file charged by a stored-card intent (spec §4.8 "Stored-card charge"). */
+    payment_method_id: z.string().nullable(),
+    stored_card: Card.nullable(),
+    allow_saving_card: z.boolean(),
+    /** Lets the processor B client SDK collect a card for this intent (spec §4.8). */
+    client_secret: z.string().nullable(),
+    date_created: z.string(),
+  }),
+);
+
+/** An authorization was started on a processor A terminal; the terminal now asks for the card. */
+export const TerminalAuthorizationStarted = event(
+  "TerminalAuthorizationStarted",
+  z.object({ terminal_id: z.string(), terminal_type: TerminalType }),
+);
+
+/**
+ * Processor B: the client SDK collected a card for the intent with its client secret (spec §4.8),
+ * on a registered reader (card present) or from a card form (card not present, terminal_id null).
+ */
+export const PaymentMethodCollected = event(
+  "PaymentMethodCollected",
+  z.object({ card: Card, terminal_id: z.string().nullable() }),
+);
+
+export const PaymentAuthorized = event("PaymentAuthorized", Authorization);
+
+export const AuthorizationFailed = event(
+  "AuthorizationFailed",
+  z.object({ last_error: z.string(), last_error_code: z.enum(LAST_ERROR_CODES).nullable() }),
+);
+
+/** `authorization` is set when the processor authorized and captured in one step (spec §3). */
+export const CaptureRequested = event(
+  "CaptureRequested",
+  z.object({ amount: AmountString, authorization: Authorization.nullable() }),
+);
+export const PaymentCaptured = event(
+  "PaymentCaptured",
+  z.object({ amount: AmountString, authorization: Authorization.nullable() }),
+);
+
+/** Extension: void before capture. */
+export const PaymentCanceled = event(
+  "PaymentCanceled",
+  z.object({ cancellation_reason: z.enum(["requested_by_customer", "duplicate", "fraudulent", "abandoned"]).nullable() }),
+);
+
+/** Extension: a full or partial refund; the status stays succeeded. */
+export const PaymentRefunded = event(
+  "PaymentRefunded",
+  z.object({ refund_id: z.string(), amount: AmountString, reason: z.string().nullable() }),
+);
+
+/** The card of this payment was saved on file for a customer (spec §2.3, §4.7). */
+export const CardSaved = event(
+  "CardSaved",
+  z.object({ payment_method_id: z.string(), external_account_id: z.string(), external_customer_id: z.string(), card: Card }),
+);
+
+export const PaymentEvent = z.discriminatedUnion("type", [
+  PaymentIntentCreated,
+  TerminalAuthorizationStarted,
+  PaymentMethodCollected,
+  PaymentAuthorized,
+  AuthorizationFailed,
+  CaptureRequested,
+  PaymentCaptured,
+  PaymentCanceled,
+  PaymentRefunded,
+  CardSaved,
+]);
+export type PaymentEvent = z.infer<typeof PaymentEvent>;
+export type PaymentEventType = PaymentEvent["type"];
+export type PaymentEventOf<T extends PaymentEventType> = Extract<PaymentEvent, { type: T }>;
+
+// --- account and terminal streams --------------------------------------------------------------
+
+/** A merchant account: which processor serves its card-not-present payments, and its currency. */
+export const AccountOpened = event(
+  "AccountOpened",
+  z.object({ external_account_id: z.string(), processor: Processor, currency: z.string().regex(/^[A-Z]{3}$/) }),
+);
+
+export const TerminalRegistered = event(
+  "TerminalRegistered",
+  z.object({
+    terminal_id: z.string(),
+    external_account_id: z.string(),
+    terminal_type: TerminalType,
+    label: z.string().nullable(),
+    serial_number: z.string().nullable(),
+    registered_at: z.string(),
+  }),
+);
+
+export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, AccountOpened, TerminalRegistered]);
+export type DomainEvent = z.infer<typeof DomainEvent>;
+
+export const streams = {
+  payment: (paymentId: string) => `payment-${paymentId}`,
+  account: (accountId: string) => `account-${accountId}`,
+  terminal: (terminalId: string) => `terminal-${terminalId}`,
+} as const;

@@ -1,0 +1,49 @@
+// Read model: cards on file (spec §2.3) per customer, keyed `${account}/${external_customer_id}/${payment_method_id}`,
+// so a customer's cards are found again by the external customer id (a key-prefix listing).
+import type { PaymentEventOf } from "../machines/events.js";
+import { defineProjection } from "./projection.js";
+
+export interface CustomerCardRecord {
+  payment_method_id: string;
+  external_account_id: string;
+  external_customer_id: string;
+  brand: string;
+  last_4: string;
+  exp_month: string;
+  exp_year: number;
+  cardholder_name: string | null;
+  funding: string;
+  /** The payment whose card was saved. */
+  payment_id: string;
+  date_created: string;
+}
+
+export const customerCardKey = (accountId: string, customerId: string, paymentMethodId = "") =>
+  `${accountId}/${customerId}/${paymentMethodId}`;
+
+type Saved = PaymentEventOf<"CardSaved">["data"];
+
+export const customerCardsProjection = defineProjection<CustomerCardRecord>({
+  name: "customer_cards",
+  keyOf: (e) => {
+    if (e.type !== "CardSaved") return null;
+    const d = e.data as Saved;
+    return customerCardKey(d.external_account_id, d.external_customer_id, d.payment_method_id);
+  },
+  apply(_doc, e) {
+    const { payment_method_id, external_account_id, external_customer_id, card } = e.data as Saved;
+    return {
+      payment_method_id,
+      external_account_id,
+      external_customer_id,
+      brand: card.brand,
+      last_4: card.last_4,
+      exp_month: card.exp_month,
+      exp_year: card.exp_year,
+      cardholder_name: card.cardholder_name,
+      funding: card.funding,
+      payment_id: e.stream.slice("payment-".length),
+      date_created: e.metadata.timestamp,
+    };
+  },
+});

@@ -1,0 +1,18 @@
+// Read model: the payment record (spec §2.1) per payment, with the machine state it came from.
+import { foldStored, type PaymentState } from "../machines/fold.js";
+import { paymentRecord, type PaymentRecord } from "./payment-record.js";
+import { defineProjection } from "./projection.js";
+
+export interface PaymentDoc {
+  state: PaymentState;
+  record: PaymentRecord;
+}
+
+export const paymentsProjection = defineProjection<PaymentDoc>({
+  name: "payments",
+  keyOf: (e) => (e.stream.startsWith("payment-") ? e.stream.slice("payment-".length) : null),
+  apply(doc, e) {
+    const { state } = foldStored(doc?.state, e);
+    return { state, record: paymentRecord(state, e.metadata.request_id) };
+  },
+});

@@ -1,0 +1,14 @@
+// A projection is a pure fold of events into keyed documents. The runner (./runner.ts) feeds it
+// from the store and commits documents with the checkpoint, so live and rebuilt results agree.
+import type { RecordedEvent } from "../src/store/port.js";
+
+export interface Projection<Doc> {
+  name: string;
+  /** The document this event changes, or null when the projection ignores it. */
+  keyOf(event: RecordedEvent): string | null;
+  apply(doc: Doc | undefined, event: RecordedEvent): Doc;
+}
+
+export function defineProjection<Doc>(projection: Projection<Doc>): Projection<Doc> {
+  return projection;
+}

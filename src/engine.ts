@@ -1,0 +1,634 @@
+// The engine: command -> decide events -> ask the machine -> append with the expected revision ->
+// return the payment record. Commands on one payment are serialized in this process; across
+// processes the store's optimistic concurrency decides and the loser re-decides on fresh state.
+import {
+  PaymentEvent,
+  streams,
+  type Authorization,
+  type Card,
+  type DomainEvent,
+  type PaymentEventOf,
+  type TerminalType,
+} from "../machines/events.js";
+import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../machines/fold.js";
+import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../projections/customer-cards.js";
+import { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
+import { paymentsProjection } from "../projections/payments.js";
+import type { Projection } from "../projections/projection.js";
+import { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
+import { terminalKey, terminalsProjection, type TerminalRecord } from "../projections/terminals.js";
+import { timelineProjection } from "../projections/timeline.js";
+import { isoTimestamp, systemClock, type Clock } from "./clock.js";
+import { Conflict, InvalidRequest, NotFound, ProcessorRefused, TransitionNotAllowed } from "./errors.js";
+import { randomIds, type Ids } from "./ids.js";
+import {
+  AuthorizeInput,
+  CancelInput,
+  CaptureInput,
+  CollectPaymentMethodInput,
+  CreateIntentInput,
+  GetPaymentInput,
+  OpenAccountInput,
+  parseInput,
+  RefundInput,
+  RegisterTerminalInput,
+  SaveCardInput,
+} from "./inputs.js";
+import { InvalidAmount, formatAmount, isCurrency, parseAmount, type Decimal } from "./money.js";
+import type { AuthorizationOutcome, PaymentView, ProcessorEvent, ProcessorPort, Processors } from "./processors/port.js";
+import { createSimulators } from "./processors/simulator.js";
+import { createMemoryReadModels } from "./store/memory-read-models.js";
+import { createMemoryStore } from "./store/memory.js";
+import { WrongExpectedRevision, type EventData, type EventStore, type ReadModelStore } from "./store/port.js";
+
+export interface EngineOptions {
+  store?: EventStore;
+  readModels?: ReadModelStore;
+  processors?: Processors;
+  clock?: Clock;
+  ids?: Ids;
+  /** How long a synchronous-terminal auth blocks before the engine gives up (spec §8: 120 s). */
+  syncAuthTimeoutMs?: number;
+  /** Payment states kept in memory between commands (bounded: least recently used leave). */
+  cacheSize?: number;
+  /** Keep read models updated by a subscription (otherwise they catch up when read). */
+  liveProjections?: boolean;
+}
+
+/** Who and what caused a command: recorded in the metadata of every event it appends. */
+export interface CommandContext {
+  request_id?: number;
+  idempotency_key?: string | null;
+  /** e.g. an API key id; defaults to "library". */
+  actor?: string;
+}
+
+export interface Account {
+  external_account_id: string;
+  processor: "A" | "B";
+  currency: string;
+}
+
+export type CreatedIntent = PaymentRecord & { client_secret: string | null };
+
+interface Loaded {
+  snapshot: PaymentSnapshot;
+  /** Last revision of the stream; -1 before the first event. */
+  revision: number;
+  request_id: number;
+}
+
+export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, timelineProjection];
+
+export function createEngine(options: EngineOptions = {}) {
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? randomIds();
+  const store = options.store ?? createMemoryStore();
+  const readModels = options.readModels ?? createMemoryReadModels();
+  const processors = options.processors ?? createSimulators({ clock, ids });
+  const syncAuthTimeoutMs = options.syncAuthTimeoutMs ?? 120_000;
+  const cacheSize = options.cacheSize ?? 10_000;
+  const projections: ProjectionRunner = createProjectionRunner({ store, readModels, projections: PROJECTIONS });
+  if (options.liveProjections) projections.start();
+
+  const cache = new Map<string, Loaded>();
+  const accounts = new Map<string, Account>();
+  const locks = new Map<string, Promise<unknown>>();
+  const waiters = new Map<string, Set<() => void>>();
+
+  // ---- infrastructure ------------------------------------------------------------------------
+
+  /** Serializes work on one key in this process. */
+  function withLock<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const previous = locks.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(run);
+    const tail = next.catch(() => undefined);
+    locks.set(key, tail);
+    void tail.then(() => locks.get(key) === tail && locks.delete(key));
+    return next;
+  }
+
+  function remember(paymentId: string, loaded: Loaded) {
+    cache.delete(paymentId);
+    cache.set(paymentId, loaded);
+    if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+  }
+
+  function metadata(ctx: CommandContext) {
+    return {
+      timestamp: isoTimestamp(clock.now()),
+      request_id: ctx.request_id ?? ids.requestId(),
+      idempotency_key: ctx.idempotency_key ?? null,
+      actor: ctx.actor ?? "library",
+    };
+  }
+
+  function envelopes(events: DomainEvent[], ctx: CommandContext): EventData[] {
+    const meta = metadata(ctx);
+    return events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...meta } }));
+  }
+
+  /** Loads a payment's state: the cached snapshot plus whatever other processes appended since. */
+  async function load(paymentId: string): Promise<Loaded | undefined> {
+    const cached = cache.get(paymentId);
+    const events = await store.readStream(streams.payment(paymentId), { fromRevision: cached ? cached.revision + 1 : 0 });
+    if (!cached && events.length === 0) return undefined;
+    let loaded: Loaded = cached ?? { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0 };
+    for (const e of events) {
+      const snapshot = applyPaymentEvent(loaded.snapshot, e as unknown as PaymentEvent);
+      if (!snapshot) throw new Error(`stored event ${e.type} at ${e.stream}@${e.revision} is not allowed by the machine`);
+      loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id };
+    }
+    remember(paymentId, loaded);
+    return loaded;
+  }
+
+  async function loadOwned(accountId: string, paymentId: string): Promise<Loaded> {
+    const loaded = await load(paymentId);
+    if (!loaded || loaded.snapshot.context.intent?.external_account_id !== accountId) throw new NotFound("payment", paymentId, "payment_id");
+    return loaded;
+  }
+
+  const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
+  const statusOf = (loaded: Loaded) => String(loaded.snapshot.value);
+  const recordOf = (loaded: Loaded) => paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
+  const processorOf = (loaded: Loaded): ProcessorPort => processors.get(loaded.snapshot.context.processor ?? viewOf(loaded).intent.processor);
+  /** The processor's idempotency key: one effect per decision on one revision of the stream. */
+  const keyOf = (loaded: Loaded, command: string) => `${viewOf(loaded).intent.payment_id}:${loaded.revision}:${command}`;
+
+  /** Asks the machine; appends only what it allows, with the revision the decision was made on. */
+  async function appendPayment(paymentId: string, loaded: Loaded, events: PaymentEvent[], ctx: CommandContext, command: string): Promise<Loaded> {
+    let snapshot = loaded.snapshot;
+    for (const event of events) {
+      const next = applyPaymentEvent(snapshot, PaymentEvent.parse(event));
+      if (!next) throw new TransitionNotAllowed(paymentId, command, String(snapshot.value), allowedCommands(snapshot), `${event.type} not allowed`);
+      snapshot = next;
+    }
+    const data = envelopes(events, ctx);
+    const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
+    const { nextRevision } = await store.append(streams.payment(paymentId), data, { expectedRevision });
+    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id };
+    remember(paymentId, after);
+    waiters.get(paymentId)?.forEach((wake) => wake());
+    return after;
+  }
+
+  /**
+   * Runs a command on one payment: decide on the current state and append; on a concurrent
+   * append by another process, reload and decide again (the loser re-decides on fresh state).
+   */
+  function onPayment(
+    accountId: string | null,
+    paymentId: string,
+    decide: (loaded: Loaded) => Promise<Loaded>,
+  ): Promise<Loaded> {
+    return withLock(paymentId, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const loaded = accountId === null ? await load(paymentId) : await loadOwned(accountId, paymentId);
+        if (!loaded) throw new NotFound("payment", paymentId, "payment_id");
+        try {
+          return await decide(loaded);
+        } catch (error) {
+          if (!(error instanceof WrongExpectedRevision)) throw error;
+          cache.delete(paymentId);
+          if (attempt >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
+        }
+      }
+    });
+  }
+
+  // ---- what the machine allows -----------------------------------------------------------------
+
+  function probeAuthorization(snapshot: PaymentSnapshot): Authorization {
+    const { intent, card } = snapshot.context;
+    const zero = formatAmount(0, intent!.currency);
+    return {
+      amount_authorized: intent!.amount,
+      tip_amount: zero,
+      donation_amount: zero,
+      authorization_code: "probe",
+      card: card ?? { type: "card_present", brand: "visa", last_4: "0000", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "unknown" },
+      avs_response_code: null,
+      avs_response_message: null,
+    };
+  }
+
+  /** Events that stand for each command when asking the machine what is allowed now. */
+  function probes(snapshot: PaymentSnapshot, command: string): PaymentEvent[] {
+    const { intent, amount_authorized, amount_captured, amount_refunded } = snapshot.context;
+    if (!intent) return [];
+    const authorization = probeAuthorization(snapshot);
+    const smallest = formatAmount(1 / 10 ** 3, "KWD");
+    switch (command) {
+      case "authorize":
+        return [
+          { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: "probe", terminal_type: "A_sync" } },
+          { type: "PaymentAuthorized", version: 1, data: authorization },
+          { type: "PaymentCaptured", version: 1, data: { amount: authorization.amount_authorized, authorization } },
+        ];
+      case "collect_payment_method":
+        return [{ type: "PaymentMethodCollected", version: 1, data: { card: authorization.card, terminal_id: intent.payment_method_types === "card_present" ? "probe" : null } }];
+      case "capture":
+        return [{ type: "CaptureRequested", version: 1, data: { amount: amount_authorized, authorization: null } }];
+      case "cancel":
+        return [{ type: "PaymentCanceled", version: 1, data: { cancellation_reason: null } }];
+      case "refund":
+        return amount_captured === amount_refunded ? [] : [{ type: "PaymentRefunded", version: 1, data: { refund_id: "probe", amount: smallest, reason: null } }];
+      case "save_card":
+        return [{ type: "CardSaved", version: 1, data: { payment_method_id: "probe", external_account_id: intent.external_account_id, external_customer_id: intent.external_customer_id ?? "probe", card: authorization.card } }];
+      default:
+        return [];
+    }
+  }
+
+  const COMMANDS = ["authorize", "collect_payment_method", "capture", "cancel", "refund", "save_card"] as const;
+  const can = (snapshot: PaymentSnapshot, event: PaymentEvent) => applyPaymentEvent(snapshot, event) !== null;
+
+  /** The commands the machine allows in this state (its guards included). */
+  function allowedCommands(snapshot: PaymentSnapshot): string[] {
+    return COMMANDS.filter((c) => probes(snapshot, c).some((p) => can(snapshot, p)));
+  }
+
+  function requireAllowed(loaded: Loaded, command: (typeof COMMANDS)[number], reason?: string) {
+    if (!probes(loaded.snapshot, command).some((p) => can(loaded.snapshot, p))) {
+      throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, statusOf(loaded), allowedCommands(loaded.snapshot), reason);
+    }
+  }
+
+  // ---- processor outcomes -> events ----------------------------------------------------------------
+
+  function outcomeEvents(outcome: AuthorizationOutcome): PaymentEvent[] {
+    switch (outcome.kind) {
+      case "authorized":
+        return [{ type: "PaymentAuthorized", version: 1, data: outcome.authorization }];
+      case "captured":
+        return [{ type: "PaymentCaptured", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization } }];
+      case "capture_requested":
+        return [{ type: "CaptureRequested", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization } }];
+      case "failed":
+        return [{ type: "AuthorizationFailed", version: 1, data: { last_error: outcome.last_error, last_error_code: outcome.last_error_code } }];
+    }
+  }
+
+  async function captureNow(paymentId: string, loaded: Loaded, amount: string, ctx: CommandContext): Promise<Loaded> {
+    const result = await processorOf(loaded).capture({ payment: viewOf(loaded), amount, key: keyOf(loaded, "capture") });
+    const type = result.kind === "captured" ? "PaymentCaptured" : "CaptureRequested";
+    return appendPayment(paymentId, loaded, [{ type, version: 1, data: { amount, authorization: null } }], ctx, "capture");
+  }
+
+  async function saveCardNow(paymentId: string, loaded: Loaded, customerId: string, ctx: CommandContext): Promise<Loaded> {
+    const payment = viewOf(loaded);
+    const { payment_method_id } = await processorOf(loaded).saveCard({ payment, external_customer_id: customerId, key: keyOf(loaded, "save_card") });
+    const data = { payment_method_id, external_account_id: payment.intent.external_account_id, external_customer_id: customerId, card: payment.card! };
+    return appendPayment(paymentId, loaded, [{ type: "CardSaved", version: 1, data }], ctx, "save_card");
+  }
+
+  /**
+   * What follows on its own (spec §3/§4.4): an automatic-capture payment that reached
+   * requires_capture is captured; a synchronous-terminal payment that should save its card does.
+   */
+  async function followUp(paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
+    const { intent, terminal, amount_authorized } = viewOf(loaded);
+    if (loaded.snapshot.value === "requires_capture" && intent.capture_method === "automatic") {
+      loaded = await captureNow(paymentId, loaded, amount_authorized, ctx);
+    }
+    const savesOnTerminal = terminal?.terminal_type === "A_sync" && intent.allow_saving_card && intent.external_customer_id !== null;
+    if (savesOnTerminal && probes(loaded.snapshot, "save_card").some((p) => can(loaded.snapshot, p))) {
+      try {
+        loaded = await saveCardNow(paymentId, loaded, intent.external_customer_id!, ctx);
+      } catch (error) {
+        // the payment stands; the card just is not on file (e.g. expires before 03/30)
+        if (!(error instanceof ProcessorRefused)) throw error;
+      }
+    }
+    return loaded;
+  }
+
+  /** Records what a processor reports about a payment (terminal outcome, capture settled). */
+  async function report(paymentId: string, event: ProcessorEvent): Promise<void> {
+    const loaded = await load(paymentId);
+    if (!loaded) throw new NotFound("payment", paymentId);
+    const ctx: CommandContext = { actor: `processor:${loaded.snapshot.context.processor}` };
+    await onPayment(null, paymentId, async (current) => {
+      const events: PaymentEvent[] =
+        event.kind === "capture_settled" ? [{ type: "PaymentCaptured", version: 1, data: { amount: event.amount, authorization: null } }] : outcomeEvents(event);
+      const after = await appendPayment(paymentId, current, events, ctx, "record processor outcome");
+      return followUp(paymentId, after, ctx);
+    });
+    waiters.get(paymentId)?.forEach((wake) => wake());
+  }
+  processors.connect(report);
+
+  /** Resolves when the payment leaves the status (or at the deadline, with false). */
+  function waitUntilLeaves(paymentId: string, status: string, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const set = waiters.get(paymentId) ?? new Set();
+      waiters.set(paymentId, set);
+      const done = (left: boolean) => {
+        set.delete(check);
+        if (set.size === 0) waiters.delete(paymentId);
+        cancelTimer();
+        resolve(left);
+      };
+      const check = () => {
+        const current = cache.get(paymentId);
+        if (current && String(current.snapshot.value) !== status && !locks.has(paymentId)) done(true);
+        else if (current && String(current.snapshot.value) !== status) void locks.get(paymentId)?.then(check);
+      };
+      const cancelTimer = clock.setTimer(timeoutMs, () => done(false));
+      set.add(check);
+      check();
+    });
+  }
+
+  // ---- accounts and terminals ----------------------------------------------------------------
+
+  async function getAccount(accountId: string): Promise<Account> {
+    const known = accounts.get(accountId);
+    if (known) return known;
+    const [opened] = await store.readStream(streams.account(accountId), { maxCount: 1 });
+    if (!opened) throw new NotFound("merchant account", accountId, "external_account_id");
+    const account = opened.data as Account;
+    accounts.set(accountId, account);
+    return account;
+  }
+
+  async function getTerminal(accountId: string, terminalId: string): Promise<TerminalRecord> {
+    const [registered] = await store.readStream(streams.terminal(terminalId), { maxCount: 1 });
+    const data = registered?.data as (TerminalRecord & { registered_at: string }) | undefined;
+    if (!data || data.external_account_id !== accountId) throw new NotFound("terminal", terminalId, "terminal_id");
+    return data;
+  }
+
+  async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<Card | undefined> {
+    await projections.catchUp();
+    const saved = await readModels.get<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(account.external_account_id, customerId, paymentMethodId));
+    if (saved) {
+      const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
+      return { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
+    }
+    return processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, payment_method_id: paymentMethodId });
+  }
+
+  function amountIn(input: unknown, currency: string, param = "amount"): Decimal {
+    try {
+      return parseAmount(input, currency);
+    } catch (error) {
+      if (error instanceof InvalidAmount) throw new InvalidRequest(`${param}: ${error.reason}`, param, "amount_invalid");
+      throw error;
+    }
+  }
+
+  // ---- the library API -----------------------------------------------------------------------
+
+  return {
+    store,
+    readModels,
+    projections,
+    clock,
+    ids,
+
+    async openAccount(input: unknown, ctx: CommandContext = {}): Promise<Account> {
+      const { external_account_id, processor, currency } = parseInput(OpenAccountInput, input);
+      if (!isCurrency(currency)) throw new InvalidRequest(`currency: ${currency} is not an ISO 4217 currency`, "currency", "parameter_invalid");
+      const event: DomainEvent = { type: "AccountOpened", version: 1, data: { external_account_id, processor, currency } };
+      try {
+        await store.append(streams.account(external_account_id), envelopes([event], ctx), { expectedRevision: "no_stream" });
+      } catch (error) {
+        if (error instanceof WrongExpectedRevision) throw new Conflict(`merchant account ${external_account_id} already exists`, "account_exists");
+        throw error;
+      }
+      return { external_account_id, processor, currency };
+    },
+
+    getAccount,
+
+    async registerTerminal(input: unknown, ctx: CommandContext = {}): Promise<TerminalRecord> {
+      const { external_account_id, terminal_type, label = null, serial_number = null } = parseInput(RegisterTerminalInput, input);
+      await getAccount(external_account_id);
+      const terminal_id = ids.id("tmr");
+      const data = { terminal_id, external_account_id, terminal_type, label, serial_number, registered_at: isoTimestamp(clock.now()) };
+      await store.append(streams.terminal(terminal_id), envelopes([{ type: "TerminalRegistered", version: 1, data }], ctx), { expectedRevision: "no_stream" });
+      const { registered_at, ...terminal } = data;
+      return { ...terminal, date_created: registered_at };
+    },
+
+    async listTerminals(accountId: string): Promise<TerminalRecord[]> {
+      await getAccount(accountId);
+      await projections.catchUp();
+      return readModels.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
+    },
+
+    async createIntent(input: unknown, ctx: CommandContext = {}): Promise<CreatedIntent> {
+      const req = parseInput(CreateIntentInput, input);
+      const account = await getAccount(req.external_account_id);
+      const amount = amountIn(req.amount, account.currency);
+      let stored_card: Card | null = null;
+      if (req.payment_method_id !== undefined) {
+        stored_card = (await findStoredCard(account, req.external_customer_id!, req.payment_method_id)) ?? null;
+        if (!stored_card) {
+          throw new InvalidRequest(`payment_method_id: no card ${req.payment_method_id} on file for customer ${req.external_customer_id}`, "payment_method_id", "resource_missing");
+        }
+      }
+      const payment_id = ids.id("pi");
+      const collectsOnClient = req.payment_method_types === "card_present" || (account.processor === "B" && req.payment_method_id === undefined);
+      const client_secret = collectsOnClient ? `${payment_id}_${ids.secret("secret")}` : null;
+      const created: PaymentEventOf<"PaymentIntentCreated"> = {
+        type: "PaymentIntentCreated",
+        version: 1,
+        data: {
+          payment_id,
+          external_account_id: account.external_account_id,
+          amount: formatAmount(amount, account.currency),
+          currency: account.currency,
+          payment_method_types: req.payment_method_types,
+          capture_method: req.capture_method,
+          processor: account.processor,
+          external_transaction_id: req.external_payment_id ?? req.external_transaction_id ?? null,
+          external_customer_id: req.external_customer_id ?? null,
+          payment_method_id: req.payment_method_id ?? null,
+          stored_card,
+          allow_saving_card: req.allow_saving_card ?? false,
+          client_secret,
+          date_created: isoTimestamp(clock.now()),
+        },
+      };
+      const loaded = await withLock(payment_id, () =>
+        appendPayment(payment_id, { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0 }, [created], ctx, "create"),
+      );
+      return { ...recordOf(loaded), client_secret };
+    },
+
+    async getPayment(input: unknown): Promise<PaymentRecord> {
+      const { external_account_id, payment_id } = parseInput(GetPaymentInput, input);
+      return recordOf(await loadOwned(external_account_id, payment_id));
+    },
+
+    /**
+     * Authorizes: a stored card is charged; a processor A terminal starts collecting (the
+     * asynchronous type returns at once, the synchronous one blocks until the outcome); a card
+     * the processor B SDK collected is processed.
+     */
+    async authorize(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
+      const req = parseInput(AuthorizeInput, input);
+      let terminalType: TerminalType | null = null;
+      const loaded = await onPayment(req.external_account_id, req.payment_id, async (loaded) => {
+        const payment = viewOf(loaded);
+        if (payment.intent.payment_method_id !== null) {
+          if (req.terminal_id !== undefined) throw new InvalidRequest("terminal_id is not sent for a stored-card charge", "terminal_id", "parameter_unexpected");
+          requireAllowed(loaded, "authorize");
+          const outcome = await processorOf(loaded).chargeStoredCard({ payment, key: keyOf(loaded, "authorize") });
+          return appendPayment(req.payment_id, loaded, outcomeEvents(outcome), ctx, "authorize");
+        }
+        if (payment.processor === "B" && payment.card !== null && loaded.snapshot.value === "payment_method_requested") {
+          const outcome = await processorOf(loaded).authorizeCollectedCard({ payment, key: keyOf(loaded, "authorize") });
+          return followUp(req.payment_id, await appendPayment(req.payment_id, loaded, outcomeEvents(outcome), ctx, "authorize"), ctx);
+        }
+        if (payment.intent.payment_method_types !== "card_present") {
+          throw new TransitionNotAllowed(req.payment_id, "authorize", statusOf(loaded), allowedCommands(loaded.snapshot), "a card not present is charged from a card on file, or collected by the processor B client SDK first");
+        }
+        if (req.terminal_id === undefined) throw new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing");
+        const terminal = await getTerminal(req.external_account_id, req.terminal_id);
+        if (terminal.terminal_type === "B_reader") {
+          throw new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk");
+        }
+        const started: PaymentEvent = { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: terminal.terminal_id, terminal_type: terminal.terminal_type } };
+        if (!can(loaded.snapshot, started)) requireAllowed(loaded, "authorize", "TerminalAuthorizationStarted not allowed");
+        const port = processors.get("A");
+        await port.startTerminalAuthorization({ payment, terminal, key: keyOf(loaded, "authorize") });
+        try {
+          terminalType = terminal.terminal_type;
+          return await appendPayment(req.payment_id, loaded, [started], ctx, "authorize");
+        } catch (error) {
+          await port.cancelTerminalAuthorization({ payment, terminal_id: terminal.terminal_id });
+          throw error;
+        }
+      });
+      if (terminalType !== "A_sync") return recordOf(loaded);
+      // spec §4.4: the synchronous terminal blocks until the shopper pays or cancels, up to 120 s
+      const left = await waitUntilLeaves(req.payment_id, "payment_method_requested", syncAuthTimeoutMs);
+      if (!left) {
+        await onPayment(req.external_account_id, req.payment_id, async (current) => {
+          if (current.snapshot.value !== "payment_method_requested") return current;
+          await processors.get("A").cancelTerminalAuthorization({ payment: viewOf(current), terminal_id: req.terminal_id! });
+          const timedOut: PaymentEvent = { type: "AuthorizationFailed", version: 1, data: { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } };
+          return appendPayment(req.payment_id, current, [timedOut], { ...ctx, actor: "processor:A" }, "authorize");
+        });
+      }
+      return recordOf(await onPayment(req.external_account_id, req.payment_id, async (current) => current));
+    },
+
+    /** Processor B client SDK: a card read on a reader or a form, for the intent of the client secret. */
+    async collectPaymentMethod(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
+      const { client_secret, card_number = "4242424242424242", terminal_id } = parseInput(CollectPaymentMethodInput, input);
+      const paymentId = client_secret.slice(0, client_secret.indexOf("_secret_"));
+      const loaded = await onPayment(null, paymentId, async (loaded) => {
+        const payment = viewOf(loaded);
+        if (payment.intent.client_secret === null || payment.intent.client_secret !== client_secret) throw new NotFound("payment for client secret", "(redacted)", "client_secret");
+        if (terminal_id !== undefined) {
+          const terminal = await getTerminal(payment.intent.external_account_id, terminal_id);
+          if (terminal.terminal_type !== "B_reader") throw new InvalidRequest(`terminal_id: ${terminal_id} is not a processor B reader`, "terminal_id", "parameter_invalid");
+        }
+        requireAllowed(loaded, "collect_payment_method");
+        const card = await processors.get("B").readCardFromClient({ payment, card_number });
+        const event: PaymentEvent = { type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: terminal_id ?? null } };
+        return appendPayment(paymentId, loaded, [event], ctx, "collect_payment_method");
+      });
+      return recordOf(loaded);
+    },
+
+    async capture(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
+      const req = parseInput(CaptureInput, input);
+      const loaded = await onPayment(req.external_account_id, req.payment_id, async (loaded) => {
+        const amount = formatAmount(amountIn(req.amount, viewOf(loaded).intent.currency), viewOf(loaded).intent.currency);
+        const event: PaymentEvent = { type: "CaptureRequested", version: 1, data: { amount, authorization: null } };
+        if (!can(loaded.snapshot, event)) {
+          requireAllowed(loaded, "capture");
+          throw new InvalidRequest(`amount: ${amount} exceeds amount_capturable ${viewOf(loaded).amount_authorized}`, "amount", "amount_too_large");
+        }
+        return captureNow(req.payment_id, loaded, amount, ctx);
+      });
+      return recordOf(loaded);
+    },
+
+    /** Extension: void before capture (a terminal still collecting is stopped). */
+    async cancel(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
+      const req = parseInput(CancelInput, input);
+      const loaded = await onPayment(req.external_account_id, req.payment_id, async (loaded) => {
+        requireAllowed(loaded, "cancel");
+        const payment = viewOf(loaded);
+        if (loaded.snapshot.value === "payment_method_requested" && payment.terminal) {
+          await processorOf(loaded).cancelTerminalAuthorization({ payment, terminal_id: payment.terminal.terminal_id });
+        }
+        if (loaded.snapshot.value === "requires_capture") await processorOf(loaded).void({ payment, key: keyOf(loaded, "cancel") });
+        const event: PaymentEvent = { type: "PaymentCanceled", version: 1, data: { cancellation_reason: req.cancellation_reason ?? null } };
+        return appendPayment(req.payment_id, loaded, [event], ctx, "cancel");
+      });
+      return recordOf(loaded);
+    },
+
+    /** Extension: full (amount omitted) or partial refund, never above amount_refundable. */
+    async refund(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
+      const req = parseInput(RefundInput, input);
+      const loaded = await onPayment(req.external_account_id, req.payment_id, async (loaded) => {
+        requireAllowed(loaded, "refund");
+        const payment = viewOf(loaded);
+        const refundable = recordOf(loaded).amount_refundable;
+        const amount = req.amount === undefined ? refundable : formatAmount(amountIn(req.amount, payment.intent.currency), payment.intent.currency);
+        const probe: PaymentEvent = { type: "PaymentRefunded", version: 1, data: { refund_id: "probe", amount, reason: null } };
+        if (!can(loaded.snapshot, probe)) throw new InvalidRequest(`amount: ${amount} exceeds amount_refundable ${refundable}`, "amount", "amount_too_large");
+        const { refund_id } = await processorOf(loaded).refund({ payment, amount, key: keyOf(loaded, "refund") });
+        const event: PaymentEvent = { type: "PaymentRefunded", version: 1, data: { refund_id, amount, reason: req.reason ?? null } };
+        return appendPayment(req.payment_id, loaded, [event], ctx, "refund");
+      });
+      return recordOf(loaded);
+    },
+
+    /** Spec §4.7: saves the card of the payment on file for the customer. */
+    async saveCard(input: unknown, ctx: CommandContext = {}): Promise<CustomerCardRecord> {
+      const req = parseInput(SaveCardInput, input);
+      const loaded = await onPayment(req.external_account_id, req.payment_id, async (loaded) => {
+        const saved = viewOf(loaded).saved_card;
+        // saving again for the same customer answers with the card already saved
+        if (saved?.external_customer_id === req.external_customer_id) return loaded;
+        const reason = viewOf(loaded).terminal?.terminal_type === "A_async" ? "the asynchronous terminal type does not support card on file" : undefined;
+        const event: PaymentEvent = {
+          type: "CardSaved",
+          version: 1,
+          data: { payment_method_id: "probe", external_account_id: req.external_account_id, external_customer_id: req.external_customer_id, card: probeAuthorization(loaded.snapshot).card },
+        };
+        if (!can(loaded.snapshot, event)) {
+          throw new TransitionNotAllowed(req.payment_id, "save_card", statusOf(loaded), allowedCommands(loaded.snapshot), reason ?? "this payment's card cannot be saved now");
+        }
+        return saveCardNow(req.payment_id, loaded, req.external_customer_id, ctx);
+      });
+      const { intent, saved_card } = viewOf(loaded);
+      await projections.catchUp();
+      const key = customerCardKey(intent.external_account_id, saved_card!.external_customer_id, saved_card!.payment_method_id);
+      return (await readModels.get<CustomerCardRecord>(customerCardsProjection.name, key))!;
+    },
+
+    /** Spec §2.3: a customer's cards on file, found by the external customer id. */
+    async listCustomerCards(accountId: string, customerId: string): Promise<CustomerCardRecord[]> {
+      await getAccount(accountId);
+      await projections.catchUp();
+      return readModels.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
+    },
+
+    /** The commands the machine allows a payment now (for error messages and tooling). */
+    async allowedNextSteps(accountId: string, paymentId: string): Promise<string[]> {
+      return allowedCommands((await loadOwned(accountId, paymentId)).snapshot);
+    },
+
+    /** Processors report through this (the simulators' connect() receives it too). */
+    report,
+
+    async close(): Promise<void> {
+      await projections.stop();
+      await store.close();
+      await readModels.close();
+    },
+  };
+}
+
+export type Engine = ReturnType<typeof createEngine>;

@@ -1,0 +1,82 @@
+// Typed errors of the engine. Each names the problem (`code`, and `param` for input errors) and
+// carries the HTTP status the API answers with, so every surface reports failures the same way.
+
+export abstract class CardflowError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: string;
+  readonly param: string | null = null;
+  /** Extra fields for the problem+json body. */
+  details(): Record<string, unknown> {
+    return {};
+  }
+}
+
+/** 400: the request is malformed or a field is invalid. Nothing was appended. */
+export class InvalidRequest extends CardflowError {
+  override readonly name = "InvalidRequest";
+  readonly status = 400;
+  readonly code: string;
+  override readonly param: string | null;
+  constructor(message: string, param: string | null = null, code = "invalid_request") {
+    super(message);
+    this.param = param;
+    this.code = code;
+  }
+}
+
+/** 404: no such resource for this merchant account (another account's resources read as missing). */
+export class NotFound extends CardflowError {
+  override readonly name = "NotFound";
+  readonly status = 404;
+  readonly code = "resource_missing";
+  override readonly param: string | null;
+  constructor(resource: string, id: string, param: string | null = null) {
+    super(`no ${resource} ${JSON.stringify(id)} for this account`);
+    this.param = param;
+  }
+}
+
+/** 409: the machine does not allow this step in the payment's current status. */
+export class TransitionNotAllowed extends CardflowError {
+  override readonly name = "TransitionNotAllowed";
+  readonly status = 409;
+  readonly code = "payment_intent_unexpected_state";
+  constructor(
+    readonly paymentId: string,
+    readonly command: string,
+    readonly currentStatus: string,
+    readonly allowedNextSteps: string[],
+    reason?: string,
+  ) {
+    super(
+      `cannot ${command} payment ${paymentId} in status ${currentStatus}` +
+        (reason ? ` (${reason})` : "") +
+        `; allowed next steps: ${allowedNextSteps.length ? allowedNextSteps.join(", ") : "none"}`,
+    );
+  }
+  override details() {
+    return { current_status: this.currentStatus, allowed_next_steps: this.allowedNextSteps };
+  }
+}
+
+/** 409: a resource is busy or already exists (terminal collecting, account exists, retries exhausted). */
+export class Conflict extends CardflowError {
+  override readonly name = "Conflict";
+  readonly status = 409;
+  readonly code: string;
+  constructor(message: string, code = "conflict") {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** 402: the processor refused (for instance an expired card cannot be saved on file). */
+export class ProcessorRefused extends CardflowError {
+  override readonly name = "ProcessorRefused";
+  readonly status = 402;
+  readonly code: string;
+  constructor(message: string, code = "processor_refused") {
+    super(message);
+    this.code = code;
+  }
+}

@@ -1,0 +1,20 @@
+// cardflow as a library: the engine, its ports and adapters, the machine and its events.
+export { createEngine, PROJECTIONS, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
+export { paymentMachine, PAYMENT_STATUSES, type PaymentContext, type PaymentStatus } from "../machines/payment.js";
+export * as events from "../machines/events.js";
+export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "../machines/failures.js";
+export { applyPaymentEvent, foldStored, stateOf, type PaymentState, type PaymentSnapshot } from "../machines/fold.js";
+export { replay, type ReplayStep, type ReplayReport } from "./replay.js";
+export * from "./errors.js";
+export { systemClock, manualClock, isoTimestamp, type Clock, type ManualClock } from "./clock.js";
+export { randomIds, sequentialIds, type Ids } from "./ids.js";
+export { Decimal, parseAmount, formatAmount, minorUnits } from "./money.js";
+export type * from "./store/port.js";
+export { WrongExpectedRevision } from "./store/port.js";
+export { createMemoryStore } from "./store/memory.js";
+export { createMemoryReadModels } from "./store/memory-read-models.js";
+export type * from "./processors/port.js";
+export { createSimulators, type Simulators } from "./processors/simulator.js";
+export { TEST_CARDS, TEST_PAYMENT_METHODS, cardFailingWith } from "./processors/test-cards.js";
+export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
+export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";

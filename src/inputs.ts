@@ -1,0 +1,92 @@
+// Inputs of the engine's commands, in the spec's field names (§2.1, §4). The HTTP API validates
+// request bodies with these same schemas, so a library caller and an HTTP caller get one answer.
+import { z } from "zod";
+import { CaptureMethod, PaymentMethodType, Processor, TerminalType } from "../machines/events.js";
+import { InvalidRequest } from "./errors.js";
+
+const Id = z.string().trim().min(1).max(255);
+/** Amounts arrive as a JSON string or number (spec §2.1); src/money.ts checks them against the currency. */
+export const AmountInput = z.union([z.string(), z.number()]);
+
+export const OpenAccountInput = z.strictObject({
+  external_account_id: Id,
+  processor: Processor.default("A"),
+  currency: z.string().regex(/^[A-Za-z]{3}$/, "a three-letter ISO 4217 code").transform((c) => c.toUpperCase()).default("USD"),
+});
+
+export const RegisterTerminalInput = z.strictObject({
+  external_account_id: Id,
+  terminal_type: TerminalType,
+  label: z.string().max(255).nullable().optional(),
+  serial_number: z.string().max(255).nullable().optional(),
+});
+
+export const CreateIntentInput = z
+  .strictObject({
+    external_account_id: Id,
+    amount: AmountInput,
+    payment_method_types: PaymentMethodType,
+    capture_method: CaptureMethod,
+    external_payment_id: z.union([Id, z.number().finite()]).optional(),
+    external_transaction_id: Id.optional(),
+    payment_method_id: Id.optional(),
+    external_customer_id: Id.optional(),
+    allow_saving_card: z.boolean().optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.payment_method_id !== undefined && v.external_customer_id === undefined) {
+      ctx.addIssue({ code: "custom", path: ["external_customer_id"], message: "is required with payment_method_id (stored-card charge)" });
+    }
+    if (v.payment_method_id !== undefined && v.payment_method_types !== "card") {
+      ctx.addIssue({ code: "custom", path: ["payment_method_types"], message: "must be card for a stored-card charge" });
+    }
+  });
+
+const PaymentRef = { external_account_id: Id, payment_id: Id };
+
+export const AuthorizeInput = z.strictObject({
+  ...PaymentRef,
+  terminal_id: Id.optional(),
+  external_payment_id: z.union([Id, z.number().finite()]).optional(),
+});
+
+export const CaptureInput = z.strictObject({ ...PaymentRef, amount: AmountInput });
+
+export const CancelInput = z.strictObject({
+  ...PaymentRef,
+  cancellation_reason: z.enum(["requested_by_customer", "duplicate", "fraudulent", "abandoned"]).optional(),
+});
+
+export const RefundInput = z.strictObject({
+  ...PaymentRef,
+  /** Omitted: refund everything still refundable. */
+  amount: AmountInput.optional(),
+  reason: z.string().max(500).optional(),
+});
+
+export const SaveCardInput = z.strictObject({ ...PaymentRef, external_customer_id: Id });
+
+export const GetPaymentInput = z.strictObject(PaymentRef);
+
+/** Processor B client SDK: collect a card for an intent, authorised by its client secret. */
+export const CollectPaymentMethodInput = z.strictObject({
+  client_secret: Id,
+  /** A sandbox test card number (the simulated reader "reads" it). */
+  card_number: z.string().regex(/^\d{12,19}$/, "12 to 19 digits").optional(),
+  /** The processor B reader that read the card; omitted for a card-not-present form. */
+  terminal_id: Id.optional(),
+});
+
+/** Parses input with a schema, turning the first issue into an InvalidRequest that names the field. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const param = issue.path.map(String).join(".") || null;
+  const message =
+    issue.code === "unrecognized_keys"
+      ? `unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`
+      : `${param ?? "body"}: ${issue.message}`;
+  const unknownParam = issue.code === "unrecognized_keys" ? issue.keys[0]! : param;
+  throw new InvalidRequest(message, unknownParam, issue.code === "unrecognized_keys" ? "unknown_parameter" : "parameter_invalid");
+}

@@ -1,0 +1,69 @@
+// The processor port: what the engine needs from a card processor. A real adapter implements
+// it; cardflow ships deterministic simulators (./simulator.ts). Outcomes that arrive later (a
+// terminal collecting the card, a capture settling) are reported back through `ProcessorReport`
+// and become events on the payment's stream.
+import type { Authorization, Card, Processor, TerminalType } from "../../machines/events.js";
+import type { LastErrorCode } from "../../machines/failures.js";
+import type { PaymentContext } from "../../machines/payment.js";
+
+/** What a processor sees of a payment: the machine's context (read-only). */
+export type PaymentView = Readonly<PaymentContext> & { intent: NonNullable<PaymentContext["intent"]> };
+
+export interface TerminalView {
+  terminal_id: string;
+  external_account_id: string;
+  terminal_type: TerminalType;
+}
+
+export type AuthorizationOutcome =
+  | { kind: "authorized"; authorization: Authorization }
+  /** Authorized and captured in one step (automatic capture). */
+  | { kind: "captured"; authorization: Authorization }
+  /** Authorized; the capture was submitted and settles later (reported as capture_settled). */
+  | { kind: "capture_requested"; authorization: Authorization }
+  | { kind: "failed"; last_error: string; last_error_code: LastErrorCode | null };
+
+export type CaptureOutcome = { kind: "captured" } | { kind: "capture_requested" };
+
+/** Reported asynchronously by a processor about one payment. */
+export type ProcessorEvent = AuthorizationOutcome | { kind: "capture_settled"; amount: string };
+
+export type ProcessorReport = (paymentId: string, event: ProcessorEvent) => Promise<void>;
+
+/**
+ * Every call carries `key`, an idempotency key derived from the payment and the stream revision the
+ * engine decided on: a processor must not act twice for one key (a retried or raced command).
+ */
+export interface ProcessorPort {
+  /** Card not present: charge a card on file; the outcome is the answer. */
+  chargeStoredCard(req: { payment: PaymentView; key: string }): Promise<AuthorizationOutcome>;
+  /**
+   * Card present: the terminal starts asking the shopper for the card and the call returns; the
+   * outcome is reported later. Throws Conflict("terminal_busy") when the terminal is collecting.
+   */
+  startTerminalAuthorization(req: { payment: PaymentView; terminal: TerminalView; key: string }): Promise<void>;
+  /** Stops a terminal that is collecting for this payment (no report follows). */
+  cancelTerminalAuthorization(req: { payment: PaymentView; terminal_id: string }): Promise<void>;
+  /**
+   * Processor B: the client SDK hands the card it read to the processor (card data never passes
+   * through cardflow in a real integration); the processor answers with the card's details.
+   */
+  readCardFromClient(req: { payment: PaymentView; card_number: string }): Promise<Card>;
+  /** Processor B: authorizes the card the client SDK collected; the outcome is the answer. */
+  authorizeCollectedCard(req: { payment: PaymentView; key: string }): Promise<AuthorizationOutcome>;
+  capture(req: { payment: PaymentView; amount: string; key: string }): Promise<CaptureOutcome>;
+  /** Releases an authorization (cancel before capture). */
+  void(req: { payment: PaymentView; key: string }): Promise<void>;
+  refund(req: { payment: PaymentView; amount: string; key: string }): Promise<{ refund_id: string }>;
+  /** Vaults the payment's card for the customer; refuses (ProcessorRefused) a card that cannot be saved. */
+  saveCard(req: { payment: PaymentView; external_customer_id: string; key: string }): Promise<{ payment_method_id: string }>;
+  /** A card on file the processor knows by token (its vault, or sandbox test tokens), or undefined. */
+  retrieveStoredCard(req: { external_account_id: string; payment_method_id: string }): Promise<Card | undefined>;
+}
+
+/** The processors the engine talks to, by name, and how they report back. */
+export interface Processors {
+  get(processor: Processor): ProcessorPort;
+  /** Called once by the engine with the function that records reported outcomes. */
+  connect(report: ProcessorReport): void;
+}

@@ -1,0 +1,211 @@
+// Deterministic processor simulators (a sandbox): processor A with asynchronous and synchronous
+// terminals, processor B with a client reader SDK, and stored-card charges on both. Test cards
+// (./test-cards.ts) select every outcome; time comes from the injected clock.
+import type { Authorization, Card } from "../../machines/events.js";
+import type { Clock } from "../clock.js";
+import { Conflict, NotFound, ProcessorRefused } from "../errors.js";
+import type { Ids } from "../ids.js";
+import { formatAmount } from "../money.js";
+import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors } from "./port.js";
+import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testCard, type TestCard } from "./test-cards.js";
+
+export interface SimulatorOptions {
+  clock: Clock;
+  ids: Ids;
+  /** A capture settles after this delay (capture_requested first); 0 captures at once. */
+  captureSettleMs?: number;
+  /** The terminal gives up waiting for the shopper after this (USER_TIMEOUT). */
+  shopperTimeoutMs?: number;
+}
+
+/** How a terminal finishes a collection with automatic capture (spec §3's three rows). */
+export type TerminalCapture = "separately" | "on_terminal" | "requested";
+
+interface Session {
+  payment: PaymentView;
+  cancelTimeout: () => void;
+}
+
+/** Card on file needs an expiry of 03/30 or later (spec §4.8). */
+export const canBeSavedOnFile = (card: Pick<Card, "exp_month" | "exp_year">) =>
+  card.exp_year > 2030 || (card.exp_year === 2030 && Number(card.exp_month) >= 3);
+
+export interface Simulators extends Processors {
+  /** Test helpers acting as shopper and clerk on a simulated terminal. */
+  terminal: {
+    presentCard(terminalId: string, cardNumber?: string, options?: { capture?: TerminalCapture; tip?: string }): Promise<void>;
+    clerkCancel(terminalId: string): Promise<void>;
+    /** The payment a terminal is collecting for, if any. */
+    collecting(terminalId: string): string | undefined;
+  };
+  /** The card a client SDK would read for this test card number. */
+  cardFor(cardNumber: string, type: Card["type"]): Card;
+}
+
+export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeoutMs = 120_000 }: SimulatorOptions): Simulators {
+  let report: ProcessorReport = async () => {
+    throw new Error("simulators are not connected to an engine");
+  };
+  const sessions = new Map<string, Session>();
+  const vault = new Map<string, { external_account_id: string; external_customer_id: string; number: string; card: Card }>();
+  const memo = new Map<string, Promise<unknown>>();
+  /** The card number behind each payment's collected card, to decide its outcome and vault it. */
+  const numbers = new Map<string, string>();
+
+  /** At most one effect per idempotency key: a repeated key gets the first answer. */
+  function once<T>(key: string, run: () => Promise<T>): Promise<T> {
+    let p = memo.get(key) as Promise<T> | undefined;
+    if (!p) memo.set(key, (p = run()));
+    return p;
+  }
+
+  const lookup = (number: string): TestCard => {
+    const found = testCard(number);
+    if (!found) throw new ProcessorRefused(`card ${number.slice(-4)} is not a test card of the simulator`, "invalid_test_card");
+    return found;
+  };
+
+  function cardFor(number: string, type: Card["type"]): Card {
+    return { ...lookup(number).card, type };
+  }
+
+  function authorization(payment: PaymentView, test: TestCard, type: Card["type"], tip = "0"): Authorization {
+    const { currency, amount } = payment.intent;
+    return {
+      amount_authorized: formatAmount(Number(amount) + Number(tip), currency),
+      tip_amount: formatAmount(tip, currency),
+      donation_amount: formatAmount(0, currency),
+      authorization_code: ids.id("auth").slice(-6).toUpperCase(),
+      card: { ...test.card, type },
+      avs_response_code: test.avs.code,
+      avs_response_message: test.avs.message,
+    };
+  }
+
+  function outcome(payment: PaymentView, test: TestCard, type: Card["type"], capture: TerminalCapture, tip?: string): AuthorizationOutcome {
+    if (!test.outcome.approve) return { kind: "failed", last_error: test.outcome.last_error, last_error_code: test.outcome.last_error_code };
+    const auth = authorization(payment, test, type, tip);
+    if (payment.intent.capture_method === "manual" || capture === "separately") return { kind: "authorized", authorization: auth };
+    if (capture === "requested" || captureSettleMs > 0) {
+      settleLater(payment.intent.payment_id, auth.amount_authorized);
+      return { kind: "capture_requested", authorization: auth };
+    }
+    return { kind: "captured", authorization: auth };
+  }
+
+  function settleLater(paymentId: string, amount: string) {
+    clock.setTimer(captureSettleMs, () => void report(paymentId, { kind: "capture_settled", amount }).catch(() => undefined));
+  }
+
+  function endSession(terminalId: string): Session | undefined {
+    const session = sessions.get(terminalId);
+    session?.cancelTimeout();
+    sessions.delete(terminalId);
+    return session;
+  }
+
+  function port(): ProcessorPort {
+    return {
+      chargeStoredCard: ({ payment, key }) =>
+        once(key, async () => {
+          const stored = vault.get(payment.intent.payment_method_id ?? "");
+          const number = stored?.number ?? TEST_PAYMENT_METHODS[payment.intent.payment_method_id ?? ""] ?? DEFAULT_TEST_CARD;
+          // automatic stored-card charges capture in the same step (spec §3)
+          return outcome(payment, lookup(number), "card_not_present", "on_terminal");
+        }),
+
+      async startTerminalAuthorization({ payment, terminal }) {
+        const busy = sessions.get(terminal.terminal_id);
+        if (busy && busy.payment.intent.payment_id !== payment.intent.payment_id) {
+          throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy");
+        }
+        busy?.cancelTimeout();
+        const paymentId = payment.intent.payment_id;
+        const cancelTimeout = clock.setTimer(shopperTimeoutMs, () => {
+          if (sessions.get(terminal.terminal_id)?.payment.intent.payment_id !== paymentId) return;
+          endSession(terminal.terminal_id);
+          void report(paymentId, { kind: "failed", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" }).catch(() => undefined);
+        });
+        sessions.set(terminal.terminal_id, { payment, cancelTimeout });
+      },
+
+      async cancelTerminalAuthorization({ payment, terminal_id }) {
+        if (sessions.get(terminal_id)?.payment.intent.payment_id === payment.intent.payment_id) endSession(terminal_id);
+      },
+
+      async readCardFromClient({ payment, card_number }) {
+        const test = lookup(card_number);
+        numbers.set(payment.intent.payment_id, test.number);
+        return { ...test.card, type: payment.intent.payment_method_types === "card_present" ? "card_present" : "card_not_present" };
+      },
+
+      authorizeCollectedCard: ({ payment, key }) =>
+        once(key, async () => {
+          const number = numbers.get(payment.intent.payment_id) ?? DEFAULT_TEST_CARD;
+          return outcome(payment, lookup(number), payment.card?.type ?? "card_present", "separately");
+        }),
+
+      capture: ({ payment, amount, key }) =>
+        once(key, async () => {
+          if (captureSettleMs > 0) {
+            settleLater(payment.intent.payment_id, amount);
+            return { kind: "capture_requested" as const };
+          }
+          return { kind: "captured" as const };
+        }),
+
+      void: ({ key }) => once(key, async () => undefined),
+
+      refund: ({ key }) => once(key, async () => ({ refund_id: ids.id("re") })),
+
+      saveCard: ({ payment, external_customer_id, key }) =>
+        once(key, async () => {
+          const card = payment.card;
+          if (!card) throw new ProcessorRefused("the payment has no card to save", "no_card");
+          if (!canBeSavedOnFile(card)) {
+            throw new ProcessorRefused(`card expiring ${card.exp_month}/${card.exp_year} cannot be saved on file (03/30 or later needed)`, "card_not_savable");
+          }
+          const payment_method_id = ids.id("pm");
+          const number = numbers.get(payment.intent.payment_id);
+          if (!number) throw new ProcessorRefused("the processor did not read this payment's card", "no_card");
+          vault.set(payment_method_id, { external_account_id: payment.intent.external_account_id, external_customer_id, number, card });
+          return { payment_method_id };
+        }),
+
+      async retrieveStoredCard({ external_account_id, payment_method_id }) {
+        const stored = vault.get(payment_method_id);
+        if (stored) return stored.external_account_id === external_account_id ? { ...stored.card, type: "card_not_present" } : undefined;
+        const number = TEST_PAYMENT_METHODS[payment_method_id];
+        return number ? cardFor(number, "card_not_present") : undefined;
+      },
+    };
+  }
+
+  const ports = { A: port(), B: port() };
+
+  return {
+    get: (processor) => ports[processor],
+    connect(r) {
+      report = r;
+    },
+    cardFor(number, type) {
+      return cardFor(number, type);
+    },
+    terminal: {
+      async presentCard(terminalId, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip } = {}) {
+        const session = sessions.get(terminalId);
+        if (!session) throw new NotFound("collection in progress on terminal", terminalId);
+        endSession(terminalId);
+        const test = lookup(cardNumber);
+        numbers.set(session.payment.intent.payment_id, test.number);
+        await report(session.payment.intent.payment_id, outcome(session.payment, test, "card_present", capture, tip));
+      },
+      async clerkCancel(terminalId) {
+        const session = endSession(terminalId);
+        if (!session) throw new NotFound("collection in progress on terminal", terminalId);
+        await report(session.payment.intent.payment_id, { kind: "failed", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
+      },
+      collecting: (terminalId) => sessions.get(terminalId)?.payment.intent.payment_id,
+    },
+  };
+}

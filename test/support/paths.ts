@@ -172,7 +172,7 @@ export async function drive(
     case "PaymentCaptured": {
       if (status === "requires_capture") {
         scripted.nextCapture = event.type === "PaymentCaptured" ? "captured" : "capture_requested";
-        await engine.capture({ ...ref, amount: event.data.amount });
+        await engine.capture({ ...ref, amount: (event as PaymentEventOf<"CaptureRequested">).data.amount });
         return;
       }
       if (status === "capture_requested") {

@@ -1,7 +1,7 @@
 // The payment intent as an XState v5 machine: the single source of truth for which domain event
 // may follow which. States are the spec's statuses (§3) plus `canceled` (void, an extension);
 // events are exactly the domain events of ./events.ts. Pure: guards and assigns only.
-import { and, assertEvent, assign, setup } from "xstate";
+import { and, assertEvent, assign, setup, type SnapshotFrom } from "xstate";
 import { Decimal, formatAmount } from "../src/money.js";
 import type { Authorization, Card, PaymentEvent, PaymentEventOf, TerminalType } from "./events.js";
 import { failureLeadsTo, type LastErrorCode } from "./failures.js";
@@ -293,5 +293,5 @@ function savableCard(context: PaymentContext, event: PaymentEvent): boolean {
 }
 
 export type PaymentMachine = typeof paymentMachine;
-export type PaymentStatus = Exclude<keyof typeof paymentMachine.config.states & string, "none">;
+export type PaymentStatus = Exclude<SnapshotFrom<typeof paymentMachine>["value"], "none">;
 export const PAYMENT_STATUSES = Object.keys(paymentMachine.config.states!).filter((s) => s !== "none") as PaymentStatus[];

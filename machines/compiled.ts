@@ -1,0 +1,128 @@
+// The payment machine compiled into a transition table for the hot path (engine loads,
+// projections, replay). XState's pure transition() builds an actor scope and a full snapshot on
+// every call; this table is derived once, at import, from the machine's own definition and
+// implementations (its `on` maps, guards and assign actions), so the machine stays the single
+// source of truth. test/machines/compiled.test.ts proves it equal to transition() on random
+// event sequences. Anything the compiler does not understand is refused here, at import, rather
+// than folded differently.
+import { and, initialTransition, not, or, type AnyStateMachine } from "xstate";
+
+/** What a fold needs between events: the state value and the context (no actor, no children). */
+export interface CompiledState<C> {
+  readonly value: string;
+  readonly context: C;
+}
+
+type Check<C, E> = (context: C, event: E) => boolean;
+type Update<C, E> = (context: C, event: E) => C;
+
+interface Candidate<C, E> {
+  target: string | null;
+  guard: Check<C, E> | null;
+  actions: Update<C, E>[];
+}
+
+export interface CompiledMachine<C, E extends { type: string }> {
+  initial: CompiledState<C>;
+  /** The state after the event, or null when no transition is enabled (XState keeps its snapshot). */
+  step(state: CompiledState<C>, event: E): CompiledState<C> | null;
+  /** Event types each state has transitions for (guards aside). */
+  accepted(value: string): string[];
+}
+
+// built-in combinators are recognised by their check function, not by name
+const checkOf = (guard: unknown) => (guard as { check: unknown }).check;
+const AND = checkOf(and([]));
+const OR = checkOf(or([]));
+const NOT = checkOf(not("x"));
+
+export function compileMachine<C extends object, E extends { type: string }>(machine: AnyStateMachine): CompiledMachine<C, E> {
+  const root = machine.root;
+  const { guards, actions } = machine.implementations as { guards: Record<string, unknown>; actions: Record<string, unknown> };
+  const unsupported = (what: string): never => {
+    throw new Error(`machines/compiled.ts cannot compile ${what} of machine ${machine.id}; extend the compiler (and its property test)`);
+  };
+
+  if (root.transitions.size || root.always?.length || root.entry.length || root.exit.length) unsupported("root transitions or actions");
+
+  function compileGuard(guard: unknown): Check<C, E> {
+    if (typeof guard === "string") {
+      if (!(guard in guards)) unsupported(`unknown guard '${guard}'`);
+      return compileGuard(guards[guard]);
+    }
+    if (typeof guard !== "function") return unsupported("a parameterized guard");
+    const g = guard as { check?: unknown; guards?: unknown[] } & ((args: { context: C; event: E }, params: undefined) => boolean);
+    if (!("check" in g)) return (context, event) => g({ context, event }, undefined);
+    const parts = (g.guards ?? []).map(compileGuard);
+    if (g.check === AND) return (c, e) => parts.every((p) => p(c, e));
+    if (g.check === OR) return (c, e) => parts.some((p) => p(c, e));
+    if (g.check === NOT) return (c, e) => !parts[0]!(c, e);
+    return unsupported("a built-in guard other than and/or/not");
+  }
+
+  function compileAction(action: unknown): Update<C, E> {
+    if (typeof action === "string") {
+      if (!(action in actions)) unsupported(`unknown action '${action}'`);
+      return compileAction(actions[action]);
+    }
+    const a = action as { type?: string; assignment?: unknown };
+    if (typeof action !== "function" || a.type !== "xstate.assign") return unsupported("an action other than assign");
+    const assignment = a.assignment;
+    // same merge as XState's resolveAssign: a fresh object, old keys first, in their order
+    if (typeof assignment === "function") {
+      return (context, event) => Object.assign({}, context, assignment({ context, event }, undefined));
+    }
+    const entries = Object.entries(assignment as Record<string, unknown>);
+    return (context, event) => {
+      const partial: Record<string, unknown> = {};
+      for (const [key, value] of entries) partial[key] = typeof value === "function" ? value({ context, event }, undefined) : value;
+      return Object.assign({}, context, partial);
+    };
+  }
+
+  const table = new Map<string, Map<string, Candidate<C, E>[]>>();
+  for (const [value, node] of Object.entries(root.states)) {
+    if (node.type !== "atomic" && node.type !== "final") unsupported(`nested state '${value}'`);
+    if (node.entry.length || node.exit.length || node.always?.length || node.invoke.length || node.after.length) {
+      unsupported(`entry/exit/always/invoke/after in state '${value}'`);
+    }
+    const byEvent = new Map<string, Candidate<C, E>[]>();
+    // a final state takes no events: XState keeps a done snapshot as it is
+    if (node.type !== "final") {
+      for (const [eventType, transitions] of node.transitions) {
+        if (eventType.includes("*")) unsupported(`wildcard event '${eventType}'`);
+        byEvent.set(
+          eventType,
+          transitions.map((t) => {
+            if (t.target && (t.target.length !== 1 || t.target[0]!.parent !== root)) unsupported(`a transition to a nested or multiple target from '${value}'`);
+            return {
+              target: t.target ? t.target[0]!.key : null,
+              guard: t.guard === undefined ? null : compileGuard(t.guard),
+              actions: t.actions.map(compileAction),
+            };
+          }),
+        );
+      }
+    }
+    table.set(value, byEvent);
+  }
+
+  const [first] = initialTransition(machine);
+  if (typeof first.value !== "string") unsupported("a non-string initial state");
+
+  return {
+    initial: { value: first.value as string, context: first.context as C },
+    step(state, event) {
+      const candidates = table.get(state.value)?.get(event.type);
+      if (!candidates) return null;
+      for (const candidate of candidates) {
+        if (candidate.guard && !candidate.guard(state.context, event)) continue;
+        let context = state.context;
+        for (const action of candidate.actions) context = action(context, event);
+        return { value: candidate.target ?? state.value, context };
+      }
+      return null;
+    },
+    accepted: (value) => [...(table.get(value)?.keys() ?? [])],
+  };
+}

@@ -56,3 +56,8 @@ export function foldStored(
   if (!after) throw new Error(`${event.type} is not allowed after ${before.value} (${event.stream}@${event.revision})`);
   return { before: before.value, state: stateOf(after) };
 }
+
+/** Whether the machine tags the snapshot's state so (tags live on the machine's state nodes). */
+export function hasTag(snapshot: PaymentSnapshot, tag: "awaiting_processor"): boolean {
+  return paymentMachine.root.states[snapshot.value]?.tags.includes(tag) ?? false;
+}

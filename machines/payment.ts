@@ -56,7 +56,7 @@ const coversIntent = (context: PaymentContext, a: Authorization) =>
   authorizedTotal(a).equals(dec(intentOf(context).amount).plus(a.tip_amount).plus(a.donation_amount));
 
 export const paymentMachine = setup({
-  types: { context: {} as PaymentContext, events: {} as PaymentEvent },
+  types: { context: {} as PaymentContext, events: {} as PaymentEvent, tags: "" as "awaiting_processor" },
   guards: {
     // who collects the card
     isStoredCard: ({ context }: Args) => intentOf(context).payment_method_id !== null,
@@ -190,6 +190,8 @@ export const paymentMachine = setup({
       },
     },
     payment_method_requested: {
+      // the terminal or reader is collecting: its outcome is reported by the processor
+      tags: ["awaiting_processor"],
       on: {
         // terminal collects card (manual; automatic passes through and moves on)
         PaymentAuthorized: { target: "requires_capture", guard: "authorizesIntentAmount", actions: "recordAuthorization" },
@@ -221,6 +223,8 @@ export const paymentMachine = setup({
       },
     },
     capture_requested: {
+      // the capture settles when the processor confirms it
+      tags: ["awaiting_processor"],
       on: {
         PaymentCaptured: { target: "succeeded", guard: "settlesRequestedCapture", actions: "recordCapture" },
       },

@@ -10,7 +10,7 @@ import {
   type PaymentEventOf,
   type TerminalType,
 } from "../machines/events.js";
-import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../machines/fold.js";
+import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../machines/fold.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../projections/customer-cards.js";
 import { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
 import { paymentsProjection } from "../projections/payments.js";
@@ -310,6 +310,9 @@ export function createEngine(options: EngineOptions = {}) {
     if (!loaded) throw new NotFound("payment", paymentId);
     const ctx: CommandContext = { actor: `processor:${loaded.snapshot.context.processor}` };
     await onPayment(null, paymentId, async (current) => {
+      if (!hasTag(current.snapshot, "awaiting_processor")) {
+        throw new TransitionNotAllowed(paymentId, "record processor outcome", statusOf(current), allowedCommands(current.snapshot), "the payment awaits no processor outcome");
+      }
       const events: PaymentEvent[] =
         event.kind === "capture_settled" ? [{ type: "PaymentCaptured", version: 1, data: { amount: event.amount, authorization: null } }] : outcomeEvents(event);
       const after = await appendPayment(paymentId, current, events, ctx, "record processor outcome");

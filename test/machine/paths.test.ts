@@ -9,7 +9,7 @@ import { paymentRecord, type PaymentRecord } from "../../projections/payment-rec
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
-import { Decimal } from "../../src/money.js";
+import { assertAmountInvariants } from "../support/invariants.js";
 import { drive, simplePaths, type World } from "../support/paths.js";
 import { scriptedProcessors, type ScriptedProcessors } from "../support/scripted-processor.js";
 
@@ -20,14 +20,6 @@ const comparable = (r: PaymentRecord) => {
   for (const k of ASSIGNED) delete copy[k];
   return copy;
 };
-
-export function assertAmountInvariants(r: PaymentRecord) {
-  const d = (v: string) => new Decimal(v);
-  expect(d(r.amount_captured).lte(r.amount_authorized)).toBe(true);
-  expect(d(r.amount_refunded).lte(r.amount_captured)).toBe(true);
-  expect(d(r.amount_refundable).eq(d(r.amount_captured).minus(r.amount_refunded))).toBe(true);
-  expect(d(r.amount_capturable).lte(r.amount_authorized)).toBe(true);
-}
 
 const taken = (before: PaymentSnapshot, event: PaymentEvent, after: PaymentSnapshot) =>
   `${String(before.value)} --${event.type}--> ${String(after.value)}`;

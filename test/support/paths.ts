@@ -2,7 +2,7 @@
 // and a driver that makes the engine take each step of a path through its public API.
 import { getSimplePaths } from "xstate/graph";
 import type { Authorization, Card, PaymentEvent, PaymentEventOf } from "../../machines/events.js";
-import type { PaymentSnapshot } from "../../machines/fold.js";
+import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
 import { paymentMachine } from "../../machines/payment.js";
 import type { Engine } from "../../src/engine.js";
 import { TEST_CARD, type ScriptedProcessors } from "./scripted-processor.js";
@@ -118,7 +118,7 @@ export function serializeState(snapshot: PaymentSnapshot): string {
  * manual variants (the same transition) and the flow tests.
  */
 function walkable(snapshot: PaymentSnapshot, event: PaymentEvent): boolean {
-  if (!snapshot.can(event)) return false;
+  if (applyPaymentEvent(snapshot, event) === null) return false;
   const intent = snapshot.context.intent;
   return !(event.type === "PaymentAuthorized" && snapshot.value === "payment_method_requested" && intent?.capture_method === "automatic");
 }

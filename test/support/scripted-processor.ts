@@ -9,7 +9,7 @@ export interface ScriptedProcessors extends Processors {
   nextCapture: CaptureOutcome["kind"];
   nextPaymentMethodId: string;
   nextCard: Card;
-  /** What the processors were asked, in order (for tests that count effects). */
+  /** What the processors were asked, in order, with the idempotency key (for tests that count effects). */
   calls: string[];
   /** Reports to the engine as a processor would (a terminal outcome, a settlement). */
   report: ProcessorReport;
@@ -54,9 +54,9 @@ export function scriptedProcessors(): ScriptedProcessors {
     startTerminalAuthorization: async () => void s.calls.push("startTerminalAuthorization"),
     cancelTerminalAuthorization: async () => void s.calls.push("cancelTerminalAuthorization"),
     readCardFromClient: async ({ payment }) => ({ ...s.nextCard, type: payment.intent.payment_method_types === "card" ? "card_not_present" : "card_present" }),
-    capture: async () => (s.calls.push("capture"), { kind: s.nextCapture }),
+    capture: async ({ key }) => (s.calls.push(`capture ${key}`), { kind: s.nextCapture }),
     void: async () => void s.calls.push("void"),
-    refund: async () => (s.calls.push("refund"), { refund_id: `re_${++refunds}` }),
+    refund: async ({ key }) => (s.calls.push(`refund ${key}`), { refund_id: `re_${++refunds}` }),
     saveCard: async () => (s.calls.push("saveCard"), { payment_method_id: s.nextPaymentMethodId }),
     retrieveStoredCard: async () => ({ ...TEST_CARD, type: "card_not_present" }),
   };

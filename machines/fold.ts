@@ -58,6 +58,6 @@ export function foldStored(
 }
 
 /** Whether the machine tags the snapshot's state so (tags live on the machine's state nodes). */
-export function hasTag(snapshot: PaymentSnapshot, tag: "awaiting_processor"): boolean {
+export function hasTag(snapshot: PaymentSnapshot, tag: "awaiting_processor" | "collecting_card"): boolean {
   return paymentMachine.root.states[snapshot.value]?.tags.includes(tag) ?? false;
 }

@@ -16,6 +16,8 @@ export interface PaymentContext {
   card: Card | null;
   authorization: Omit<Authorization, "card"> | null;
   amount_authorized: string;
+  /** What a capture may still take: the authorization until it is captured or released. */
+  amount_capturable: string;
   amount_capture_requested: string;
   amount_captured: string;
   amount_refunded: string;
@@ -31,6 +33,7 @@ export const initialPaymentContext: PaymentContext = {
   card: null,
   authorization: null,
   amount_authorized: "0",
+  amount_capturable: "0",
   amount_capture_requested: "0",
   amount_captured: "0",
   amount_refunded: "0",
@@ -56,7 +59,7 @@ const coversIntent = (context: PaymentContext, a: Authorization) =>
   authorizedTotal(a).equals(dec(intentOf(context).amount).plus(a.tip_amount).plus(a.donation_amount));
 
 export const paymentMachine = setup({
-  types: { context: {} as PaymentContext, events: {} as PaymentEvent, tags: "" as "awaiting_processor" },
+  types: { context: {} as PaymentContext, events: {} as PaymentEvent, tags: "" as "awaiting_processor" | "collecting_card" },
   guards: {
     // who collects the card
     isStoredCard: ({ context }: Args) => intentOf(context).payment_method_id !== null,
@@ -119,6 +122,7 @@ export const paymentMachine = setup({
         processor: intent.processor,
         card: intent.stored_card,
         amount_authorized: zero,
+        amount_capturable: zero,
         amount_capture_requested: zero,
         amount_captured: zero,
         amount_refunded: zero,
@@ -147,6 +151,7 @@ export const paymentMachine = setup({
         card,
         authorization: rest,
         amount_authorized: fmt(context, dec(authorization.amount_authorized)),
+        amount_capturable: fmt(context, dec(authorization.amount_authorized)),
         last_error: null,
         last_error_code: null,
       };
@@ -155,11 +160,17 @@ export const paymentMachine = setup({
       assertEvent(event, "AuthorizationFailed");
       return { last_error: event.data.last_error, last_error_code: event.data.last_error_code };
     }),
-    recordCaptureRequest: assign(({ context, event }) => ({ amount_capture_requested: fmt(context, amountOf(event)) })),
+    // a capture takes what it captures; the rest of the authorization is released (partial capture)
+    recordCaptureRequest: assign(({ context, event }) => ({
+      amount_capture_requested: fmt(context, amountOf(event)),
+      amount_capturable: fmt(context, new Decimal(0)),
+    })),
     recordCapture: assign(({ context, event }) => ({
       amount_captured: fmt(context, amountOf(event)),
+      amount_capturable: fmt(context, new Decimal(0)),
       amount_capture_requested: fmt(context, new Decimal(0)),
     })),
+    releaseAuthorization: assign(({ context }) => ({ amount_capturable: fmt(context, new Decimal(0)) })),
     recordRefund: assign(({ context, event }) => ({
       amount_refunded: fmt(context, dec(context.amount_refunded).plus(amountOf(event))),
     })),
@@ -178,20 +189,10 @@ export const paymentMachine = setup({
     none: {
       on: { PaymentIntentCreated: { target: "requires_payment_method", actions: "recordIntent" } },
     },
-    requires_payment_method: {
-      on: {
-        TerminalAuthorizationStarted: startOnTerminal(),
-        PaymentMethodCollected: collectWithClientSdk(),
-        PaymentAuthorized: authorizeStoredCard(),
-        CaptureRequested: authorizeAndCaptureStoredCard("capture_requested"),
-        PaymentCaptured: authorizeAndCaptureStoredCard("succeeded"),
-        AuthorizationFailed: storedCardFailure(),
-        PaymentCanceled: { target: "canceled" },
-      },
-    },
+    requires_payment_method: { on: authorizationAttempts() },
     payment_method_requested: {
       // the terminal or reader is collecting: its outcome is reported by the processor
-      tags: ["awaiting_processor"],
+      tags: ["awaiting_processor", "collecting_card"],
       on: {
         // terminal collects card (manual; automatic passes through and moves on)
         PaymentAuthorized: { target: "requires_capture", guard: "authorizesIntentAmount", actions: "recordAuthorization" },
@@ -211,7 +212,7 @@ export const paymentMachine = setup({
           { target: "requires_payment_method", guard: "isRetryableFailure", actions: "recordFailure" },
           { target: "error", actions: "recordFailure" },
         ],
-        PaymentCanceled: { target: "canceled" },
+        PaymentCanceled: { target: "canceled", actions: "releaseAuthorization" },
       },
     },
     requires_capture: {
@@ -219,7 +220,7 @@ export const paymentMachine = setup({
         CaptureRequested: { target: "capture_requested", guard: "withinCapturable", actions: "recordCaptureRequest" },
         PaymentCaptured: { target: "succeeded", guard: "withinCapturable", actions: "recordCapture" },
         CardSaved: { guard: "canSaveBeforeCapture", actions: "recordSavedCard" },
-        PaymentCanceled: { target: "canceled" },
+        PaymentCanceled: { target: "canceled", actions: "releaseAuthorization" },
       },
     },
     capture_requested: {
@@ -236,23 +237,28 @@ export const paymentMachine = setup({
       },
     },
     // retry with the same or another card
-    error: {
-      on: {
-        TerminalAuthorizationStarted: startOnTerminal(),
-        PaymentMethodCollected: collectWithClientSdk(),
-        PaymentAuthorized: authorizeStoredCard(),
-        CaptureRequested: authorizeAndCaptureStoredCard("capture_requested"),
-        PaymentCaptured: authorizeAndCaptureStoredCard("succeeded"),
-        AuthorizationFailed: storedCardFailure(),
-        PaymentCanceled: { target: "canceled" },
-      },
-    },
+    error: { on: authorizationAttempts() },
     canceled: { type: "final" },
   },
 });
 
-// Transitions shared by requires_payment_method and error (spec §3: "requires_payment_method or
-// error | auth again"). Functions so each state gets its own transition objects.
+/**
+ * requires_payment_method and error take the same steps (spec §3: "requires_payment_method or
+ * error | auth again"): start a terminal, collect with the client SDK, charge a stored card
+ * (authorized; or authorized and captured at once), fail, or cancel.
+ */
+function authorizationAttempts() {
+  return {
+    TerminalAuthorizationStarted: startOnTerminal(),
+    PaymentMethodCollected: collectWithClientSdk(),
+    PaymentAuthorized: authorizeStoredCard(),
+    CaptureRequested: authorizeAndCaptureStoredCard("capture_requested"),
+    PaymentCaptured: authorizeAndCaptureStoredCard("succeeded"),
+    AuthorizationFailed: storedCardFailure(),
+    PaymentCanceled: { target: "canceled", actions: "releaseAuthorization" },
+  } as const;
+}
+
 function startOnTerminal() {
   return {
     target: "payment_method_requested",

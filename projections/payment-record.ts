@@ -57,7 +57,6 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
   if (!intent || state.status === "none") throw new Error("no payment record before PaymentIntentCreated");
   const money = (v: string | number | Decimal) => formatAmount(v, intent.currency);
   const captured = new Decimal(context.amount_captured);
-  const capturable = state.status === "requires_capture" ? new Decimal(context.amount_authorized) : new Decimal(0);
   const authorization = context.authorization;
   const card = context.card;
   const payment_method_id = context.saved_card?.payment_method_id ?? intent.payment_method_id;
@@ -70,7 +69,7 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
     amount: intent.amount,
     amount_authorized: context.amount_authorized,
     amount_captured: context.amount_captured,
-    amount_capturable: money(capturable),
+    amount_capturable: context.amount_capturable,
     amount_refunded: context.amount_refunded,
     amount_refundable: money(captured.minus(context.amount_refunded)),
     tip_amount: authorization?.tip_amount ?? money(0),

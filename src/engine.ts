@@ -215,7 +215,7 @@ export function createEngine(options: EngineOptions = {}) {
 
   /** Events that stand for each command when asking the machine what is allowed now. */
   function probes(snapshot: PaymentSnapshot, command: string): PaymentEvent[] {
-    const { intent, amount_authorized, amount_captured, amount_refunded } = snapshot.context;
+    const { intent, amount_capturable, amount_captured, amount_refunded } = snapshot.context;
     if (!intent) return [];
     const authorization = probeAuthorization(snapshot);
     const smallest = formatAmount(1 / 10 ** 3, "KWD");
@@ -229,7 +229,7 @@ export function createEngine(options: EngineOptions = {}) {
       case "collect_payment_method":
         return [{ type: "PaymentMethodCollected", version: 1, data: { card: authorization.card, terminal_id: intent.payment_method_types === "card_present" ? "probe" : null } }];
       case "capture":
-        return [{ type: "CaptureRequested", version: 1, data: { amount: amount_authorized, authorization: null } }];
+        return [{ type: "CaptureRequested", version: 1, data: { amount: amount_capturable, authorization: null } }];
       case "cancel":
         return [{ type: "PaymentCanceled", version: 1, data: { cancellation_reason: null } }];
       case "refund":
@@ -249,8 +249,10 @@ export function createEngine(options: EngineOptions = {}) {
     return COMMANDS.filter((c) => probes(snapshot, c).some((p) => can(snapshot, p)));
   }
 
+  const allows = (loaded: Loaded, command: (typeof COMMANDS)[number]) => probes(loaded.snapshot, command).some((p) => can(loaded.snapshot, p));
+
   function requireAllowed(loaded: Loaded, command: (typeof COMMANDS)[number], reason?: string) {
-    if (!probes(loaded.snapshot, command).some((p) => can(loaded.snapshot, p))) {
+    if (!allows(loaded, command)) {
       throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, statusOf(loaded), allowedCommands(loaded.snapshot), reason);
     }
   }
@@ -288,12 +290,12 @@ export function createEngine(options: EngineOptions = {}) {
    * requires_capture is captured; a synchronous-terminal payment that should save its card does.
    */
   async function followUp(paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
-    const { intent, terminal, amount_authorized } = viewOf(loaded);
-    if (loaded.snapshot.value === "requires_capture" && intent.capture_method === "automatic") {
-      loaded = await captureNow(paymentId, loaded, amount_authorized, ctx);
+    const { intent, terminal, amount_capturable } = viewOf(loaded);
+    if (intent.capture_method === "automatic" && allows(loaded, "capture")) {
+      loaded = await captureNow(paymentId, loaded, amount_capturable, ctx);
     }
     const savesOnTerminal = terminal?.terminal_type === "A_sync" && intent.allow_saving_card && intent.external_customer_id !== null;
-    if (savesOnTerminal && probes(loaded.snapshot, "save_card").some((p) => can(loaded.snapshot, p))) {
+    if (savesOnTerminal && allows(loaded, "save_card")) {
       try {
         loaded = await saveCardNow(paymentId, loaded, intent.external_customer_id!, ctx);
       } catch (error) {
@@ -322,8 +324,8 @@ export function createEngine(options: EngineOptions = {}) {
   }
   processors.connect(report);
 
-  /** Resolves when the payment leaves the status (or at the deadline, with false). */
-  function waitUntilLeaves(paymentId: string, status: string, timeoutMs: number): Promise<boolean> {
+  /** Resolves when the terminal has finished collecting and its follow-ups ran (false: deadline). */
+  function waitWhileCollecting(paymentId: string, timeoutMs: number): Promise<boolean> {
     return new Promise((resolve) => {
       const set = waiters.get(paymentId) ?? new Set();
       waiters.set(paymentId, set);
@@ -335,8 +337,9 @@ export function createEngine(options: EngineOptions = {}) {
       };
       const check = () => {
         const current = cache.get(paymentId);
-        if (current && String(current.snapshot.value) !== status && !locks.has(paymentId)) done(true);
-        else if (current && String(current.snapshot.value) !== status) void locks.get(paymentId)?.then(check);
+        if (!current || hasTag(current.snapshot, "collecting_card")) return;
+        if (locks.has(paymentId)) void locks.get(paymentId)!.then(check);
+        else done(true);
       };
       const cancelTimer = clock.setTimer(timeoutMs, () => done(false));
       set.add(check);
@@ -483,7 +486,7 @@ export function createEngine(options: EngineOptions = {}) {
           const outcome = await processorOf(loaded).chargeStoredCard({ payment, key: keyOf(loaded, "authorize") });
           return appendPayment(req.payment_id, loaded, outcomeEvents(outcome), ctx, "authorize");
         }
-        if (payment.processor === "B" && payment.card !== null && loaded.snapshot.value === "payment_method_requested") {
+        if (payment.processor === "B" && payment.card !== null && hasTag(loaded.snapshot, "collecting_card")) {
           const outcome = await processorOf(loaded).authorizeCollectedCard({ payment, key: keyOf(loaded, "authorize") });
           return followUp(req.payment_id, await appendPayment(req.payment_id, loaded, outcomeEvents(outcome), ctx, "authorize"), ctx);
         }
@@ -509,10 +512,10 @@ export function createEngine(options: EngineOptions = {}) {
       });
       if (terminalType !== "A_sync") return recordOf(loaded);
       // spec §4.4: the synchronous terminal blocks until the shopper pays or cancels, up to 120 s
-      const left = await waitUntilLeaves(req.payment_id, "payment_method_requested", syncAuthTimeoutMs);
-      if (!left) {
+      const collected = await waitWhileCollecting(req.payment_id, syncAuthTimeoutMs);
+      if (!collected) {
         await onPayment(req.external_account_id, req.payment_id, async (current) => {
-          if (current.snapshot.value !== "payment_method_requested") return current;
+          if (!hasTag(current.snapshot, "collecting_card")) return current;
           await processors.get("A").cancelTerminalAuthorization({ payment: viewOf(current), terminal_id: req.terminal_id! });
           const timedOut: PaymentEvent = { type: "AuthorizationFailed", version: 1, data: { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } };
           return appendPayment(req.payment_id, current, [timedOut], { ...ctx, actor: "processor:A" }, "authorize");
@@ -547,7 +550,7 @@ export function createEngine(options: EngineOptions = {}) {
         const event: PaymentEvent = { type: "CaptureRequested", version: 1, data: { amount, authorization: null } };
         if (!can(loaded.snapshot, event)) {
           requireAllowed(loaded, "capture");
-          throw new InvalidRequest(`amount: ${amount} exceeds amount_capturable ${viewOf(loaded).amount_authorized}`, "amount", "amount_too_large");
+          throw new InvalidRequest(`amount: ${amount} exceeds amount_capturable ${viewOf(loaded).amount_capturable}`, "amount", "amount_too_large");
         }
         return captureNow(req.payment_id, loaded, amount, ctx);
       });
@@ -560,10 +563,11 @@ export function createEngine(options: EngineOptions = {}) {
       const loaded = await onPayment(req.external_account_id, req.payment_id, async (loaded) => {
         requireAllowed(loaded, "cancel");
         const payment = viewOf(loaded);
-        if (loaded.snapshot.value === "payment_method_requested" && payment.terminal) {
+        // stop a terminal that is still collecting; release an authorization (nothing is captured before cancel)
+        if (hasTag(loaded.snapshot, "collecting_card") && payment.terminal) {
           await processorOf(loaded).cancelTerminalAuthorization({ payment, terminal_id: payment.terminal.terminal_id });
         }
-        if (loaded.snapshot.value === "requires_capture") await processorOf(loaded).void({ payment, key: keyOf(loaded, "cancel") });
+        if (payment.authorization !== null) await processorOf(loaded).void({ payment, key: keyOf(loaded, "cancel") });
         const event: PaymentEvent = { type: "PaymentCanceled", version: 1, data: { cancellation_reason: req.cancellation_reason ?? null } };
         return appendPayment(req.payment_id, loaded, [event], ctx, "cancel");
       });

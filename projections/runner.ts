@@ -64,8 +64,20 @@ export function createProjectionRunner({
         return catchUpNow();
       }),
     start() {
-      // the subscription only signals; the serialized catch-up does the work
-      subscription ??= store.subscribeToAll({}, () => void serialized(catchUpNow).catch(() => undefined));
+      if (subscription) return;
+      // The subscription only signals; one serialized catch-up does the work for all the events
+      // signalled while it was queued (a burst costs one catch-up, not one per event).
+      let queued = false;
+      const signal = () => {
+        if (queued) return;
+        queued = true;
+        void serialized(() => {
+          queued = false;
+          return catchUpNow();
+        }).catch(() => undefined);
+      };
+      subscription = store.subscribeToAll({}, signal);
+      signal();
     },
     async stop() {
       await subscription?.close();

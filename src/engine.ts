@@ -30,6 +30,7 @@ import {
   GetPaymentInput,
   OpenAccountInput,
   parseInput,
+  ProcessPaymentInput,
   RefundInput,
   RegisterTerminalInput,
   SaveCardInput,
@@ -306,6 +307,29 @@ export function createEngine(options: EngineOptions = {}) {
     return loaded;
   }
 
+  // ---- processor B client SDK ------------------------------------------------------------------
+
+  /** A client secret is `<payment_id>_secret_...` (created with the intent). */
+  function paymentIdOfSecret(clientSecret: string): string {
+    const at = clientSecret.indexOf("_secret_");
+    if (at <= 0) throw new NotFound("payment for client secret", "(redacted)", "client_secret");
+    return clientSecret.slice(0, at);
+  }
+
+  function requireSecret(loaded: Loaded, clientSecret: string) {
+    const expected = viewOf(loaded).intent.client_secret;
+    if (expected === null || expected !== clientSecret) throw new NotFound("payment for client secret", "(redacted)", "client_secret");
+  }
+
+  const collectedByClientSdk = (loaded: Loaded) =>
+    viewOf(loaded).processor === "B" && viewOf(loaded).card !== null && hasTag(loaded.snapshot, "collecting_card");
+
+  /** Authorizes the card the client SDK collected; automatic capture follows. */
+  async function processCollected(paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
+    const outcome = await processorOf(loaded).authorizeCollectedCard({ payment: viewOf(loaded), key: keyOf(loaded, "authorize") });
+    return followUp(paymentId, await appendPayment(paymentId, loaded, outcomeEvents(outcome), ctx, "authorize"), ctx);
+  }
+
   /** Records what a processor reports about a payment (terminal outcome, capture settled). */
   async function report(paymentId: string, event: ProcessorEvent): Promise<void> {
     const loaded = await load(paymentId);
@@ -486,10 +510,7 @@ export function createEngine(options: EngineOptions = {}) {
           const outcome = await processorOf(loaded).chargeStoredCard({ payment, key: keyOf(loaded, "authorize") });
           return appendPayment(req.payment_id, loaded, outcomeEvents(outcome), ctx, "authorize");
         }
-        if (payment.processor === "B" && payment.card !== null && hasTag(loaded.snapshot, "collecting_card")) {
-          const outcome = await processorOf(loaded).authorizeCollectedCard({ payment, key: keyOf(loaded, "authorize") });
-          return followUp(req.payment_id, await appendPayment(req.payment_id, loaded, outcomeEvents(outcome), ctx, "authorize"), ctx);
-        }
+        if (collectedByClientSdk(loaded)) return processCollected(req.payment_id, loaded, ctx);
         if (payment.intent.payment_method_types !== "card_present") {
           throw new TransitionNotAllowed(req.payment_id, "authorize", statusOf(loaded), allowedCommands(loaded.snapshot), "a card not present is charged from a card on file, or collected by the processor B client SDK first");
         }
@@ -499,7 +520,10 @@ export function createEngine(options: EngineOptions = {}) {
           throw new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk");
         }
         const started: PaymentEvent = { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: terminal.terminal_id, terminal_type: terminal.terminal_type } };
-        if (!can(loaded.snapshot, started)) requireAllowed(loaded, "authorize", "TerminalAuthorizationStarted not allowed");
+        // refused before the terminal is asked: a second auth must not disturb a collection in progress
+        if (!can(loaded.snapshot, started)) {
+          throw new TransitionNotAllowed(req.payment_id, "authorize", statusOf(loaded), allowedCommands(loaded.snapshot), "a terminal authorization is allowed from requires_payment_method or error");
+        }
         const port = processors.get("A");
         await port.startTerminalAuthorization({ payment, terminal, key: keyOf(loaded, "authorize") });
         try {
@@ -527,10 +551,10 @@ export function createEngine(options: EngineOptions = {}) {
     /** Processor B client SDK: a card read on a reader or a form, for the intent of the client secret. */
     async collectPaymentMethod(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
       const { client_secret, card_number = "4242424242424242", terminal_id } = parseInput(CollectPaymentMethodInput, input);
-      const paymentId = client_secret.slice(0, client_secret.indexOf("_secret_"));
+      const paymentId = paymentIdOfSecret(client_secret);
       const loaded = await onPayment(null, paymentId, async (loaded) => {
         const payment = viewOf(loaded);
-        if (payment.intent.client_secret === null || payment.intent.client_secret !== client_secret) throw new NotFound("payment for client secret", "(redacted)", "client_secret");
+        requireSecret(loaded, client_secret);
         if (terminal_id !== undefined) {
           const terminal = await getTerminal(payment.intent.external_account_id, terminal_id);
           if (terminal.terminal_type !== "B_reader") throw new InvalidRequest(`terminal_id: ${terminal_id} is not a processor B reader`, "terminal_id", "parameter_invalid");
@@ -539,6 +563,20 @@ export function createEngine(options: EngineOptions = {}) {
         const card = await processors.get("B").readCardFromClient({ payment, card_number });
         const event: PaymentEvent = { type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: terminal_id ?? null } };
         return appendPayment(paymentId, loaded, [event], ctx, "collect_payment_method");
+      });
+      return recordOf(loaded);
+    },
+
+    /** Processor B client SDK: processes the payment whose card the SDK collected (spec §4.8). */
+    async processPayment(input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> {
+      const { client_secret } = parseInput(ProcessPaymentInput, input);
+      const paymentId = paymentIdOfSecret(client_secret);
+      const loaded = await onPayment(null, paymentId, async (loaded) => {
+        requireSecret(loaded, client_secret);
+        if (!collectedByClientSdk(loaded)) {
+          throw new TransitionNotAllowed(paymentId, "process_payment", statusOf(loaded), allowedCommands(loaded.snapshot), "the client SDK processes a payment after collecting its payment method");
+        }
+        return processCollected(paymentId, loaded, ctx);
       });
       return recordOf(loaded);
     },

@@ -15,6 +15,7 @@ export { createMemoryStore } from "./store/memory.js";
 export { createMemoryReadModels } from "./store/memory-read-models.js";
 export type * from "./processors/port.js";
 export { createSimulators, type Simulators } from "./processors/simulator.js";
-export { TEST_CARDS, TEST_PAYMENT_METHODS, cardFailingWith } from "./processors/test-cards.js";
+export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
+export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";

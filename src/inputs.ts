@@ -77,6 +77,9 @@ export const CollectPaymentMethodInput = z.strictObject({
   terminal_id: Id.optional(),
 });
 
+/** Processor B client SDK: process the payment whose card was collected, authorised by its client secret. */
+export const ProcessPaymentInput = z.strictObject({ client_secret: Id });
+
 /** Parses input with a schema, turning the first issue into an InvalidRequest that names the field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);

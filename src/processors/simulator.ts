@@ -1,18 +1,23 @@
 // Deterministic processor simulators (a sandbox): processor A with asynchronous and synchronous
-// terminals, processor B with a client reader SDK, and stored-card charges on both. Test cards
-// (./test-cards.ts) select every outcome; time comes from the injected clock.
+// terminals, processor B with a client reader SDK, and stored-card charges on both. Test cards and
+// test amounts (./test-cards.ts) select every outcome; time comes from the injected clock.
 import type { Authorization, Card } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { Conflict, NotFound, ProcessorRefused } from "../errors.js";
 import type { Ids } from "../ids.js";
-import { formatAmount } from "../money.js";
+import { Decimal, formatAmount } from "../money.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors } from "./port.js";
-import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testCard, type TestCard } from "./test-cards.js";
+import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testAmount, testCard, type TestCard, type TestOutcome } from "./test-cards.js";
 
 export interface SimulatorOptions {
   clock: Clock;
   ids: Ids;
-  /** A capture settles after this delay (capture_requested first); 0 captures at once. */
+  /**
+   * How captures complete: at once (`success`), or requested first (`capture_requested`) and
+   * settled after captureSettleMs. The test amount 99.13 requests its captures either way.
+   */
+  captures?: "immediate" | "requested";
+  /** A requested capture settles (succeeded) this long after it was requested. */
   captureSettleMs?: number;
   /** The terminal gives up waiting for the shopper after this (USER_TIMEOUT). */
   shopperTimeoutMs?: number;
@@ -37,16 +42,19 @@ export interface Simulators extends Processors {
     clerkCancel(terminalId: string): Promise<void>;
     /** The payment a terminal is collecting for, if any. */
     collecting(terminalId: string): string | undefined;
+    /** Resolves with the payment id once the terminal is collecting (a blocking auth has reached it). */
+    untilCollecting(terminalId: string): Promise<string>;
   };
   /** The card a client SDK would read for this test card number. */
   cardFor(cardNumber: string, type: Card["type"]): Card;
 }
 
-export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeoutMs = 120_000 }: SimulatorOptions): Simulators {
+export function createSimulators({ clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000 }: SimulatorOptions): Simulators {
   let report: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
   const sessions = new Map<string, Session>();
+  const collectingWaiters = new Map<string, ((paymentId: string) => void)[]>();
   const vault = new Map<string, { external_account_id: string; external_customer_id: string; number: string; card: Card }>();
   const memo = new Map<string, Promise<unknown>>();
   /** The card number behind each payment's collected card, to decide its outcome and vault it. */
@@ -69,10 +77,21 @@ export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeo
     return { ...lookup(number).card, type };
   }
 
+  /** A declining card keeps its outcome; with an approving card a test amount selects one. */
+  function testOutcome(payment: PaymentView, test: TestCard): TestOutcome {
+    if (!test.outcome.approve) return test.outcome;
+    return testAmount(payment.intent.amount, payment.intent.currency) ?? test.outcome;
+  }
+
+  const requestsCapture = (payment: PaymentView) => {
+    const selected = testAmount(payment.intent.amount, payment.intent.currency);
+    return captures === "requested" || (selected?.approve === true && selected.captureRequested === true);
+  };
+
   function authorization(payment: PaymentView, test: TestCard, type: Card["type"], tip = "0"): Authorization {
     const { currency, amount } = payment.intent;
     return {
-      amount_authorized: formatAmount(Number(amount) + Number(tip), currency),
+      amount_authorized: formatAmount(new Decimal(amount).plus(tip), currency),
       tip_amount: formatAmount(tip, currency),
       donation_amount: formatAmount(0, currency),
       authorization_code: ids.id("auth").slice(-6).toUpperCase(),
@@ -83,10 +102,11 @@ export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeo
   }
 
   function outcome(payment: PaymentView, test: TestCard, type: Card["type"], capture: TerminalCapture, tip?: string): AuthorizationOutcome {
-    if (!test.outcome.approve) return { kind: "failed", last_error: test.outcome.last_error, last_error_code: test.outcome.last_error_code };
+    const selected = testOutcome(payment, test);
+    if (!selected.approve) return { kind: "failed", last_error: selected.last_error, last_error_code: selected.last_error_code };
     const auth = authorization(payment, test, type, tip);
     if (payment.intent.capture_method === "manual" || capture === "separately") return { kind: "authorized", authorization: auth };
-    if (capture === "requested" || captureSettleMs > 0) {
+    if (capture === "requested" || requestsCapture(payment)) {
       settleLater(payment.intent.payment_id, auth.amount_authorized);
       return { kind: "capture_requested", authorization: auth };
     }
@@ -127,6 +147,8 @@ export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeo
           void report(paymentId, { kind: "failed", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" }).catch(() => undefined);
         });
         sessions.set(terminal.terminal_id, { payment, cancelTimeout });
+        collectingWaiters.get(terminal.terminal_id)?.forEach((wake) => wake(paymentId));
+        collectingWaiters.delete(terminal.terminal_id);
       },
 
       async cancelTerminalAuthorization({ payment, terminal_id }) {
@@ -147,7 +169,7 @@ export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeo
 
       capture: ({ payment, amount, key }) =>
         once(key, async () => {
-          if (captureSettleMs > 0) {
+          if (requestsCapture(payment)) {
             settleLater(payment.intent.payment_id, amount);
             return { kind: "capture_requested" as const };
           }
@@ -206,6 +228,11 @@ export function createSimulators({ clock, ids, captureSettleMs = 0, shopperTimeo
         await report(session.payment.intent.payment_id, { kind: "failed", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
       },
       collecting: (terminalId) => sessions.get(terminalId)?.payment.intent.payment_id,
+      untilCollecting(terminalId) {
+        const current = sessions.get(terminalId)?.payment.intent.payment_id;
+        if (current) return Promise.resolve(current);
+        return new Promise((resolve) => collectingWaiters.set(terminalId, [...(collectingWaiters.get(terminalId) ?? []), resolve]));
+      },
     },
   };
 }

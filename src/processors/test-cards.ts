@@ -1,13 +1,19 @@
-// Sandbox test cards: each card number selects one deterministic outcome of the simulators, as
-// a payment provider's sandbox does. The table is documented in docs/test-cards.md.
+// Sandbox test cards and test amounts: each card number, and each test amount, selects one
+// deterministic outcome of the simulators, as a payment provider's sandbox does. The table is
+// documented in docs/test-cards.md (a test checks that it lists every entry).
 import type { Card } from "../../machines/events.js";
-import { FAILURES, type LastErrorCode } from "../../machines/failures.js";
+import { FAILURES, LAST_ERROR_CODES, type LastErrorCode } from "../../machines/failures.js";
+import { Decimal, minorUnits } from "../money.js";
+
+/** What the processor answers when a card is presented or charged. */
+export type TestOutcome =
+  | { approve: true; /** the capture is requested and settles later (capture_requested) */ captureRequested?: boolean }
+  | { approve: false; last_error: string; last_error_code: LastErrorCode | null };
 
 export interface TestCard {
   number: string;
   card: Omit<Card, "type">;
-  /** What the processor answers when this card is presented or charged. */
-  outcome: { approve: true } | { approve: false; last_error: string; last_error_code: LastErrorCode | null };
+  outcome: TestOutcome;
   avs: { code: number; message: string };
 }
 
@@ -29,26 +35,37 @@ const approve = (number: string, brand = "visa", exp?: [string, number], avs = A
   avs,
 });
 
+const failure = (code: LastErrorCode | null, last_error?: string): TestOutcome => ({
+  approve: false,
+  last_error: last_error ?? (code ? FAILURES[code].description : "Declined"),
+  last_error_code: code,
+});
+
 const fail = (number: string, code: LastErrorCode | null, last_error?: string): TestCard => ({
   number,
   card: card("visa", number),
-  outcome: { approve: false, last_error: last_error ?? (code ? FAILURES[code].description : "Declined"), last_error_code: code },
+  outcome: failure(code, last_error),
   avs: AVS_MATCH,
 });
+
+const DECLINED = "Your card was declined";
+const EXPIRED = "Your card has expired";
 
 export const TEST_CARDS: readonly TestCard[] = [
   approve("4242424242424242"),
   approve("5555555555554444", "mastercard"),
   approve("378282246310005", "amex"),
-  // approved, but expires before 03/30: cannot be saved on file (spec §4.8)
+  // card on file needs an expiry of 03/30 or later (spec §4.8): the first is just in time, the second is not
+  approve("4000000000000085", "visa", ["03", 2030]),
   approve("4000000000000077", "visa", ["02", 2030]),
   // approved with address-verification results
   approve("4000000000000010", "visa", undefined, { code: 1, message: "Address matches, postal code does not" }),
   approve("4000000000000028", "visa", undefined, { code: 2, message: "Postal code matches, address does not" }),
   approve("4000000000000036", "visa", undefined, { code: 3, message: "Neither address nor postal code match" }),
-  // declines and errors: one card for every last_error_code of spec §7
-  fail("4000000000000002", null, "Your card was declined"),
-  fail("4000000000000069", null, "Your card has expired"),
+  // declines to `error` without a code
+  fail("4000000000000002", null, DECLINED),
+  fail("4000000000000069", null, EXPIRED),
+  // one card for every last_error_code of spec §7
   fail("4000000000000101", "API_ERROR"),
   fail("4000000000000119", "APP_ERROR"),
   fail("4000000000000127", "EMV_ERROR"),
@@ -72,6 +89,35 @@ export function cardFailingWith(code: LastErrorCode): TestCard {
   const found = TEST_CARDS.find((c) => !c.outcome.approve && c.outcome.last_error_code === code);
   if (!found) throw new Error(`no test card for ${code}`);
   return found;
+}
+
+/**
+ * Test amounts, in the currency's minor units (9901 is USD 99.01, JPY 9901, KWD 9.901): with an
+ * approving card, the intent's amount selects the outcome. A declining card keeps its own outcome.
+ */
+export const TEST_AMOUNTS: ReadonlyMap<number, TestOutcome> = new Map<number, TestOutcome>([
+  ...LAST_ERROR_CODES.map((code, i) => [9901 + i, failure(code)] as const),
+  [9911, failure(null, DECLINED)],
+  [9912, failure(null, EXPIRED)],
+  [9913, { approve: true, captureRequested: true }],
+]);
+
+/** The minor units of a test amount that fails with this code (for tests that walk every §7 code). */
+export function amountFailingWith(code: LastErrorCode): number {
+  return 9901 + LAST_ERROR_CODES.indexOf(code);
+}
+
+/** The outcome a test amount selects, if the amount is one. */
+export function testAmount(amount: string, currency: string): TestOutcome | undefined {
+  const units = minorUnits(currency);
+  if (units === undefined) return undefined;
+  return TEST_AMOUNTS.get(new Decimal(amount).times(new Decimal(10).pow(units)).toNumber());
+}
+
+/** A test amount written in a currency, e.g. testAmountIn(9913, "USD") -> "99.13". */
+export function testAmountIn(minor: number, currency: string): string {
+  const units = minorUnits(currency) ?? 2;
+  return new Decimal(minor).dividedBy(new Decimal(10).pow(units)).toFixed(units);
 }
 
 /** Sandbox tokens of cards on file, usable in a stored-card charge without saving one first. */

@@ -217,8 +217,8 @@ export function createSimulators({ clock, ids, captures = "immediate", captureSe
       async presentCard(terminalId, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip } = {}) {
         const session = sessions.get(terminalId);
         if (!session) throw new NotFound("collection in progress on terminal", terminalId);
+        const test = lookup(cardNumber); // an unknown card is refused and the terminal keeps collecting
         endSession(terminalId);
-        const test = lookup(cardNumber);
         numbers.set(session.payment.intent.payment_id, test.number);
         await report(session.payment.intent.payment_id, outcome(session.payment, test, "card_present", capture, tip));
       },

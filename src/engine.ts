@@ -1,6 +1,7 @@
 // The engine: command -> decide events -> ask the machine -> append with the expected revision ->
 // return the payment record. Commands on one payment are serialized in this process; across
 // processes the store's optimistic concurrency decides and the loser re-decides on fresh state.
+import { timingSafeEqual } from "node:crypto";
 import {
   PaymentEvent,
   streams,
@@ -318,7 +319,9 @@ export function createEngine(options: EngineOptions = {}) {
 
   function requireSecret(loaded: Loaded, clientSecret: string) {
     const expected = viewOf(loaded).intent.client_secret;
-    if (expected === null || expected !== clientSecret) throw new NotFound("payment for client secret", "(redacted)", "client_secret");
+    // constant-time comparison: a secret must not be guessable from response timings
+    const same = expected !== null && expected.length === clientSecret.length && timingSafeEqual(Buffer.from(expected), Buffer.from(clientSecret));
+    if (!same) throw new NotFound("payment for client secret", "(redacted)", "client_secret");
   }
 
   const collectedByClientSdk = (loaded: Loaded) =>

@@ -19,6 +19,7 @@ import type { Projection } from "../projections/projection.js";
 import { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
 import { terminalKey, terminalsProjection, type TerminalRecord } from "../projections/terminals.js";
 import { timelineProjection } from "../projections/timeline.js";
+import { chainEvents, hashOf } from "./audit/chain.js";
 import { isoTimestamp, systemClock, type Clock } from "./clock.js";
 import { Conflict, InvalidRequest, NotFound, ProcessorRefused, TransitionNotAllowed } from "./errors.js";
 import { randomIds, type Ids } from "./ids.js";
@@ -78,6 +79,8 @@ interface Loaded {
   /** Last revision of the stream; -1 before the first event. */
   revision: number;
   request_id: number;
+  /** Hash of the stream's last event, the link of the next one (src/audit/chain.ts). */
+  hash: string | null;
 }
 
 export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, timelineProjection];
@@ -125,9 +128,10 @@ export function createEngine(options: EngineOptions = {}) {
     };
   }
 
-  function envelopes(events: DomainEvent[], ctx: CommandContext): EventData[] {
+  /** Events ready to append to `stream` after the event whose hash is `prevHash` (null: a new stream). */
+  function envelopes(stream: string, prevHash: string | null, events: DomainEvent[], ctx: CommandContext): EventData[] {
     const meta = metadata(ctx);
-    return events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...meta } }));
+    return chainEvents(stream, prevHash, events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...meta } })));
   }
 
   /** Loads a payment's state: the cached snapshot plus whatever other processes appended since. */
@@ -135,11 +139,11 @@ export function createEngine(options: EngineOptions = {}) {
     const cached = cache.get(paymentId);
     const events = await store.readStream(streams.payment(paymentId), { fromRevision: cached ? cached.revision + 1 : 0 });
     if (!cached && events.length === 0) return undefined;
-    let loaded: Loaded = cached ?? { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0 };
+    let loaded: Loaded = cached ?? { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
     for (const e of events) {
       const snapshot = applyPaymentEvent(loaded.snapshot, e as unknown as PaymentEvent);
       if (!snapshot) throw new Error(`stored event ${e.type} at ${e.stream}@${e.revision} is not allowed by the machine`);
-      loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id };
+      loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
     }
     remember(paymentId, loaded);
     return loaded;
@@ -166,10 +170,11 @@ export function createEngine(options: EngineOptions = {}) {
       if (!next) throw new TransitionNotAllowed(paymentId, command, String(snapshot.value), allowedCommands(snapshot), `${event.type} not allowed`);
       snapshot = next;
     }
-    const data = envelopes(events, ctx);
+    const stream = streams.payment(paymentId);
+    const data = envelopes(stream, loaded.hash, events, ctx);
     const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
-    const { nextRevision } = await store.append(streams.payment(paymentId), data, { expectedRevision });
-    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id };
+    const { nextRevision } = await store.append(stream, data, { expectedRevision });
+    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!) };
     remember(paymentId, after);
     waiters.get(paymentId)?.forEach((wake) => wake());
     return after;
@@ -426,7 +431,8 @@ export function createEngine(options: EngineOptions = {}) {
       if (!isCurrency(currency)) throw new InvalidRequest(`currency: ${currency} is not an ISO 4217 currency`, "currency", "parameter_invalid");
       const event: DomainEvent = { type: "AccountOpened", version: 1, data: { external_account_id, processor, currency } };
       try {
-        await store.append(streams.account(external_account_id), envelopes([event], ctx), { expectedRevision: "no_stream" });
+        const stream = streams.account(external_account_id);
+        await store.append(stream, envelopes(stream, null, [event], ctx), { expectedRevision: "no_stream" });
       } catch (error) {
         if (error instanceof WrongExpectedRevision) throw new Conflict(`merchant account ${external_account_id} already exists`, "account_exists");
         throw error;
@@ -441,7 +447,8 @@ export function createEngine(options: EngineOptions = {}) {
       await getAccount(external_account_id);
       const terminal_id = ids.id("tmr");
       const data = { terminal_id, external_account_id, terminal_type, label, serial_number, registered_at: isoTimestamp(clock.now()) };
-      await store.append(streams.terminal(terminal_id), envelopes([{ type: "TerminalRegistered", version: 1, data }], ctx), { expectedRevision: "no_stream" });
+      const stream = streams.terminal(terminal_id);
+      await store.append(stream, envelopes(stream, null, [{ type: "TerminalRegistered", version: 1, data }], ctx), { expectedRevision: "no_stream" });
       const { registered_at, ...terminal } = data;
       return { ...terminal, date_created: registered_at };
     },
@@ -487,7 +494,7 @@ export function createEngine(options: EngineOptions = {}) {
         },
       };
       const loaded = await withLock(payment_id, () =>
-        appendPayment(payment_id, { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0 }, [created], ctx, "create"),
+        appendPayment(payment_id, { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null }, [created], ctx, "create"),
       );
       return { ...recordOf(loaded), client_secret };
     },

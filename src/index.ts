@@ -19,3 +19,11 @@ export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amount
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
+// audit and review tooling (src/audit)
+export { canonicalJson, eventHash, verifyChain, headOf, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
+export { audit, auditAll, type PaymentAudit, type StoreAudit, type Finding, type FindingKind, type TimelineRow } from "./audit/audit.js";
+export { replayStore, replayPayment, type ReplaySummary, type IllegalTransition } from "./audit/replay.js";
+export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./audit/transfer.js";
+export { asOf, type AsOf } from "./audit/as-of.js";
+export { diagram, machineGraph, type MachineGraph, type MachineTransition, type DiagramFormat, type DiagramOptions } from "./audit/diagram.js";
+export { eventsStore, type AuditSource } from "./audit/source.js";

@@ -1,0 +1,32 @@
+// A payment as it stood at a moment: its stream folded up to the last event whose timestamp is
+// at or before that moment (event time is the injected clock's, recorded in the metadata).
+import { streams } from "../../machines/events.js";
+import { foldStored, type PaymentState } from "../../machines/fold.js";
+import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import { InvalidRequest, NotFound } from "../errors.js";
+import type { EventStore } from "../store/port.js";
+
+export interface AsOf {
+  record: PaymentRecord;
+  state: PaymentState;
+  /** The last event folded. */
+  revision: number;
+  event_id: string;
+}
+
+/** The record at `timestamp` (ISO 8601), or null when the payment did not exist yet. */
+export async function asOf(store: EventStore, paymentId: string, timestamp: string): Promise<AsOf | null> {
+  const at = Date.parse(timestamp);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(timestamp) || Number.isNaN(at)) throw new InvalidRequest(`timestamp: ${JSON.stringify(timestamp)} is not an ISO 8601 date-time`, "timestamp", "parameter_invalid");
+  const events = await store.readStream(streams.payment(paymentId));
+  if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+  let state: PaymentState | undefined;
+  let last: (typeof events)[number] | undefined;
+  for (const e of events) {
+    if (Date.parse(e.metadata.timestamp) > at) break;
+    state = foldStored(state, e).state;
+    last = e;
+  }
+  if (!state || !last) return null;
+  return { record: paymentRecord(state, last.metadata.request_id), state, revision: last.revision, event_id: last.id };
+}

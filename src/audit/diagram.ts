@@ -1,0 +1,160 @@
+// Transition diagrams generated from the machine definition itself (paymentMachine.root): every
+// state, every transition with its event and guard, the initial and final states. Mermaid for
+// GitHub, DOT for Graphviz, SVG rendered by Graphviz compiled to WebAssembly (no system package).
+// With a payment's events, the path it took is highlighted and its steps numbered.
+import type { AnyStateMachine } from "xstate";
+import { paymentMachine } from "../../machines/payment.js";
+import { replay } from "../replay.js";
+import type { RecordedEvent } from "../store/port.js";
+
+export interface MachineTransition {
+  from: string;
+  to: string;
+  event: string;
+  /** The guard as written in the machine (`a and b`), `else` for a fallback branch, or null. */
+  guard: string | null;
+}
+
+export interface MachineGraph {
+  id: string;
+  initial: string;
+  states: { id: string; final: boolean }[];
+  transitions: MachineTransition[];
+}
+
+type GuardDef = string | { type: string } | ((...args: never[]) => unknown) & { name: string; guards?: GuardDef[] };
+
+function guardLabel(guard: GuardDef): string {
+  if (typeof guard === "string") return guard;
+  if (typeof guard === "function") {
+    const parts = (guard.guards ?? []).map((g) => {
+      const label = guardLabel(g);
+      return label.includes(" ") ? `(${label})` : label;
+    });
+    if (guard.name === "not") return `not ${parts[0]}`;
+    return parts.length ? parts.join(` ${guard.name} `) : guard.name || "guard";
+  }
+  return guard.type;
+}
+
+/** The machine's states and transitions, in definition order (flat machines: the payment's). */
+export function machineGraph(machine: AnyStateMachine = paymentMachine): MachineGraph {
+  const root = machine.root;
+  const states = Object.values(root.states).map((node) => {
+    if (Object.keys(node.states).length) throw new Error(`state ${node.key} has child states: nested machines are not drawn`);
+    return { id: node.key, final: node.type === "final" };
+  });
+  const transitions: MachineTransition[] = [];
+  for (const node of Object.values(root.states)) {
+    for (const [event, branches] of node.transitions) {
+      branches.forEach((t, i) => {
+        const guard = t.guard ? guardLabel(t.guard as GuardDef) : i > 0 ? "else" : null;
+        transitions.push({ from: node.key, to: t.target?.[0]?.key ?? node.key, event, guard });
+      });
+    }
+  }
+  const initial = root.initial?.target?.[0]?.key;
+  if (!initial) throw new Error("the machine has no initial state");
+  return { id: machine.id, initial, states, transitions };
+}
+
+/** Which transitions a payment took, in order (events the machine refused are left out). */
+export function pathOf(graph: MachineGraph, events: readonly RecordedEvent[]): Map<number, number[]> {
+  const steps = new Map<number, number[]>();
+  let n = 0;
+  for (const step of replay(events).steps) {
+    if (!step.allowed) continue;
+    n++;
+    const index = graph.transitions.findIndex((t) => t.from === step.status_before && t.event === step.type && t.to === step.state.status);
+    if (index >= 0) steps.set(index, [...(steps.get(index) ?? []), n]);
+  }
+  return steps;
+}
+
+export type DiagramFormat = "mermaid" | "dot" | "svg";
+
+export interface DiagramOptions {
+  format?: DiagramFormat;
+  /** A payment's events: its path is highlighted and numbered. */
+  path?: readonly RecordedEvent[];
+  /** Title of the diagram (e.g. the payment id). */
+  title?: string;
+  machine?: AnyStateMachine;
+}
+
+const label = (t: MachineTransition) => (t.guard ? `${t.event} [${t.guard}]` : t.event);
+const numbered = (steps: number[] | undefined, text: string) => (steps ? `${steps.join(", ")}. ${text}` : text);
+
+export function toMermaid(graph: MachineGraph, path?: Map<number, number[]>, title?: string): string {
+  const lines = [...(title ? ["---", `title: ${title}`, "---"] : []), "stateDiagram-v2", `  [*] --> ${graph.initial}`];
+  graph.transitions.forEach((t, i) => lines.push(`  ${t.from} --> ${t.to} : ${numbered(path?.get(i), label(t))}`));
+  for (const s of graph.states) if (s.final) lines.push(`  ${s.id} --> [*]`);
+  if (path) {
+    const visited = new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.to)]);
+    lines.push("  classDef visited fill:#ffe8cc,stroke:#d9480f,stroke-width:2px", `  class ${[...visited].join(",")} visited`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+export function toDot(graph: MachineGraph, path?: Map<number, number[]>, title?: string): string {
+  const q = (s: string) => JSON.stringify(s);
+  const visited = path ? new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.to)]) : new Set<string>();
+  const lines = [
+    `digraph ${q(graph.id)} {`,
+    ...(title ? [`  label=${q(title)}; labelloc=t; fontname="Helvetica";`] : []),
+    `  rankdir=LR;`,
+    `  node [shape=box, style=rounded, fontname="Helvetica"];`,
+    `  edge [fontname="Helvetica", fontsize=10];`,
+    `  "__initial" [shape=point, width=0.15, label=""];`,
+    `  "__initial" -> ${q(graph.initial)};`,
+  ];
+  for (const s of graph.states) {
+    const attrs = [...(s.final ? ["peripheries=2"] : []), ...(visited.has(s.id) ? [`style="rounded,filled"`, `fillcolor="#ffe8cc"`, `color="#d9480f"`] : [])];
+    lines.push(`  ${q(s.id)}${attrs.length ? ` [${attrs.join(", ")}]` : ""};`);
+  }
+  graph.transitions.forEach((t, i) => {
+    const steps = path?.get(i);
+    const attrs = [`label=${q(numbered(steps, label(t)))}`, ...(steps ? [`color="#d9480f"`, `fontcolor="#d9480f"`, "penwidth=2.5"] : [])];
+    lines.push(`  ${q(t.from)} -> ${q(t.to)} [${attrs.join(", ")}];`);
+  });
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}
+
+let graphviz: Promise<{ dot(src: string): string }> | undefined;
+
+/** Renders DOT to SVG with Graphviz compiled to WebAssembly (@hpcc-js/wasm-graphviz). */
+export async function dotToSvg(dot: string): Promise<string> {
+  graphviz ??= import("@hpcc-js/wasm-graphviz").then((m) => m.Graphviz.load());
+  return (await graphviz).dot(dot);
+}
+
+/** The machine's diagram, optionally with a payment's path highlighted and numbered. */
+export async function diagram({ format = "mermaid", path, title, machine }: DiagramOptions = {}): Promise<string> {
+  const graph = machineGraph(machine);
+  const taken = path ? pathOf(graph, path) : undefined;
+  if (format === "mermaid") return toMermaid(graph, taken, title);
+  const dot = toDot(graph, taken, title);
+  return format === "dot" ? dot : dotToSvg(dot);
+}
+
+/** The committed docs: docs/payment-machine.md (Mermaid, GitHub renders it) and docs/payment-machine.svg. */
+export async function machineDocs(): Promise<{ markdown: string; svg: string }> {
+  const graph = machineGraph();
+  const markdown = [
+    "# The payment machine",
+    "",
+    "<!-- generated from machines/payment.ts by `npm run diagrams`; test/audit/docs.test.ts fails when this file is stale -->",
+    "",
+    `States and transitions of the payment intent, generated from the XState machine itself. Each arrow is a`,
+    `domain event, with its guard in brackets; \`else\` is the branch taken when the guards before it fail.`,
+    `Initial state: \`${graph.initial}\`; final: ${graph.states.filter((s) => s.final).map((s) => `\`${s.id}\``).join(", ")}.`,
+    `A payment's own path: \`cardflow diagram --payment <id>\`. SVG: [payment-machine.svg](payment-machine.svg).`,
+    "",
+    "```mermaid",
+    toMermaid(graph).trimEnd(),
+    "```",
+    "",
+  ].join("\n");
+  return { markdown, svg: await dotToSvg(toDot(graph)) };
+}

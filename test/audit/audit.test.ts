@@ -1,0 +1,170 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { audit, auditAll, type Finding } from "../../src/audit/audit.js";
+import { chainEvents, eventHash } from "../../src/audit/chain.js";
+import { replayStore } from "../../src/audit/replay.js";
+import { eventsStore } from "../../src/audit/source.js";
+import type { RecordedEvent } from "../../src/store/port.js";
+import { runFlows, type Flows } from "./flows.js";
+
+let flows: Flows;
+let stored: RecordedEvent[];
+const source = () => ({ store: flows.engine.store, readModels: flows.engine.readModels });
+
+beforeAll(async () => {
+  flows = await runFlows();
+  stored = await flows.engine.store.readAll();
+});
+
+describe("streams the engine produced", () => {
+  it("every flow audits clean: chain intact, legal transitions, read models equal", async () => {
+    for (const [flow, paymentId] of Object.entries(flows.payments)) {
+      const report = await audit(source(), paymentId);
+      expect(report.findings, flow).toEqual([]);
+      expect(report.read_models, flow).toBe("equal");
+      expect(report.record).toEqual(await flows.engine.getPayment({ external_account_id: report.record!.external_account_id, payment_id: paymentId }));
+      // the timeline is a chain of statuses from `none` to the final one
+      expect(report.timeline[0]!.status_before).toBe("none");
+      report.timeline.slice(1).forEach((row, i) => expect(row.status_before).toBe(report.timeline[i]!.status_after));
+      expect(report.timeline.at(-1)!.status_after).toBe(report.final.status);
+      expect(report.head_hash).toBe(report.timeline.length ? stored.filter((e) => e.stream === report.stream).at(-1)!.metadata.hash : null);
+    }
+  });
+
+  it("every event carries a hash of its content linked to the previous event of its stream", () => {
+    const last = new Map<string, string>();
+    for (const e of stored) {
+      expect(e.metadata.prev_hash ?? null).toBe(last.get(e.stream) ?? null);
+      expect(e.metadata.hash).toBe(eventHash(e.stream, e));
+      last.set(e.stream, e.metadata.hash as string);
+    }
+  });
+
+  it("the timeline names time, request, actor, status before and after, and amounts after", async () => {
+    const { timeline } = await audit(source(), flows.payments.terminal_manual!);
+    expect(timeline.map((r) => [r.type, r.status_before, r.status_after, r.actor, r.amounts_after])).toEqual([
+      ["PaymentIntentCreated", "none", "requires_payment_method", "key_1", { authorized: "0.00", captured: "0.00", refunded: "0.00" }],
+      ["TerminalAuthorizationStarted", "requires_payment_method", "payment_method_requested", "key_1", { authorized: "0.00", captured: "0.00", refunded: "0.00" }],
+      ["PaymentAuthorized", "payment_method_requested", "requires_capture", "processor:A", { authorized: "25.00", captured: "0.00", refunded: "0.00" }],
+      ["PaymentCaptured", "requires_capture", "succeeded", "key_1", { authorized: "25.00", captured: "20.00", refunded: "0.00" }],
+      ["PaymentRefunded", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "5.00" }],
+      ["PaymentRefunded", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "20.00" }],
+    ]);
+    for (const row of timeline) {
+      expect(row.timestamp).toMatch(/^2026-01-01T00:0\d:\d\d\.000\+00:00$/);
+      expect(Number.isInteger(row.request_id)).toBe(true);
+    }
+  });
+
+  it("auditAll and replayStore find nothing wrong with the whole store", async () => {
+    const all = await auditAll(source());
+    expect(all.findings).toEqual([]);
+    expect(all).toMatchObject({ events: stored.length, payments: Object.keys(flows.payments).length, read_models: "equal" });
+    const summary = await replayStore(flows.engine.store);
+    expect(summary.illegal).toEqual([]);
+    expect(summary.payments).toBe(Object.keys(flows.payments).length);
+    expect(Object.values(summary.by_status).reduce((a, b) => a + b, 0)).toBe(summary.payments);
+    for (const [flow, id] of Object.entries(flows.payments)) {
+      const { final } = await audit(source(), id);
+      expect(summary.by_status[final.status], flow).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("tampering is detected and named", () => {
+  const paymentOf = () => flows.payments.terminal_manual!;
+  const streamOf = () => `payment-${paymentOf()}`;
+  /** The store as a copy whose payment stream `edit` rewrote (revisions and positions kept in place). */
+  async function tampered(edit: (events: RecordedEvent[]) => RecordedEvent[]) {
+    const others = stored.filter((e) => e.stream !== streamOf());
+    const mine = structuredClone(stored.filter((e) => e.stream === streamOf()));
+    const slots = mine.map((e) => ({ revision: e.revision, position: e.position }));
+    const edited = edit(mine).map((e, i) => ({ ...e, ...(slots[i] ?? { revision: i, position: slots.at(-1)!.position + i }) }));
+    const store = eventsStore([...others, ...edited]);
+    return { one: (await audit({ store }, paymentOf())).findings, all: (await auditAll({ store })).findings, edited };
+  }
+  const kinds = (findings: Finding[]) => findings.map((f) => f.kind);
+  const chainOnly = (findings: Finding[]) => findings.filter((f) => ["edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
+
+  it("an edited event: its content no longer matches its hash", async () => {
+    const { one, all, edited } = await tampered((events) => {
+      (events[4]!.data as { amount: string }).amount = "1.00";
+      return events;
+    });
+    expect(one).toEqual([expect.objectContaining({ kind: "edited", event_id: edited[4]!.id, revision: 4 })]);
+    expect(one[0]!.message).toContain("PaymentRefunded");
+    expect(kinds(all)).toEqual(["edited"]);
+  });
+
+  it("edited metadata (who did it) is an edit too", async () => {
+    const { one } = await tampered((events) => {
+      events[3]!.metadata.actor = "key_someone_else";
+      return events;
+    });
+    expect(one).toEqual([expect.objectContaining({ kind: "edited", revision: 3 })]);
+  });
+
+  it("a removed event: the next one's link names a missing predecessor", async () => {
+    const { one, edited } = await tampered((events) => events.filter((_, i) => i !== 2));
+    expect(kinds(one)).toContain("removed");
+    // named by the event after the gap: the capture whose predecessor (the authorization) is gone
+    expect(one.find((f) => f.kind === "removed")).toMatchObject({ event_id: edited[2]!.id, revision: 2 });
+    expect(edited[2]!.type).toBe("PaymentCaptured");
+    // the machine also refuses a capture that was never authorized
+    expect(kinds(one)).toContain("illegal_transition");
+  });
+
+  it("a removed first event", async () => {
+    const { one, edited } = await tampered((events) => events.slice(1));
+    expect(one).toContainEqual(expect.objectContaining({ kind: "removed", event_id: edited[0]!.id }));
+  });
+
+  it("reordered events, even when the machine accepts the new order", async () => {
+    const { one, edited } = await tampered((events) => [...events.slice(0, 4), events[5]!, events[4]!]);
+    expect(one).toEqual([expect.objectContaining({ kind: "reordered" })]);
+    expect([edited[4]!.id, edited[5]!.id]).toContain(one[0]!.event_id);
+  });
+
+  it("an inserted event with a forged, valid-looking link", async () => {
+    const { one, edited } = await tampered((events) => {
+      const [forged] = chainEvents(streamOf(), events[3]!.metadata.hash as string, [
+        { ...events[4]!, id: "00000000-0000-4000-8000-0000deadbeef", data: { refund_id: "re_forged", amount: "1.00", reason: null } },
+      ]);
+      return [...events.slice(0, 4), { ...events[4]!, ...forged! }, ...events.slice(4)];
+    });
+    expect(chainOnly(one)).toEqual([expect.objectContaining({ kind: "inserted", event_id: "00000000-0000-4000-8000-0000deadbeef", revision: 4 })]);
+    // the forged refund also leaves the last genuine refund above what was captured
+    expect(kinds(one)).toContain("illegal_transition");
+    expect(edited).toHaveLength(7);
+  });
+
+  it("an inserted event without any hash", async () => {
+    const { one } = await tampered((events) => {
+      const { hash: _h, prev_hash: _p, ...metadata } = events[4]!.metadata;
+      return [...events.slice(0, 5), { ...events[4]!, id: "00000000-0000-4000-8000-00000000feed", metadata }, ...events.slice(5)];
+    });
+    expect(one).toContainEqual(expect.objectContaining({ kind: "inserted", event_id: "00000000-0000-4000-8000-00000000feed" }));
+  });
+
+  it("an edited event re-hashed by someone who knows the algorithm breaks the next link", async () => {
+    const { one, edited } = await tampered((events) => {
+      (events[4]!.data as { amount: string }).amount = "1.00";
+      events[4]!.metadata.hash = eventHash(streamOf(), events[4]!);
+      return events;
+    });
+    expect(one).toEqual([expect.objectContaining({ kind: "removed", event_id: edited[5]!.id })]);
+    expect(one[0]!.message).toContain("edited and re-hashed");
+  });
+
+  it("a read model that no longer matches its events", async () => {
+    const id = paymentOf();
+    const doc = await flows.engine.readModels.get<{ record: { amount_refunded: string } }>("payments", id);
+    const checkpoint = await flows.engine.readModels.checkpoint("payments");
+    await flows.engine.readModels.commit("payments", [{ key: id, doc: { ...doc!, record: { ...doc!.record, amount_refunded: "0.00" } } }], checkpoint);
+    try {
+      expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payments" })]);
+      expect(kinds((await auditAll(source())).findings)).toEqual(["read_model_mismatch"]);
+    } finally {
+      await flows.engine.readModels.commit("payments", [{ key: id, doc }], checkpoint);
+    }
+  });
+});

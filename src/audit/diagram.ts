@@ -144,7 +144,7 @@ export async function machineDocs(): Promise<{ markdown: string; svg: string }> 
   const markdown = [
     "# The payment machine",
     "",
-    "<!-- generated from machines/payment.ts by `npm run diagrams`; test/audit/docs.test.ts fails when this file is stale -->",
+    "<!-- generated from machines/payment.ts by `npm run diagrams`; test/audit/diagram.test.ts fails when this file is stale -->",
     "",
     `States and transitions of the payment intent, generated from the XState machine itself. Each arrow is a`,
     `domain event, with its guard in brackets; \`else\` is the branch taken when the guards before it fail.`,

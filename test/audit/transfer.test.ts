@@ -1,0 +1,94 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { exportEvents, importEvents, ImportRefused } from "../../src/audit/transfer.js";
+import { canonicalJson } from "../../src/audit/chain.js";
+import { PROJECTIONS } from "../../src/engine.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import { createMemoryStore } from "../../src/store/memory.js";
+import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+import { runFlows, type Flows } from "./flows.js";
+
+let flows: Flows;
+let lines: string[];
+
+const collect = async (it: AsyncIterable<string>) => {
+  const out: string[] = [];
+  for await (const l of it) out.push(l);
+  return out;
+};
+
+/** Every document of every projection, rebuilt from the store's events. */
+async function readModelsOf(store: EventStore, readModels: ReadModelStore = createMemoryReadModels()) {
+  await createProjectionRunner({ store, readModels, projections: PROJECTIONS }).catchUp();
+  return Object.fromEntries(await Promise.all(PROJECTIONS.map(async (p) => [p.name, canonicalJson(await readModels.list(p.name, ""))] as const)));
+}
+
+beforeAll(async () => {
+  flows = await runFlows();
+  lines = await collect(exportEvents(flows.engine.store));
+});
+
+describe("export -> import", () => {
+  it("gives identical streams and identical read models (memory -> memory)", async () => {
+    const target = createMemoryStore();
+    expect(await importEvents(target, lines)).toEqual({ streams: 16, events: lines.length });
+    expect(await target.readAll()).toEqual(await flows.engine.store.readAll());
+    expect(await readModelsOf(target)).toEqual(await readModelsOf(flows.engine.store, flows.engine.readModels));
+    // and the export of the copy is the same file
+    expect(await collect(exportEvents(target))).toEqual(lines);
+  });
+
+  it("exports one payment's stream", async () => {
+    const id = flows.payments.retry_then_cancel!;
+    const one = await collect(exportEvents(flows.engine.store, { paymentId: id }));
+    expect(one.map((l) => JSON.parse(l).stream)).toEqual(Array(8).fill(`payment-${id}`));
+    const target = createMemoryStore();
+    await importEvents(target, one);
+    expect(await target.readStream(`payment-${id}`)).toEqual((await flows.engine.store.readStream(`payment-${id}`)).map((e, i) => ({ ...e, position: i + 1 })));
+  });
+
+  it("an engine on the imported store continues the payments and their chains", async () => {
+    const { createEngine } = await import("../../src/engine.js");
+    const target = createMemoryStore();
+    await importEvents(target, lines);
+    const engine = createEngine({ store: target, clock: flows.clock, ids: flows.engine.ids });
+    const id = flows.payments.reader_manual!;
+    const refunded = await engine.refund({ external_account_id: "acct_b", payment_id: id, amount: "1.00" });
+    expect(refunded.amount_refunded).toBe("1.00");
+    const { audit } = await import("../../src/audit/audit.js");
+    expect((await audit({ store: target }, id)).findings).toEqual([]);
+  });
+
+  const refusedWith = async (edited: string[], pattern: RegExp) => {
+    const target = createMemoryStore();
+    const error = await importEvents(target, edited).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ImportRefused);
+    expect((error as ImportRefused).problems.join("\n")).toMatch(pattern);
+    expect(await target.readAll()).toEqual([]);
+  };
+
+  it("refuses a stream whose hash chain does not verify, and appends nothing", async () => {
+    const edited = lines.map((l) => (l.includes('"type":"PaymentRefunded"') ? l.replace('"amount":"5.00"', '"amount":"4.00"') : l));
+    expect(edited).not.toEqual(lines);
+    await refusedWith(edited, /payment-pi_\w+: edited: PaymentRefunded/);
+  });
+
+  it("refuses a stream with a removed event", async () => {
+    const i = lines.findIndex((l) => l.includes('"type":"PaymentAuthorized"'));
+    await refusedWith([...lines.slice(0, i), ...lines.slice(i + 1)], /revision \d+ where \d+ was expected[\s\S]*removed/);
+  });
+
+  it("refuses lines that are not events, naming the line and field", async () => {
+    await refusedWith([...lines.slice(0, 2), "{not json", JSON.stringify({ stream: "x" })], /line 3: not JSON\n.*line 4: revision:/s);
+  });
+
+  it("refuses a stream the target store has with other events", async () => {
+    const { createEngine } = await import("../../src/engine.js");
+    const { sequentialIds } = await import("../../src/ids.js");
+    const target = createMemoryStore();
+    await createEngine({ store: target, ids: sequentialIds(1000) }).openAccount({ external_account_id: "acct_a" });
+    const error = (await importEvents(target, lines).catch((e: unknown) => e)) as ImportRefused;
+    expect(error.problems).toEqual(["account-acct_a: already exists in the target store with other events"]);
+    expect(await target.readAll()).toHaveLength(1);
+  });
+});

@@ -17,7 +17,7 @@ describe("asOf", () => {
       const events = await flows.engine.store.readStream(`payment-${id}`);
       for (const e of events) {
         // events of one command share its instant: the record then is after the last of them
-        const upTo = events.findLastIndex((x) => x.metadata.timestamp === e.metadata.timestamp);
+        const upTo = events.map((x) => x.metadata.timestamp).lastIndexOf(e.metadata.timestamp);
         const expected = paymentRecord(replay(events.slice(0, upTo + 1)).final, events[upTo]!.metadata.request_id);
         const got = await asOf(flows.engine.store, id, e.metadata.timestamp);
         expect(got?.record, `${flow}@${e.revision}`).toEqual(expected);

@@ -1,0 +1,102 @@
+// `cardflow replay`, `cardflow audit` and `cardflow as-of`: the auditors' commands, a thin layer
+// over src/audit (every result is also available as JSON with --json).
+import type { Command } from "commander";
+import { PROJECTIONS } from "../engine.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { asOf } from "../audit/as-of.js";
+import { audit, auditAll } from "../audit/audit.js";
+import { formatAudit, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
+import { replayPayment, replayStore } from "../audit/replay.js";
+import { InvalidRequest } from "../errors.js";
+import { action, EXIT_FINDINGS, processIo, progressLine, type CliIo } from "./io.js";
+import { storeOption, withStore, type OpenedStore } from "./store-option.js";
+
+const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
+
+/** Read models are brought up to date first (what the service does when read), unless told not to. */
+async function caughtUp(opened: OpenedStore, catchUp: boolean) {
+  if (opened.readModels && catchUp) await createProjectionRunner({ store: opened.store, readModels: opened.readModels, projections: PROJECTIONS }).catchUp();
+  return { store: opened.store, readModels: opened.readModels };
+}
+
+export function registerAudit(program: Command, io: CliIo = processIo): void {
+  program
+    .command("replay")
+    .summary("replay event streams through the machine (one payment, or a summary of the store)")
+    .description("fold event streams through the payment machine, purely: the state after each event of one payment, or a summary of the whole store (payments by status, events, illegal transitions, time taken); exits 1 when an event is one the machine refuses")
+    .addOption(storeOption())
+    .option("--payment <id>", "replay one payment and print the state after each event")
+    .option("--json", "machine-readable output")
+    .option("--no-progress", "no progress line on stderr")
+    .action(
+      action(io, async (opts: { store?: string; payment?: string; json?: boolean; progress: boolean }) =>
+        withStore(opts.store, async ({ store }) => {
+          if (opts.payment !== undefined) {
+            const report = await replayPayment(store, opts.payment);
+            if (opts.json) io.out(json(report));
+            else {
+              io.out(`payment ${opts.payment}: ${report.steps.length} events\n`);
+              for (const s of report.steps) {
+                const { amount_authorized: a, amount_captured: c, amount_refunded: r } = s.state.context;
+                const change = s.allowed ? `${s.status_before} → ${s.state.status}` : `REFUSED in ${s.status_before}`;
+                io.out(`  ${String(s.revision).padStart(3)}  ${s.type.padEnd(28)}  ${change.padEnd(52)}  authorized ${a}  captured ${c}  refunded ${r}\n`);
+              }
+              io.out(`final: ${report.final.status}; illegal transitions: ${report.illegal.length || "none"}\n`);
+            }
+            return report.illegal.length ? EXIT_FINDINGS : 0;
+          }
+          const progress = progressLine(io, "replaying");
+          const summary = await replayStore(store, { onProgress: opts.progress ? progress.update : undefined });
+          progress.done();
+          io.out(opts.json ? json(summary) : formatReplaySummary(summary));
+          return summary.illegal.length ? EXIT_FINDINGS : 0;
+        }),
+      ),
+    );
+
+  program
+    .command("audit")
+    .summary("timeline and verification of a payment, or of every stream with --all")
+    .description("explain and verify a payment: its timeline (time, request id, actor, status before → after, amounts after), the state recomputed from its events against the stored read models, its hash chain; with --all, every stream of the store. Exits 1 on any finding")
+    .argument("[payment_id]", "the payment to audit")
+    .addOption(storeOption())
+    .option("--all", "verify every stream: legal transitions, amount invariants, hash chains, read models equal to a fresh replay")
+    .option("--json", "machine-readable output")
+    .option("--no-catch-up", "do not bring the stored read models up to date before comparing them")
+    .option("--no-progress", "no progress line on stderr")
+    .action(
+      action(io, async (paymentId: string | undefined, opts: { store?: string; all?: boolean; json?: boolean; catchUp: boolean; progress: boolean }) => {
+        if (opts.all === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
+        return withStore(opts.store, async (opened) => {
+          const source = await caughtUp(opened, opts.catchUp);
+          if (paymentId !== undefined) {
+            const report = await audit(source, paymentId);
+            io.out(opts.json ? json(report) : formatAudit(report));
+            return report.findings.length ? EXIT_FINDINGS : 0;
+          }
+          const progress = progressLine(io, "auditing");
+          const report = await auditAll(source, { onProgress: opts.progress ? progress.update : undefined });
+          progress.done();
+          io.out(opts.json ? json(report) : formatStoreAudit(report));
+          return report.findings.length ? EXIT_FINDINGS : 0;
+        });
+      }),
+    );
+
+  program
+    .command("as-of")
+    .summary("the payment record as it stood at a moment")
+    .description("the payment record (spec §2.1) as it stood at a moment: its events up to that time, folded")
+    .argument("<payment_id>", "the payment")
+    .argument("<timestamp>", "ISO 8601, e.g. 2026-01-01T00:05:00Z")
+    .addOption(storeOption())
+    .action(
+      action(io, async (paymentId: string, timestamp: string, opts: { store?: string }) =>
+        withStore(opts.store, async ({ store }) => {
+          const found = await asOf(store, paymentId, timestamp);
+          if (!found) throw new InvalidRequest(`payment ${paymentId} did not exist yet at ${timestamp}`, "timestamp");
+          io.out(json(found.record));
+        }),
+      ),
+    );
+}

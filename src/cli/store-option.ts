@@ -1,0 +1,67 @@
+// The `--store` option of commands that read or write events:
+//   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
+//   memory          an empty in-memory store (tests, dry runs)
+// Default: the CARDFLOW_STORE environment variable.
+import { readFile } from "node:fs/promises";
+import { Option } from "commander";
+import { InvalidRequest } from "../errors.js";
+import { createMemoryReadModels } from "../store/memory-read-models.js";
+import { createMemoryStore } from "../store/memory.js";
+import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
+import { eventsStore } from "../audit/source.js";
+
+export interface OpenedStore {
+  store: EventStore;
+  /** The read models kept beside the events, when the store has them. */
+  readModels?: ReadModelStore;
+  close(): Promise<void>;
+}
+
+export const storeOption = () =>
+  new Option("--store <store>", "event store: jsonl:PATH (an export, read-only) or memory").env("CARDFLOW_STORE");
+
+/** Reads a JSONL export as it is: no verification, so an audit sees exactly what the file holds. */
+export async function readJsonl(path: string): Promise<RecordedEvent[]> {
+  const text = await readFile(path, "utf8");
+  return text
+    .split("\n")
+    .map((line, i) => [line, i + 1] as const)
+    .filter(([line]) => line.trim() !== "")
+    .map(([line, n]) => {
+      try {
+        return JSON.parse(line) as RecordedEvent;
+      } catch {
+        throw new InvalidRequest(`${path}: line ${n} is not JSON`, "store");
+      }
+    });
+}
+
+export async function openStore(spec: string | undefined): Promise<OpenedStore> {
+  if (!spec) throw new InvalidRequest("--store: no event store given (or set CARDFLOW_STORE): jsonl:PATH or memory", "store");
+  const colon = spec.indexOf(":");
+  const [kind, location] = colon < 0 ? [spec, ""] : [spec.slice(0, colon), spec.slice(colon + 1)];
+  switch (kind) {
+    case "memory": {
+      const store = createMemoryStore();
+      const readModels = createMemoryReadModels();
+      return { store, readModels, close: async () => void (await Promise.all([store.close(), readModels.close()])) };
+    }
+    case "jsonl": {
+      if (!location) throw new InvalidRequest("--store: jsonl:PATH needs a path", "store");
+      const store = eventsStore(await readJsonl(location));
+      return { store, close: () => store.close() };
+    }
+    default:
+      throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use jsonl:PATH or memory`, "store");
+  }
+}
+
+/** Opens the store, runs, closes it whatever happens. */
+export async function withStore<T>(spec: string | undefined, run: (opened: OpenedStore) => Promise<T>): Promise<T> {
+  const opened = await openStore(spec);
+  try {
+    return await run(opened);
+  } finally {
+    await opened.close();
+  }
+}

@@ -59,6 +59,8 @@ export function createSimulators({ clock, ids, captures = "immediate", captureSe
   const memo = new Map<string, Promise<unknown>>();
   /** The card number behind each payment's collected card, to decide its outcome and vault it. */
   const numbers = new Map<string, string>();
+  /** Authorization attempts per payment and card (for cards that fail the first attempt only). */
+  const attempts = new Map<string, number>();
 
   /** At most one effect per idempotency key: a repeated key gets the first answer. */
   function once<T>(key: string, run: () => Promise<T>): Promise<T> {
@@ -79,8 +81,11 @@ export function createSimulators({ clock, ids, captures = "immediate", captureSe
 
   /** A declining card keeps its outcome; with an approving card a test amount selects one. */
   function testOutcome(payment: PaymentView, test: TestCard): TestOutcome {
-    if (!test.outcome.approve) return test.outcome;
-    return testAmount(payment.intent.amount, payment.intent.currency) ?? test.outcome;
+    const key = `${payment.intent.payment_id}/${test.number}`;
+    const attempt = (attempts.get(key) ?? 0) + 1;
+    attempts.set(key, attempt);
+    if (!test.outcome.approve && !(test.outcome.firstAttemptOnly && attempt > 1)) return test.outcome;
+    return testAmount(payment.intent.amount, payment.intent.currency) ?? { approve: true };
   }
 
   const requestsCapture = (payment: PaymentView) => {

@@ -8,7 +8,13 @@ import { Decimal, minorUnits } from "../money.js";
 /** What the processor answers when a card is presented or charged. */
 export type TestOutcome =
   | { approve: true; /** the capture is requested and settles later (capture_requested) */ captureRequested?: boolean }
-  | { approve: false; last_error: string; last_error_code: LastErrorCode | null };
+  | {
+      approve: false;
+      last_error: string;
+      last_error_code: LastErrorCode | null;
+      /** Fails the first attempt of a payment only; a retry with the same card behaves as approving. */
+      firstAttemptOnly?: true;
+    };
 
 export interface TestCard {
   number: string;
@@ -65,6 +71,8 @@ export const TEST_CARDS: readonly TestCard[] = [
   // declines to `error` without a code
   fail("4000000000000002", null, DECLINED),
   fail("4000000000000069", null, EXPIRED),
+  // declines the first attempt of a payment, then is approved: "retry with the same card" (spec §7)
+  { ...fail("4000000000000259", null, DECLINED), outcome: { approve: false, last_error: DECLINED, last_error_code: null, firstAttemptOnly: true } },
   // one card for every last_error_code of spec §7
   fail("4000000000000101", "API_ERROR"),
   fail("4000000000000119", "APP_ERROR"),
@@ -125,5 +133,6 @@ export const TEST_PAYMENT_METHODS: Record<string, string> = {
   pm_card_visa: "4242424242424242",
   pm_card_mastercard: "5555555555554444",
   pm_card_declined: "4000000000000002",
+  pm_card_declined_once: "4000000000000259",
   pm_card_online_declined: "4000000000000143",
 };

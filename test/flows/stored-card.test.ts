@@ -67,3 +67,19 @@ describe("stored-card charge (card not present)", () => {
     expect(await refused(intent(A, { ...storedCard, payment_method_id: "pm_nope", capture_method: "manual" }))).toMatchObject({ status: 400, param: "payment_method_id" });
   });
 });
+
+test("retry after error with the same card on file: the card that declines once is approved on the second auth", async () => {
+  const { engine, intent } = await rig();
+  const { payment_id } = await intent(A, { ...storedCard, payment_method_id: "pm_card_declined_once", capture_method: "manual" });
+  expect(failureOf(await engine.authorize({ external_account_id: A, payment_id }))).toEqual({ status: "error", last_error: "Your card was declined", last_error_code: undefined });
+  const retried = await engine.authorize({ external_account_id: A, payment_id });
+  expect(retried).toMatchObject({ status: "requires_capture", amount_authorized: "10.00" });
+  expect(retried.last_error).toBeUndefined();
+});
+
+test("retry after requires_payment_method (a timeout) on a stored card is allowed; the test amount decides again", async () => {
+  const { engine, intent } = await rig();
+  const { payment_id } = await intent(A, { ...storedCard, capture_method: "automatic", amount: "99.09" });
+  expect(failureOf(await engine.authorize({ external_account_id: A, payment_id }))).toMatchObject({ status: "requires_payment_method", last_error_code: "USER_TIMEOUT" });
+  expect(failureOf(await engine.authorize({ external_account_id: A, payment_id }))).toMatchObject({ status: "requires_payment_method", last_error_code: "USER_TIMEOUT" });
+});

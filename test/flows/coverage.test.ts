@@ -1,0 +1,89 @@
+// The simulators in the loop reach every transition of the payment machine: merchant calls, the
+// client SDK and the shopper/clerk helpers only (no scripted processor answers), counted from the
+// audit timeline against the transitions read from the machine's definition.
+import { expect, test } from "vitest";
+import { machineTransitions } from "../../machines/transitions.js";
+import type { TimelineDoc } from "../../projections/timeline.js";
+import { A, B, rig } from "./harness.js";
+
+test("every transition of the machine is reached through the simulators", async () => {
+  const r = await rig();
+  const { engine, sims, sdk, intent, clock } = r;
+  const asyncTerminal = await r.terminal("A_async");
+  const reader = await r.terminal("B_reader");
+  const ref = (account: string, payment_id: string) => ({ external_account_id: account, payment_id });
+  const stored = (payment_method_id: string, capture_method: "manual" | "automatic", amount = "10.00") =>
+    intent(A, { payment_method_types: "card", payment_method_id, external_customer_id: "cus_1", capture_method, amount });
+  const onTerminal = async (capture_method: "manual" | "automatic", amount = "10.00") => {
+    const { payment_id } = await intent(A, { capture_method, amount });
+    await engine.authorize({ ...ref(A, payment_id), terminal_id: asyncTerminal });
+    return payment_id;
+  };
+  const authTwice = async (payment_id: string) => {
+    await engine.authorize(ref(A, payment_id));
+    await engine.authorize(ref(A, payment_id));
+  };
+
+  // requires_payment_method: canceled; stored-card outcomes (rpm and error classes of failure)
+  await engine.cancel(ref(A, (await intent(A, { capture_method: "manual" })).payment_id));
+  await engine.authorize(ref(A, (await stored("pm_card_visa", "manual")).payment_id));
+  await engine.authorize(ref(A, (await stored("pm_card_visa", "automatic")).payment_id));
+  await engine.authorize(ref(A, (await stored("pm_card_visa", "automatic", "99.13")).payment_id));
+  await engine.authorize(ref(A, (await stored("pm_card_visa", "automatic", "99.09")).payment_id));
+  // error: retried with the same card on file, which declines only the first attempt
+  await authTwice((await stored("pm_card_declined", "manual")).payment_id);
+  await authTwice((await stored("pm_card_declined_once", "manual")).payment_id);
+  await authTwice((await stored("pm_card_declined_once", "automatic")).payment_id);
+  await authTwice((await stored("pm_card_declined_once", "automatic", "99.13")).payment_id);
+  await authTwice((await stored("pm_card_declined_once", "automatic", "99.09")).payment_id);
+  const errorCanceled = (await stored("pm_card_declined", "manual")).payment_id;
+  await engine.authorize(ref(A, errorCanceled));
+  await engine.cancel(ref(A, errorCanceled));
+
+  // payment_method_requested on the asynchronous terminal
+  const manual = await onTerminal("manual");
+  await sims.terminal.presentCard(asyncTerminal);
+  await engine.capture({ ...ref(A, manual), amount: "4.00" });
+  await engine.refund({ ...ref(A, manual), amount: "1.00" });
+  await onTerminal("automatic");
+  await sims.terminal.presentCard(asyncTerminal, undefined, { capture: "on_terminal" });
+  await onTerminal("automatic");
+  await sims.terminal.presentCard(asyncTerminal, undefined, { capture: "requested" });
+  await onTerminal("manual");
+  await sims.terminal.clerkCancel(asyncTerminal);
+  await engine.cancel(ref(A, await onTerminal("manual")));
+  const retried = await onTerminal("manual");
+  await sims.terminal.presentCard(asyncTerminal, "4000000000000259");
+  await engine.authorize({ ...ref(A, retried), terminal_id: asyncTerminal });
+  await sims.terminal.presentCard(asyncTerminal, "4000000000000259"); // the same card, approved on retry
+  await engine.cancel(ref(A, retried));
+
+  // processor B: collect in rpm and in error; save before and after capture
+  const form = await intent(B, { payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+  await sdk.collectPaymentMethod(form.client_secret!, { card_number: "4000000000000002" });
+  await sdk.processPayment(form.client_secret!);
+  await sdk.collectPaymentMethod(form.client_secret!);
+  await sdk.processPayment(form.client_secret!);
+  await engine.saveCard({ ...ref(B, form.payment_id), external_customer_id: "cus_b" });
+  const present = await intent(B, { capture_method: "automatic", allow_saving_card: true });
+  await sdk.collectPaymentMethod(present.client_secret!, { terminal_id: reader });
+  await sdk.processPayment(present.client_secret!);
+  await engine.saveCard({ ...ref(B, present.payment_id), external_customer_id: "cus_b" });
+
+  // requires_capture: capture requested (the capture-requested test amount), settled by the clock
+  const capture = (await stored("pm_card_visa", "manual", "99.13")).payment_id;
+  await engine.authorize(ref(A, capture));
+  await engine.capture({ ...ref(A, capture), amount: "99.13" });
+  await clock.advance(1_000);
+  expect((await r.get(A, capture)).status).toBe("succeeded");
+
+  await engine.projections.catchUp();
+  const taken = new Set<string>();
+  for (const doc of await engine.readModels.list<TimelineDoc>("timeline", "")) {
+    for (const e of doc.entries) taken.add(`${e.status_before} --${e.type}--> ${e.status_after}`);
+  }
+  const missing = machineTransitions()
+    .map((t) => t.id)
+    .filter((id) => !taken.has(id));
+  expect(missing).toEqual([]);
+});

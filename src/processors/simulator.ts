@@ -21,6 +21,8 @@ export interface SimulatorOptions {
   captureSettleMs?: number;
   /** The terminal gives up waiting for the shopper after this (USER_TIMEOUT). */
   shopperTimeoutMs?: number;
+  /** The processor answers a call (charge, authorize, capture, void, refund, save) after this. */
+  processorLatencyMs?: number;
 }
 
 /** How a terminal finishes a collection with automatic capture (spec §3's three rows). */
@@ -49,7 +51,14 @@ export interface Simulators extends Processors {
   cardFor(cardNumber: string, type: Card["type"]): Card;
 }
 
-export function createSimulators({ clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000 }: SimulatorOptions): Simulators {
+export function createSimulators({
+  clock,
+  ids,
+  captures = "immediate",
+  captureSettleMs = 1_000,
+  shopperTimeoutMs = 120_000,
+  processorLatencyMs = 0,
+}: SimulatorOptions): Simulators {
   let report: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
@@ -62,10 +71,10 @@ export function createSimulators({ clock, ids, captures = "immediate", captureSe
   /** Authorization attempts per payment and card (for cards that fail the first attempt only). */
   const attempts = new Map<string, number>();
 
-  /** At most one effect per idempotency key: a repeated key gets the first answer. */
+  /** At most one effect per idempotency key: a repeated key gets the first answer (after the latency). */
   function once<T>(key: string, run: () => Promise<T>): Promise<T> {
     let p = memo.get(key) as Promise<T> | undefined;
-    if (!p) memo.set(key, (p = run()));
+    if (!p) memo.set(key, (p = processorLatencyMs > 0 ? new Promise<void>((r) => clock.setTimer(processorLatencyMs, r)).then(run) : run()));
     return p;
   }
 

@@ -37,6 +37,21 @@ describe("asynchronous terminal (processor A), card present", () => {
     expect(await statusPath(payment_id)).toEqual(["requires_payment_method", "payment_method_requested", "requires_capture", "succeeded"]);
   });
 
+  test("automatic capture with a processor that takes time to capture: polling sees requires_capture and keeps polling", async () => {
+    const { engine, sims, terminal, intent, poll } = await rig({ simulators: { processorLatencyMs: 1_500 } });
+    const terminal_id = await terminal("A_async");
+    const { payment_id } = await intent(A, { capture_method: "automatic" });
+    await engine.authorize({ external_account_id: A, payment_id, terminal_id });
+
+    let presenting: Promise<void> | undefined;
+    const { seen, record } = await poll(A, payment_id, async () => {
+      presenting ??= sims.terminal.presentCard(terminal_id); // the engine's capture is then in flight
+    });
+    await presenting;
+    expect(seen).toEqual(["payment_method_requested", "requires_capture", "succeeded"]);
+    expect(record).toMatchObject({ amount_captured: "10.00" });
+  });
+
   test("automatic capture: the terminal collects and captures in one step (§3 'collects and captures')", async () => {
     const { engine, sims, terminal, intent, statusPath, get } = await rig();
     const terminal_id = await terminal("A_async");

@@ -99,6 +99,20 @@ describe("synchronous terminal (processor A)", () => {
     expect(failureOf(await byClerk.result)).toEqual({ status: "requires_payment_method", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
   });
 
+  test("terminal busy: while one auth blocks, another payment's auth on the terminal is refused at once", async () => {
+    const r = await rig();
+    const terminal_id = await r.terminal("A_sync");
+    const first = await r.intent(A, { capture_method: "automatic" });
+    const second = await r.intent(A, { capture_method: "automatic" });
+    const auth = await blockingAuth(r, first.payment_id, terminal_id);
+    expect(await refused(r.engine.authorize({ external_account_id: A, payment_id: second.payment_id, terminal_id }))).toMatchObject({ status: 409, code: "terminal_busy" });
+    await r.sims.terminal.presentCard(terminal_id);
+    expect((await auth.result).status).toBe("succeeded");
+    const next = await blockingAuth(r, second.payment_id, terminal_id);
+    await r.sims.terminal.presentCard(terminal_id);
+    expect((await next.result).status).toBe("succeeded");
+  });
+
   test("a decline returns error; the retry with another card succeeds", async () => {
     const r = await rig();
     const terminal_id = await r.terminal("A_sync");

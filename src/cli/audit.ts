@@ -66,7 +66,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .option("--no-progress", "no progress line on stderr")
     .action(
       action(io, async (paymentId: string | undefined, opts: { store?: string; all?: boolean; json?: boolean; catchUp: boolean; progress: boolean }) => {
-        if (opts.all === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
+        if (Boolean(opts.all) === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
         return withStore(opts.store, async (opened) => {
           const source = await caughtUp(opened, opts.catchUp);
           if (paymentId !== undefined) {

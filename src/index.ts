@@ -25,5 +25,5 @@ export { audit, auditAll, type PaymentAudit, type StoreAudit, type Finding, type
 export { replayStore, replayPayment, type ReplaySummary, type IllegalTransition } from "./audit/replay.js";
 export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./audit/transfer.js";
 export { asOf, type AsOf } from "./audit/as-of.js";
-export { diagram, machineGraph, type MachineGraph, type MachineTransition, type DiagramFormat, type DiagramOptions } from "./audit/diagram.js";
+export { diagram, machineGraph, type MachineGraph, type DiagramFormat, type DiagramOptions } from "./audit/diagram.js";
 export { eventsStore, type AuditSource } from "./audit/source.js";

@@ -2,18 +2,10 @@
 // state, every transition with its event and guard, the initial and final states. Mermaid for
 // GitHub, DOT for Graphviz, SVG rendered by Graphviz compiled to WebAssembly (no system package).
 // With a payment's events, the path it took is highlighted and its steps numbered.
-import type { AnyStateMachine } from "xstate";
+import { finalStates, machineStates, machineTransitions, type MachineTransition } from "../../machines/transitions.js";
 import { paymentMachine } from "../../machines/payment.js";
 import { replay } from "../replay.js";
 import type { RecordedEvent } from "../store/port.js";
-
-export interface MachineTransition {
-  from: string;
-  to: string;
-  event: string;
-  /** The guard as written in the machine (`a and b`), `else` for a fallback branch, or null. */
-  guard: string | null;
-}
 
 export interface MachineGraph {
   id: string;
@@ -22,40 +14,12 @@ export interface MachineGraph {
   transitions: MachineTransition[];
 }
 
-type GuardDef = string | { type: string } | ((...args: never[]) => unknown) & { name: string; guards?: GuardDef[] };
-
-function guardLabel(guard: GuardDef): string {
-  if (typeof guard === "string") return guard;
-  if (typeof guard === "function") {
-    const parts = (guard.guards ?? []).map((g) => {
-      const label = guardLabel(g);
-      return label.includes(" ") ? `(${label})` : label;
-    });
-    if (guard.name === "not") return `not ${parts[0]}`;
-    return parts.length ? parts.join(` ${guard.name} `) : guard.name || "guard";
-  }
-  return guard.type;
-}
-
-/** The machine's states and transitions, in definition order (flat machines: the payment's). */
-export function machineGraph(machine: AnyStateMachine = paymentMachine): MachineGraph {
-  const root = machine.root;
-  const states = Object.values(root.states).map((node) => {
-    if (Object.keys(node.states).length) throw new Error(`state ${node.key} has child states: nested machines are not drawn`);
-    return { id: node.key, final: node.type === "final" };
-  });
-  const transitions: MachineTransition[] = [];
-  for (const node of Object.values(root.states)) {
-    for (const [event, branches] of node.transitions) {
-      branches.forEach((t, i) => {
-        const guard = t.guard ? guardLabel(t.guard as GuardDef) : i > 0 ? "else" : null;
-        transitions.push({ from: node.key, to: t.target?.[0]?.key ?? node.key, event, guard });
-      });
-    }
-  }
-  const initial = root.initial?.target?.[0]?.key;
+/** The payment machine's states and transitions, in definition order (machines/transitions.ts). */
+export function machineGraph(): MachineGraph {
+  const finals = new Set(finalStates());
+  const initial = paymentMachine.root.initial?.target?.[0]?.key;
   if (!initial) throw new Error("the machine has no initial state");
-  return { id: machine.id, initial, states, transitions };
+  return { id: paymentMachine.id, initial, states: machineStates().map((id) => ({ id, final: finals.has(id) })), transitions: machineTransitions() };
 }
 
 /** Which transitions a payment took, in order (events the machine refused are left out). */
@@ -65,7 +29,7 @@ export function pathOf(graph: MachineGraph, events: readonly RecordedEvent[]): M
   for (const step of replay(events).steps) {
     if (!step.allowed) continue;
     n++;
-    const index = graph.transitions.findIndex((t) => t.from === step.status_before && t.event === step.type && t.to === step.state.status);
+    const index = graph.transitions.findIndex((t) => t.source === step.status_before && t.event === step.type && t.target === step.state.status);
     if (index >= 0) steps.set(index, [...(steps.get(index) ?? []), n]);
   }
   return steps;
@@ -79,18 +43,22 @@ export interface DiagramOptions {
   path?: readonly RecordedEvent[];
   /** Title of the diagram (e.g. the payment id). */
   title?: string;
-  machine?: AnyStateMachine;
 }
 
-const label = (t: MachineTransition) => (t.guard ? `${t.event} [${t.guard}]` : t.event);
+/** The event, with its guards; `else` for an unguarded branch after guarded ones of the same event. */
+function label(t: MachineTransition, i: number, all: MachineTransition[]): string {
+  if (t.guards.length) return `${t.event} [${t.guards.join(" and ")}]`;
+  const fallback = all.slice(0, i).some((o) => o.source === t.source && o.event === t.event);
+  return fallback ? `${t.event} [else]` : t.event;
+}
 const numbered = (steps: number[] | undefined, text: string) => (steps ? `${steps.join(", ")}. ${text}` : text);
 
 export function toMermaid(graph: MachineGraph, path?: Map<number, number[]>, title?: string): string {
   const lines = [...(title ? ["---", `title: ${title}`, "---"] : []), "stateDiagram-v2", `  [*] --> ${graph.initial}`];
-  graph.transitions.forEach((t, i) => lines.push(`  ${t.from} --> ${t.to} : ${numbered(path?.get(i), label(t))}`));
+  graph.transitions.forEach((t, i, all) => lines.push(`  ${t.source} --> ${t.target} : ${numbered(path?.get(i), label(t, i, all))}`));
   for (const s of graph.states) if (s.final) lines.push(`  ${s.id} --> [*]`);
   if (path) {
-    const visited = new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.to)]);
+    const visited = new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.target)]);
     lines.push("  classDef visited fill:#ffe8cc,stroke:#d9480f,stroke-width:2px", `  class ${[...visited].join(",")} visited`);
   }
   return lines.join("\n") + "\n";
@@ -98,7 +66,7 @@ export function toMermaid(graph: MachineGraph, path?: Map<number, number[]>, tit
 
 export function toDot(graph: MachineGraph, path?: Map<number, number[]>, title?: string): string {
   const q = (s: string) => JSON.stringify(s);
-  const visited = path ? new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.to)]) : new Set<string>();
+  const visited = path ? new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.target)]) : new Set<string>();
   const lines = [
     `digraph ${q(graph.id)} {`,
     ...(title ? [`  label=${q(title)}; labelloc=t; fontname="Helvetica";`] : []),
@@ -112,10 +80,10 @@ export function toDot(graph: MachineGraph, path?: Map<number, number[]>, title?:
     const attrs = [...(s.final ? ["peripheries=2"] : []), ...(visited.has(s.id) ? [`style="rounded,filled"`, `fillcolor="#ffe8cc"`, `color="#d9480f"`] : [])];
     lines.push(`  ${q(s.id)}${attrs.length ? ` [${attrs.join(", ")}]` : ""};`);
   }
-  graph.transitions.forEach((t, i) => {
+  graph.transitions.forEach((t, i, all) => {
     const steps = path?.get(i);
-    const attrs = [`label=${q(numbered(steps, label(t)))}`, ...(steps ? [`color="#d9480f"`, `fontcolor="#d9480f"`, "penwidth=2.5"] : [])];
-    lines.push(`  ${q(t.from)} -> ${q(t.to)} [${attrs.join(", ")}];`);
+    const attrs = [`label=${q(numbered(steps, label(t, i, all)))}`, ...(steps ? [`color="#d9480f"`, `fontcolor="#d9480f"`, "penwidth=2.5"] : [])];
+    lines.push(`  ${q(t.source)} -> ${q(t.target)} [${attrs.join(", ")}];`);
   });
   lines.push("}");
   return lines.join("\n") + "\n";
@@ -130,8 +98,8 @@ export async function dotToSvg(dot: string): Promise<string> {
 }
 
 /** The machine's diagram, optionally with a payment's path highlighted and numbered. */
-export async function diagram({ format = "mermaid", path, title, machine }: DiagramOptions = {}): Promise<string> {
-  const graph = machineGraph(machine);
+export async function diagram({ format = "mermaid", path, title }: DiagramOptions = {}): Promise<string> {
+  const graph = machineGraph();
   const taken = path ? pathOf(graph, path) : undefined;
   if (format === "mermaid") return toMermaid(graph, taken, title);
   const dot = toDot(graph, taken, title);

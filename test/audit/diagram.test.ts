@@ -24,7 +24,7 @@ describe("diagram", () => {
   it("the graph holds every state and transition of the machine", () => {
     const graph = machineGraph();
     expect(graph.states.map((s) => s.id).sort()).toEqual([...states].sort());
-    expect(graph.transitions.map((t) => [t.from, t.event, t.to])).toEqual(expected);
+    expect(graph.transitions.map((t) => [t.source, t.event, t.target])).toEqual(expected);
     expect(graph.initial).toBe(paymentMachine.config.initial);
     expect(expected.length).toBeGreaterThanOrEqual(states.length);
   });

@@ -125,3 +125,20 @@ export async function runFlows(stores: { store?: EventStore; readModels?: ReadMo
 }
 
 const ref = (p: { payment_id: string; external_account_id: string }) => ({ payment_id: p.payment_id, external_account_id: p.external_account_id });
+
+/** README's audit examples: one payment's timeline (as `cardflow audit` prints it) and its path. */
+export async function auditExamples(): Promise<{ timeline: string; diagram: string }> {
+  const { audit } = await import("../../src/audit/audit.js");
+  const { diagram } = await import("../../src/audit/diagram.js");
+  const { formatAudit } = await import("../../src/audit/format.js");
+  const { engine, payments } = await runFlows();
+  const id = payments.terminal_manual!;
+  const report = await audit({ store: engine.store, readModels: engine.readModels }, id);
+  const path = await engine.store.readStream(`payment-${id}`);
+  return { timeline: formatAudit(report), diagram: await diagram({ path, title: `payment ${id}` }) };
+}
+
+/** README.md with the fenced block after each `<!-- audit-example:NAME ... -->` marker replaced. */
+export function withReadmeExamples(readme: string, examples: { timeline: string; diagram: string }): string {
+  return readme.replace(/(<!-- audit-example:(timeline|diagram)[^>]*-->\n```\w+\n)[\s\S]*?(```)/g, (_m, head: string, name: "timeline" | "diagram", tail: string) => head + examples[name] + tail);
+}

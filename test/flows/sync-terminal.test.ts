@@ -12,6 +12,13 @@ async function blockingAuth(r: Awaited<ReturnType<typeof rig>>, payment_id: stri
   return { result, settled: () => settled };
 }
 
+/** A blocking auth during which the shopper presents the card. */
+async function payOnTerminal(r: Awaited<ReturnType<typeof rig>>, payment_id: string, terminal_id: string, cardNumber?: string): Promise<PaymentRecord> {
+  const auth = await blockingAuth(r, payment_id, terminal_id);
+  await r.sims.terminal.presentCard(terminal_id, cardNumber);
+  return auth.result;
+}
+
 describe("synchronous terminal (processor A)", () => {
   test("save card: the blocking auth returns the captured payment with the card-on-file token in payment_method_id", async () => {
     const r = await rig();
@@ -40,9 +47,7 @@ describe("synchronous terminal (processor A)", () => {
     const r = await rig();
     const terminal_id = await r.terminal("A_sync");
     const { payment_id } = await r.intent(A, { capture_method: "manual", external_customer_id: "cus_7", allow_saving_card: true });
-    const auth = await blockingAuth(r, payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id);
-    expect(await auth.result).toMatchObject({ status: "requires_capture", amount_captured: "0.00", payment_method_id: null });
+    expect(await payOnTerminal(r, payment_id, terminal_id)).toMatchObject({ status: "requires_capture", amount_captured: "0.00", payment_method_id: null });
 
     const early = await refused(r.engine.saveCard({ external_account_id: A, payment_id, external_customer_id: "cus_7" }));
     expect(early).toMatchObject({ status: 409, code: "payment_intent_unexpected_state" });
@@ -66,34 +71,28 @@ describe("synchronous terminal (processor A)", () => {
     expect(failureOf(await auth.result)).toEqual({ status: "requires_payment_method", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" });
     // the terminal was stopped, so it is free for the retry
     expect(r.sims.terminal.collecting(terminal_id)).toBeUndefined();
-    const retry = await blockingAuth(r, payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id);
-    expect((await retry.result).status).toBe("succeeded");
+    expect((await payOnTerminal(r, payment_id, terminal_id)).status).toBe("succeeded");
   });
 
-  test("the limit is configurable, and a terminal timing out first ends the auth the same way", async () => {
-    const r = await rig({ engine: { syncAuthTimeoutMs: 30_000 } });
+  test.each([
+    ["the engine's limit, configured to 30 s", { engine: { syncAuthTimeoutMs: 30_000 } }, 30_000],
+    ["the terminal's own shopper timeout (45 s) before the engine's 120 s", { simulators: { shopperTimeoutMs: 45_000 } }, 45_000],
+  ] as const)("%s ends the blocking auth the same way", async (_, options, ms) => {
+    const r = await rig(options);
     const terminal_id = await r.terminal("A_sync");
     const { payment_id } = await r.intent(A, { capture_method: "manual" });
     const auth = await blockingAuth(r, payment_id, terminal_id);
-    await r.clock.advance(30_000);
+    await r.clock.advance(ms - 1);
+    expect(auth.settled()).toBe(false);
+    await r.clock.advance(1);
     expect(failureOf(await auth.result)).toMatchObject({ status: "requires_payment_method", last_error_code: "USER_TIMEOUT" });
-
-    const terminalFirst = await rig({ simulators: { shopperTimeoutMs: 45_000 } });
-    const t2 = await terminalFirst.terminal("A_sync");
-    const p2 = await terminalFirst.intent(A, { capture_method: "manual" });
-    const auth2 = await blockingAuth(terminalFirst, p2.payment_id, t2);
-    await terminalFirst.clock.advance(45_000);
-    expect(failureOf(await auth2.result)).toMatchObject({ status: "requires_payment_method", last_error_code: "USER_TIMEOUT" });
   });
 
   test("the shopper cancels or the clerk cancels: the blocking auth returns requires_payment_method", async () => {
     const r = await rig();
     const terminal_id = await r.terminal("A_sync");
     const { payment_id } = await r.intent(A, { capture_method: "automatic" });
-    const byShopper = await blockingAuth(r, payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id, "4000000000000176");
-    expect(failureOf(await byShopper.result)).toEqual({ status: "requires_payment_method", last_error: "Canceled by shopper", last_error_code: "USER_CANCEL" });
+    expect(failureOf(await payOnTerminal(r, payment_id, terminal_id, "4000000000000176"))).toEqual({ status: "requires_payment_method", last_error: "Canceled by shopper", last_error_code: "USER_CANCEL" });
     const byClerk = await blockingAuth(r, payment_id, terminal_id);
     await r.sims.terminal.clerkCancel(terminal_id);
     expect(failureOf(await byClerk.result)).toEqual({ status: "requires_payment_method", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
@@ -108,21 +107,15 @@ describe("synchronous terminal (processor A)", () => {
     expect(await refused(r.engine.authorize({ external_account_id: A, payment_id: second.payment_id, terminal_id }))).toMatchObject({ status: 409, code: "terminal_busy" });
     await r.sims.terminal.presentCard(terminal_id);
     expect((await auth.result).status).toBe("succeeded");
-    const next = await blockingAuth(r, second.payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id);
-    expect((await next.result).status).toBe("succeeded");
+    expect((await payOnTerminal(r, second.payment_id, terminal_id)).status).toBe("succeeded");
   });
 
   test("a decline returns error; the retry with another card succeeds", async () => {
     const r = await rig();
     const terminal_id = await r.terminal("A_sync");
     const { payment_id } = await r.intent(A, { capture_method: "automatic" });
-    const declined = await blockingAuth(r, payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id, "4000000000000002");
-    expect(failureOf(await declined.result)).toEqual({ status: "error", last_error: "Your card was declined", last_error_code: undefined });
-    const retry = await blockingAuth(r, payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id, "5555555555554444");
-    const record: PaymentRecord = await retry.result;
+    expect(failureOf(await payOnTerminal(r, payment_id, terminal_id, "4000000000000002"))).toEqual({ status: "error", last_error: "Your card was declined", last_error_code: undefined });
+    const record = await payOnTerminal(r, payment_id, terminal_id, "5555555555554444");
     expect(record).toMatchObject({ status: "succeeded", amount_captured: "10.00" });
     expect(record.last_error).toBeUndefined();
     expect(record.last_error_code).toBeUndefined();
@@ -134,9 +127,7 @@ describe("card on file needs an expiry of 03/30 or later (spec §4.8)", () => {
     const r = await rig();
     const terminal_id = await r.terminal("A_sync");
     const { payment_id } = await r.intent(A, { capture_method: "automatic", external_customer_id: "cus_exp", allow_saving_card: true });
-    const auth = await blockingAuth(r, payment_id, terminal_id);
-    await r.sims.terminal.presentCard(terminal_id, cardNumber);
-    return { r, payment_id, record: await auth.result };
+    return { r, payment_id, record: await payOnTerminal(r, payment_id, terminal_id, cardNumber) };
   }
 
   test("a card expiring 03/2030 is saved", async () => {

@@ -14,7 +14,7 @@ export { WrongExpectedRevision } from "./store/port.js";
 export { createMemoryStore } from "./store/memory.js";
 export { createMemoryReadModels } from "./store/memory-read-models.js";
 export type * from "./processors/port.js";
-export { createSimulators, type Simulators } from "./processors/simulator.js";
+export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";

@@ -16,10 +16,16 @@ import type { EventData, RecordedEvent } from "../store/port.js";
 
 /** JSON with object keys sorted at every level, no whitespace: equal values hash equally. */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  });
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return canonicalJson((value as { toJSON(): unknown }).toJSON());
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined || typeof v === "function" ? "null" : canonicalJson(v))).join(",")}]`;
+  const parts: string[] = [];
+  for (const key of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined || typeof v === "function") continue;
+    parts.push(`${JSON.stringify(key)}:${canonicalJson(v)}`);
+  }
+  return `{${parts.join(",")}}`;
 }
 
 /** The hash an event should carry, computed from its content (its own `hash` field excluded). */

@@ -10,7 +10,8 @@ import type { RecordedEvent } from "../store/port.js";
 export interface MachineGraph {
   id: string;
   initial: string;
-  states: { id: string; final: boolean }[];
+  /** Tags are the machine's own (e.g. awaiting_processor): drawn under the state's name. */
+  states: { id: string; final: boolean; tags: string[] }[];
   transitions: MachineTransition[];
 }
 
@@ -19,7 +20,9 @@ export function machineGraph(): MachineGraph {
   const finals = new Set(finalStates());
   const initial = paymentMachine.root.initial?.target?.[0]?.key;
   if (!initial) throw new Error("the machine has no initial state");
-  return { id: paymentMachine.id, initial, states: machineStates().map((id) => ({ id, final: finals.has(id) })), transitions: machineTransitions() };
+  const tagsOf = (id: string): string[] => [...(paymentMachine.root.states[id]?.tags ?? [])];
+  const states = machineStates().map((id) => ({ id, final: finals.has(id), tags: tagsOf(id) }));
+  return { id: paymentMachine.id, initial, states, transitions: machineTransitions() };
 }
 
 /** Which transitions a payment took, in order (events the machine refused are left out). */
@@ -57,6 +60,7 @@ export function toMermaid(graph: MachineGraph, path?: Map<number, number[]>, tit
   const lines = [...(title ? ["---", `title: ${title}`, "---"] : []), "stateDiagram-v2", `  [*] --> ${graph.initial}`];
   graph.transitions.forEach((t, i, all) => lines.push(`  ${t.source} --> ${t.target} : ${numbered(path?.get(i), label(t, i, all))}`));
   for (const s of graph.states) if (s.final) lines.push(`  ${s.id} --> [*]`);
+  for (const s of graph.states) if (s.tags.length) lines.push(`  ${s.id} : ${s.tags.join(", ")}`);
   if (path) {
     const visited = new Set([graph.initial, ...[...path.keys()].map((i) => graph.transitions[i]!.target)]);
     lines.push("  classDef visited fill:#ffe8cc,stroke:#d9480f,stroke-width:2px", `  class ${[...visited].join(",")} visited`);
@@ -77,7 +81,8 @@ export function toDot(graph: MachineGraph, path?: Map<number, number[]>, title?:
     `  "__initial" -> ${q(graph.initial)};`,
   ];
   for (const s of graph.states) {
-    const attrs = [...(s.final ? ["peripheries=2"] : []), ...(visited.has(s.id) ? [`style="rounded,filled"`, `fillcolor="#ffe8cc"`, `color="#d9480f"`] : [])];
+    const label = s.tags.length ? [`label=${q(`${s.id}\n(${s.tags.join(", ")})`)}`] : [];
+    const attrs = [...label, ...(s.final ? ["peripheries=2"] : []), ...(visited.has(s.id) ? [`style="rounded,filled"`, `fillcolor="#ffe8cc"`, `color="#d9480f"`] : [])];
     lines.push(`  ${q(s.id)}${attrs.length ? ` [${attrs.join(", ")}]` : ""};`);
   }
   graph.transitions.forEach((t, i, all) => {
@@ -116,6 +121,7 @@ export async function machineDocs(): Promise<{ markdown: string; svg: string }> 
     "",
     `States and transitions of the payment intent, generated from the XState machine itself. Each arrow is a`,
     `domain event, with its guard in brackets; \`else\` is the branch taken when the guards before it fail.`,
+    `Under a state's name: its tags in the machine (\`awaiting_processor\`: only a processor's report moves it on).`,
     `Initial state: \`${graph.initial}\`; final: ${graph.states.filter((s) => s.final).map((s) => `\`${s.id}\``).join(", ")}.`,
     `A payment's own path: \`cardflow diagram --payment <id>\`. SVG: [payment-machine.svg](payment-machine.svg).`,
     "",

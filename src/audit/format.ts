@@ -1,5 +1,6 @@
 // Human-readable text of audit results, as the CLI prints them (the JSON form is the objects).
 import type { Finding, PaymentAudit, StoreAudit } from "./audit.js";
+import type { ReplayReport } from "../replay.js";
 import type { ReplaySummary } from "./replay.js";
 
 function table(header: string[], rows: string[][]): string[] {
@@ -55,5 +56,18 @@ export function formatReplaySummary(summary: ReplaySummary): string {
     summary.illegal.length === 0
       ? "illegal transitions: none"
       : `illegal transitions: ${summary.illegal.length}\n${summary.illegal.map((i) => `  ${i.type} at payment-${i.payment_id}@${i.revision} in status ${i.status}`).join("\n")}`,
+  ].join("\n") + "\n";
+}
+
+/** One payment replayed: the state after each event. */
+export function formatReplay(report: ReplayReport & { payment_id: string }): string {
+  const rows = report.steps.map((s) => {
+    const { amount_authorized, amount_captured, amount_refunded } = s.state.context;
+    return [String(s.revision), s.type, s.allowed ? `${s.status_before} → ${s.state.status}` : `REFUSED in ${s.status_before}`, `${amount_authorized} / ${amount_captured} / ${amount_refunded}`];
+  });
+  return [
+    `payment ${report.payment_id}: ${report.steps.length} events`,
+    ...table(["rev", "event", "status before → after", "authorized / captured / refunded"], rows),
+    `final: ${report.final.status}; illegal transitions: ${report.illegal.length || "none"}`,
   ].join("\n") + "\n";
 }

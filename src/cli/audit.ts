@@ -5,7 +5,7 @@ import { PROJECTIONS } from "../engine.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { asOf } from "../audit/as-of.js";
 import { audit, auditAll } from "../audit/audit.js";
-import { formatAudit, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
+import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
 import { action, EXIT_FINDINGS, processIo, progressLine, type CliIo } from "./io.js";
@@ -33,16 +33,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
         withStore(opts.store, async ({ store }) => {
           if (opts.payment !== undefined) {
             const report = await replayPayment(store, opts.payment);
-            if (opts.json) io.out(json(report));
-            else {
-              io.out(`payment ${opts.payment}: ${report.steps.length} events\n`);
-              for (const s of report.steps) {
-                const { amount_authorized: a, amount_captured: c, amount_refunded: r } = s.state.context;
-                const change = s.allowed ? `${s.status_before} → ${s.state.status}` : `REFUSED in ${s.status_before}`;
-                io.out(`  ${String(s.revision).padStart(3)}  ${s.type.padEnd(28)}  ${change.padEnd(52)}  authorized ${a}  captured ${c}  refunded ${r}\n`);
-              }
-              io.out(`final: ${report.final.status}; illegal transitions: ${report.illegal.length || "none"}\n`);
-            }
+            io.out(opts.json ? json(report) : formatReplay(report));
             return report.illegal.length ? EXIT_FINDINGS : 0;
           }
           const progress = progressLine(io, "replaying");

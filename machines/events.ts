@@ -155,11 +155,23 @@ export const TerminalRegistered = event(
   }),
 );
 
-export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, AccountOpened, TerminalRegistered]);
+/**
+ * An API key was issued for a merchant account (HTTP authentication). Only the key's SHA-256 is
+ * recorded: keys are random tokens of about 190 bits, so a fast hash is enough (there is no
+ * dictionary to try) and lets a request find its key by hash. The key is shown once, when issued.
+ */
+export const ApiKeyIssued = event(
+  "ApiKeyIssued",
+  z.object({ key_id: z.string(), external_account_id: z.string(), key_sha256: z.string().regex(/^[0-9a-f]{64}$/), issued_at: z.string() }),
+);
+
+export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, AccountOpened, TerminalRegistered, ApiKeyIssued]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 
 export const streams = {
   payment: (paymentId: string) => `payment-${paymentId}`,
   account: (accountId: string) => `account-${accountId}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,
+  /** One stream per API key, named by the key's SHA-256: authentication is one stream read. */
+  apiKey: (keySha256: string) => `apikey-${keySha256}`,
 } as const;

@@ -42,7 +42,7 @@ import type { AuthorizationOutcome, PaymentView, ProcessorEvent, ProcessorPort, 
 import { createSimulators } from "./processors/simulator.js";
 import { createMemoryReadModels } from "./store/memory-read-models.js";
 import { createMemoryStore } from "./store/memory.js";
-import { WrongExpectedRevision, type EventData, type EventStore, type ReadModelStore } from "./store/port.js";
+import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord, type ReadModelStore } from "./store/port.js";
 
 export interface EngineOptions {
   store?: EventStore;
@@ -64,6 +64,11 @@ export interface CommandContext {
   idempotency_key?: string | null;
   /** e.g. an API key id; defaults to "library". */
   actor?: string;
+  /**
+   * HTTP Idempotency-Key: given what the command would answer after an append, the record to
+   * store in that append's transaction (so a retry after a crash finds it and acts no second time).
+   */
+  idempotency?: (answer: CreatedIntent | PaymentRecord | TerminalRecord) => IdempotencyRecord;
 }
 
 export interface Account {
@@ -173,7 +178,8 @@ export function createEngine(options: EngineOptions = {}) {
     const stream = streams.payment(paymentId);
     const data = envelopes(stream, loaded.hash, events, ctx);
     const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
-    const { nextRevision } = await store.append(stream, data, { expectedRevision });
+    const idempotency = ctx.idempotency?.(paymentRecord(stateOf(snapshot), data[0]!.metadata.request_id));
+    const { nextRevision } = await store.append(stream, data, { expectedRevision, idempotency });
     const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!) };
     remember(paymentId, after);
     waiters.get(paymentId)?.forEach((wake) => wake());
@@ -447,10 +453,12 @@ export function createEngine(options: EngineOptions = {}) {
       await getAccount(external_account_id);
       const terminal_id = ids.id("tmr");
       const data = { terminal_id, external_account_id, terminal_type, label, serial_number, registered_at: isoTimestamp(clock.now()) };
-      const stream = streams.terminal(terminal_id);
-      await store.append(stream, envelopes(stream, null, [{ type: "TerminalRegistered", version: 1, data }], ctx), { expectedRevision: "no_stream" });
       const { registered_at, ...terminal } = data;
-      return { ...terminal, date_created: registered_at };
+      const record: TerminalRecord = { ...terminal, date_created: registered_at };
+      const stream = streams.terminal(terminal_id);
+      const events = envelopes(stream, null, [{ type: "TerminalRegistered", version: 1, data }], ctx);
+      await store.append(stream, events, { expectedRevision: "no_stream", idempotency: ctx.idempotency?.(record) });
+      return record;
     },
 
     async listTerminals(accountId: string): Promise<TerminalRecord[]> {
@@ -493,8 +501,9 @@ export function createEngine(options: EngineOptions = {}) {
           date_created: isoTimestamp(clock.now()),
         },
       };
+      const answer = ctx.idempotency && ((record: object) => ctx.idempotency!({ ...(record as PaymentRecord), client_secret }));
       const loaded = await withLock(payment_id, () =>
-        appendPayment(payment_id, { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null }, [created], ctx, "create"),
+        appendPayment(payment_id, { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null }, [created], { ...ctx, idempotency: answer }, "create"),
       );
       return { ...recordOf(loaded), client_secret };
     },

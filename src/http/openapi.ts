@@ -1,0 +1,61 @@
+// The OpenAPI 3.1 document, generated from the routes' own zod schemas (z.toJSONSchema), so the
+// document cannot drift from what the API validates and answers.
+import { z } from "zod";
+import { routeUrls, type RouteDef } from "./route.js";
+import { ProblemOut } from "./schemas.js";
+
+type JsonSchema = { properties?: Record<string, unknown>; required?: string[]; [k: string]: unknown };
+const jsonSchema = (schema: z.ZodType, io: "input" | "output") => z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+
+export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0" } = {}) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const problem = { description: "Problem details (RFC 9457)", content: { "application/problem+json": { schema: jsonSchema(ProblemOut, "output") } } };
+  for (const def of routes) {
+    for (const { version: apiVersion, url } of routeUrls(def)) {
+      const path = url.replace(/:(\w+)/g, "{$1}");
+      const input = jsonSchema(def.input, "input");
+      const operation: Record<string, unknown> = {
+        operationId: `${def.method.toLowerCase()}${url.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`,
+        summary: def.summary,
+        description: [def.extension ? "**Extension** beyond the payment service interface." : null, def.description ?? null].filter(Boolean).join("\n\n") || undefined,
+        tags: [def.extension ? "extensions" : apiVersion],
+        security: def.auth === "api_key" ? [{ apiKey: [] }] : [],
+        responses: {
+          "200": { description: "OK", content: { "application/json": { schema: jsonSchema(def.response(apiVersion), "output") } } },
+          "4XX": problem,
+        },
+      };
+      if (def.method === "POST") {
+        operation.requestBody = { required: true, content: { "application/json": { schema: input } } };
+        operation.parameters = [
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description: "Retries with the same key and body get the first answer without a second effect (kept 24 h).",
+            schema: { type: "string", maxLength: 255 },
+          },
+        ];
+      } else {
+        operation.parameters = Object.entries(input.properties ?? {}).map(([name, schema]) => ({
+          name,
+          in: url.includes(`:${name}`) ? "path" : "query",
+          required: url.includes(`:${name}`) || (input.required ?? []).includes(name),
+          schema,
+        }));
+      }
+      (paths[path] ??= {})[def.method.toLowerCase()] = operation;
+    }
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "cardflow payment API",
+      version,
+      description:
+        "The payment service interface (card-present and card-on-file payments). /v1 writes the final success status as `success`, /v2 as `succeeded`. Operations tagged `extensions` go beyond the interface.",
+    },
+    components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key of one merchant account (`cardflow accounts create`)." } } },
+    paths,
+  };
+}

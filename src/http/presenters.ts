@@ -1,0 +1,29 @@
+// What each API version writes for a payment: the same record, with the final success status
+// written `success` by /v1 and `succeeded` by /v2 (spec §3 and §9; DESIGN.md).
+import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { CreatedIntent } from "../engine.js";
+import { successStatus, type Version } from "./schemas.js";
+
+const statusIn = (status: string, version: Version) => (status === "succeeded" ? successStatus(version) : status);
+
+export function presentPayment(record: PaymentRecord, version: Version) {
+  return { ...record, status: statusIn(record.status, version) };
+}
+
+/** Spec §4.3: the create response; `client_secret` only for intents a client SDK collects. */
+export function presentCreated(created: CreatedIntent, version: Version) {
+  const { payment_id, status, external_transaction_id, request_id, client_secret } = created;
+  return {
+    payment_id,
+    status: statusIn(status, version),
+    external_transaction_id,
+    request_id,
+    ...(client_secret === null ? {} : { client_secret }),
+  };
+}
+
+/** What a client SDK holding the client secret sees of its intent (no merchant data). */
+export function presentToClient(record: PaymentRecord) {
+  const { payment_id, status, amount, currency, payment } = record;
+  return { payment_id, status, amount, currency, ...(payment ? { payment } : {}) };
+}

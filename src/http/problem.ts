@@ -1,0 +1,64 @@
+// RFC 9457 problem details: every error answer of the API is application/problem+json with
+// `type`, `title`, `status`, `detail`, plus `code`, `param` and `request_id` (and, for a step
+// the payment's status does not allow, `current_status` and `allowed_next_steps`).
+import { STATUS_CODES } from "node:http";
+import { CardflowError } from "../errors.js";
+
+/** Errors of the HTTP layer itself (authentication, account scope, Idempotency-Key). */
+export class HttpProblem extends CardflowError {
+  override readonly name = "HttpProblem";
+  override readonly param: string | null;
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    param: string | null = null,
+  ) {
+    super(message);
+    this.param = param;
+  }
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  param: string | null;
+  request_id: number;
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+/** One type URI per code (a URN: identifies the problem, never dereferenced). */
+export const problemType = (code: string) => `urn:cardflow:problem:${code}`;
+
+export function problem(status: number, code: string, detail: string, param: string | null, requestId: number, extra: Record<string, unknown> = {}): Problem {
+  return { type: problemType(code), title: STATUS_CODES[status] ?? "Error", status, detail, code, param, request_id: requestId, ...extra };
+}
+
+/** Fastify's own request errors (body parsing, limits) by their code. */
+const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "invalid_json", detail: "the body is not valid JSON" },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", detail: "the body is empty; send a JSON object" },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large", detail: "the body is larger than this API accepts" },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", detail: "send the body as application/json" },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length", detail: "Content-Length does not match the body" },
+};
+
+/** The problem for any error a request ends with; `internal` is true for a 5xx (to be logged). */
+export function problemOf(error: unknown, requestId: number): { problem: Problem; internal: boolean } {
+  if (error instanceof CardflowError) {
+    return { problem: problem(error.status, error.code, error.message, error.param, requestId, error.details()), internal: false };
+  }
+  const e = error as { code?: string; statusCode?: number; message?: string };
+  const known = e.code ? FRAMEWORK_ERRORS[e.code] : undefined;
+  if (known) return { problem: problem(known.status, known.code, known.detail, null, requestId), internal: false };
+  if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
+    // e.g. a prototype-poisoning body refused by the JSON parser, a malformed URL
+    return { problem: problem(e.statusCode, "bad_request", e.message ?? "bad request", null, requestId), internal: false };
+  }
+  return { problem: problem(500, "internal_error", "the service failed to handle this request", null, requestId), internal: true };
+}

@@ -1,0 +1,90 @@
+// One way to declare an endpoint: its input schema (the engine's zod schemas, so the library and
+// the API validate alike), its answer schema (for OpenAPI and tests), who may call it, what it
+// runs and how each version presents the answer. registerRoute() adds what every endpoint needs:
+// validation, account scope, Idempotency-Key on POST, the command context.
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { sha256, type ApiKeyOwner } from "../api-keys.js";
+import type { CommandContext } from "../engine.js";
+import { parseInput } from "../inputs.js";
+import { fingerprintOf, IDEMPOTENCY_HEADER, type Idempotency } from "./idempotency.js";
+import { HttpProblem } from "./problem.js";
+import type { Version } from "./schemas.js";
+
+/** api_key: `Authorization: Bearer <key>`; client_secret: the intent's client secret in the body. */
+export type Auth = "api_key" | "client_secret" | "none";
+
+export interface RouteContext {
+  version: Version;
+  /** The merchant account of the API key; null on routes without one. */
+  account: string | null;
+  command: CommandContext;
+}
+
+export interface RouteDef<S extends z.ZodType = z.ZodType, A = any> {
+  method: "GET" | "POST";
+  /** Path after the version prefix when `versions` is given, else the whole path. */
+  path: string;
+  versions?: readonly Version[];
+  summary: string;
+  description?: string;
+  /** Beyond the spec (documented as an extension in the OpenAPI document and README). */
+  extension?: boolean;
+  auth: Auth;
+  /** The body of a POST; the query and path parameters of a GET. */
+  input: S;
+  response: (version: Version) => z.ZodType;
+  run(input: z.output<S>, ctx: RouteContext): Promise<A>;
+  present(answer: A, version: Version): unknown;
+  /**
+   * false when the engine's appends do not carry this route's answer (the command is naturally
+   * idempotent instead); default true: the Idempotency-Key record is stored with the events.
+   */
+  recordWithEvents?: boolean;
+}
+
+export const defineRoute = <S extends z.ZodType, A>(def: RouteDef<S, A>): RouteDef<S, A> => def;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    owner: ApiKeyOwner | null;
+  }
+}
+
+export function routeUrls(def: RouteDef): Array<{ version: Version; url: string }> {
+  return def.versions ? def.versions.map((version) => ({ version, url: `/${version}${def.path}` })) : [{ version: "v2", url: def.path }];
+}
+
+export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: Idempotency): void {
+  for (const { version, url } of routeUrls(def)) {
+    app.route({
+      method: def.method,
+      url,
+      config: { auth: def.auth },
+      async handler(req, reply) {
+        const raw = def.method === "GET" ? { ...(req.query as object), ...(req.params as object) } : req.body;
+        const input = parseInput(def.input, raw);
+        const account = req.owner?.external_account_id ?? null;
+        const claimed = (input as { external_account_id?: unknown }).external_account_id;
+        if (account !== null && claimed !== undefined && claimed !== account) {
+          throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
+        }
+        const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? def.auth };
+        const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd }).then((answer) => def.present(answer, version));
+
+        const key = req.headers[IDEMPOTENCY_HEADER];
+        if (def.method !== "POST" || key === undefined) return run(command);
+        const scope = account ?? (def.auth === "client_secret" ? `client:${sha256(String((input as { client_secret?: unknown }).client_secret))}` : "public");
+        const answer = await idempotency.run(scope, String(key), fingerprintOf(def.method, url, req.body), (recordOf) =>
+          run({
+            ...command,
+            idempotency_key: String(key),
+            ...(def.recordWithEvents === false ? {} : { idempotency: (appended) => recordOf(def.present(appended, version)) }),
+          }),
+        );
+        reply.header("idempotent-replayed", String(answer.replayed));
+        return reply.code(answer.status).send(answer.body);
+      },
+    });
+  }
+}

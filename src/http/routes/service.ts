@@ -1,0 +1,33 @@
+// Service endpoints (extensions): liveness and the OpenAPI document.
+import { z } from "zod";
+import { defineRoute, type RouteDef } from "../route.js";
+import { HealthOut } from "../schemas.js";
+
+const NoInput = z.strictObject({});
+
+export function serviceRoutes(openApi: () => unknown): RouteDef[] {
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/healthz",
+      summary: "Liveness: the process answers",
+      extension: true,
+      auth: "none",
+      input: NoInput,
+      response: () => HealthOut,
+      run: async () => ({ status: "ok" as const }),
+      present: (answer) => answer,
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/openapi.json",
+      summary: "This API's OpenAPI 3.1 document",
+      extension: true,
+      auth: "none",
+      input: NoInput,
+      response: () => z.record(z.string(), z.unknown()),
+      run: async () => openApi(),
+      present: (answer) => answer,
+    }),
+  ];
+}

@@ -1,0 +1,91 @@
+// Extensions for the sandbox: what a shopper and a clerk do on a simulated processor A terminal,
+// and the processor B client SDK collecting a card with the intent's client secret.
+import { z } from "zod";
+import type { Engine } from "../../engine.js";
+import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
+import { CollectPaymentMethodInput } from "../../inputs.js";
+import { parseAmount } from "../../money.js";
+import type { Simulators } from "../../processors/simulator.js";
+import { testCard } from "../../processors/test-cards.js";
+import { presentPayment, presentToClient } from "../presenters.js";
+import { defineRoute } from "../route.js";
+import { ClientIntentOut, PaymentRecordOut } from "../schemas.js";
+
+const Id = z.string().trim().min(1).max(255);
+const TerminalRef = { external_account_id: Id, terminal_id: Id };
+
+export const PresentCardInput = z.strictObject({
+  ...TerminalRef,
+  /** A sandbox test card number (docs/test-cards.md); default 4242 4242 4242 4242. */
+  card_number: z.string().regex(/^\d{12,19}$/, "12 to 19 digits").refine((n) => testCard(n) !== undefined, "not a test card of the simulator").optional(),
+  /** Automatic capture: captured separately (default), on the terminal, or capture requested. */
+  capture: z.enum(["separately", "on_terminal", "requested"]).optional(),
+  /** A tip the shopper adds on the terminal. */
+  tip: z.string().regex(/^\d+(\.\d+)?$/, "a decimal string").optional(),
+});
+export const ClerkCancelInput = z.strictObject(TerminalRef);
+
+export function simulatorRoutes(engine: Engine, simulators: Simulators) {
+  /** The payment this account's terminal is collecting for (404 for another account's terminal). */
+  async function collecting(account: string, terminalId: string): Promise<string> {
+    const terminals = await engine.listTerminals(account);
+    if (!terminals.some((t) => t.terminal_id === terminalId)) throw new NotFound("terminal", terminalId, "terminal_id");
+    const paymentId = simulators.terminal.collecting(terminalId);
+    if (!paymentId) throw new Conflict(`terminal ${terminalId} is not collecting a payment`, "terminal_idle");
+    return paymentId;
+  }
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/sim/terminal/present-card",
+      summary: "Simulator: the shopper presents a test card on a processor A terminal",
+      description: "The terminal reports the outcome the test card selects; answers with the payment after it.",
+      extension: true,
+      auth: "api_key",
+      input: PresentCardInput,
+      response: () => PaymentRecordOut("v2"),
+      async run({ external_account_id, terminal_id, card_number, capture, tip }) {
+        const payment_id = await collecting(external_account_id, terminal_id);
+        if (tip !== undefined) {
+          const { currency } = await engine.getPayment({ external_account_id, payment_id });
+          try {
+            parseAmount(tip, currency);
+          } catch {
+            throw new InvalidRequest(`tip: not an amount in ${currency}`, "tip", "amount_invalid");
+          }
+        }
+        await simulators.terminal.presentCard(terminal_id, card_number, { ...(capture ? { capture } : {}), ...(tip ? { tip } : {}) });
+        return engine.getPayment({ external_account_id, payment_id });
+      },
+      present: presentPayment,
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/sim/terminal/clerk-cancel",
+      summary: "Simulator: the clerk cancels the collection on a processor A terminal (POS_CANCEL)",
+      extension: true,
+      auth: "api_key",
+      input: ClerkCancelInput,
+      response: () => PaymentRecordOut("v2"),
+      async run({ external_account_id, terminal_id }) {
+        const payment_id = await collecting(external_account_id, terminal_id);
+        await simulators.terminal.clerkCancel(terminal_id);
+        return engine.getPayment({ external_account_id, payment_id });
+      },
+      present: presentPayment,
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/v2/sdk/payment-method",
+      summary: "Processor B client SDK: collect the card for an intent, authorised by its client secret",
+      description:
+        "Called by the client (reader or card form), not the merchant server: no API key, the intent's `client_secret` authorises it. Then the server processes the payment with the auth call.",
+      extension: true,
+      auth: "client_secret",
+      input: CollectPaymentMethodInput,
+      response: () => ClientIntentOut,
+      run: (input, { command }) => engine.collectPaymentMethod(input, command),
+      present: presentToClient,
+    }),
+  ];
+}

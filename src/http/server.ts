@@ -1,0 +1,105 @@
+// The HTTP API (fastify): the spec's /v1 and /v2 endpoints and the documented extensions, over
+// the engine. Around every endpoint: API-key authentication (onRequest), problem+json errors,
+// one request log line (pino: request id, account, route, status, latency; never bodies or
+// headers, so no card data or keys), `Request-Id` on every answer.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { createApiKeys, type ApiKeys } from "../api-keys.js";
+import type { Engine } from "../engine.js";
+import type { Simulators } from "../processors/simulator.js";
+import { createIdempotency } from "./idempotency.js";
+import { openApiDocument } from "./openapi.js";
+import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
+import { registerRoute, type Auth, type RouteDef } from "./route.js";
+import { customerCardRoutes } from "./routes/customer-cards.js";
+import { hardwareRoutes } from "./routes/hardware.js";
+import { paymentRoutes } from "./routes/payments.js";
+import { serviceRoutes } from "./routes/service.js";
+import { simulatorRoutes } from "./routes/simulator.js";
+
+export interface ServerOptions {
+  engine: Engine;
+  apiKeys?: ApiKeys;
+  /** The simulators behind the engine: their test-helper endpoints are served when given. */
+  simulators?: Simulators;
+  /** How long an Idempotency-Key answer is kept (default 24 h). */
+  idempotencyTtlMs?: number;
+  /** Largest accepted request body in bytes (default 64 KiB). */
+  bodyLimit?: number;
+  /** pino logger; false for none. */
+  logger?: Logger | false;
+}
+
+const HOUR = 3_600_000;
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, idempotencyTtlMs = 24 * HOUR, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
+    disableRequestLogging: true,
+    requestIdLogLabel: "request_id",
+    // spec §2.1: request_id is an integer, unique per API request; never taken from the client
+    genReqId: () => String(engine.ids.requestId()),
+    requestIdHeader: false,
+    bodyLimit,
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+    return503OnClosing: true,
+  });
+  app.removeContentTypeParser("text/plain");
+  app.decorateRequest("owner", null);
+
+  app.addHook("onRequest", async (req) => {
+    if ((req.routeOptions.config as { auth?: Auth }).auth !== "api_key") return;
+    const presented = BEARER.exec(req.headers.authorization ?? "")?.[1];
+    if (!presented) throw new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>");
+    const owner = await apiKeys.authenticate(presented);
+    if (!owner) throw new HttpProblem(401, "unauthorized", "the API key is not valid");
+    req.owner = owner;
+  });
+
+  app.addHook("onSend", async (req, reply) => {
+    reply.header("request-id", req.id);
+  });
+
+  app.addHook("onResponse", async (req, reply) => {
+    req.log.info(
+      {
+        account: req.owner?.external_account_id ?? null,
+        key_id: req.owner?.key_id ?? null,
+        method: req.method,
+        route: req.routeOptions.url ?? null,
+        status: reply.statusCode,
+        latency_ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      "request",
+    );
+  });
+
+  app.setErrorHandler((error, req, reply) => {
+    const { problem: body, internal } = problemOf(error, Number(req.id));
+    if (internal) req.log.error({ err: error }, "request failed");
+    if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
+    return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${req.url.split("?")[0]}`, null, Number(req.id))),
+  );
+
+  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs });
+  const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);
+  purge.unref();
+  app.addHook("onClose", async () => clearInterval(purge));
+
+  let document: unknown;
+  const routes: RouteDef[] = [
+    ...paymentRoutes(engine),
+    ...hardwareRoutes(engine),
+    ...customerCardRoutes(engine),
+    ...(simulators ? simulatorRoutes(engine, simulators) : []),
+  ];
+  routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes))));
+  for (const route of routes) registerRoute(app, route, idempotency);
+  return app;
+}

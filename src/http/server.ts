@@ -2,11 +2,12 @@
 // the engine. Around every endpoint: API-key authentication (onRequest), problem+json errors,
 // one request log line (pino: request id, account, route, status, latency; never bodies or
 // headers, so no card data or keys), `Request-Id` on every answer.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createApiKeys, type ApiKeys } from "../api-keys.js";
 import type { Engine } from "../engine.js";
 import type { Simulators } from "../processors/simulator.js";
+import { drainOnClose } from "./drain.js";
 import { createIdempotency } from "./idempotency.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -36,8 +37,8 @@ const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, idempotencyTtlMs = 24 * HOUR, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
-    disableRequestLogging: true,
-    requestIdLogLabel: "request_id",
+    // one line per request, written by the onResponse hook below
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     // spec §2.1: request_id is an integer, unique per API request; never taken from the client
     genReqId: () => String(engine.ids.requestId()),
     requestIdHeader: false,
@@ -47,6 +48,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     return503OnClosing: true,
   });
   app.removeContentTypeParser("text/plain");
+  drainOnClose(app);
   app.decorateRequest("owner", null);
 
   app.addHook("onRequest", async (req) => {

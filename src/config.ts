@@ -1,0 +1,52 @@
+// The service's configuration from the environment, and the stores it runs on. Shared by
+// `npm start` (src/main.ts) and the CLI, so both open the same data.
+import { resolve } from "node:path";
+import { createMemoryReadModels } from "./store/memory-read-models.js";
+import { createMemoryStore } from "./store/memory.js";
+import type { EventStore, ReadModelStore } from "./store/port.js";
+
+export interface ServiceConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Blocking auth on a synchronous terminal gives up after this (spec §8: 120 s). */
+  syncAuthTimeoutMs: number;
+  idempotencyTtlMs: number;
+  /** Simulated captures settle after this (0: at once). */
+  captureSettleMs: number;
+  logLevel: string;
+}
+
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name}: expected a non-negative number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  return {
+    port: number(env, "PORT", 8080),
+    host: env.HOST || "0.0.0.0",
+    dataDir: resolve(env.DATA_DIR || "./data"),
+    syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
+    idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
+    captureSettleMs: number(env, "CAPTURE_SETTLE_MS", 0),
+    logLevel: env.LOG_LEVEL || "info",
+  };
+}
+
+export interface Stores {
+  store: EventStore;
+  readModels: ReadModelStore;
+  /** Where the data lives, for messages. */
+  description: string;
+}
+
+/** The stores under DATA_DIR. */
+export async function openStores(config: Pick<ServiceConfig, "dataDir">): Promise<Stores> {
+  // TODO(http): switch to the SQLite adapter (src/store/sqlite.ts) once it is on main
+  void config;
+  return { store: createMemoryStore(), readModels: createMemoryReadModels(), description: "in memory" };
+}

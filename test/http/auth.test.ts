@@ -1,0 +1,80 @@
+// API keys: a missing or wrong key is 401; a key acts only for its own merchant account (another
+// account's external_account_id is 403, another account's payment or terminal reads as missing).
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sha256 } from "../../src/api-keys.js";
+import { TerminalListOut } from "../../src/http/schemas.js";
+import { expectProblem, expectShape, startApi, type Api, type Merchant } from "./harness.js";
+
+let api: Api;
+let alice: Merchant;
+let bob: Merchant;
+beforeEach(async () => {
+  api = await startApi();
+  alice = await api.merchant("acct_alice");
+  bob = await api.merchant("acct_bob");
+});
+afterEach(async () => {
+  await api.close();
+});
+
+const body = { external_account_id: "acct_alice", amount: "1.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" };
+
+describe("authentication", () => {
+  it("401 without a key, with a wrong key, with another scheme; WWW-Authenticate names Bearer", async () => {
+    for (const headers of [{} as Record<string, string>, { authorization: "Bearer sk_wrong" }, { authorization: `Basic ${alice.key}` }, { authorization: `Bearer ${alice.key}x` }, { authorization: "Bearer " }]) {
+      const res = await api.request("POST", "/v2/payment/intent", { body, headers });
+      expectProblem(res, 401, "unauthorized");
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="cardflow"');
+    }
+    expectProblem(await api.request("GET", "/v2/hardware?external_account_id=acct_alice"), 401, "unauthorized");
+    // authentication comes before the body is looked at
+    expectProblem(await api.request("POST", "/v2/payment/intent", { raw: "{oops" }), 401, "unauthorized");
+    expect((await api.store.readAll()).filter((e) => e.stream.startsWith("payment-"))).toEqual([]);
+  });
+
+  it("keys are stored only as their SHA-256, each bound to one account", async () => {
+    const all = JSON.stringify(await api.store.readAll());
+    expect(all).not.toContain(alice.key);
+    const issued = (await api.store.readAll()).filter((e) => e.type === "ApiKeyIssued");
+    expect(issued.map((e) => (e.data as { external_account_id: string }).external_account_id)).toEqual(["acct_alice", "acct_bob"]);
+    expect(issued[0]!.stream).toBe(`apikey-${sha256(alice.key)}`);
+  });
+
+  it("the scheme name is case-insensitive", async () => {
+    expect((await api.request("POST", "/v2/payment/intent", { body, headers: { authorization: `bearer ${alice.key}` } })).status).toBe(200);
+  });
+});
+
+describe("cross-account isolation", () => {
+  it("another account's external_account_id is 403, in a body or a query", async () => {
+    expectProblem(await bob.postRaw("/v2/payment/intent", body), 403, "account_forbidden", "external_account_id");
+    expectProblem(await api.request("GET", "/v2/hardware?external_account_id=acct_alice", { key: bob.key }), 403, "account_forbidden", "external_account_id");
+    expectProblem(await bob.postRaw("/v2/hardware", { external_account_id: "acct_nobody", terminal_type: "A_sync" }), 403, "account_forbidden");
+  });
+
+  it("another account's payment and terminal read as missing (404)", async () => {
+    const { body: intent } = await alice.postRaw("/v1/payment/intent", body);
+    expectProblem(await bob.read(intent.payment_id), 404, "resource_missing", "payment_id");
+    for (const path of ["/v1/payment/auth", "/v1/payment/cancel", "/v1/payment/refund"]) {
+      expectProblem(await bob.post(path, { payment_id: intent.payment_id }), 404, "resource_missing", "payment_id");
+    }
+    expectProblem(await bob.post("/v1/payment/capture", { payment_id: intent.payment_id, amount: 1 }), 404, "resource_missing");
+    expectProblem(await bob.post("/v1/customer/card", { payment_id: intent.payment_id, external_customer_id: "c" }), 404, "resource_missing");
+
+    const terminal = await alice.terminal("A_async");
+    const { body: own } = await bob.post("/v2/payment/intent", { amount: "2.00", payment_method_types: "card_present", capture_method: "manual" });
+    expectProblem(await bob.post("/v2/payment/auth", { payment_id: own.payment_id, terminal_id: terminal }), 404, "resource_missing", "terminal_id");
+    expectProblem(await bob.post("/sim/terminal/present-card", { terminal_id: terminal }), 404, "resource_missing", "terminal_id");
+    expect(expectShape(TerminalListOut, (await bob.get("/v2/hardware?external_account_id=acct_bob")).body).data).toEqual([]);
+    // alice still sees her payment untouched
+    expect((await alice.read(intent.payment_id)).body.status).toBe("requires_payment_method");
+  });
+
+  it("the client-SDK endpoint needs no API key, only the intent's client secret", async () => {
+    const b = await api.merchant("acct_b", "B");
+    const { body: intent } = await b.post("/v2/payment/intent", { amount: "4.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    const res = await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: intent.client_secret } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ payment_id: intent.payment_id, status: "payment_method_requested", amount: "4.00", currency: "USD", payment: expect.objectContaining({ last_4: "4242" }) });
+  });
+});

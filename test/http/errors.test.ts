@@ -1,0 +1,127 @@
+// Every error path answers problem+json (RFC 9457) with a 4xx, names the field, and appends nothing.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expectProblem, startApi, type Api, type Merchant } from "./harness.js";
+
+let api: Api;
+let m: Merchant;
+beforeEach(async () => {
+  api = await startApi({ bodyLimit: 4096 });
+  m = await api.merchant("acct_err");
+});
+afterEach(async () => {
+  await api.close();
+});
+
+const eventCount = async () => (await api.store.readAll()).length;
+
+/** Runs a request that must fail, and checks that the store did not change. */
+async function refused(run: () => Promise<import("./harness.js").Res>, status: number, code: string, param?: string | null) {
+  const before = await eventCount();
+  const res = await run();
+  const problem = expectProblem(res, status, code, param);
+  expect(await eventCount()).toBe(before);
+  return problem;
+}
+
+const intent = { amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" };
+
+describe("malformed requests", () => {
+  it("invalid JSON, an empty JSON body, a body that is not an object", async () => {
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1,' }), 400, "invalid_json", null);
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "" }), 400, "invalid_json");
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "[1,2]" }), 400, "parameter_invalid", null);
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "null" }), 400, "parameter_invalid");
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key }), 400, "parameter_invalid");
+  });
+
+  it("a prototype-poisoning body, an oversized body, another media type", async () => {
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"__proto__": {"x": 1}}' }), 400, "invalid_json");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: "x".repeat(5000) }), 413, "body_too_large");
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "amount=1", headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type");
+    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+  });
+
+  it("unknown fields, missing fields, wrong types name the field", async () => {
+    const unknown = await refused(() => m.post("/v2/payment/intent", { ...intent, colour: "red" }), 400, "unknown_parameter", "colour");
+    expect(unknown.detail).toContain("colour");
+    await refused(() => m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card" }), 400, "parameter_invalid", "capture_method");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: undefined }), 400, "parameter_invalid", "external_customer_id");
+    await refused(() => m.post("/v2/hardware", { terminal_type: "C_fax" }), 400, "parameter_invalid", "terminal_type");
+  });
+
+  it("amounts: too many decimals, not positive, not a number, not finite", async () => {
+    for (const amount of ["10.001", 10.001, 0, "0", -5, "-5", "abc", "", "1,00", "NaN", "Infinity", 1e-7]) {
+      const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "amount_invalid", "amount");
+      expect(problem.detail).toMatch(/^amount: /);
+    }
+    for (const amount of [null, true, {}, [1]]) await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "parameter_invalid", "amount");
+    // 1e400 is valid JSON that parses to Infinity
+    await refused(
+      () => api.request("POST", "/v2/payment/intent", { key: m.key, raw: JSON.stringify({ ...intent, external_account_id: "acct_err" }).replace('"10.00"', "1e400") }),
+      400,
+      "parameter_invalid",
+      "amount",
+    );
+    // JPY has no minor units
+    const yen = await api.merchant("acct_yen", "A", "JPY");
+    await refused(() => yen.post("/v2/payment/intent", { ...intent, amount: "500.5" }), 400, "amount_invalid", "amount");
+    expect((await yen.post("/v2/payment/intent", { ...intent, amount: 500 })).status).toBe(200);
+  });
+
+  it("query parameters: missing, unknown, repeated", async () => {
+    await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+    await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");
+    await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+  });
+
+  it("an unknown endpoint, an invalid Idempotency-Key", async () => {
+    await refused(() => api.request("GET", "/v3/payment/intent", { key: m.key }), 404, "route_not_found");
+    await refused(() => api.request("DELETE", "/v2/hardware", { key: m.key }), 404, "route_not_found");
+    await refused(() => m.post("/v2/payment/intent", intent, { "idempotency-key": "k".repeat(256) }), 400, "idempotency_key_invalid", "Idempotency-Key");
+  });
+});
+
+describe("what the payment does not allow", () => {
+  it("409 with the current status and the allowed next steps", async () => {
+    const { body } = await m.post("/v1/payment/intent", intent);
+    const problem = await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }), 409, "payment_intent_unexpected_state");
+    expect(problem.current_status).toBe("requires_payment_method");
+    expect(problem.allowed_next_steps).toEqual(["authorize", "cancel"]);
+
+    await m.post("/v1/payment/auth", { payment_id: body.payment_id });
+    await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.01" }), 400, "amount_too_large", "amount");
+    await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" });
+    const again = await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }), 409, "payment_intent_unexpected_state");
+    expect(again.current_status).toBe("succeeded");
+    expect(again.allowed_next_steps).toEqual(["refund"]);
+    await refused(() => m.post("/v1/payment/refund", { payment_id: body.payment_id, amount: "10.01" }), 400, "amount_too_large", "amount");
+    await refused(() => m.post("/v1/payment/auth", { payment_id: body.payment_id }), 409, "payment_intent_unexpected_state");
+  });
+
+  it("missing resources: payment, terminal, stored card, client secret", async () => {
+    await refused(() => m.read("pi_nope"), 404, "resource_missing", "payment_id");
+    await refused(() => m.post("/v2/payment/capture", { payment_id: "pi_nope", amount: 1 }), 404, "resource_missing", "payment_id");
+    const { body } = await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
+    await refused(() => m.post("/v2/payment/auth", { payment_id: body.payment_id, terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
+    await refused(() => m.post("/v2/payment/auth", { payment_id: body.payment_id }), 400, "parameter_missing", "terminal_id");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, payment_method_id: "pm_nope" }), 400, "resource_missing", "payment_method_id");
+    await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `${body.payment_id}_secret_wrong` } }), 404, "resource_missing", "client_secret");
+    await refused(() => m.post("/sim/terminal/present-card", { terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
+  });
+
+  it("a busy terminal, an idle terminal, an asynchronous-terminal card that cannot be saved", async () => {
+    const terminal = await m.terminal("A_async");
+    const first = (await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "automatic" })).body;
+    const second = (await m.post("/v2/payment/intent", { amount: "6.00", payment_method_types: "card_present", capture_method: "automatic" })).body;
+    await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal }), 409, "terminal_idle");
+    await m.post("/v2/payment/auth", { payment_id: first.payment_id, terminal_id: terminal });
+    await refused(() => m.post("/v2/payment/auth", { payment_id: second.payment_id, terminal_id: terminal }), 409, "terminal_busy");
+    await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "1234567812345678" }), 400, "parameter_invalid", "card_number");
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal });
+    const problem = await refused(() => m.post("/v1/customer/card", { payment_id: first.payment_id, external_customer_id: "c" }), 409, "payment_intent_unexpected_state");
+    expect(problem.detail).toContain("asynchronous terminal type does not support card on file");
+  });
+});

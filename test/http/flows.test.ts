@@ -1,0 +1,329 @@
+// Every flow of spec §4.8 over real HTTP, each answer checked field by field against the schemas
+// of §2.1 / §4.3 (strict: no field more, none missing, every type right) and for its values.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ClientIntentOut, CreatedIntentOut, CustomerCardListOut, CustomerCardOut, PaymentRecordOut, TerminalListOut, TerminalOut } from "../../src/http/schemas.js";
+import { expectShape, startApi, type Api, type Merchant } from "./harness.js";
+
+let api: Api;
+beforeEach(async () => {
+  api = await startApi();
+});
+afterEach(async () => {
+  await api.close();
+});
+
+const T0 = "2026-01-01T00:00:00.000+00:00";
+
+/** Polls the status read (as a client would) until the status is no longer `status`. */
+async function pollWhile(m: Merchant, paymentId: string, status: string) {
+  for (let i = 0; i < 200; i++) {
+    const res = await m.read(paymentId);
+    expect(res.status).toBe(200);
+    if (res.body.status !== status) return expectShape(PaymentRecordOut("v2"), res.body);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`still ${status}`);
+}
+
+/** Waits until a terminal is collecting (a blocking /v1 auth has reached it). */
+async function untilCollecting(terminalId: string) {
+  for (let i = 0; i < 400 && !api.simulators.terminal.collecting(terminalId); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(api.simulators.terminal.collecting(terminalId)).toBeDefined();
+}
+
+describe("asynchronous terminal, card present (/v2)", () => {
+  it("create, auth returns payment_method_requested, poll, the terminal collects, capture", async () => {
+    const m = await api.merchant("acct_async");
+    const terminal = await m.terminal("A_async");
+
+    const created = await m.post("/v2/payment/intent", { amount: 25.5, payment_method_types: "card_present", capture_method: "manual", external_payment_id: 9001 });
+    expect(created.status).toBe(200);
+    const intent = expectShape(CreatedIntentOut("v2"), created.body);
+    expect(intent.status).toBe("requires_payment_method");
+    expect(intent.external_transaction_id).toBe(9001);
+    expect(intent.request_id).toBe(Number(created.headers.get("request-id")));
+    expect(intent.payment_id).toMatch(/^pi_/);
+
+    const auth = await m.post("/v2/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    expect(auth.status).toBe(200);
+    const pending = expectShape(PaymentRecordOut("v2"), auth.body);
+    expect(pending).toMatchObject({ status: "payment_method_requested", terminal_id: terminal, amount: "25.50", amount_authorized: "0.00", card_present: true });
+    expect(pending.payment).toBeUndefined();
+
+    // still waiting for the shopper: the poll answers the same status
+    expect((await m.read(intent.payment_id)).body.status).toBe("payment_method_requested");
+    const presented = await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "4242424242424242" });
+    expect(presented.status).toBe(200);
+
+    const authorized = await pollWhile(m, intent.payment_id, "payment_method_requested");
+    expect(authorized).toEqual({
+      payment_id: intent.payment_id,
+      date_created: T0,
+      external_transaction_id: 9001,
+      status: "requires_capture",
+      amount: "25.50",
+      amount_authorized: "25.50",
+      amount_captured: "0.00",
+      amount_capturable: "25.50",
+      amount_refunded: "0.00",
+      amount_refundable: "0.00",
+      tip_amount: "0.00",
+      donation_amount: "0.00",
+      currency: "USD",
+      card_present: true,
+      payment_method_id: null,
+      notes: null,
+      authorization_code: expect.stringMatching(/^[0-9A-Z]{6}$/),
+      processor: "A",
+      funding_source: "credit",
+      payment: { type: "card_present", brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2030, cardholder_name: "TEST CARDHOLDER", receipt_data: null, payment_method_id: null },
+      avs_response_code: 0,
+      avs_response_message: "Address and postal code match",
+      request_id: expect.any(Number),
+      external_account_id: "acct_async",
+      external_customer_id: null,
+      capture_method: "manual",
+      payment_method_types: "card_present",
+      terminal_id: terminal,
+    });
+
+    const captured = await m.post("/v2/payment/capture", { payment_id: intent.payment_id, amount: "25.50" });
+    expect(captured.status).toBe(200);
+    const done = expectShape(PaymentRecordOut("v2"), captured.body);
+    expect(done).toMatchObject({ status: "succeeded", amount_captured: "25.50", amount_capturable: "0.00", amount_refundable: "25.50" });
+    expect(done.request_id).toBe(Number(captured.headers.get("request-id")));
+  });
+
+  it("automatic capture: captured on the terminal (succeeded) or capture requested (capture_requested)", async () => {
+    const m = await api.merchant("acct_auto");
+    const terminal = await m.terminal("A_async");
+    for (const [capture, status] of [["on_terminal", "succeeded"], ["requested", "capture_requested"], ["separately", "succeeded"]] as const) {
+      const { body: intent } = await m.post("/v2/payment/intent", { amount: "10", payment_method_types: "card_present", capture_method: "automatic" });
+      await m.post("/v2/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+      await m.post("/sim/terminal/present-card", { terminal_id: terminal, capture });
+      const after = await pollWhile(m, intent.payment_id, "payment_method_requested");
+      expect(after.status).toBe(status);
+      expect(after.amount_authorized).toBe("10.00");
+    }
+  });
+
+  it("timeout, clerk cancel and decline leave last_error and last_error_code; auth may be retried", async () => {
+    const m = await api.merchant("acct_fail");
+    const terminal = await m.terminal("A_async");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "7.00", payment_method_types: "card_present", capture_method: "manual" });
+
+    await m.post("/v2/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    await api.clock.advance(120_000); // the shopper never comes
+    let after = await pollWhile(m, intent.payment_id, "payment_method_requested");
+    expect(after).toMatchObject({ status: "requires_payment_method", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" });
+
+    await m.post("/v2/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    const cancel = await m.post("/sim/terminal/clerk-cancel", { terminal_id: terminal });
+    expect(cancel.status).toBe(200);
+    after = expectShape(PaymentRecordOut("v2"), (await m.read(intent.payment_id)).body);
+    expect(after).toMatchObject({ status: "requires_payment_method", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
+
+    await m.post("/v2/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "4000000000000143" });
+    after = expectShape(PaymentRecordOut("v2"), (await m.read(intent.payment_id)).body);
+    expect(after).toMatchObject({ status: "error", last_error: "The processor declined the card", last_error_code: "ONLINE_DECLINED" });
+
+    // retry from error with another card
+    const retry = await m.post("/v2/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    expect(retry.body.status).toBe("payment_method_requested");
+    expect(retry.body.last_error).toBeUndefined();
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "5555555555554444" });
+    after = expectShape(PaymentRecordOut("v2"), (await m.read(intent.payment_id)).body);
+    expect(after).toMatchObject({ status: "requires_capture", payment: { brand: "mastercard", last_4: "4444" } });
+  });
+});
+
+describe("synchronous terminal, card present, save card (/v1)", () => {
+  it("auth blocks until the shopper pays; the token is in payment_method_id; then a stored-card charge with it", async () => {
+    const m = await api.merchant("acct_sync");
+    const terminal = await m.terminal("A_sync");
+    const created = await m.post("/v1/payment/intent", {
+      amount: "42.00",
+      payment_method_types: "card_present",
+      capture_method: "automatic",
+      external_customer_id: "cus_7",
+      allow_saving_card: true,
+      external_transaction_id: "order-7",
+    });
+    const intent = expectShape(CreatedIntentOut("v1"), created.body);
+    expect(intent).toMatchObject({ status: "requires_payment_method", external_transaction_id: "order-7" });
+
+    const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    await untilCollecting(terminal);
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "5555555555554444" });
+    const auth = await blocking;
+    expect(auth.status).toBe(200);
+    const paid = expectShape(PaymentRecordOut("v1"), auth.body);
+    expect(paid).toMatchObject({ status: "success", amount_captured: "42.00", amount_refundable: "42.00", external_customer_id: "cus_7" });
+    expect(paid.payment_method_id).toMatch(/^pm_/);
+    expect(paid.payment).toMatchObject({ type: "card_present", brand: "mastercard", last_4: "4444", payment_method_id: paid.payment_method_id });
+
+    const cards = await m.get(`/v1/customer/card?external_account_id=acct_sync&external_customer_id=cus_7`);
+    expect(expectShape(CustomerCardListOut, cards.body).data).toEqual([
+      expect.objectContaining({ payment_method_id: paid.payment_method_id, external_customer_id: "cus_7", brand: "mastercard", last_4: "4444", payment_id: intent.payment_id }),
+    ]);
+
+    // the card on file charges a card-not-present payment
+    const { body: again } = await m.post("/v1/payment/intent", {
+      amount: 5,
+      payment_method_types: "card",
+      capture_method: "automatic",
+      payment_method_id: paid.payment_method_id,
+      external_customer_id: "cus_7",
+    });
+    const charged = await m.post("/v1/payment/auth", { payment_id: again.payment_id });
+    expect(expectShape(PaymentRecordOut("v1"), charged.body)).toMatchObject({ status: "success", card_present: false, payment: { type: "card_not_present", last_4: "4444" } });
+  });
+
+  it("a card expiring before 03/30 is paid but not saved", async () => {
+    const m = await api.merchant("acct_sync2");
+    const terminal = await m.terminal("A_sync");
+    const { body: intent } = await m.post("/v1/payment/intent", { amount: "3.00", payment_method_types: "card_present", capture_method: "automatic", external_customer_id: "cus_x", allow_saving_card: true });
+    const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    await untilCollecting(terminal);
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "4000000000000077" });
+    const paid = expectShape(PaymentRecordOut("v1"), (await blocking).body);
+    expect(paid).toMatchObject({ status: "success", payment_method_id: null });
+  });
+});
+
+describe("stored-card charge", () => {
+  it("manual: create (requires_payment_method), auth (requires_capture, nothing captured), capture", async () => {
+    const m = await api.merchant("acct_cof");
+    const created = await m.post("/v1/payment/intent", { amount: "19.99", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+    const intent = expectShape(CreatedIntentOut("v1"), created.body);
+    expect(intent.status).toBe("requires_payment_method");
+    expect(intent.client_secret).toBeUndefined();
+
+    const auth = await m.post("/v1/payment/auth", { payment_id: intent.payment_id });
+    const authorized = expectShape(PaymentRecordOut("v1"), auth.body);
+    expect(authorized).toMatchObject({
+      status: "requires_capture",
+      amount_authorized: "19.99",
+      amount_captured: "0.00",
+      amount_capturable: "19.99",
+      card_present: false,
+      payment_method_id: "pm_card_visa",
+      payment: { type: "card_not_present", brand: "visa", last_4: "4242", payment_method_id: "pm_card_visa" },
+    });
+
+    const captured = await m.post("/v1/payment/capture", { payment_id: intent.payment_id, amount: 19.99 });
+    expect(expectShape(PaymentRecordOut("v1"), captured.body)).toMatchObject({ status: "success", amount_captured: "19.99", amount_refundable: "19.99" });
+    // the same payment read through /v2 says succeeded
+    expect((await m.read(intent.payment_id)).body.status).toBe("succeeded");
+  });
+
+  it("automatic: success at once, or capture_requested while the capture settles; a declined card gives error", async () => {
+    const m = await api.merchant("acct_cof2");
+    const { body: a } = await m.post("/v1/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_mastercard", external_customer_id: "c" });
+    expect((await m.post("/v1/payment/auth", { payment_id: a.payment_id })).body).toMatchObject({ status: "success", amount_captured: "1.00" });
+
+    const { body: d } = await m.post("/v1/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_declined", external_customer_id: "c" });
+    const declined = await m.post("/v1/payment/auth", { payment_id: d.payment_id });
+    expect(expectShape(PaymentRecordOut("v1"), declined.body)).toMatchObject({ status: "error", last_error: "Your card was declined" });
+  });
+
+  it("capture_requested then success when captures settle later", async () => {
+    await api.close();
+    api = await startApi({ captureSettleMs: 2_000 });
+    const m = await api.merchant("acct_settle");
+    const { body: a } = await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "c" });
+    const auth = await m.post("/v1/payment/auth", { payment_id: a.payment_id });
+    expect(expectShape(PaymentRecordOut("v1"), auth.body)).toMatchObject({ status: "capture_requested", amount_captured: "0.00" });
+    await api.clock.advance(2_000);
+    expect((await m.read(a.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "8.00" });
+  });
+});
+
+describe("processor B (client reader SDK)", () => {
+  async function collect(clientSecret: string, extra: Record<string, unknown> = {}) {
+    const res = await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: clientSecret, ...extra } });
+    expect(res.status).toBe(200);
+    return expectShape(ClientIntentOut, res.body);
+  }
+
+  it("card present, customer on the intent, manual capture: collect, process, capture, save card", async () => {
+    const m = await api.merchant("acct_b1", "B");
+    const reader = await m.terminal("B_reader");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "30.00", payment_method_types: "card_present", capture_method: "manual", external_customer_id: "cus_b1" });
+    expect(expectShape(CreatedIntentOut("v2"), intent).client_secret).toMatch(new RegExp(`^${intent.payment_id}_secret_`));
+
+    expect(await collect(intent.client_secret, { terminal_id: reader, card_number: "378282246310005" })).toMatchObject({ status: "payment_method_requested", payment: { brand: "amex", last_4: "0005" } });
+    const processed = await m.post("/v2/payment/auth", { payment_id: intent.payment_id });
+    expect(expectShape(PaymentRecordOut("v2"), processed.body)).toMatchObject({ status: "requires_capture", processor: "B", terminal_id: reader });
+    expect((await m.post("/v2/payment/capture", { payment_id: intent.payment_id, amount: 30 })).body.status).toBe("succeeded");
+
+    const saved = await m.post("/v1/customer/card", { payment_id: intent.payment_id, external_customer_id: "cus_b1" });
+    expect(saved.status).toBe(200);
+    const card = expectShape(CustomerCardOut, saved.body);
+    expect(card).toMatchObject({ external_account_id: "acct_b1", external_customer_id: "cus_b1", brand: "amex", last_4: "0005", exp_month: "12", exp_year: 2030, payment_id: intent.payment_id });
+    expect(card.payment_method_id).toMatch(/^pm_/);
+  });
+
+  it("card not present, manual, allow_saving_card: collect, save the card before capture, capture later", async () => {
+    const m = await api.merchant("acct_b2", "B");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "12.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    expect(intent.client_secret).toBeDefined();
+    await collect(intent.client_secret);
+    expect((await m.post("/v2/payment/auth", { payment_id: intent.payment_id })).body.status).toBe("requires_capture");
+    const saved = await m.post("/v1/customer/card", { payment_id: intent.payment_id, external_customer_id: "cus_b2" });
+    expect(expectShape(CustomerCardOut, saved.body)).toMatchObject({ external_customer_id: "cus_b2", last_4: "4242" });
+    const captured = await m.post("/v1/payment/capture", { payment_id: intent.payment_id, amount: "12.00" });
+    expect(expectShape(PaymentRecordOut("v1"), captured.body)).toMatchObject({ status: "success", payment_method_id: saved.body.payment_method_id });
+  });
+
+  it("card present, automatic capture, customer attached after the capture", async () => {
+    const m = await api.merchant("acct_b3", "B");
+    const reader = await m.terminal("B_reader");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "9.00", payment_method_types: "card_present", capture_method: "automatic", allow_saving_card: true });
+    await collect(intent.client_secret, { terminal_id: reader });
+    const processed = await m.post("/v2/payment/auth", { payment_id: intent.payment_id });
+    expect(expectShape(PaymentRecordOut("v2"), processed.body)).toMatchObject({ status: "succeeded", amount_captured: "9.00", external_customer_id: null });
+    const saved = await m.post("/v1/customer/card", { payment_id: intent.payment_id, external_customer_id: "cus_late" });
+    expect(expectShape(CustomerCardOut, saved.body).external_customer_id).toBe("cus_late");
+    expect((await m.read(intent.payment_id)).body).toMatchObject({ external_customer_id: "cus_late", payment_method_id: saved.body.payment_method_id });
+  });
+});
+
+describe("terminals and extensions", () => {
+  it("registers and lists the account's terminals", async () => {
+    const m = await api.merchant("acct_hw");
+    const res = await m.post("/v2/hardware", { terminal_type: "A_sync", label: "Front desk", serial_number: "SN-1" });
+    const terminal = expectShape(TerminalOut, res.body);
+    expect(terminal).toEqual({ terminal_id: expect.stringMatching(/^tmr_/), external_account_id: "acct_hw", terminal_type: "A_sync", label: "Front desk", serial_number: "SN-1", date_created: T0 });
+    await m.terminal("B_reader");
+    const list = expectShape(TerminalListOut, (await m.get("/v2/hardware?external_account_id=acct_hw")).body);
+    expect(list.data.map((t) => t.terminal_type).sort()).toEqual(["A_sync", "B_reader"]);
+  });
+
+  it("cancel before capture and partial refunds after (/v1 and /v2)", async () => {
+    const m = await api.merchant("acct_ext");
+    const { body: a } = await m.post("/v1/payment/intent", { amount: "50.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" });
+    await m.post("/v1/payment/auth", { payment_id: a.payment_id });
+    const canceled = await m.post("/v2/payment/cancel", { payment_id: a.payment_id, cancellation_reason: "requested_by_customer" });
+    expect(expectShape(PaymentRecordOut("v2"), canceled.body).status).toBe("canceled");
+
+    const { body: b } = await m.post("/v1/payment/intent", { amount: "50.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "c" });
+    await m.post("/v1/payment/auth", { payment_id: b.payment_id });
+    const partial = await m.post("/v1/payment/refund", { payment_id: b.payment_id, amount: "20.00" });
+    expect(expectShape(PaymentRecordOut("v1"), partial.body)).toMatchObject({ status: "success", amount_refunded: "20.00", amount_refundable: "30.00" });
+    const rest = await m.post("/v2/payment/refund", { payment_id: b.payment_id });
+    expect(rest.body).toMatchObject({ status: "succeeded", amount_refunded: "50.00", amount_refundable: "0.00" });
+  });
+
+  it("serves /healthz and an OpenAPI document listing every endpoint", async () => {
+    expect((await api.request("GET", "/healthz")).body).toEqual({ status: "ok" });
+    const doc = (await api.request("GET", "/openapi.json")).body;
+    expect(doc.openapi).toBe("3.1.0");
+    for (const path of ["/v1/payment/intent", "/v2/payment/intent", "/v1/payment/auth", "/v2/payment/auth", "/v2/payment/intent/{payment_id}", "/v1/payment/capture", "/v2/payment/capture", "/v1/customer/card", "/v2/hardware", "/v2/sdk/payment-method", "/sim/terminal/present-card"]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    expect(doc.paths["/v2/payment/intent"].post.requestBody.content["application/json"].schema.properties.amount).toBeDefined();
+    expect(doc.paths["/v2/payment/refund"].post.tags).toEqual(["extensions"]);
+  });
+});

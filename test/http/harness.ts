@@ -1,0 +1,138 @@
+// End-to-end harness: the real server on a free port, over real HTTP (fetch), with a manual
+// clock and sequential ids so every answer is exact.
+import type { FastifyInstance } from "fastify";
+import { pino } from "pino";
+import { Writable } from "node:stream";
+import type { z } from "zod";
+import { expect } from "vitest";
+import { createApiKeys } from "../../src/api-keys.js";
+import { manualClock } from "../../src/clock.js";
+import { createEngine } from "../../src/engine.js";
+import { createServer } from "../../src/http/server.js";
+import { ProblemOut } from "../../src/http/schemas.js";
+import { sequentialIds } from "../../src/ids.js";
+import { createSimulators } from "../../src/processors/simulator.js";
+import { createMemoryStore } from "../../src/store/memory.js";
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface StartOptions {
+  captureSettleMs?: number;
+  syncAuthTimeoutMs?: number;
+  idempotencyTtlMs?: number;
+  bodyLimit?: number;
+  /** Capture the pino log lines. */
+  log?: string[];
+}
+
+export async function startApi(options: StartOptions = {}) {
+  const clock = manualClock();
+  const ids = sequentialIds();
+  const store = createMemoryStore();
+  const simulators = createSimulators({ clock, ids, captureSettleMs: options.captureSettleMs ?? 0 });
+  const engine = createEngine({ store, clock, ids, processors: simulators, syncAuthTimeoutMs: options.syncAuthTimeoutMs ?? 120_000 });
+  const apiKeys = createApiKeys(engine);
+  const logger = options.log
+    ? pino(
+        { level: "info" },
+        new Writable({
+          write(chunk, _enc, done) {
+            options.log!.push(String(chunk));
+            done();
+          },
+        }),
+      )
+    : false;
+  const app: FastifyInstance = createServer({
+    engine,
+    apiKeys,
+    simulators,
+    logger,
+    ...(options.idempotencyTtlMs !== undefined ? { idempotencyTtlMs: options.idempotencyTtlMs } : {}),
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+  });
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const address = app.server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  const base = `http://127.0.0.1:${address.port}`;
+
+  async function request(method: string, path: string, { key, body, raw, headers = {}, signal }: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Res> {
+    const h: Record<string, string> = { ...headers };
+    if (key) h.authorization = `Bearer ${key}`;
+    let payload: string | undefined;
+    if (raw !== undefined) payload = raw;
+    else if (body !== undefined) payload = JSON.stringify(body);
+    if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === "content-type")) h["content-type"] = "application/json";
+    const res = await fetch(base + path, { method, headers: h, ...(payload !== undefined ? { body: payload } : {}), ...(signal ? { signal } : {}) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  /** A merchant account with its API key, and a client bound to both. */
+  async function merchant(external_account_id: string, processor: "A" | "B" = "A", currency = "USD") {
+    await engine.openAccount({ external_account_id, processor, currency });
+    const { key } = await apiKeys.issue(external_account_id, "test");
+    const client = {
+      account: external_account_id,
+      key,
+      get: (path: string) => request("GET", path, { key }),
+      post: (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        request("POST", path, { key, body: body && typeof body === "object" && !Array.isArray(body) ? { external_account_id, ...body } : body, headers }),
+      /** Body sent exactly as given (no account added). */
+      postRaw: (path: string, body: unknown, headers: Record<string, string> = {}) => request("POST", path, { key, body, headers }),
+      async terminal(terminal_type: "A_async" | "A_sync" | "B_reader"): Promise<string> {
+        const res = await client.post("/v2/hardware", { terminal_type });
+        expect(res.status).toBe(200);
+        return res.body.terminal_id;
+      },
+      read: (payment_id: string) => request("GET", `/v2/payment/intent/${payment_id}?external_account_id=${encodeURIComponent(external_account_id)}`, { key }),
+    };
+    return client;
+  }
+
+  return {
+    app,
+    base,
+    engine,
+    store,
+    clock,
+    simulators,
+    request,
+    merchant,
+    async close() {
+      await app.close();
+      await engine.close();
+    },
+  };
+}
+
+export type Api = Awaited<ReturnType<typeof startApi>>;
+export type Merchant = Awaited<ReturnType<Api["merchant"]>>;
+
+/** Checks an answer against a schema of the API, field by field (strict: no unknown fields). */
+export function expectShape<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new Error(`answer does not match the schema: ${JSON.stringify(result.error.issues, null, 1)}\n${JSON.stringify(body, null, 1)}`);
+  return result.data;
+}
+
+/** A problem+json answer with this status and code. */
+export function expectProblem(res: Res, status: number, code: string, param?: string | null) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  const problem = expectShape(ProblemOut, res.body);
+  expect(problem.status).toBe(status);
+  expect(problem.code).toBe(code);
+  expect(problem.type).toBe(`urn:cardflow:problem:${code}`);
+  expect(problem.request_id).toBe(Number(res.headers.get("request-id")));
+  if (param !== undefined) expect(problem.param).toBe(param);
+  return problem;
+}

@@ -1,0 +1,139 @@
+// Idempotency-Key: one effect per key; the first answer on retries; 422 for another request with
+// the key; 409 while the first is in flight; concurrent capture retries never capture twice.
+import { afterEach, describe, expect, it } from "vitest";
+import type { IdempotencyRecord } from "../../src/store/port.js";
+import { expectProblem, startApi, type Api, type Merchant } from "./harness.js";
+
+let api: Api;
+afterEach(async () => {
+  await api.close();
+});
+
+const stored = { payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" };
+const count = async (type: string) => (await api.store.readAll()).filter((e) => e.type === type).length;
+
+async function authorized(m: Merchant, amount = "10.00"): Promise<string> {
+  const { body } = await m.post("/v1/payment/intent", { ...stored, amount });
+  expect((await m.post("/v1/payment/auth", { payment_id: body.payment_id })).body.status).toBe("requires_capture");
+  return body.payment_id;
+}
+
+describe("Idempotency-Key", () => {
+  it("a retry with the same key and body gets the first answer, without a second effect", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_i");
+    const first = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "create-1" });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("idempotent-replayed")).toBe("false");
+    // same JSON, other key order and spacing
+    const again = await api.request("POST", "/v2/payment/intent", {
+      key: m.key,
+      raw: `{ "amount":"3.00", ${JSON.stringify(stored).slice(1, -1)}, "external_account_id":"acct_i" }`,
+      headers: { "idempotency-key": "create-1" },
+    });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(await count("PaymentIntentCreated")).toBe(1);
+
+    const paymentId = await authorized(m);
+    const capture = await m.post("/v1/payment/capture", { payment_id: paymentId, amount: "10.00" }, { "idempotency-key": "cap-1" });
+    const retry = await m.post("/v1/payment/capture", { payment_id: paymentId, amount: "10.00" }, { "idempotency-key": "cap-1" });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual(capture.body);
+    expect(retry.body.status).toBe("success");
+    expect(await count("PaymentCaptured")).toBe(1);
+  });
+
+  it("the same key with another body, or on another endpoint, is 422", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_i");
+    await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "k" });
+    expectProblem(await m.post("/v2/payment/intent", { ...stored, amount: "4.00" }, { "idempotency-key": "k" }), 422, "idempotency_key_reused", "Idempotency-Key");
+    expectProblem(await m.post("/v1/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "k" }), 422, "idempotency_key_reused");
+    expect(await count("PaymentIntentCreated")).toBe(1);
+  });
+
+  it("keys belong to one account: another account may use the same key", async () => {
+    api = await startApi();
+    const a = await api.merchant("acct_a");
+    const b = await api.merchant("acct_b");
+    const ra = await a.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "shared" });
+    const rb = await b.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "shared" });
+    expect(rb.headers.get("idempotent-replayed")).toBe("false");
+    expect(rb.body.payment_id).not.toBe(ra.body.payment_id);
+  });
+
+  it("refused requests are not remembered: the same key works once the request is valid", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_i");
+    const { body } = await m.post("/v1/payment/intent", { ...stored, amount: "10.00" });
+    expectProblem(await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }, { "idempotency-key": "early" }), 409, "payment_intent_unexpected_state");
+    await m.post("/v1/payment/auth", { payment_id: body.payment_id });
+    expect((await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }, { "idempotency-key": "early" })).body.status).toBe("success");
+  });
+
+  it("the record is written in the same append as the command's events, with the answer", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_i");
+    const append = api.store.append.bind(api.store);
+    const carried: Array<{ stream: string; types: string[]; record: IdempotencyRecord | undefined }> = [];
+    api.store.append = async (stream, events, options) => {
+      carried.push({ stream, types: events.map((e) => e.type), record: options.idempotency });
+      return append(stream, events, options);
+    };
+    const res = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "tx" });
+    const created = carried.find((c) => c.types.includes("PaymentIntentCreated"))!;
+    expect(created.record).toMatchObject({ key: "acct_i:tx", status: 200, body: res.body });
+    expect(await api.store.readIdempotency("acct_i:tx")).toMatchObject({ body: res.body, expires_at: "2026-01-02T00:00:00.000+00:00" });
+    const terminal = await m.post("/v2/hardware", { terminal_type: "A_async" }, { "idempotency-key": "hw" });
+    expect(carried.find((c) => c.types.includes("TerminalRegistered"))!.record).toMatchObject({ key: "acct_i:hw", body: terminal.body });
+  });
+
+  it("kept for the configured time, then the key may be used again", async () => {
+    api = await startApi({ idempotencyTtlMs: 60_000 });
+    const m = await api.merchant("acct_i");
+    const first = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "ttl" });
+    await api.clock.advance(59_000);
+    expect((await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "ttl" })).body).toEqual(first.body);
+    await api.clock.advance(2_000);
+    const later = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "ttl" });
+    expect(later.headers.get("idempotent-replayed")).toBe("false");
+    expect(later.body.payment_id).not.toBe(first.body.payment_id);
+  });
+
+  it("the same key while the first request is in flight is 409", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_i");
+    const terminal = await m.terminal("A_sync");
+    const { body } = await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
+    const blocking = m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
+    while (!api.simulators.terminal.collecting(terminal)) await new Promise((r) => setTimeout(r, 5));
+    expectProblem(await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" }), 409, "idempotency_key_in_use", "Idempotency-Key");
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal });
+    const first = await blocking;
+    expect(first.body.status).toBe("requires_capture");
+    const retry = await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
+    expect(retry.body).toEqual(first.body);
+  });
+
+  it("concurrent retries of a capture capture once (same key, and different keys)", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_i");
+    for (const keys of [() => "same", (i: number) => `k-${i}`]) {
+      const paymentId = await authorized(m);
+      const before = await count("PaymentCaptured");
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => m.post("/v1/payment/capture", { payment_id: paymentId, amount: "10.00" }, { "idempotency-key": keys(i) })),
+      );
+      const ok = answers.filter((a) => a.status === 200);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      for (const a of ok) expect(a.body).toEqual(ok[0]!.body);
+      for (const a of answers.filter((a) => a.status !== 200)) {
+        expect(a.status).toBe(409);
+        expect(["idempotency_key_in_use", "payment_intent_unexpected_state"]).toContain(a.body.code);
+      }
+      expect(await count("PaymentCaptured")).toBe(before + 1);
+    }
+  });
+});

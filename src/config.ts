@@ -12,8 +12,11 @@ export interface ServiceConfig {
   /** Blocking auth on a synchronous terminal gives up after this (spec §8: 120 s). */
   syncAuthTimeoutMs: number;
   idempotencyTtlMs: number;
-  /** Simulated captures settle after this (0: at once). */
+  /** Simulated captures: "immediate" (success at once) or "requested" (capture_requested, settled after captureSettleMs). */
+  captures: "immediate" | "requested";
   captureSettleMs: number;
+  /** Simulated processor answer time. */
+  processorLatencyMs: number;
   logLevel: string;
 }
 
@@ -32,7 +35,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     dataDir: resolve(env.DATA_DIR || "./data"),
     syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
     idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
-    captureSettleMs: number(env, "CAPTURE_SETTLE_MS", 0),
+    captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
+    captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
+    processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
     logLevel: env.LOG_LEVEL || "info",
   };
 }

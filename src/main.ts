@@ -13,7 +13,8 @@ const logger = pino({ level: config.logLevel });
 const clock = systemClock;
 const ids = randomIds();
 const { store, readModels, description } = await openStores(config);
-const simulators = createSimulators({ clock, ids, captureSettleMs: config.captureSettleMs });
+const { captures, captureSettleMs, processorLatencyMs } = config;
+const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
 const app = createServer({ engine, simulators, idempotencyTtlMs: config.idempotencyTtlMs, logger });
 

@@ -11,9 +11,7 @@ afterEach(async () => {
   api = undefined;
 });
 
-async function untilCollecting(a: Api, terminalId: string) {
-  while (!a.simulators.terminal.collecting(terminalId)) await new Promise((r) => setTimeout(r, 5));
-}
+const untilCollecting = (a: Api, terminalId: string) => a.simulators.terminal.untilCollecting(terminalId);
 
 describe("blocking auth (/v1, synchronous terminal)", () => {
   it("the client disconnects: the payment still completes and reads back", async () => {

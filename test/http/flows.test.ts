@@ -25,11 +25,7 @@ async function pollWhile(m: Merchant, paymentId: string, status: string) {
   throw new Error(`still ${status}`);
 }
 
-/** Waits until a terminal is collecting (a blocking /v1 auth has reached it). */
-async function untilCollecting(terminalId: string) {
-  for (let i = 0; i < 400 && !api.simulators.terminal.collecting(terminalId); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(api.simulators.terminal.collecting(terminalId)).toBeDefined();
-}
+const untilCollecting = (terminalId: string) => api.simulators.terminal.untilCollecting(terminalId);
 
 describe("asynchronous terminal, card present (/v2)", () => {
   it("create, auth returns payment_method_requested, poll, the terminal collects, capture", async () => {
@@ -230,7 +226,7 @@ describe("stored-card charge", () => {
 
   it("capture_requested then success when captures settle later", async () => {
     await api.close();
-    api = await startApi({ captureSettleMs: 2_000 });
+    api = await startApi({ captures: "requested", captureSettleMs: 2_000 });
     const m = await api.merchant("acct_settle");
     const { body: a } = await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "c" });
     const auth = await m.post("/v1/payment/auth", { payment_id: a.payment_id });
@@ -282,8 +278,10 @@ describe("processor B (client reader SDK)", () => {
     const reader = await m.terminal("B_reader");
     const { body: intent } = await m.post("/v2/payment/intent", { amount: "9.00", payment_method_types: "card_present", capture_method: "automatic", allow_saving_card: true });
     await collect(intent.client_secret, { terminal_id: reader });
-    const processed = await m.post("/v2/payment/auth", { payment_id: intent.payment_id });
-    expect(expectShape(PaymentRecordOut("v2"), processed.body)).toMatchObject({ status: "succeeded", amount_captured: "9.00", external_customer_id: null });
+    // the SDK processes the payment itself, with the client secret
+    const processed = await api.request("POST", "/v2/sdk/process-payment", { body: { client_secret: intent.client_secret } });
+    expect(expectShape(ClientIntentOut, processed.body)).toMatchObject({ status: "succeeded" });
+    expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "9.00", external_customer_id: null });
     const saved = await m.post("/v1/customer/card", { payment_id: intent.payment_id, external_customer_id: "cus_late" });
     expect(expectShape(CustomerCardOut, saved.body).external_customer_id).toBe("cus_late");
     expect((await m.read(intent.payment_id)).body).toMatchObject({ external_customer_id: "cus_late", payment_method_id: saved.body.payment_method_id });

@@ -21,6 +21,8 @@ export interface Res {
 }
 
 export interface StartOptions {
+  /** Captures requested first and settled after captureSettleMs (default: at once). */
+  captures?: "immediate" | "requested";
   captureSettleMs?: number;
   syncAuthTimeoutMs?: number;
   idempotencyTtlMs?: number;
@@ -33,7 +35,7 @@ export async function startApi(options: StartOptions = {}) {
   const clock = manualClock();
   const ids = sequentialIds();
   const store = createMemoryStore();
-  const simulators = createSimulators({ clock, ids, captureSettleMs: options.captureSettleMs ?? 0 });
+  const simulators = createSimulators({ clock, ids, captures: options.captures ?? "immediate", captureSettleMs: options.captureSettleMs ?? 1_000 });
   const engine = createEngine({ store, clock, ids, processors: simulators, syncAuthTimeoutMs: options.syncAuthTimeoutMs ?? 120_000 });
   const apiKeys = createApiKeys(engine);
   const logger = options.log

@@ -108,7 +108,7 @@ describe("Idempotency-Key", () => {
     const terminal = await m.terminal("A_sync");
     const { body } = await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
     const blocking = m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
-    while (!api.simulators.terminal.collecting(terminal)) await new Promise((r) => setTimeout(r, 5));
+    await api.simulators.terminal.untilCollecting(terminal);
     expectProblem(await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" }), 409, "idempotency_key_in_use", "Idempotency-Key");
     await m.post("/sim/terminal/present-card", { terminal_id: terminal });
     const first = await blocking;

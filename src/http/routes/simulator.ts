@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
-import { CollectPaymentMethodInput } from "../../inputs.js";
+import { CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
 import { parseAmount } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { testCard } from "../../processors/test-cards.js";
@@ -85,6 +85,18 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
       input: CollectPaymentMethodInput,
       response: () => ClientIntentOut,
       run: (input, { command }) => engine.collectPaymentMethod(input, command),
+      present: presentToClient,
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/v2/sdk/process-payment",
+      summary: "Processor B client SDK: process the payment whose card it collected, authorised by the client secret",
+      description: "The same as the server calling the auth endpoint with the `payment_id` after the SDK collected the card.",
+      extension: true,
+      auth: "client_secret",
+      input: ProcessPaymentInput,
+      response: () => ClientIntentOut,
+      run: (input, { command }) => engine.processPayment(input, command),
       present: presentToClient,
     }),
   ];

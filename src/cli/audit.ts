@@ -8,10 +8,8 @@ import { audit, auditAll } from "../audit/audit.js";
 import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
-import { action, EXIT_FINDINGS, processIo, progressLine, type CliIo } from "./io.js";
+import { action, processIo, show, withProgress, type CliIo } from "./io.js";
 import { storeOption, withStore, type OpenedStore } from "./store-option.js";
-
-const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 
 /** Read models are brought up to date first (what the service does when read), unless told not to. */
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
@@ -33,14 +31,10 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
         withStore(opts.store, async ({ store }) => {
           if (opts.payment !== undefined) {
             const report = await replayPayment(store, opts.payment);
-            io.out(opts.json ? json(report) : formatReplay(report));
-            return report.illegal.length ? EXIT_FINDINGS : 0;
+            return show(io, opts.json, report, formatReplay, report.illegal.length);
           }
-          const progress = progressLine(io, "replaying");
-          const summary = await replayStore(store, { onProgress: opts.progress ? progress.update : undefined });
-          progress.done();
-          io.out(opts.json ? json(summary) : formatReplaySummary(summary));
-          return summary.illegal.length ? EXIT_FINDINGS : 0;
+          const summary = await withProgress(io, "replaying", opts.progress, (onProgress) => replayStore(store, { onProgress }));
+          return show(io, opts.json, summary, formatReplaySummary, summary.illegal.length);
         }),
       ),
     );
@@ -62,14 +56,10 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
           const source = await caughtUp(opened, opts.catchUp);
           if (paymentId !== undefined) {
             const report = await audit(source, paymentId);
-            io.out(opts.json ? json(report) : formatAudit(report));
-            return report.findings.length ? EXIT_FINDINGS : 0;
+            return show(io, opts.json, report, formatAudit, report.findings.length);
           }
-          const progress = progressLine(io, "auditing");
-          const report = await auditAll(source, { onProgress: opts.progress ? progress.update : undefined });
-          progress.done();
-          io.out(opts.json ? json(report) : formatStoreAudit(report));
-          return report.findings.length ? EXIT_FINDINGS : 0;
+          const report = await withProgress(io, "auditing", opts.progress, (onProgress) => auditAll(source, { onProgress }));
+          return show(io, opts.json, report, formatStoreAudit, report.findings.length);
         });
       }),
     );
@@ -86,7 +76,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
         withStore(opts.store, async ({ store }) => {
           const found = await asOf(store, paymentId, timestamp);
           if (!found) throw new InvalidRequest(`payment ${paymentId} did not exist yet at ${timestamp}`, "timestamp");
-          io.out(json(found.record));
+          show(io, true, found.record, String, 0);
         }),
       ),
     );

@@ -29,22 +29,32 @@ export function action<A extends unknown[]>(io: CliIo, run: (...args: A) => Prom
   };
 }
 
-/** A progress line on stderr, redrawn in place; only on a terminal. */
-export function progressLine(io: CliIo, label: string) {
+/** Prints a result as JSON or text; returns the exit code: 1 when it has problems. */
+export function show<T>(io: CliIo, asJson: boolean | undefined, value: T, text: (value: T) => string, problems: number): number {
+  io.out(asJson ? JSON.stringify(value, null, 2) + "\n" : text(value));
+  return problems ? EXIT_FINDINGS : 0;
+}
+
+type Progress = (progress: { events: number; streams: number }) => void;
+
+/**
+ * Runs a long read with a progress line on stderr (only on a terminal): events and streams done
+ * and the rate. The store port has no count, so the line shows progress, not a percentage.
+ */
+export async function withProgress<T>(io: CliIo, label: string, enabled: boolean, run: (onProgress?: Progress) => Promise<T>): Promise<T> {
+  if (!enabled || !io.interactive) return run();
   const started = Date.now();
   let drawn = false;
-  return {
-    update({ events, streams }: { events: number; streams: number }) {
-      if (!io.interactive) return;
+  try {
+    return await run(({ events, streams }) => {
       const seconds = Math.max((Date.now() - started) / 1000, 0.001);
       const width = 24;
-      const filled = Math.floor(Date.now() / 120) % width;
-      const bar = "░".repeat(filled) + "█" + "░".repeat(width - filled - 1);
+      const at = Math.floor(Date.now() / 120) % width;
+      const bar = "░".repeat(at) + "█" + "░".repeat(width - at - 1);
       io.err(`\r${label} ${bar} ${events.toLocaleString("en")} events · ${streams.toLocaleString("en")} streams · ${Math.round(events / seconds).toLocaleString("en")} events/s`);
       drawn = true;
-    },
-    done() {
-      if (drawn) io.err("\r\x1b[2K");
-    },
-  };
+    });
+  } finally {
+    if (drawn) io.err("\r\x1b[2K");
+  }
 }

@@ -31,9 +31,13 @@ afterEach(() => {
 
 /** Runs `cardflow ...args` in process; returns what it wrote and its exit code. */
 async function cardflow(...args: string[]) {
+  return cardflowOn({ interactive: false }, ...args);
+}
+
+async function cardflowOn({ interactive }: { interactive: boolean }, ...args: string[]) {
   let out = "";
   let err = "";
-  const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t), interactive: false };
+  const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t), interactive };
   const program = new Command("cardflow").exitOverride();
   registerAudit(program, io);
   registerEvents(program, io);
@@ -55,6 +59,13 @@ describe("cardflow CLI", () => {
     expect(out).toContain("final state (recomputed from the events): succeeded");
     expect(out).toMatch(/hash chain: intact; head [0-9a-f]{64}/);
     expect(out).toContain("findings: none");
+  });
+
+  it("long reads draw a progress line on an interactive stderr, and clear it", async () => {
+    const { out, err } = await cardflowOn({ interactive: true }, "replay", "--store", `jsonl:${file}`);
+    expect(err).toMatch(/^\rreplaying .* 48 events · 16 streams · [\d,]+ events\/s\r\x1b\[2K$/);
+    expect(out).toContain("illegal transitions: none");
+    expect((await cardflowOn({ interactive: true }, "audit", "--all", "--no-progress", "--store", `jsonl:${file}`)).err).toBe("");
   });
 
   it("audit --all exits 1 with a clear list when a file was tampered with", async () => {

@@ -1,6 +1,7 @@
 // The `cardflow` command line: a thin layer over the library. Each group of commands lives in
 // its own module and registers itself on the program here.
 import { Command } from "commander";
+import { registerAccounts } from "./accounts.js";
 import { registerAudit } from "./audit.js";
 import { registerDiagram } from "./diagram.js";
 import { registerEvents } from "./events.js";
@@ -10,6 +11,7 @@ export function createProgram(): Command {
     .description("cardflow: event-sourced payment orchestration core")
     .showHelpAfterError();
   // command groups register here: registerXxx(program)
+  registerAccounts(program);
   registerAudit(program);
   registerEvents(program);
   registerDiagram(program);

@@ -7,9 +7,27 @@ import { ProblemOut } from "./schemas.js";
 type JsonSchema = { properties?: Record<string, unknown>; required?: string[]; [k: string]: unknown };
 const jsonSchema = (schema: z.ZodType, io: "input" | "output") => z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
 
+/** Answer schemas with a title become shared components (one PaymentRecordV1, not one per path). */
+function componentsOf(schemas: Record<string, unknown>) {
+  return (schema: JsonSchema): unknown => {
+    const title = typeof schema.title === "string" ? schema.title : undefined;
+    if (!title) {
+      // titled schemas nested in an untitled one (a list's items)
+      const items = (schema.properties?.data as JsonSchema | undefined)?.items as JsonSchema | undefined;
+      if (items?.title) return { ...schema, properties: { ...schema.properties, data: { type: "array", items: componentsOf(schemas)(items) } } };
+      return schema;
+    }
+    const { $schema: _dialect, ...rest } = schema;
+    schemas[title] ??= rest;
+    return { $ref: `#/components/schemas/${title}` };
+  };
+}
+
 export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0" } = {}) {
   const paths: Record<string, Record<string, unknown>> = {};
-  const problem = { description: "Problem details (RFC 9457)", content: { "application/problem+json": { schema: jsonSchema(ProblemOut, "output") } } };
+  const schemas: Record<string, unknown> = {};
+  const shared = componentsOf(schemas);
+  const problem = { description: "Problem details (RFC 9457)", content: { "application/problem+json": { schema: shared(jsonSchema(ProblemOut, "output")) } } };
   for (const def of routes) {
     for (const { version: apiVersion, url } of routeUrls(def)) {
       const path = url.replace(/:(\w+)/g, "{$1}");
@@ -21,7 +39,7 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
         tags: [def.extension ? "extensions" : apiVersion],
         security: def.auth === "api_key" ? [{ apiKey: [] }] : [],
         responses: {
-          "200": { description: "OK", content: { "application/json": { schema: jsonSchema(def.response(apiVersion), "output") } } },
+          "200": { description: "OK", content: { "application/json": { schema: shared(jsonSchema(def.response(apiVersion), "output")) } } },
           "4XX": problem,
         },
       };
@@ -55,7 +73,7 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
       description:
         "The payment service interface (card-present and card-on-file payments). /v1 writes the final success status as `success`, /v2 as `succeeded`. Operations tagged `extensions` go beyond the interface.",
     },
-    components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key of one merchant account (`cardflow accounts create`)." } } },
+    components: { schemas, securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key of one merchant account (`cardflow accounts create`)." } } },
     paths,
   };
 }

@@ -16,7 +16,8 @@ export const PaymentStatusOut = (version: Version) => z.enum([...STATUSES, succe
 const AmountOut = z.string().regex(/^\d+(\.\d+)?$/);
 const TransactionRef = z.union([z.string(), z.number()]).nullable();
 
-export const PaymentCardOut = z.strictObject({
+export const PaymentCardOut = z
+  .strictObject({
   type: z.enum(["card_present", "card_not_present"]),
   brand: z.string(),
   last_4: z.string().regex(/^\d{4}$/),
@@ -26,7 +27,8 @@ export const PaymentCardOut = z.strictObject({
   receipt_data: z.null(),
   /** The card-on-file token; null while the card is not saved. */
   payment_method_id: z.string().nullable(),
-});
+})
+  .meta({ title: "PaymentCard" });
 
 /** The full payment record of spec §2.1 (status read, auth, capture). */
 export const PaymentRecordOut = (version: Version) =>
@@ -62,7 +64,8 @@ export const PaymentRecordOut = (version: Version) =>
     capture_method: z.enum(["automatic", "manual"]),
     payment_method_types: z.enum(["card_present", "card"]),
     terminal_id: z.string().nullable(),
-  });
+  })
+    .meta({ title: `PaymentRecord${version.toUpperCase()}` });
 
 /** §4.3 create response; `client_secret` (extension) when a client SDK collects the card. */
 export const CreatedIntentOut = (version: Version) =>
@@ -72,7 +75,8 @@ export const CreatedIntentOut = (version: Version) =>
     external_transaction_id: TransactionRef,
     request_id: z.number().int().positive(),
     client_secret: z.string().optional(),
-  });
+  })
+    .meta({ title: `CreatedIntent${version.toUpperCase()}` });
 
 /** §2.2: `terminal_id`, plus what the service knows of the terminal. */
 export const TerminalOut = z.strictObject({
@@ -82,7 +86,7 @@ export const TerminalOut = z.strictObject({
   label: z.string().nullable(),
   serial_number: z.string().nullable(),
   date_created: z.iso.datetime({ offset: true }),
-});
+}).meta({ title: "Terminal" });
 export const TerminalListOut = z.strictObject({ data: z.array(TerminalOut) });
 
 /** §2.3 / §4.7: the card on file (its token is `payment_method_id`). */
@@ -98,7 +102,7 @@ export const CustomerCardOut = z.strictObject({
   funding: z.string(),
   payment_id: z.string(),
   date_created: z.iso.datetime({ offset: true }),
-});
+}).meta({ title: "CustomerCard" });
 export const CustomerCardListOut = z.strictObject({ data: z.array(CustomerCardOut) });
 
 /** What the client secret lets a client SDK see of its intent. */
@@ -120,6 +124,6 @@ export const ProblemOut = z.object({
   request_id: z.number().int().positive(),
   current_status: z.string().optional(),
   allowed_next_steps: z.array(z.string()).optional(),
-});
+}).meta({ title: "Problem" });
 
 export const HealthOut = z.strictObject({ status: z.literal("ok") });

@@ -5,8 +5,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createApiKeys, type ApiKeys } from "../api-keys.js";
-import type { Engine } from "../engine.js";
-import type { Simulators } from "../processors/simulator.js";
+import { createEngine, type Engine } from "../engine.js";
+import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
 import { createIdempotency } from "./idempotency.js";
 import { openApiDocument } from "./openapi.js";
@@ -94,6 +94,12 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
 
+  for (const route of apiRoutes(engine, simulators)) registerRoute(app, route, idempotency);
+  return app;
+}
+
+/** Every endpoint, the OpenAPI document's included (it describes them all). */
+export function apiRoutes(engine: Engine, simulators?: Simulators): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
@@ -102,6 +108,11 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes))));
-  for (const route of routes) registerRoute(app, route, idempotency);
-  return app;
+  return routes;
+}
+
+/** The OpenAPI document of the service as `npm start` runs it (simulator endpoints included). */
+export function serviceOpenApi(): unknown {
+  const engine = createEngine();
+  return openApiDocument(apiRoutes(engine, createSimulators({ clock: engine.clock, ids: engine.ids })));
 }

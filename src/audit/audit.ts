@@ -85,7 +85,7 @@ function checkPaymentStream(events: readonly RecordedEvent[]) {
       amounts_after: { authorized: amount_authorized, captured: amount_captured, refunded: amount_refunded },
     };
     const at = { subject: e.stream, event_id: e.id, revision: e.revision };
-    if (!step.allowed) findings.push({ kind: "illegal_transition", ...at, message: `${e.type} (${e.stream}@${e.revision}) is not allowed in status ${step.status_before}` });
+    if (!step.allowed) findings.push({ kind: "illegal_transition", ...at, message: `${e.type} (${e.stream}@${e.revision}) is refused: ${step.refused}` });
     const [authorized, captured, refunded] = [amount_authorized, amount_captured, amount_refunded].map((v) => new Decimal(v));
     if (captured!.greaterThan(authorized!)) findings.push({ kind: "amount_invariant", ...at, message: `after ${e.type} (${e.stream}@${e.revision}) captured ${amount_captured} exceeds authorized ${amount_authorized}` });
     if (refunded!.greaterThan(captured!)) findings.push({ kind: "amount_invariant", ...at, message: `after ${e.type} (${e.stream}@${e.revision}) refunded ${amount_refunded} exceeds captured ${amount_captured}` });

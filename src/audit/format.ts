@@ -55,7 +55,7 @@ export function formatReplaySummary(summary: ReplaySummary): string {
     ...(statuses.length ? table(["  status", "payments"], statuses.map(([s, n]) => [`  ${s}`, String(n)])) : ["  (none)"]),
     summary.illegal.length === 0
       ? "illegal transitions: none"
-      : `illegal transitions: ${summary.illegal.length}\n${summary.illegal.map((i) => `  ${i.type} at payment-${i.payment_id}@${i.revision} in status ${i.status}`).join("\n")}`,
+      : `illegal transitions: ${summary.illegal.length}\n${summary.illegal.map((i) => `  ${i.type} at payment-${i.payment_id}@${i.revision}: ${i.refused}`).join("\n")}`,
   ].join("\n") + "\n";
 }
 

@@ -2,10 +2,9 @@
 // in global order. The summary counts payments by final status and lists every event the machine
 // would not have allowed (the fold keeps the state it had, as src/replay.ts does).
 import { performance } from "node:perf_hooks";
-import type { PaymentEvent } from "../../machines/events.js";
-import { applyPaymentEvent, initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
+import { initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
 import { NotFound } from "../errors.js";
-import { replay, type ReplayReport } from "../replay.js";
+import { replay, replayStep, type ReplayReport } from "../replay.js";
 import type { EventStore } from "../store/port.js";
 import { batchesOf, paymentIdOf, type OnProgress } from "./source.js";
 
@@ -17,6 +16,8 @@ export interface IllegalTransition {
   type: string;
   /** The status the payment was in when the event came. */
   status: string;
+  /** Why the machine refused it. */
+  refused: string;
 }
 
 export interface ReplaySummary {
@@ -50,11 +51,11 @@ export async function replayStore(store: EventStore, { onProgress, now = () => p
       if (paymentId === null) continue;
       paymentEvents++;
       const before = snapshots.get(paymentId) ?? initialPaymentSnapshot;
-      const next = applyPaymentEvent(before, { type: e.type, version: e.version, data: e.data } as PaymentEvent);
-      if (next) snapshots.set(paymentId, next);
+      const step = replayStep(before, e);
+      if ("next" in step) snapshots.set(paymentId, step.next);
       else {
         snapshots.set(paymentId, before);
-        illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: String(before.value) });
+        illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: before.value, refused: step.refused });
       }
     }
     onProgress?.({ events, streams: streams.size });

@@ -10,6 +10,7 @@ import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
 import { batchesOf, paymentIdOf } from "./source.js";
 
+/** The shape of one exported line (what the store returned for an event). */
 const ExportedEvent = z.object({
   stream: z.string().min(1),
   revision: z.number().int().min(0),
@@ -20,6 +21,19 @@ const ExportedEvent = z.object({
   data: z.unknown(),
   metadata: z.looseObject({ timestamp: z.string(), request_id: z.number() }),
 });
+
+/** One exported line as an event, or the problem with it (naming the line and the field). */
+export function parseLine(raw: string, n: number): RecordedEvent | string {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return `line ${n}: not JSON`;
+  }
+  const parsed = ExportedEvent.safeParse(json);
+  if (parsed.success) return parsed.data as RecordedEvent;
+  return `line ${n}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(event)"}: ${i.message}`).join("; ")}`;
+}
 
 /** One JSONL line per event: a whole store in global order, or one payment's stream. */
 export async function* exportEvents(store: EventStore, { paymentId }: { paymentId?: string } = {}): AsyncGenerator<string> {
@@ -51,16 +65,9 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
   for await (const raw of lines) {
     n++;
     if (raw.trim() === "") continue;
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      problems.push(`line ${n}: not JSON`);
-      continue;
-    }
-    const parsed = ExportedEvent.safeParse(json);
-    if (parsed.success) events.push(parsed.data as RecordedEvent);
-    else problems.push(`line ${n}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(event)"}: ${i.message}`).join("; ")}`);
+    const parsed = parseLine(raw, n);
+    if (typeof parsed === "string") problems.push(parsed);
+    else events.push(parsed);
   }
   if (problems.length) throw new ImportRefused(problems);
 
@@ -71,7 +78,7 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     list.sort((a, b) => a.revision - b.revision);
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
-    if (paymentIdOf(stream) !== null) for (const s of replay(list).illegal) problems.push(`${stream}: illegal transition: ${s.type} at revision ${s.revision} in status ${s.status_before}`);
+    if (paymentIdOf(stream) !== null) for (const s of replay(list).illegal) problems.push(`${stream}: illegal transition: ${s.type} at revision ${s.revision} is refused: ${s.refused}`);
     const existing = await store.readStream(stream, { maxCount: 1 });
     if (existing.length && existing[0]!.id !== list[0]!.id) problems.push(`${stream}: already exists in the target store with other events`);
   }

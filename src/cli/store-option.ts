@@ -9,6 +9,7 @@ import { createMemoryReadModels } from "../store/memory-read-models.js";
 import { createMemoryStore } from "../store/memory.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
 import { eventsStore } from "../audit/source.js";
+import { parseLine } from "../audit/transfer.js";
 
 export interface OpenedStore {
   store: EventStore;
@@ -20,20 +21,13 @@ export interface OpenedStore {
 export const storeOption = () =>
   new Option("--store <store>", "event store: jsonl:PATH (an export, read-only) or memory").env("CARDFLOW_STORE");
 
-/** Reads a JSONL export as it is: no verification, so an audit sees exactly what the file holds. */
+/** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
-  const text = await readFile(path, "utf8");
-  return text
-    .split("\n")
-    .map((line, i) => [line, i + 1] as const)
-    .filter(([line]) => line.trim() !== "")
-    .map(([line, n]) => {
-      try {
-        return JSON.parse(line) as RecordedEvent;
-      } catch {
-        throw new InvalidRequest(`${path}: line ${n} is not JSON`, "store");
-      }
-    });
+  const lines = (await readFile(path, "utf8")).split("\n");
+  const parsed = lines.map((line, i) => (line.trim() === "" ? undefined : parseLine(line, i + 1))).filter((e) => e !== undefined);
+  const problems = parsed.filter((p) => typeof p === "string");
+  if (problems.length) throw new InvalidRequest(`--store: ${path} is not an event export:\n  ${problems.join("\n  ")}`, "store");
+  return parsed as RecordedEvent[];
 }
 
 export async function openStore(spec: string | undefined): Promise<OpenedStore> {

@@ -155,6 +155,18 @@ describe("tampering is detected and named", () => {
     expect(one[0]!.message).toContain("edited and re-hashed");
   });
 
+  it("an edit that breaks the event's schema is reported, not thrown on", async () => {
+    const { one, all } = await tampered((events) => {
+      (events[3]!.data as { amount: string }).amount = "twenty";
+      return events;
+    });
+    expect(kinds(one)).toEqual(["edited", "illegal_transition", "illegal_transition", "illegal_transition"]);
+    expect(one[1]!.message).toMatch(/PaymentCaptured .* is refused: not a valid payment event: data\.amount/);
+    expect(kinds(all)).toContain("edited");
+    const summary = await replayStore(eventsStore(stored.map((e) => (e.id === one[0]!.event_id ? { ...e, data: { amount: "twenty", authorization: null } } : e))));
+    expect(summary.illegal[0]).toMatchObject({ type: "PaymentCaptured", refused: expect.stringMatching(/^not a valid payment event/) });
+  });
+
   it("a read model that no longer matches its events", async () => {
     const id = paymentOf();
     const doc = await flows.engine.readModels.get<{ record: { amount_refunded: string } }>("payments", id);

@@ -129,6 +129,11 @@ describe("cardflow CLI", () => {
     const noStore = await cardflow("replay");
     expect(noStore.code).toBe(2);
     expect(noStore.err).toMatch(/--store: no event store given/);
+    const notEvents = join(dir, "not-events.jsonl");
+    await writeFile(notEvents, `${lines[0]}\n{"stream":"x"}\n`);
+    const malformed = await cardflow("replay", "--store", `jsonl:${notEvents}`);
+    expect(malformed.code).toBe(2);
+    expect(malformed.err).toMatch(/is not an event export:\n  line 2: revision:/);
     const missing = await cardflow("audit", "pi_nope", "--store", `jsonl:${file}`);
     expect(missing).toMatchObject({ code: 2 });
     expect(missing.err).toMatch(/pi_nope/);

@@ -1,9 +1,11 @@
 // The `--store` option of commands that read or write events:
 //   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
 //   memory          an empty in-memory store (tests, dry runs)
-// Default: the CARDFLOW_STORE environment variable.
+// Default: the CARDFLOW_STORE environment variable, else the service's own store (DATA_DIR, as
+// `npm start` opens it: src/config.ts).
 import { readFile } from "node:fs/promises";
 import { Option } from "commander";
+import { configFromEnv, openStores } from "../config.js";
 import { InvalidRequest } from "../errors.js";
 import { createMemoryReadModels } from "../store/memory-read-models.js";
 import { createMemoryStore } from "../store/memory.js";
@@ -19,7 +21,7 @@ export interface OpenedStore {
 }
 
 export const storeOption = () =>
-  new Option("--store <store>", "event store: jsonl:PATH (an export, read-only) or memory").env("CARDFLOW_STORE");
+  new Option("--store <store>", "event store: jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
@@ -31,15 +33,12 @@ export async function readJsonl(path: string): Promise<RecordedEvent[]> {
 }
 
 export async function openStore(spec: string | undefined): Promise<OpenedStore> {
-  if (!spec) throw new InvalidRequest("--store: no event store given (or set CARDFLOW_STORE): jsonl:PATH or memory", "store");
+  if (!spec) return both(await openStores(configFromEnv()));
   const colon = spec.indexOf(":");
   const [kind, location] = colon < 0 ? [spec, ""] : [spec.slice(0, colon), spec.slice(colon + 1)];
   switch (kind) {
-    case "memory": {
-      const store = createMemoryStore();
-      const readModels = createMemoryReadModels();
-      return { store, readModels, close: async () => void (await Promise.all([store.close(), readModels.close()])) };
-    }
+    case "memory":
+      return both({ store: createMemoryStore(), readModels: createMemoryReadModels() });
     case "jsonl": {
       if (!location) throw new InvalidRequest("--store: jsonl:PATH needs a path", "store");
       const store = eventsStore(await readJsonl(location));
@@ -49,6 +48,13 @@ export async function openStore(spec: string | undefined): Promise<OpenedStore> 
       throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use jsonl:PATH or memory`, "store");
   }
 }
+
+/** An event store and its read models, closed together. */
+const both = ({ store, readModels }: { store: EventStore; readModels: ReadModelStore }): OpenedStore => ({
+  store,
+  readModels,
+  close: async () => void (await Promise.all([store.close(), readModels.close()])),
+});
 
 /** Opens the store, runs, closes it whatever happens. */
 export async function withStore<T>(spec: string | undefined, run: (opened: OpenedStore) => Promise<T>): Promise<T> {

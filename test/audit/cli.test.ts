@@ -126,9 +126,8 @@ describe("cardflow CLI", () => {
   it("bad input: a clear message and exit 2", async () => {
     const neither = await cardflow("audit", "--store", `jsonl:${file}`);
     expect(neither).toMatchObject({ code: 2, err: "cardflow: give either a payment_id or --all\n" });
-    const noStore = await cardflow("replay");
-    expect(noStore.code).toBe(2);
-    expect(noStore.err).toMatch(/--store: no event store given/);
+    const unknown = await cardflow("replay", "--store", "mysql:x");
+    expect(unknown).toMatchObject({ code: 2, err: expect.stringMatching(/^cardflow: --store: unknown store "mysql"/) });
     const notEvents = join(dir, "not-events.jsonl");
     await writeFile(notEvents, `${lines[0]}\n{"stream":"x"}\n`);
     const malformed = await cardflow("replay", "--store", `jsonl:${notEvents}`);
@@ -137,6 +136,19 @@ describe("cardflow CLI", () => {
     const missing = await cardflow("audit", "pi_nope", "--store", `jsonl:${file}`);
     expect(missing).toMatchObject({ code: 2 });
     expect(missing.err).toMatch(/pi_nope/);
+  });
+
+  it("without --store, reads the service's own store (DATA_DIR)", async () => {
+    const before = process.env.DATA_DIR;
+    process.env.DATA_DIR = join(dir, "service-data");
+    try {
+      const { out, code } = await cardflow("replay", "--json");
+      expect(code).toBe(0);
+      expect(JSON.parse(out)).toMatchObject({ payments: 0, illegal: [] });
+    } finally {
+      if (before === undefined) delete process.env.DATA_DIR;
+      else process.env.DATA_DIR = before;
+    }
   });
 
   it("npx cardflow --help from the repository root documents every command", async () => {

@@ -46,6 +46,8 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: s
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large", detail: "the body is larger than this API accepts" },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", detail: "send the body as application/json" },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length", detail: "Content-Length does not match the body" },
+  FST_ERR_BAD_URL: { status: 400, code: "invalid_url", detail: "the URL is not validly percent-encoded" },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: "uri_too_long", detail: "a path parameter is longer than this API accepts" },
 };
 
 /** The problem for any error a request ends with; `internal` is true for a 5xx (to be logged). */

@@ -2,7 +2,7 @@
 // the engine. Around every endpoint: API-key authentication (onRequest), problem+json errors,
 // one request log line (pino: request id, account, route, status, latency; never bodies or
 // headers, so no card data or keys), `Request-Id` on every answer.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { createApiKeys, type ApiKeys } from "../api-keys.js";
 import { createEngine, type Engine } from "../engine.js";
@@ -32,6 +32,15 @@ export interface ServerOptions {
 }
 
 const HOUR = 3_600_000;
+
+function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) {
+  const { problem: body, internal } = problemOf(error, Number(req.id));
+  if (internal) req.log.error({ err: error }, "request failed");
+  if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
+  // framework errors are answered before the onSend hook that sets it on other answers
+  reply.header("request-id", req.id);
+  return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
 export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, idempotencyTtlMs = 24 * HOUR, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
@@ -46,6 +55,8 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
     return503OnClosing: true,
+    // errors found before routing (a malformed URL, an overlong path parameter)
+    frameworkErrors: replyProblem,
   });
   app.removeContentTypeParser("text/plain");
   drainOnClose(app);
@@ -78,12 +89,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     );
   });
 
-  app.setErrorHandler((error, req, reply) => {
-    const { problem: body, internal } = problemOf(error, Number(req.id));
-    if (internal) req.log.error({ err: error }, "request failed");
-    if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
-    return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
-  });
+  app.setErrorHandler(replyProblem);
 
   app.setNotFoundHandler((req, reply) =>
     reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${req.url.split("?")[0]}`, null, Number(req.id))),

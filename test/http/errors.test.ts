@@ -77,6 +77,11 @@ describe("malformed requests", () => {
     await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
   });
 
+  it("a malformed URL, an overlong path parameter", async () => {
+    await refused(() => api.request("GET", "/v2/payment/intent/%E0%A4%A?external_account_id=acct_err", { key: m.key }), 400, "invalid_url");
+    await refused(() => api.request("GET", `/v2/payment/intent/${"p".repeat(300)}?external_account_id=acct_err`, { key: m.key }), 414, "uri_too_long");
+  });
+
   it("an unknown endpoint, an invalid Idempotency-Key", async () => {
     await refused(() => api.request("GET", "/v3/payment/intent", { key: m.key }), 404, "route_not_found");
     await refused(() => api.request("DELETE", "/v2/hardware", { key: m.key }), 404, "route_not_found");

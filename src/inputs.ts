@@ -4,7 +4,8 @@ import { z } from "zod";
 import { CaptureMethod, PaymentMethodType, Processor, TerminalType } from "../machines/events.js";
 import { InvalidRequest } from "./errors.js";
 
-const Id = z.string().trim().min(1).max(255);
+/** An identifier or reference field. */
+export const Id = z.string().trim().min(1).max(255);
 /** Amounts arrive as a JSON string or number (spec §2.1); src/money.ts checks them against the currency. */
 export const AmountInput = z.union([z.string(), z.number()]);
 

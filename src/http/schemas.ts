@@ -3,7 +3,7 @@
 // document and are what the end-to-end tests check every answer against.
 import { z } from "zod";
 import { LAST_ERROR_CODES } from "../../machines/failures.js";
-import { TerminalType } from "../../machines/events.js";
+import { Card, TerminalType } from "../../machines/events.js";
 
 export type Version = "v1" | "v2";
 
@@ -16,18 +16,15 @@ export const PaymentStatusOut = (version: Version) => z.enum([...STATUSES, succe
 const AmountOut = z.string().regex(/^\d+(\.\d+)?$/);
 const TransactionRef = z.union([z.string(), z.number()]).nullable();
 
+/** The `payment` object of §2.1: the card the processor reported, as the wire shows it. */
+const { funding: _funding, ...cardFields } = Card.shape;
 export const PaymentCardOut = z
   .strictObject({
-  type: z.enum(["card_present", "card_not_present"]),
-  brand: z.string(),
-  last_4: z.string().regex(/^\d{4}$/),
-  exp_month: z.string().regex(/^(0[1-9]|1[0-2])$/),
-  exp_year: z.number().int().min(1000).max(9999),
-  cardholder_name: z.string().nullable(),
-  receipt_data: z.null(),
-  /** The card-on-file token; null while the card is not saved. */
-  payment_method_id: z.string().nullable(),
-})
+    ...cardFields,
+    receipt_data: z.null(),
+    /** The card-on-file token; null while the card is not saved. */
+    payment_method_id: z.string().nullable(),
+  })
   .meta({ title: "PaymentCard" });
 
 /** The full payment record of spec §2.1 (status read, auth, capture). */

@@ -2,11 +2,10 @@
 import { z } from "zod";
 import type { CustomerCardRecord } from "../../../projections/customer-cards.js";
 import type { Engine } from "../../engine.js";
-import { SaveCardInput } from "../../inputs.js";
+import { Id, SaveCardInput } from "../../inputs.js";
 import { defineRoute } from "../route.js";
 import { CustomerCardListOut, CustomerCardOut } from "../schemas.js";
 
-const Id = z.string().trim().min(1).max(255);
 export const ListCustomerCardsInput = z.strictObject({ external_account_id: Id, external_customer_id: Id });
 
 export function customerCardRoutes(engine: Engine) {

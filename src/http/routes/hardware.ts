@@ -1,12 +1,12 @@
 // Terminals (hardware) of a merchant account (spec §2.2, §4.1, §4.2).
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
-import { RegisterTerminalInput } from "../../inputs.js";
+import { Id, RegisterTerminalInput } from "../../inputs.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { defineRoute } from "../route.js";
 import { TerminalListOut, TerminalOut } from "../schemas.js";
 
-export const ListTerminalsInput = z.strictObject({ external_account_id: z.string().trim().min(1).max(255) });
+export const ListTerminalsInput = z.strictObject({ external_account_id: Id });
 
 export function hardwareRoutes(engine: Engine) {
   return [

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
-import { CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
+import { Id, CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
 import { parseAmount } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { testCard } from "../../processors/test-cards.js";
@@ -11,7 +11,6 @@ import { presentPayment, presentToClient } from "../presenters.js";
 import { defineRoute } from "../route.js";
 import { ClientIntentOut, PaymentRecordOut } from "../schemas.js";
 
-const Id = z.string().trim().min(1).max(255);
 const TerminalRef = { external_account_id: Id, terminal_id: Id };
 
 export const PresentCardInput = z.strictObject({

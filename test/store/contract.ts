@@ -42,7 +42,7 @@ export function event(type = "test.happened", data: unknown = {}, request_id = 1
 
 const events = (n: number, type = "test.happened") => Array.from({ length: n }, (_, i) => event(type, { i }));
 
-function idem(key: string, expires_at = "2099-01-01T00:00:00.000Z"): IdempotencyRecord {
+export function idem(key: string, expires_at = "2099-01-01T00:00:00.000Z"): IdempotencyRecord {
   return { key, fingerprint: `fp-${key}`, status: 201, body: { payment_id: key, nested: [1, "two", null] }, expires_at };
 }
 

@@ -16,7 +16,6 @@
 // Cost: a transaction that stays open anywhere in the cluster holds subscribers back until it ends.
 import pg from "pg";
 import {
-  checkExpectedRevision,
   WrongExpectedRevision,
   type AppendOptions,
   type AppendResult,
@@ -67,6 +66,46 @@ const migrations = (schema: string): string[] => [
      IF n > 1 THEN PERFORM setval('events_position_seq', first + n - 1); END IF;
      PERFORM pg_advisory_unlock(hashtext('cardflow.positions.${schema}'));
      RETURN first;
+   END $$ SET search_path FROM CURRENT;
+   -- One append in one statement (one round trip): the retry check, the expected-revision check
+   -- (SQLSTATE CF001, DETAIL = actual revision), positions, rows and the idempotency record.
+   CREATE FUNCTION append_events(p_stream text, p_expected text, p_ids text[], p_types text[], p_versions integer[],
+                                 p_data json[], p_metadata json[], p_idempotency json)
+   RETURNS TABLE (next_revision bigint, last_position bigint) LANGUAGE plpgsql AS $$
+   DECLARE
+     n integer := coalesce(array_length(p_ids, 1), 0);
+     prior record;
+     current bigint;
+     first bigint;
+   BEGIN
+     IF n > 0 THEN
+       SELECT e.stream, e.revision, e.position INTO prior FROM events e WHERE e.id = p_ids[1];
+       IF FOUND AND prior.stream = p_stream THEN
+         RETURN QUERY SELECT e.revision, e.position FROM events e WHERE e.id = ANY (ARRAY[p_ids[1], p_ids[n]]) ORDER BY e.position DESC LIMIT 1;
+         RETURN;
+       END IF;
+     END IF;
+     SELECT coalesce(max(e.revision), -1) INTO current FROM events e WHERE e.stream = p_stream;
+     IF NOT (p_expected = 'any' OR (p_expected = 'no_stream' AND current = -1) OR (p_expected = 'stream_exists' AND current >= 0)
+             OR (p_expected ~ '^-?[0-9]+$' AND p_expected::bigint = current)) THEN
+       RAISE EXCEPTION 'wrong expected revision' USING ERRCODE = 'CF001', DETAIL = current::text;
+     END IF;
+     IF n = 0 THEN
+       RETURN QUERY SELECT current, coalesce(max(e.position), 0) FROM events e;
+       RETURN;
+     END IF;
+     first := reserve_positions(n);
+     INSERT INTO events (position, stream, revision, id, type, version, data, metadata)
+       SELECT first + i - 1, p_stream, current + i, p_ids[i], p_types[i], p_versions[i], p_data[i], p_metadata[i]
+       FROM generate_series(1, n) AS i;
+     IF p_idempotency IS NOT NULL THEN
+       INSERT INTO idempotency (key, fingerprint, status, body, expires_at)
+       VALUES (p_idempotency->>'key', p_idempotency->>'fingerprint', (p_idempotency->>'status')::integer,
+               p_idempotency->'body', p_idempotency->>'expires_at')
+       ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+         body = excluded.body, expires_at = excluded.expires_at;
+     END IF;
+     RETURN QUERY SELECT current + n, first + n - 1;
    END $$ SET search_path FROM CURRENT;
    CREATE TABLE idempotency (
      key text PRIMARY KEY, fingerprint text NOT NULL, status integer NOT NULL,
@@ -159,9 +198,9 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
   }
 
   /** The original result of an append whose first event is already stored in this stream. */
-  async function priorResult(c: pg.PoolClient | pg.Pool, stream: string, events: EventData[]): Promise<AppendResult | undefined> {
+  async function priorResult(stream: string, events: EventData[]): Promise<AppendResult | undefined> {
     if (events.length === 0) return undefined;
-    const { rows } = await c.query<{ stream: string; revision: string; position: string }>(
+    const rows = await query<{ stream: string; revision: string; position: string }>(
       "SELECT stream, revision, position FROM events WHERE id = ANY($1) ORDER BY position",
       [[events[0]!.id, events[events.length - 1]!.id]],
     );
@@ -171,41 +210,25 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     return { nextRevision: Number(last.revision), position: Number(last.position) };
   }
 
-  const lastRevision = async (c: pg.PoolClient | pg.Pool, stream: string) =>
-    Number((await c.query<{ r: string }>("SELECT coalesce(max(revision), -1) AS r FROM events WHERE stream = $1", [stream])).rows[0]!.r);
+  const lastRevision = async (stream: string) =>
+    Number((await query<{ r: string }>("SELECT coalesce(max(revision), -1) AS r FROM events WHERE stream = $1", [stream]))[0]!.r);
 
   async function appendOnce(stream: string, events: EventData[], { expectedRevision, idempotency }: AppendOptions): Promise<AppendResult> {
-    return inTransaction(async (c) => {
-      const prior = await priorResult(c, stream, events);
-      if (prior) return prior;
-      const current = await lastRevision(c, stream);
-      checkExpectedRevision(stream, expectedRevision, current);
-      if (events.length === 0) {
-        const { rows } = await c.query<{ p: string }>("SELECT coalesce(max(position), 0) AS p FROM events");
-        return { nextRevision: current, position: Number(rows[0]!.p) };
-      }
-      const first = Number((await c.query<{ p: string }>("SELECT reserve_positions($1) AS p", [events.length])).rows[0]!.p);
-      await c.query(
-        `INSERT INTO events (position, stream, revision, id, type, version, data, metadata)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::json[], $8::json[])`,
-        [
-          events.map((_, i) => first + i),
-          events.map(() => stream),
-          events.map((_, i) => current + 1 + i),
-          events.map((e) => e.id),
-          events.map((e) => e.type),
-          events.map((e) => e.version),
-          events.map((e) => JSON.stringify(e.data)),
-          events.map((e) => JSON.stringify(e.metadata)),
-        ],
-      );
-      if (idempotency) await saveIdempotency(c, idempotency);
-      return { nextRevision: current + events.length, position: first + events.length - 1 };
-    });
+    const [r] = await query<{ next_revision: string; last_position: string }>("SELECT * FROM append_events($1, $2, $3, $4, $5, $6, $7, $8)", [
+      stream,
+      String(expectedRevision),
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.version),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => JSON.stringify(e.metadata)),
+      idempotency ? JSON.stringify(idempotency) : null,
+    ]);
+    return { nextRevision: Number(r!.next_revision), position: Number(r!.last_position) };
   }
 
-  const saveIdempotency = (c: pg.PoolClient | pg.Pool, r: IdempotencyRecord) =>
-    c.query(
+  const saveIdempotency = (r: IdempotencyRecord) =>
+    pool.query(
       `INSERT INTO idempotency (key, fingerprint, status, body, expires_at) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body, expires_at = excluded.expires_at`,
       [r.key, r.fingerprint, r.status, JSON.stringify(r.body), r.expires_at],
@@ -244,14 +267,15 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
         } catch (e) {
           // A concurrent retry of the same events won the race: return what it stored.
           if (isUniqueViolation(e, "events_id_key")) {
-            const prior = await priorResult(pool, stream, events);
+            const prior = await priorResult(stream, events);
             if (prior) return prior;
           }
+          if ((e as { code?: string }).code === "CF001") throw new WrongExpectedRevision(stream, options.expectedRevision, Number((e as { detail: string }).detail));
           if (!isUniqueViolation(e, "events_stream_revision")) throw e;
           // Another append took the revision we read. "any" and "stream_exists" still hold: try again.
           const { expectedRevision } = options;
           if (expectedRevision === "any" || expectedRevision === "stream_exists") continue;
-          throw new WrongExpectedRevision(stream, expectedRevision, await lastRevision(pool, stream));
+          throw new WrongExpectedRevision(stream, expectedRevision, await lastRevision(stream));
         }
       }
     },
@@ -273,7 +297,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       return pump.subscribe(options, onEvent);
     },
     async saveIdempotency(record) {
-      await saveIdempotency(pool, record);
+      await saveIdempotency(record);
     },
     async readIdempotency(key) {
       const [r] = await query<IdempotencyRecord & { body: unknown }>("SELECT key, fingerprint, status, body, expires_at FROM idempotency WHERE key = $1", [key]);

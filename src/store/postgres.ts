@@ -26,6 +26,7 @@ import {
   type RecordedEvent,
 } from "./port.js";
 import { createPump } from "./pump.js";
+import { sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -142,29 +143,7 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
   }
 }
 
-interface EventRow {
-  position: string;
-  stream: string;
-  revision: string;
-  id: string;
-  type: string;
-  version: number;
-  data: string;
-  metadata: string;
-}
-
 const COLUMNS = "position, stream, revision, id, type, version, data::text AS data, metadata::text AS metadata";
-
-const toRecorded = (r: EventRow): RecordedEvent => ({
-  id: r.id,
-  type: r.type,
-  version: r.version,
-  data: JSON.parse(r.data),
-  metadata: JSON.parse(r.metadata),
-  stream: r.stream,
-  revision: Number(r.revision),
-  position: Number(r.position),
-});
 
 const isUniqueViolation = (e: unknown, constraint: string) =>
   (e as { code?: string; constraint?: string }).code === "23505" && (e as { constraint?: string }).constraint === constraint;
@@ -248,12 +227,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
   let closing = false;
   const pump = createPump((after, maxCount) => (closing ? Promise.resolve([]) : readAllVisible(after, maxCount)), { pollMs });
 
-  let users = 2;
-  let ended: Promise<void> | undefined;
-  const release = async () => {
-    if (--users === 0) ended = pool.end();
-    await ended;
-  };
+  const release = sharedConnection(() => pool.end());
   let eventsClosed = false;
 
   const events: EventStore = {
@@ -279,16 +253,10 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
         }
       }
     },
-    async readStream(stream, { fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER } = {}) {
-      const rows =
-        direction === "forwards"
-          ? await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY revision LIMIT $3`, [stream, fromRevision ?? 0, maxCount])
-          : await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`, [
-              stream,
-              fromRevision ?? Number.MAX_SAFE_INTEGER,
-              maxCount,
-            ]);
-      return rows.map(toRecorded);
+    async readStream(stream, options) {
+      const { forwards, from, maxCount } = streamRange(options);
+      const range = forwards ? "revision >= $2 ORDER BY revision" : "revision <= $2 ORDER BY revision DESC";
+      return (await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND ${range} LIMIT $3`, [stream, from, maxCount])).map(toRecorded);
     },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       return readAllVisible(after, maxCount);
@@ -306,16 +274,13 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     async purgeIdempotency(now) {
       return (await pool.query("DELETE FROM idempotency WHERE expires_at < $1", [now])).rowCount ?? 0;
     },
-    async close() {
-      if (eventsClosed) return;
+    close: release(async () => {
       eventsClosed = true;
       closing = true;
       await pump.closeAll();
-      await release();
-    },
+    }),
   };
 
-  let readModelsClosed = false;
   const readModels: ReadModelStore = {
     async checkpoint(projection) {
       const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
@@ -354,11 +319,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
         await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
       });
     },
-    async close() {
-      if (readModelsClosed) return;
-      readModelsClosed = true;
-      await release();
-    },
+    close: release(),
   };
 
   return { events, readModels };

@@ -28,6 +28,7 @@ import {
   type RecordedEvent,
 } from "./port.js";
 import { createPump } from "./pump.js";
+import { sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
 
 export interface SqliteStoreOptions {
   /** Database file; its directory is created when missing. */
@@ -87,28 +88,6 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
   }).immediate();
   return db;
 }
-
-interface EventRow {
-  position: number;
-  stream: string;
-  revision: number;
-  id: string;
-  type: string;
-  version: number;
-  data: string;
-  metadata: string;
-}
-
-const toRecorded = (r: EventRow): RecordedEvent => ({
-  id: r.id,
-  type: r.type,
-  version: r.version,
-  data: JSON.parse(r.data),
-  metadata: JSON.parse(r.metadata),
-  stream: r.stream,
-  revision: r.revision,
-  position: r.position,
-});
 
 interface Pending {
   stream: string;
@@ -203,10 +182,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
   const readAllSync = (after: number, maxCount: number) => q.all.all(after, maxCount).map(toRecorded);
   const pump = createPump(async (after, maxCount) => (db.open ? readAllSync(after, maxCount) : []), { pollMs });
 
-  let users = 2;
-  const release = () => {
-    if (--users === 0) db.close();
-  };
+  const release = sharedConnection(() => void db.close());
   let eventsClosed = false;
 
   const events: EventStore = {
@@ -220,12 +196,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
         }
       });
     },
-    async readStream(stream, { fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER } = {}) {
-      const rows =
-        direction === "forwards"
-          ? q.forwards.all(stream, fromRevision ?? 0, maxCount)
-          : q.backwards.all(stream, fromRevision ?? Number.MAX_SAFE_INTEGER, maxCount);
-      return rows.map(toRecorded);
+    async readStream(stream, options) {
+      const { forwards, from, maxCount } = streamRange(options);
+      return (forwards ? q.forwards : q.backwards).all(stream, from, maxCount).map(toRecorded);
     },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       return readAllSync(after, maxCount);
@@ -243,14 +216,12 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async purgeIdempotency(now) {
       return q.purgeIdem.run(now).changes;
     },
-    async close() {
-      if (eventsClosed) return;
+    close: release(async () => {
       eventsClosed = true;
       await pump.closeAll();
       // Appends already queued are still written before the file closes.
       if (scheduled) flush();
-      release();
-    },
+    }),
   };
 
   const commitReadModels = db.transaction((projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number) => {
@@ -261,7 +232,6 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     q.resetDocs.run(projection);
     q.resetCheckpoint.run(projection);
   });
-  let readModelsClosed = false;
 
   const readModels: ReadModelStore = {
     async checkpoint(projection) {
@@ -280,11 +250,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async reset(projection) {
       resetReadModels.immediate(projection);
     },
-    async close() {
-      if (readModelsClosed) return;
-      readModelsClosed = true;
-      release();
-    },
+    close: release(),
   };
 
   return { events, readModels };

@@ -1,10 +1,10 @@
 // Durable append throughput: SQLite (group commit) and PostgreSQL at several concurrencies, next
 // to a raw loop of one write + fdatasync per append on the same disk, medians of several runs.
-//   npx tsx scripts/bench/append.ts [--runs 3] [--ms 1500] [--dir /path/on/disk] [--no-postgres]
+//   npx tsx scripts/bench/append.ts [--runs 3] [--ms 1500] [--dir /path/on/disk] [--no-postgres] [--pg-pool 10]
 // PostgreSQL is an embedded server (fsync on, synchronous_commit on) unless DATABASE_URL is set.
 // `benchAppend()` returns the figures for `npm run bench`.
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { randomUUID } from "node:crypto";
@@ -30,6 +30,8 @@ export interface BenchOptions {
   /** Directory on the disk to measure; a temp dir inside it is used and removed. */
   dir?: string;
   postgres?: boolean;
+  /** PostgreSQL connections per store handle; default: the adapter's default (10). */
+  pgPoolSize?: number;
 }
 
 const median = (xs: number[]) => {
@@ -79,7 +81,7 @@ async function appendRate(store: EventStore, concurrency: number, durationMs: nu
   return (n * 1000) / (performance.now() - start);
 }
 
-export async function benchAppend({ concurrencies = [1, 16, 64], runs = 3, durationMs = 1500, dir = tmpdir(), postgres = true }: BenchOptions = {}): Promise<AppendFigure[]> {
+export async function benchAppend({ concurrencies = [1, 16, 64], runs = 3, durationMs = 1500, dir = tmpdir(), postgres = true, pgPoolSize }: BenchOptions = {}): Promise<AppendFigure[]> {
   const work = mkdtempSync(join(dir, "cardflow-bench-"));
   const figures: AppendFigure[] = [];
   try {
@@ -107,7 +109,7 @@ export async function benchAppend({ concurrencies = [1, 16, 64], runs = 3, durat
           const rates: number[] = [];
           for (let r = 0; r < runs; r++) {
             const schema = `bench_${randomUUID().replaceAll("-", "").slice(0, 10)}`;
-            const { events, readModels } = await createPostgresStore({ connectionString: url, schema, poolSize: Math.min(concurrency, 64) });
+            const { events, readModels } = await createPostgresStore({ connectionString: url, schema, ...(pgPoolSize && { poolSize: pgPoolSize }) });
             rates.push(await appendRate(events, concurrency, durationMs));
             await Promise.all([events.close(), readModels.close()]);
           }
@@ -140,13 +142,16 @@ export function formatFigures(figures: AppendFigure[]): string {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
-    options: { runs: { type: "string" }, ms: { type: "string" }, dir: { type: "string" }, "no-postgres": { type: "boolean" } },
+    options: { runs: { type: "string" }, ms: { type: "string" }, dir: { type: "string" }, "no-postgres": { type: "boolean" }, "pg-pool": { type: "string" } },
   });
   const figures = await benchAppend({
     runs: values.runs ? Number(values.runs) : undefined,
     durationMs: values.ms ? Number(values.ms) : undefined,
     dir: values.dir,
     postgres: !values["no-postgres"],
+    pgPoolSize: values["pg-pool"] ? Number(values["pg-pool"]) : undefined,
   });
   console.log(formatFigures(figures));
+  // Other work on the machine moves every figure; the fdatasync row is measured in the same run.
+  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 }

@@ -16,6 +16,7 @@
 // Cost: a transaction that stays open anywhere in the cluster holds subscribers back until it ends.
 import pg from "pg";
 import {
+  checkCheckpoint,
   WrongExpectedRevision,
   type AppendOptions,
   type AppendResult,
@@ -298,8 +299,14 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       );
       return rows.map((r) => r.doc);
     },
-    async commit(projection, docs, checkpoint) {
+    async commit(projection, docs, checkpoint, expectedCheckpoint) {
       await inTransaction(async (c) => {
+        if (expectedCheckpoint !== undefined) {
+          // One committer per projection at a time (also when its checkpoint row does not exist yet).
+          await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
+          const { rows } = await c.query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
+          checkCheckpoint(projection, expectedCheckpoint, rows[0] ? Number(rows[0].position) : 0);
+        }
         if (docs.length > 0) {
           await c.query(
             `INSERT INTO read_models (projection, key, doc) SELECT $1, * FROM unnest($2::text[], $3::jsonb[])

@@ -18,6 +18,7 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import {
+  checkCheckpoint,
   checkExpectedRevision,
   type AppendOptions,
   type AppendResult,
@@ -224,7 +225,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     }),
   };
 
-  const commitReadModels = db.transaction((projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number) => {
+  // Run with .immediate(): the checkpoint is read under the write lock, so the check holds across processes.
+  const commitReadModels = db.transaction((projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number, expected?: number) => {
+    checkCheckpoint(projection, expected, q.checkpoint.get(projection)?.position ?? 0);
     for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
     q.setCheckpoint.run(projection, checkpoint);
   });
@@ -244,8 +247,8 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async list<T>(projection: string, keyPrefix: string) {
       return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix).map((r) => JSON.parse(r.doc) as T);
     },
-    async commit(projection, docs, checkpoint) {
-      commitReadModels.immediate(projection, docs, checkpoint);
+    async commit(projection, docs, checkpoint, expectedCheckpoint) {
+      commitReadModels.immediate(projection, docs, checkpoint, expectedCheckpoint);
     },
     async reset(projection) {
       resetReadModels.immediate(projection);

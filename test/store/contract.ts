@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  CheckpointConflict,
   WrongExpectedRevision,
   type EventData,
   type EventStore,
@@ -443,6 +444,32 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect(await rm.list("cards", "acct_1/")).toEqual([{ key: "acct_1/B" }, { key: "acct_1/a" }, { key: "acct_1/b" }]);
       expect(await rm.list("cards", "acct%")).toEqual([{ key: "acct%1/a" }]);
       expect((await rm.list<{ key: string }>("cards", "")).map((d) => d.key)).toEqual([...keys].sort());
+    });
+
+    it("commits with the expected checkpoint and refuses a stale one, writing nothing", async () => {
+      const rm = await fresh();
+      await rm.commit("payments", [{ key: "p1", doc: { v: 1 } }], 5, 0);
+      const error = await rm.commit("payments", [{ key: "p1", doc: { v: 2 } }, { key: "p2", doc: {} }], 9, 0).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CheckpointConflict);
+      expect(error).toMatchObject({ projection: "payments", expected: 0, actual: 5 });
+      expect(await rm.get("payments", "p1")).toEqual({ v: 1 });
+      expect(await rm.get("payments", "p2")).toBeUndefined();
+      expect(await rm.checkpoint("payments")).toBe(5);
+      await rm.commit("payments", [{ key: "p1", doc: { v: 3 } }], 9, 5);
+      expect(await rm.get("payments", "p1")).toEqual({ v: 3 });
+    });
+
+    it("lets exactly one of several committers from the same checkpoint win, across handles", async () => {
+      const { store, open } = await setup();
+      const handles = options.durable ? [store, await open()] : [store];
+      const attempts = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => handles[i % handles.length]!.commit("payments", [{ key: "k", doc: { by: i } }], 10 + i, 0)),
+      );
+      const won = attempts.flatMap((a, i) => (a.status === "fulfilled" ? [i] : []));
+      expect(won).toHaveLength(1);
+      for (const a of attempts) if (a.status === "rejected") expect(a.reason).toBeInstanceOf(CheckpointConflict);
+      expect(await store.get("payments", "k")).toEqual({ by: won[0] });
+      expect(await store.checkpoint("payments")).toBe(10 + won[0]!);
     });
 
     it("keeps projections apart and resets one from zero", async () => {

@@ -10,7 +10,7 @@ const spec = JSON.parse(process.argv[2]!) as WorkerSpec;
 const { events, readModels } = await openDurable(spec.store);
 const processors = scriptedProcessors();
 processors.nextAuthorization = AUTHORIZED;
-const engine = createEngine({ store: events, readModels, processors, liveProjections: true });
+const engine = createEngine({ store: events, readModels, processors, liveProjections: spec.liveProjections });
 const ack = (a: Ack) => process.stdout.write(`${JSON.stringify(a)}\n`);
 let refused = 0;
 

@@ -52,6 +52,8 @@ export interface WorkerSpec {
   paymentIds?: string[];
   /** load: parallel command loops. */
   concurrency?: number;
+  /** Keep the read models live in this process (engine option liveProjections). */
+  liveProjections: boolean;
 }
 
 /** Starts an engine worker (a separate Node process) and hands every ack line to onAck. */

@@ -104,8 +104,9 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
     return out;
   }
 
-  const resultOf = async (kStream: string): Promise<AppendResult> => {
-    const [last] = await readStream(kStream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+  /** The append's result: the event at the revision the server says it wrote last, for its position. */
+  const resultAt = async (kStream: string, revision: bigint): Promise<AppendResult> => {
+    const [last] = await readStream(kStream, { fromRevision: revision, maxCount: 1 });
     return { nextRevision: last!.revision, position: last!.position };
   };
 
@@ -129,14 +130,16 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
   const store: EventStore = {
     async append(stream, events, { expectedRevision, idempotency }: AppendOptions) {
       const kStream = namespace + stream;
+      let revision: bigint;
       try {
         if (idempotency) {
-          await client.multiStreamAppend([
+          const { responses } = await client.multiStreamAppend([
             { streamName: kStream, events: events.map(toEvent), expectedState: streamState(expectedRevision) },
             { streamName: idemStream(idempotency.key), events: [idempotencyEvent(idempotency)], expectedState: "any" },
           ]);
+          revision = responses.find((r) => r.streamName === kStream)!.revision;
         } else {
-          await client.appendToStream(kStream, events.map(toEvent), { streamState: streamState(expectedRevision) });
+          revision = (await client.appendToStream(kStream, events.map(toEvent), { streamState: streamState(expectedRevision) })).nextExpectedRevision;
         }
       } catch (e) {
         if (!(e instanceof WrongExpectedVersionError)) throw e;
@@ -144,7 +147,7 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
         if (prior) return prior;
         throw new WrongExpectedRevision(stream, expectedRevision, e.actualState === NO_STREAM ? -1 : Number(e.actualState));
       }
-      return resultOf(kStream);
+      return resultAt(kStream, revision);
     },
 
     async readStream(stream, { fromRevision, direction = "forwards", maxCount } = {}) {

@@ -1,5 +1,5 @@
 // In-memory read-model store, the reference implementation of ReadModelStore.
-import type { ReadModelStore } from "./port.js";
+import { checkCheckpoint, type ReadModelStore } from "./port.js";
 
 export function createMemoryReadModels(): ReadModelStore {
   const docs = new Map<string, Map<string, unknown>>();
@@ -23,7 +23,8 @@ export function createMemoryReadModels(): ReadModelStore {
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([, d]) => structuredClone(d) as T);
     },
-    async commit(projection, changes, checkpoint) {
+    async commit(projection, changes, checkpoint, expectedCheckpoint) {
+      checkCheckpoint(projection, expectedCheckpoint, checkpoints.get(projection) ?? 0);
       const t = table(projection);
       for (const { key, doc } of changes) t.set(key, structuredClone(doc));
       checkpoints.set(projection, checkpoint);

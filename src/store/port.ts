@@ -148,9 +148,30 @@ export interface ReadModelStore {
   get<T>(projection: string, key: string): Promise<T | undefined>;
   /** Documents whose key starts with the prefix, ordered by key. */
   list<T>(projection: string, keyPrefix: string): Promise<T[]>;
-  /** Upserts the documents and sets the checkpoint atomically. */
-  commit(projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number): Promise<void>;
+  /**
+   * Upserts the documents and sets the checkpoint atomically. With `expectedCheckpoint`, commits
+   * only if the stored checkpoint (0 when none) still equals it, and otherwise throws
+   * CheckpointConflict and writes nothing: two processes updating one projection then never apply
+   * an event twice (the loser re-reads its checkpoint and documents and folds again).
+   */
+  commit(projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number, expectedCheckpoint?: number): Promise<void>;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export class CheckpointConflict extends Error {
+  override readonly name = "CheckpointConflict";
+  constructor(
+    readonly projection: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(`projection ${projection}: expected checkpoint ${expected}, actual ${actual}`);
+  }
+}
+
+/** The check every ReadModelStore applies in commit(); `actual` is 0 for a projection that never ran. */
+export function checkCheckpoint(projection: string, expected: number | undefined, actual: number): void {
+  if (expected !== undefined && expected !== actual) throw new CheckpointConflict(projection, expected, actual);
 }

@@ -30,13 +30,18 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0 }
     const loop = (async () => {
       while (!closed) {
         dirty = false;
-        const batch = await readBatch(checkpoint, batchSize);
+        // A read that fails because the store closed under us ends the loop quietly.
+        const batch = await readBatch(checkpoint, batchSize).catch((e: unknown) => {
+          if (closed) return [];
+          throw e;
+        });
         for (const e of batch) {
           if (closed) return;
           if (wanted(e)) await onEvent(e);
           checkpoint = e.position;
         }
         if (batch.length === batchSize || dirty) continue;
+        if (closed) return; // close() ran while a handler was awaited: nobody would wake us
         await new Promise<void>((resolve) => {
           wake = resolve;
           if (pollMs > 0) setTimeout(resolve, pollMs).unref?.();

@@ -1,0 +1,333 @@
+// PostgreSQL adapter (pg): events, idempotency records and read models in one schema.
+//
+// Stream revisions are enforced by UNIQUE (stream, revision): two appenders that read the same
+// last revision both try to insert the next one and the database refuses the second.
+//
+// Global positions without gaps that fill later: a bigserial alone is allocated at insert time
+// but becomes visible at commit time, so a reader could see position 7 before 6 commits and skip
+// 6 for good. Each row therefore carries its transaction id (xid8), and readers only return rows
+// whose transaction is older than the oldest one still running, pg_snapshot_xmin(...): such rows
+// can no longer change. That alone is not enough when an older transaction holds a higher
+// position than a younger one, so reserve_positions() takes the transaction id and the positions
+// together under a short advisory lock: a transaction's positions are above those of every
+// transaction with a smaller id. Hence once rows are visible, no row with a lower position can
+// appear later. The lock covers one statement, not the commit, so commits stay concurrent and
+// PostgreSQL flushes concurrent commits together (its own group commit).
+// Cost: a transaction that stays open anywhere in the cluster holds subscribers back until it ends.
+import pg from "pg";
+import {
+  checkCheckpoint,
+  WrongExpectedRevision,
+  type AppendOptions,
+  type AppendResult,
+  type EventData,
+  type EventStore,
+  type IdempotencyRecord,
+  type ReadModelStore,
+  type RecordedEvent,
+} from "./port.js";
+import { createPump } from "./pump.js";
+import { sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /** Schema holding the tables; created when missing. Default "cardflow". */
+  schema?: string;
+  /** Connections in this handle's pool. Default 10. */
+  poolSize?: number;
+  /** How often subscribers look for appends made by other processes (ms). Default 100. */
+  pollMs?: number;
+}
+
+/** One pool, two ports. Each of `events` and `readModels` must be closed; the pool ends when both are. */
+export interface PostgresStore {
+  events: EventStore;
+  readModels: ReadModelStore;
+}
+
+// Versioned migrations: each runs once, in order, recorded in <schema>.migrations.
+const migrations = (schema: string): string[] => [
+  `CREATE TABLE events (
+     position bigserial PRIMARY KEY,
+     tx       xid8 NOT NULL DEFAULT pg_current_xact_id(),
+     stream   text NOT NULL,
+     revision bigint NOT NULL,
+     id       text NOT NULL UNIQUE,
+     type     text NOT NULL,
+     version  integer NOT NULL,
+     data     json NOT NULL,     -- json, not jsonb: the text is kept byte for byte (key order included)
+     metadata json NOT NULL,
+     CONSTRAINT events_stream_revision UNIQUE (stream, revision)
+   );
+   CREATE FUNCTION reserve_positions(n integer) RETURNS bigint LANGUAGE plpgsql AS $$
+   DECLARE first bigint;
+   BEGIN
+     PERFORM pg_advisory_lock(hashtext('cardflow.positions.${schema}'));
+     PERFORM pg_current_xact_id();                      -- take the transaction id under the lock
+     first := nextval('events_position_seq');
+     IF n > 1 THEN PERFORM setval('events_position_seq', first + n - 1); END IF;
+     PERFORM pg_advisory_unlock(hashtext('cardflow.positions.${schema}'));
+     RETURN first;
+   END $$ SET search_path FROM CURRENT;
+   -- One append in one statement (one round trip): the retry check, the expected-revision check
+   -- (SQLSTATE CF001, DETAIL = actual revision), positions, rows and the idempotency record.
+   CREATE FUNCTION append_events(p_stream text, p_expected text, p_ids text[], p_types text[], p_versions integer[],
+                                 p_data json[], p_metadata json[], p_idempotency json)
+   RETURNS TABLE (next_revision bigint, last_position bigint) LANGUAGE plpgsql AS $$
+   DECLARE
+     n integer := coalesce(array_length(p_ids, 1), 0);
+     prior record;
+     current bigint;
+     first bigint;
+   BEGIN
+     IF n > 0 THEN
+       SELECT e.stream, e.revision, e.position INTO prior FROM events e WHERE e.id = p_ids[1];
+       IF FOUND AND prior.stream = p_stream THEN
+         RETURN QUERY SELECT e.revision, e.position FROM events e WHERE e.id = ANY (ARRAY[p_ids[1], p_ids[n]]) ORDER BY e.position DESC LIMIT 1;
+         RETURN;
+       END IF;
+     END IF;
+     SELECT coalesce(max(e.revision), -1) INTO current FROM events e WHERE e.stream = p_stream;
+     IF NOT (p_expected = 'any' OR (p_expected = 'no_stream' AND current = -1) OR (p_expected = 'stream_exists' AND current >= 0)
+             OR (p_expected ~ '^-?[0-9]+$' AND p_expected::bigint = current)) THEN
+       RAISE EXCEPTION 'wrong expected revision' USING ERRCODE = 'CF001', DETAIL = current::text;
+     END IF;
+     IF n = 0 THEN
+       RETURN QUERY SELECT current, coalesce(max(e.position), 0) FROM events e;
+       RETURN;
+     END IF;
+     first := reserve_positions(n);
+     INSERT INTO events (position, stream, revision, id, type, version, data, metadata)
+       SELECT first + i - 1, p_stream, current + i, p_ids[i], p_types[i], p_versions[i], p_data[i], p_metadata[i]
+       FROM generate_series(1, n) AS i;
+     IF p_idempotency IS NOT NULL THEN
+       INSERT INTO idempotency (key, fingerprint, status, body, expires_at)
+       VALUES (p_idempotency->>'key', p_idempotency->>'fingerprint', (p_idempotency->>'status')::integer,
+               p_idempotency->'body', p_idempotency->>'expires_at')
+       ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+         body = excluded.body, expires_at = excluded.expires_at;
+     END IF;
+     RETURN QUERY SELECT current + n, first + n - 1;
+   END $$ SET search_path FROM CURRENT;
+   CREATE TABLE idempotency (
+     key text PRIMARY KEY, fingerprint text NOT NULL, status integer NOT NULL,
+     body json NOT NULL, expires_at text NOT NULL
+   );
+   CREATE INDEX idempotency_expiry ON idempotency (expires_at);
+   CREATE TABLE read_models (
+     projection text NOT NULL, key text COLLATE "C" NOT NULL, doc jsonb NOT NULL,
+     PRIMARY KEY (projection, key)
+   );
+   CREATE TABLE checkpoints (projection text PRIMARY KEY, position bigint NOT NULL);`,
+];
+
+async function migrate(pool: pg.Pool, schema: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    // Serialises processes that start together on an empty database.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.migrate.${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ v: number | null }>("SELECT max(version) AS v FROM migrations");
+    const steps = migrations(schema);
+    for (let v = rows[0]?.v ?? 0; v < steps.length; v++) {
+      await client.query(steps[v]!);
+      await client.query("INSERT INTO migrations (version) VALUES ($1)", [v + 1]);
+    }
+    await client.query("COMMIT");
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+const COLUMNS = "position, stream, revision, id, type, version, data::text AS data, metadata::text AS metadata";
+
+const isUniqueViolation = (e: unknown, constraint: string) =>
+  (e as { code?: string; constraint?: string }).code === "23505" && (e as { constraint?: string }).constraint === constraint;
+
+export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = 10, pollMs = 100 }: PostgresStoreOptions): Promise<PostgresStore> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+  const pool = new pg.Pool({ connectionString, max: poolSize, options: `-c search_path=${schema}` });
+  pool.on("error", () => undefined); // an idle client lost its connection; the pool replaces it
+  try {
+    await migrate(pool, schema);
+  } catch (e) {
+    await pool.end();
+    throw e;
+  }
+
+  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => pool.query<R>(sql, params).then((r) => r.rows);
+
+  async function inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The original result of an append whose first event is already stored in this stream. */
+  async function priorResult(stream: string, events: EventData[]): Promise<AppendResult | undefined> {
+    if (events.length === 0) return undefined;
+    const rows = await query<{ stream: string; revision: string; position: string }>(
+      "SELECT stream, revision, position FROM events WHERE id = ANY($1) ORDER BY position",
+      [[events[0]!.id, events[events.length - 1]!.id]],
+    );
+    const first = rows[0];
+    if (!first || first.stream !== stream) return undefined;
+    const last = rows[rows.length - 1]!;
+    return { nextRevision: Number(last.revision), position: Number(last.position) };
+  }
+
+  const lastRevision = async (stream: string) =>
+    Number((await query<{ r: string }>("SELECT coalesce(max(revision), -1) AS r FROM events WHERE stream = $1", [stream]))[0]!.r);
+
+  async function appendOnce(stream: string, events: EventData[], { expectedRevision, idempotency }: AppendOptions): Promise<AppendResult> {
+    const [r] = await query<{ next_revision: string; last_position: string }>("SELECT * FROM append_events($1, $2, $3, $4, $5, $6, $7, $8)", [
+      stream,
+      String(expectedRevision),
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.version),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => JSON.stringify(e.metadata)),
+      idempotency ? JSON.stringify(idempotency) : null,
+    ]);
+    return { nextRevision: Number(r!.next_revision), position: Number(r!.last_position) };
+  }
+
+  const saveIdempotency = (r: IdempotencyRecord) =>
+    pool.query(
+      `INSERT INTO idempotency (key, fingerprint, status, body, expires_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body, expires_at = excluded.expires_at`,
+      [r.key, r.fingerprint, r.status, JSON.stringify(r.body), r.expires_at],
+    );
+
+  // Only rows of transactions older than every running one: they can no longer change (see top).
+  const readAllVisible = async (after: number, maxCount: number) =>
+    (
+      await query<EventRow>(
+        `SELECT ${COLUMNS} FROM events
+         WHERE position > $1 AND tx < pg_snapshot_xmin(pg_current_snapshot())
+         ORDER BY position LIMIT $2`,
+        [after, maxCount],
+      )
+    ).map(toRecorded);
+
+  let closing = false;
+  const pump = createPump((after, maxCount) => (closing ? Promise.resolve([]) : readAllVisible(after, maxCount)), { pollMs });
+
+  const release = sharedConnection(() => pool.end());
+  let eventsClosed = false;
+
+  const events: EventStore = {
+    async append(stream, events, options) {
+      if (eventsClosed) throw new Error("PostgreSQL event store is closed");
+      for (;;) {
+        try {
+          const result = await appendOnce(stream, events, options);
+          pump.notify();
+          return result;
+        } catch (e) {
+          // A concurrent retry of the same events won the race: return what it stored.
+          if (isUniqueViolation(e, "events_id_key")) {
+            const prior = await priorResult(stream, events);
+            if (prior) return prior;
+          }
+          if ((e as { code?: string }).code === "CF001") throw new WrongExpectedRevision(stream, options.expectedRevision, Number((e as { detail: string }).detail));
+          if (!isUniqueViolation(e, "events_stream_revision")) throw e;
+          // Another append took the revision we read. "any" and "stream_exists" still hold: try again.
+          const { expectedRevision } = options;
+          if (expectedRevision === "any" || expectedRevision === "stream_exists") continue;
+          throw new WrongExpectedRevision(stream, expectedRevision, await lastRevision(stream));
+        }
+      }
+    },
+    async readStream(stream, options) {
+      const { forwards, from, maxCount } = streamRange(options);
+      const range = forwards ? "revision >= $2 ORDER BY revision" : "revision <= $2 ORDER BY revision DESC";
+      return (await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND ${range} LIMIT $3`, [stream, from, maxCount])).map(toRecorded);
+    },
+    async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
+      return readAllVisible(after, maxCount);
+    },
+    subscribeToAll(options, onEvent) {
+      return pump.subscribe(options, onEvent);
+    },
+    async saveIdempotency(record) {
+      await saveIdempotency(record);
+    },
+    async readIdempotency(key) {
+      const [r] = await query<IdempotencyRecord & { body: unknown }>("SELECT key, fingerprint, status, body, expires_at FROM idempotency WHERE key = $1", [key]);
+      return r && { key: r.key, fingerprint: r.fingerprint, status: r.status, body: r.body, expires_at: r.expires_at };
+    },
+    async purgeIdempotency(now) {
+      return (await pool.query("DELETE FROM idempotency WHERE expires_at < $1", [now])).rowCount ?? 0;
+    },
+    close: release(async () => {
+      eventsClosed = true;
+      closing = true;
+      await pump.closeAll();
+    }),
+  };
+
+  const readModels: ReadModelStore = {
+    async checkpoint(projection) {
+      const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
+      return r ? Number(r.position) : 0;
+    },
+    async get<T>(projection: string, key: string) {
+      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key]);
+      return r?.doc;
+    },
+    async list<T>(projection: string, keyPrefix: string) {
+      // key >= prefix uses the primary key; left() keeps the match literal (no LIKE wildcards).
+      const rows = await query<{ doc: T }>(
+        "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND left(key, length($2)) = $2 ORDER BY key",
+        [projection, keyPrefix],
+      );
+      return rows.map((r) => r.doc);
+    },
+    async commit(projection, docs, checkpoint, expectedCheckpoint) {
+      await inTransaction(async (c) => {
+        if (expectedCheckpoint !== undefined) {
+          // One committer per projection at a time (also when its checkpoint row does not exist yet).
+          await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
+          const { rows } = await c.query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
+          checkCheckpoint(projection, expectedCheckpoint, rows[0] ? Number(rows[0].position) : 0);
+        }
+        if (docs.length > 0) {
+          await c.query(
+            `INSERT INTO read_models (projection, key, doc) SELECT $1, * FROM unnest($2::text[], $3::jsonb[])
+             ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc`,
+            [projection, docs.map((d) => d.key), docs.map((d) => JSON.stringify(d.doc))],
+          );
+        }
+        await c.query("INSERT INTO checkpoints (projection, position) VALUES ($1, $2) ON CONFLICT (projection) DO UPDATE SET position = excluded.position", [
+          projection,
+          checkpoint,
+        ]);
+      });
+    },
+    async reset(projection) {
+      await inTransaction(async (c) => {
+        await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
+        await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
+      });
+    },
+    close: release(),
+  };
+
+  return { events, readModels };
+}

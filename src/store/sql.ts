@@ -1,0 +1,52 @@
+// What the SQL adapters (SQLite, PostgreSQL) share: event rows to RecordedEvent (JSON kept as text
+// so it reads back byte for byte), readStream options to bounds, and one connection shared by the
+// two ports they return.
+import type { ReadStreamOptions, RecordedEvent } from "./port.js";
+
+export interface EventRow {
+  /** bigint columns arrive as strings from PostgreSQL. */
+  position: number | string;
+  revision: number | string;
+  stream: string;
+  id: string;
+  type: string;
+  version: number;
+  data: string;
+  metadata: string;
+}
+
+export const toRecorded = (r: EventRow): RecordedEvent => ({
+  id: r.id,
+  type: r.type,
+  version: r.version,
+  data: JSON.parse(r.data),
+  metadata: JSON.parse(r.metadata),
+  stream: r.stream,
+  revision: Number(r.revision),
+  position: Number(r.position),
+});
+
+/** readStream options as a query's bounds: forwards from `from` up, or backwards from `from` down. */
+export function streamRange({ fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER }: ReadStreamOptions = {}) {
+  const forwards = direction === "forwards";
+  return { forwards, from: fromRevision ?? (forwards ? 0 : Number.MAX_SAFE_INTEGER), maxCount };
+}
+
+/**
+ * One connection behind two ports: each port's close() releases it once (later calls are no-ops)
+ * and the last release closes it. Call the returned function once per port to get its close().
+ */
+export function sharedConnection(close: () => void | Promise<void>) {
+  let users = 2;
+  let closed: Promise<void> | undefined;
+  return (beforeRelease: () => void | Promise<void> = () => undefined) => {
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await beforeRelease();
+      if (--users === 0) closed = Promise.resolve(close());
+      await closed;
+    };
+  };
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { createPostgresStore } from "../../src/store/postgres.js";
+import { testDatabase } from "../support/postgres.js";
+import { collect, event, eventStoreContract, readModelStoreContract, type StoreFixture } from "./contract.js";
+
+const database = await testDatabase();
+
+/** A fresh schema in this file's database; every open() is a new pool on it, like another process. */
+function postgresFixture<K extends "events" | "readModels">(port: K) {
+  return async (): Promise<StoreFixture<Awaited<ReturnType<typeof createPostgresStore>>[K]>> => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    return {
+      async open() {
+        const store = await createPostgresStore({ connectionString: database, schema, pollMs: 20 });
+        await (port === "events" ? store.readModels : store.events).close();
+        return store[port];
+      },
+    };
+  };
+}
+
+eventStoreContract("postgres", postgresFixture("events"), { durable: true });
+readModelStoreContract("postgres", postgresFixture("readModels"), { durable: true });
+
+describe("PostgreSQL positions under concurrent writers", () => {
+  it("hides a committed append while an older append transaction is still open, then delivers both in order", async () => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const { events: store, readModels } = await createPostgresStore({ connectionString: database, schema, pollMs: 20 });
+    await readModels.close();
+    const live = collect(store, {});
+    // A slow writer: reserves its position and inserts, but does not commit yet.
+    const slow = new pg.Client({ connectionString: database, options: `-c search_path=${schema}` });
+    await slow.connect();
+    await slow.query("BEGIN");
+    const { rows } = await slow.query<{ p: string }>("SELECT reserve_positions(1) AS p");
+    const slowEvent = event("slow");
+    await slow.query("INSERT INTO events (position, stream, revision, id, type, version, data, metadata) VALUES ($1, 'slow', 0, $2, 'slow', 1, '{}', $3)", [
+      rows[0]!.p,
+      slowEvent.id,
+      JSON.stringify(slowEvent.metadata),
+    ]);
+    // A fast writer commits a higher position meanwhile.
+    const fast = await store.append("fast", [event("fast")], { expectedRevision: "no_stream" });
+    expect(fast.position).toBeGreaterThan(Number(rows[0]!.p));
+    expect(await store.readStream("fast")).toHaveLength(1); // its own stream reads at once
+    expect(await store.readAll()).toEqual([]); // but the global order waits for the older transaction
+    expect(live.got).toEqual([]);
+    await slow.query("COMMIT");
+    await slow.end();
+    await live.until(2);
+    expect(live.got.map((e) => e.type)).toEqual(["slow", "fast"]);
+    expect((await store.readAll()).map((e) => e.position)).toEqual([Number(rows[0]!.p), fast.position]);
+    await store.close();
+  });
+
+  it("runs the migrations once when several processes open an empty schema together", async () => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ connectionString: database, schema })));
+    const c = new pg.Client({ connectionString: database });
+    await c.connect();
+    const { rows } = await c.query(`SELECT version FROM ${schema}.migrations`);
+    await c.end();
+    expect(rows).toEqual([{ version: 1 }]);
+    await Promise.all(stores.flatMap((s) => [s.events.close(), s.readModels.close()]));
+  });
+});

@@ -1,0 +1,81 @@
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WrongExpectedRevision } from "../../src/store/port.js";
+import { createSqliteStore } from "../../src/store/sqlite.js";
+import { event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
+
+/** A fresh database file; every open() is a new connection to it, like another process would make. */
+function sqliteFixture<K extends "events" | "readModels">(port: K) {
+  return async (): Promise<StoreFixture<ReturnType<typeof createSqliteStore>[K]>> => {
+    const dir = mkdtempSync(join(tmpdir(), "cardflow-sqlite-"));
+    return {
+      async open() {
+        const store = createSqliteStore({ path: join(dir, "cardflow.db"), pollMs: 20 });
+        await (port === "events" ? store.readModels : store.events).close();
+        return store[port];
+      },
+      async dispose() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  };
+}
+
+eventStoreContract("sqlite", sqliteFixture("events"), { durable: true });
+readModelStoreContract("sqlite", sqliteFixture("readModels"), { durable: true });
+
+describe("SQLite group commit", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "cardflow-sqlite-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("commits appends that arrive together in one transaction; a failed check fails only its own append", async () => {
+    const commits: number[] = [];
+    const { events: store, readModels } = createSqliteStore({ path: join(dir, "c.db"), onCommit: (n) => commits.push(n) });
+    await readModels.close();
+    await store.append("seed", [event()], { expectedRevision: "no_stream" });
+    commits.length = 0;
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 63 }, (_, i) => store.append(`s${i}`, [event()], { expectedRevision: "no_stream", idempotency: idem(`k${i}`) })),
+      store.append("seed", [event()], { expectedRevision: "no_stream", idempotency: idem("refused") }),
+    ]);
+    expect(commits).toEqual([64]);
+    expect(results.slice(0, 63).every((r) => r.status === "fulfilled")).toBe(true);
+    expect(results[63]).toMatchObject({ status: "rejected", reason: expect.any(WrongExpectedRevision) });
+    expect(await store.readAll()).toHaveLength(64);
+    expect(await store.readIdempotency("k5")).toBeDefined();
+    expect(await store.readIdempotency("refused")).toBeUndefined();
+    await store.close();
+  });
+
+  it("sees its own batch in order: two appends to one stream in one group both check revisions", async () => {
+    const commits: number[] = [];
+    const { events: store, readModels } = createSqliteStore({ path: join(dir, "c.db"), onCommit: (n) => commits.push(n) });
+    await readModels.close();
+    const [a, b, c] = await Promise.allSettled([
+      store.append("p", [event("created")], { expectedRevision: "no_stream" }),
+      store.append("p", [event("captured")], { expectedRevision: 0 }),
+      store.append("p", [event("captured-again")], { expectedRevision: 0 }),
+    ]);
+    expect(commits).toEqual([3]);
+    expect([a.status, b.status, c.status]).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect((await store.readStream("p")).map((e) => e.type)).toEqual(["created", "captured"]);
+    await store.close();
+  });
+
+  it("writes a WAL-mode file that a plain connection reads", async () => {
+    const path = join(dir, "c.db");
+    const { events: store, readModels } = createSqliteStore({ path });
+    await store.append("p", [event()], { expectedRevision: "no_stream" });
+    await Promise.all([store.close(), readModels.close()]);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(raw.prepare("SELECT count(*) AS n FROM events").get()).toEqual({ n: 1 });
+    raw.close();
+  });
+});

@@ -13,8 +13,13 @@ export interface CompiledState<C> {
   readonly context: C;
 }
 
-type Check<C, E> = (context: C, event: E) => boolean;
-type Update<C, E> = (context: C, event: E) => C;
+/** The arguments XState gives guards and assigns; one object per step, its context kept current. */
+interface Args<C, E> {
+  context: C;
+  event: E;
+}
+type Check<C, E> = (args: Args<C, E>) => boolean;
+type Update<C, E> = (args: Args<C, E>) => Partial<C>;
 
 interface Candidate<C, E> {
   target: string | null;
@@ -51,15 +56,26 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
       return compileGuard(guards[guard]);
     }
     if (typeof guard !== "function") return unsupported("a parameterized guard");
-    const g = guard as { check?: unknown; guards?: unknown[] } & ((args: { context: C; event: E }, params: undefined) => boolean);
-    if (!("check" in g)) return (context, event) => g({ context, event }, undefined);
+    const g = guard as { check?: unknown; guards?: unknown[] } & ((args: Args<C, E>, params: undefined) => boolean);
+    if (!("check" in g)) return (args) => g(args, undefined);
     const parts = (g.guards ?? []).map(compileGuard);
-    if (g.check === AND) return (c, e) => parts.every((p) => p(c, e));
-    if (g.check === OR) return (c, e) => parts.some((p) => p(c, e));
-    if (g.check === NOT) return (c, e) => !parts[0]!(c, e);
+    if (g.check === AND) {
+      return (args) => {
+        for (const p of parts) if (!p(args)) return false;
+        return true;
+      };
+    }
+    if (g.check === OR) {
+      return (args) => {
+        for (const p of parts) if (p(args)) return true;
+        return false;
+      };
+    }
+    if (g.check === NOT) return (args) => !parts[0]!(args);
     return unsupported("a built-in guard other than and/or/not");
   }
 
+  /** An assign action as a function from the context to its partial update. */
   function compileAction(action: unknown): Update<C, E> {
     if (typeof action === "string") {
       if (!(action in actions)) unsupported(`unknown action '${action}'`);
@@ -68,15 +84,12 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     const a = action as { type?: string; assignment?: unknown };
     if (typeof action !== "function" || a.type !== "xstate.assign") return unsupported("an action other than assign");
     const assignment = a.assignment;
-    // same merge as XState's resolveAssign: a fresh object, old keys first, in their order
-    if (typeof assignment === "function") {
-      return (context, event) => Object.assign({}, context, assignment({ context, event }, undefined));
-    }
+    if (typeof assignment === "function") return (args) => assignment(args, undefined);
     const entries = Object.entries(assignment as Record<string, unknown>);
-    return (context, event) => {
+    return (args) => {
       const partial: Record<string, unknown> = {};
-      for (const [key, value] of entries) partial[key] = typeof value === "function" ? value({ context, event }, undefined) : value;
-      return Object.assign({}, context, partial);
+      for (const [key, value] of entries) partial[key] = typeof value === "function" ? value(args, undefined) : value;
+      return partial as Partial<C>;
     };
   }
 
@@ -115,10 +128,16 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     step(state, event) {
       const candidates = table.get(state.value)?.get(event.type);
       if (!candidates) return null;
+      const args: Args<C, E> = { context: state.context, event };
       for (const candidate of candidates) {
-        if (candidate.guard && !candidate.guard(state.context, event)) continue;
+        if (candidate.guard && !candidate.guard(args)) continue;
+        // XState's resolveAssign: each assign sees the context the previous one left, merged into a
+        // fresh object with the old keys first; one fresh copy per step is enough.
         let context = state.context;
-        for (const action of candidate.actions) context = action(context, event);
+        for (let i = 0; i < candidate.actions.length; i++) {
+          const partial = candidate.actions[i]!(args);
+          args.context = context = i === 0 ? Object.assign({}, context, partial) : Object.assign(context, partial);
+        }
         return { value: candidate.target ?? state.value, context };
       }
       return null;

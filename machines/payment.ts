@@ -2,7 +2,7 @@
 // may follow which. States are the spec's statuses (§3) plus `canceled` (void, an extension);
 // events are exactly the domain events of ./events.ts. Pure: guards and assigns only.
 import { and, assertEvent, assign, setup, type SnapshotFrom } from "xstate";
-import { Decimal, formatAmount } from "../src/money.js";
+import { amounts, formatAmount } from "../src/money.js";
 import type { Authorization, Card, PaymentEvent, PaymentEventOf, TerminalType } from "./events.js";
 import { failureLeadsTo, type LastErrorCode } from "./failures.js";
 
@@ -47,16 +47,15 @@ const intentOf = (context: PaymentContext): Intent => {
   if (!context.intent) throw new Error("payment intent not created");
   return context.intent;
 };
-const dec = (v: string) => new Decimal(v);
-const fmt = (context: PaymentContext, v: Decimal) => formatAmount(v, intentOf(context).currency);
-const amountOf = (event: PaymentEvent) => dec((event as { data: { amount: string } }).data.amount);
+const fmt = (context: PaymentContext, v: string | 0) => formatAmount(v, intentOf(context).currency);
+const amountOf = (event: PaymentEvent) => (event as { data: { amount: string } }).data.amount;
+const { compare, sum, difference } = amounts;
 /** Captured by a single processor step that also authorized (spec §3: "collects and captures"). */
 const authorizationOf = (event: PaymentEvent): Authorization | null =>
   (event as { data: { authorization?: Authorization | null } }).data.authorization ?? null;
 
-const authorizedTotal = (a: Authorization) => dec(a.amount_authorized);
 const coversIntent = (context: PaymentContext, a: Authorization) =>
-  authorizedTotal(a).equals(dec(intentOf(context).amount).plus(a.tip_amount).plus(a.donation_amount));
+  compare(a.amount_authorized, sum(sum(intentOf(context).amount, a.tip_amount), a.donation_amount)) === 0;
 
 export const paymentMachine = setup({
   types: { context: {} as PaymentContext, events: {} as PaymentEvent, tags: "" as "awaiting_processor" | "collecting_card" },
@@ -84,14 +83,14 @@ export const paymentMachine = setup({
     },
     authorizesAndCapturesInFull: ({ context, event }: Args) => {
       const authorization = authorizationOf(event);
-      return authorization !== null && coversIntent(context, authorization) && amountOf(event).equals(authorizedTotal(authorization));
+      return authorization !== null && coversIntent(context, authorization) && compare(amountOf(event), authorization.amount_authorized) === 0;
     },
     withinCapturable: ({ context, event }: Args) =>
-      authorizationOf(event) === null && amountOf(event).greaterThan(0) && amountOf(event).lessThanOrEqualTo(context.amount_authorized),
+      authorizationOf(event) === null && compare(amountOf(event), "0") > 0 && compare(amountOf(event), context.amount_authorized) <= 0,
     settlesRequestedCapture: ({ context, event }: Args) =>
-      authorizationOf(event) === null && amountOf(event).equals(context.amount_capture_requested),
+      authorizationOf(event) === null && compare(amountOf(event), context.amount_capture_requested) === 0,
     withinRefundable: ({ context, event }: Args) =>
-      amountOf(event).greaterThan(0) && amountOf(event).lessThanOrEqualTo(dec(context.amount_captured).minus(context.amount_refunded)),
+      compare(amountOf(event), "0") > 0 && compare(amountOf(event), difference(context.amount_captured, context.amount_refunded)) <= 0,
     // failures (spec §7 table in ./failures.ts)
     isRetryableFailure: ({ event }: Args) => {
       assertEvent(event, "AuthorizationFailed");
@@ -150,8 +149,8 @@ export const paymentMachine = setup({
       return {
         card,
         authorization: rest,
-        amount_authorized: fmt(context, dec(authorization.amount_authorized)),
-        amount_capturable: fmt(context, dec(authorization.amount_authorized)),
+        amount_authorized: fmt(context, authorization.amount_authorized),
+        amount_capturable: fmt(context, authorization.amount_authorized),
         last_error: null,
         last_error_code: null,
       };
@@ -163,16 +162,16 @@ export const paymentMachine = setup({
     // a capture takes what it captures; the rest of the authorization is released (partial capture)
     recordCaptureRequest: assign(({ context, event }) => ({
       amount_capture_requested: fmt(context, amountOf(event)),
-      amount_capturable: fmt(context, new Decimal(0)),
+      amount_capturable: fmt(context, 0),
     })),
     recordCapture: assign(({ context, event }) => ({
       amount_captured: fmt(context, amountOf(event)),
-      amount_capturable: fmt(context, new Decimal(0)),
-      amount_capture_requested: fmt(context, new Decimal(0)),
+      amount_capturable: fmt(context, 0),
+      amount_capture_requested: fmt(context, 0),
     })),
-    releaseAuthorization: assign(({ context }) => ({ amount_capturable: fmt(context, new Decimal(0)) })),
+    releaseAuthorization: assign(({ context }) => ({ amount_capturable: fmt(context, 0) })),
     recordRefund: assign(({ context, event }) => ({
-      amount_refunded: fmt(context, dec(context.amount_refunded).plus(amountOf(event))),
+      amount_refunded: fmt(context, sum(context.amount_refunded, amountOf(event))),
     })),
     recordSavedCard: assign(({ event }) => {
       assertEvent(event, "CardSaved");

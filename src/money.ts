@@ -15,10 +15,15 @@ export class InvalidAmount extends Error {
   }
 }
 
-/** ISO 4217 minor units; undefined for a code that is not a currency. */
+const unitsByCode = new Map<string, number | undefined>();
+
+/** ISO 4217 minor units; undefined for a code that is not a currency. Memoized: every fold formats amounts. */
 export function minorUnits(currency: string): number | undefined {
+  if (unitsByCode.has(currency)) return unitsByCode.get(currency);
   const entry = currencyCodes.code(currency);
-  return entry && !["XXX", "XTS"].includes(entry.code) ? entry.digits : undefined;
+  const units = entry && !["XXX", "XTS"].includes(entry.code) ? entry.digits : undefined;
+  if (unitsByCode.size < 1000) unitsByCode.set(currency, units);
+  return units;
 }
 
 export function isCurrency(currency: string): boolean {
@@ -50,10 +55,74 @@ export function parseAmount(input: unknown, currency: string): Decimal {
   return value;
 }
 
-/** The canonical string of an amount in a currency: fixed minor units, no exponent. */
+/** Canonical amount strings per number of minor units: "0", "12", "0.00", "12.50" (no sign, no leading zero). */
+const CANONICAL = [0, 1, 2, 3, 4].map((units) => new RegExp(units ? `^(0|[1-9]\\d*)\\.\\d{${units}}$` : "^(0|[1-9]\\d*)$"));
+
+const ZEROS: string[] = [];
+
+/**
+ * The canonical string of an amount in a currency: fixed minor units, no exponent. A string that
+ * already is canonical is returned as is (what toFixed would give), sparing the folds a Decimal.
+ */
 export function formatAmount(value: DecimalValue, currency: string): string {
-  return new Decimal(value).toFixed(unitsOf(currency));
+  const units = unitsOf(currency);
+  if (value === 0) return (ZEROS[units] ??= new Decimal(0).toFixed(units));
+  if (typeof value === "string" && CANONICAL[units]?.test(value)) return value;
+  return (value instanceof Decimal ? value : new Decimal(value)).toFixed(units);
 }
+
+/**
+ * Plain decimal text ("12", "12.50", "0.005") as [integer, scale] with integer / 10^scale equal
+ * to it, when the integer is exact in a double (15 digits); null otherwise (Decimal decides).
+ */
+function scaled(text: string): [number, number] | null {
+  if (text.length > 16 || !PLAIN.test(text)) return null;
+  const dot = text.indexOf(".");
+  if (dot < 0) return [Number(text), 0];
+  return [Number(text.slice(0, dot) + text.slice(dot + 1)), text.length - dot - 1];
+}
+const PLAIN = /^\d+(\.\d+)?$/;
+const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
+/** Both amounts as integers of the same scale, when that stays exact; null otherwise. */
+function aligned(a: string, b: string): [number, number, number] | null {
+  const x = scaled(a);
+  const y = scaled(b);
+  if (!x || !y) return null;
+  const scale = Math.max(x[1], y[1]);
+  const m = x[0] * POW10[scale - x[1]]!;
+  const n = y[0] * POW10[scale - y[1]]!;
+  return Number.isSafeInteger(m) && Number.isSafeInteger(n) && Number.isSafeInteger(m + n) ? [m, n, scale] : null;
+}
+
+const textOf = (n: number, scale: number): string => {
+  if (scale === 0) return String(n);
+  const digits = String(n).padStart(scale + 1, "0");
+  return `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+};
+
+/**
+ * Exact arithmetic on amount strings, as the machine's guards need it on every event: plain
+ * integers when the amounts are short decimals (always, for real amounts), Decimal otherwise.
+ */
+export const amounts = {
+  /** -1, 0 or 1 as a is below, equal to or above b. */
+  compare(a: string, b: string): number {
+    const ab = aligned(a, b);
+    if (ab) return Math.sign(ab[0] - ab[1]);
+    return new Decimal(a).comparedTo(b);
+  },
+  /** The sum, as plain decimal text (not yet in the currency's format). */
+  sum(a: string, b: string): string {
+    const ab = aligned(a, b);
+    return ab ? textOf(ab[0] + ab[1], ab[2]) : new Decimal(a).plus(b).toFixed();
+  },
+  /** a − b for a ≥ b, as plain decimal text. */
+  difference(a: string, b: string): string {
+    const ab = aligned(a, b);
+    return ab && ab[0] >= ab[1] ? textOf(ab[0] - ab[1], ab[2]) : new Decimal(a).minus(b).toFixed();
+  },
+};
 
 export const zero = (currency: string): string => formatAmount(0, currency);
 

@@ -1,0 +1,86 @@
+// Shared by the benchmarks: the quick flag, medians over repeated runs, and the result line each
+// row script prints for scripts/bench/run.ts to collect into docs/BENCHMARKS.md.
+import { performance } from "node:perf_hooks";
+
+/** CI smoke mode: tiny sizes, one run; it checks that the benchmarks run, not their speed. */
+export const quick = process.argv.includes("--quick");
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Seconds taken by one call (awaited). */
+export async function seconds(run: () => unknown): Promise<number> {
+  const start = performance.now();
+  await run();
+  return (performance.now() - start) / 1000;
+}
+
+export interface Sliced {
+  /** Starts one round: returns the function that does slice i (0-based) of the work. */
+  start(): (slice: number) => unknown;
+  slices: number;
+  /** Items done by all slices together (events, flows...). */
+  items: number;
+}
+
+export interface Rates {
+  median: number;
+  rates: number[];
+}
+
+/**
+ * Rates (items/s) of contenders measured slice by slice in alternation (A1 B1 C1 A2 B2 C2 ...),
+ * each slice some tens of milliseconds, so the shared machine's load swings hit them alike;
+ * one warm-up round, then `rounds` rounds. Returns each contender's rate per round and median.
+ */
+export async function interleave<K extends string>(rounds: number, contenders: Record<K, Sliced>): Promise<Record<K, Rates>> {
+  const keys = Object.keys(contenders) as K[];
+  const rates = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  const most = Math.max(...keys.map((k) => contenders[k].slices));
+  for (let round = -1; round < rounds; round++) {
+    const runs = keys.map((k) => contenders[k].start());
+    const spent = keys.map(() => 0);
+    for (let i = 0; i < most; i++) {
+      for (const [j, k] of keys.entries()) {
+        if (i >= contenders[k].slices) continue;
+        const start = performance.now();
+        await runs[j]!(i);
+        spent[j]! += performance.now() - start;
+      }
+    }
+    if (round >= 0) for (const [j, k] of keys.entries()) rates[k].push(contenders[k].items / (spent[j]! / 1000));
+  }
+  return Object.fromEntries(keys.map((k) => [k, { median: median(rates[k]), rates: rates[k] }])) as Record<K, Rates>;
+}
+
+/** Median of the per-round ratios a/b (rounds ran side by side). */
+export const ratioOf = (a: Rates, b: Rates): number => median(a.rates.map((r, i) => r / b.rates[i]!));
+
+/** One line of the results table. `met` is null for a figure reported without a target. */
+export interface Row {
+  row: string;
+  figure: string;
+  value: string;
+  ceiling: string;
+  ratio: string;
+  target: string;
+  met: boolean | null;
+  command: string;
+  notes?: string[];
+}
+
+export const RESULT_PREFIX = "BENCH_ROW ";
+
+/** Prints the rows for run.ts (and a readable summary for a person running one script). */
+export function emit(rows: Row[]): void {
+  for (const r of rows) {
+    console.error(`row ${r.row} ${r.figure}: ${r.value} | ceiling ${r.ceiling} | ratio ${r.ratio} | target ${r.target} | ${r.met === null ? "reported" : r.met ? "met" : "NOT met"}`);
+    console.log(RESULT_PREFIX + JSON.stringify(r));
+  }
+}
+
+export const fmtRate = (n: number, unit: string) => `${Math.round(n).toLocaleString("en-US")} ${unit}`;
+export const fmtRatio = (n: number) => (n >= 10 ? `${n.toFixed(0)}×` : `${n.toFixed(2)}×`);

@@ -21,7 +21,7 @@ export { paymentRecord, type PaymentRecord } from "../projections/payment-record
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
 // audit and review tooling (src/audit)
 export { canonicalJson, eventHash, verifyChain, headOf, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
-export { audit, auditAll, type PaymentAudit, type StoreAudit, type Finding, type FindingKind, type TimelineRow } from "./audit/audit.js";
+export { audit, auditAll, streamHeads, type Anchors, type PaymentAudit, type StoreAudit, type Finding, type FindingKind, type TimelineRow } from "./audit/audit.js";
 export { replayStore, replayPayment, type ReplaySummary, type IllegalTransition } from "./audit/replay.js";
 export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./audit/transfer.js";
 export { asOf, type AsOf } from "./audit/as-of.js";

@@ -14,7 +14,17 @@ import type { ReadModelStore, RecordedEvent } from "../store/port.js";
 import { canonicalJson, headOf, verifyChain, type ChainFindingKind } from "./chain.js";
 import { batchesOf, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
 
-export type FindingKind = ChainFindingKind | "illegal_transition" | "amount_invariant" | "read_model_mismatch" | "read_model_missing" | "read_model_behind";
+export type FindingKind =
+  | ChainFindingKind
+  | "anchor_missing"
+  | "illegal_transition"
+  | "amount_invariant"
+  | "read_model_mismatch"
+  | "read_model_missing"
+  | "read_model_behind";
+
+/** Head hashes of streams recorded earlier, outside the store (`streamHeads`): stream -> hash. */
+export type Anchors = Record<string, string>;
 
 export interface Finding {
   kind: FindingKind;
@@ -169,7 +179,7 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
  * and (with read models) every document equal to a fresh replay. Read models are compared only
  * when every payment stream replays legally (a fold of an illegal stream has no right answer).
  */
-export async function auditAll(source: AuditSource, { onProgress }: { onProgress?: OnProgress } = {}): Promise<StoreAudit> {
+export async function auditAll(source: AuditSource, { onProgress, anchors = {} }: { onProgress?: OnProgress; anchors?: Anchors } = {}): Promise<StoreAudit> {
   const byStream = new Map<string, RecordedEvent[]>();
   const all: RecordedEvent[] = [];
   for await (const batch of batchesOf(source.store)) {
@@ -190,10 +200,32 @@ export async function auditAll(source: AuditSource, { onProgress }: { onProgress
       findings.push(...checkPaymentStream(events).findings);
     }
   }
+  findings.push(...checkAnchors(byStream, anchors));
   const compared = source.readModels !== undefined && !findings.some((f) => f.kind === "illegal_transition");
   if (compared) {
     const lastPosition = all.length ? all[all.length - 1]!.position : 0;
     findings.push(...(await compareReadModels(source.readModels!, foldProjections(all), lastPosition, true)));
   }
   return { streams: byStream.size, payments, events: all.length, read_models: readModelVerdict(compared, findings), findings };
+}
+
+/**
+ * An anchored head must still be in its stream's chain (streams only grow): when it is not, the
+ * stream was truncated or rewritten since, which the chain alone cannot show.
+ */
+function checkAnchors(byStream: ReadonlyMap<string, readonly RecordedEvent[]>, anchors: Anchors): Finding[] {
+  const findings: Finding[] = [];
+  for (const [stream, hash] of Object.entries(anchors)) {
+    if (!(byStream.get(stream) ?? []).some((e) => e.metadata.hash === hash)) {
+      findings.push({ kind: "anchor_missing", subject: stream, message: `${stream} no longer holds its anchored head ${hash.slice(0, 12)}…: truncated or rewritten since it was anchored` });
+    }
+  }
+  return findings;
+}
+
+/** Every stream's head hash: the values to keep outside the store (`auditAll({ anchors })`). */
+export async function streamHeads(store: AuditSource["store"]): Promise<Anchors> {
+  const heads: Anchors = {};
+  for await (const batch of batchesOf(store)) for (const e of batch) if (typeof e.metadata.hash === "string") heads[e.stream] = e.metadata.hash;
+  return heads;
 }

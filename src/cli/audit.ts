@@ -1,10 +1,12 @@
 // `cardflow replay`, `cardflow audit` and `cardflow as-of`: the auditors' commands, a thin layer
 // over src/audit (every result is also available as JSON with --json).
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { z } from "zod";
 import { PROJECTIONS } from "../engine.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { asOf } from "../audit/as-of.js";
-import { audit, auditAll } from "../audit/audit.js";
+import { audit, auditAll, type Anchors } from "../audit/audit.js";
 import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
@@ -15,6 +17,12 @@ import { storeOption, withStore, type OpenedStore } from "./store-option.js";
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
   if (opened.readModels && catchUp) await createProjectionRunner({ store: opened.store, readModels: opened.readModels, projections: PROJECTIONS }).catchUp();
   return { store: opened.store, readModels: opened.readModels };
+}
+
+async function readAnchors(path: string): Promise<Anchors> {
+  const parsed = z.record(z.string(), z.string()).safeParse(JSON.parse(await readFile(path, "utf8")));
+  if (!parsed.success) throw new InvalidRequest(`--anchors: ${path} is not a JSON object of stream -> head hash`, "anchors");
+  return parsed.data;
 }
 
 export function registerAudit(program: Command, io: CliIo = processIo): void {
@@ -47,10 +55,11 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .option("--all", "verify every stream: legal transitions, amount invariants, hash chains, read models equal to a fresh replay")
     .option("--json", "machine-readable output")
+    .option("--anchors <file>", "with --all: a JSON file of head hashes saved earlier (`cardflow events heads`); a stream that no longer holds its anchored head is a finding")
     .option("--no-catch-up", "do not bring the stored read models up to date before comparing them")
     .option("--no-progress", "no progress line on stderr")
     .action(
-      action(io, async (paymentId: string | undefined, opts: { store?: string; all?: boolean; json?: boolean; catchUp: boolean; progress: boolean }) => {
+      action(io, async (paymentId: string | undefined, opts: { store?: string; all?: boolean; anchors?: string; json?: boolean; catchUp: boolean; progress: boolean }) => {
         if (Boolean(opts.all) === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
         return withStore(opts.store, async (opened) => {
           const source = await caughtUp(opened, opts.catchUp);
@@ -58,7 +67,8 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
             const report = await audit(source, paymentId);
             return show(io, opts.json, report, formatAudit, report.findings.length);
           }
-          const report = await withProgress(io, "auditing", opts.progress, (onProgress) => auditAll(source, { onProgress }));
+          const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
+          const report = await withProgress(io, "auditing", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors }));
           return show(io, opts.json, report, formatStoreAudit, report.findings.length);
         });
       }),

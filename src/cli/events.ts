@@ -4,7 +4,8 @@ import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { exportEvents, importEvents } from "../audit/transfer.js";
-import { action, processIo, type CliIo } from "./io.js";
+import { streamHeads } from "../audit/audit.js";
+import { action, processIo, show, type CliIo } from "./io.js";
 import { storeOption, withStore } from "./store-option.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {
@@ -26,6 +27,13 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
         }),
       ),
     );
+
+  events
+    .command("heads")
+    .summary("print every stream's head hash as JSON, to keep outside the store")
+    .description("print every stream's head hash (the hash of its last event) as JSON; kept somewhere the store's writers cannot reach, it makes a truncated or rewritten stream detectable: `cardflow audit --all --anchors FILE`")
+    .addOption(storeOption())
+    .action(action(io, async (opts: { store?: string }) => withStore(opts.store, async ({ store }) => show(io, true, await streamHeads(store), String, 0))));
 
   events
     .command("import")

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { audit, auditAll, type Finding } from "../../src/audit/audit.js";
+import { audit, auditAll, streamHeads, type Finding } from "../../src/audit/audit.js";
 import { chainEvents, eventHash } from "../../src/audit/chain.js";
 import { replayStore } from "../../src/audit/replay.js";
 import { eventsStore } from "../../src/audit/source.js";
@@ -80,7 +80,7 @@ describe("tampering is detected and named", () => {
     const slots = mine.map((e) => ({ revision: e.revision, position: e.position }));
     const edited = edit(mine).map((e, i) => ({ ...e, ...(slots[i] ?? { revision: i, position: slots.at(-1)!.position + i }) }));
     const store = eventsStore([...others, ...edited]);
-    return { one: (await audit({ store }, paymentOf())).findings, all: (await auditAll({ store })).findings, edited };
+    return { one: (await audit({ store }, paymentOf())).findings, all: (await auditAll({ store })).findings, edited, store };
   }
   const kinds = (findings: Finding[]) => findings.map((f) => f.kind);
   const chainOnly = (findings: Finding[]) => findings.filter((f) => ["edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
@@ -165,6 +165,26 @@ describe("tampering is detected and named", () => {
     expect(kinds(all)).toContain("edited");
     const summary = await replayStore(eventsStore(stored.map((e) => (e.id === one[0]!.event_id ? { ...e, data: { amount: "twenty", authorization: null } } : e))));
     expect(summary.illegal[0]).toMatchObject({ type: "PaymentCaptured", refused: expect.stringMatching(/^not a valid payment event/) });
+  });
+
+  it("truncation and a whole rewritten chain pass the chain alone, but not anchored heads", async () => {
+    const anchors = await streamHeads(flows.engine.store);
+    expect(Object.keys(anchors)).toHaveLength(new Set(stored.map((e) => e.stream)).size);
+    const truncated = await tampered((events) => events.slice(0, -1));
+    expect(truncated.all).toEqual([]);
+    const rewritten = await tampered((events) => {
+      (events[4]!.data as { amount: string }).amount = "1.00";
+      const unchained = events.map(({ metadata: { hash: _h, prev_hash: _p, ...metadata }, ...e }) => ({ ...e, metadata }));
+      return chainEvents(streamOf(), null, unchained).map((e, i) => ({ ...events[i]!, ...e }));
+    });
+    expect(rewritten.all).toEqual([]);
+    for (const store of [truncated.store, rewritten.store]) {
+      const { findings } = await auditAll({ store }, { anchors });
+      expect(findings).toEqual([expect.objectContaining({ kind: "anchor_missing", subject: streamOf() })]);
+    }
+    // streams that only grew since keep their anchored head in their chain
+    const older = { ...anchors, [streamOf()]: stored.filter((e) => e.stream === streamOf())[2]!.metadata.hash as string };
+    expect((await auditAll({ store: flows.engine.store }, { anchors: older })).findings).toEqual([]);
   });
 
   it("a read model that no longer matches its events", async () => {

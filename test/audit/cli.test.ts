@@ -84,6 +84,20 @@ describe("cardflow CLI", () => {
     expect(json.findings.map((f: { kind: string }) => f.kind)).toContain("edited");
   });
 
+  it("events heads saves anchors; audit --all --anchors finds a truncated stream", async () => {
+    const heads = await cardflow("events", "heads", "--store", `jsonl:${file}`);
+    const anchors = join(dir, "heads.json");
+    await writeFile(anchors, heads.out);
+    expect(Object.keys(JSON.parse(heads.out))).toContain(`payment-${flows.payments.terminal_manual}`);
+    const truncated = join(dir, "truncated.jsonl");
+    const last = lines.map((l) => JSON.parse(l).stream).lastIndexOf(`payment-${flows.payments.terminal_manual}`);
+    await writeFile(truncated, lines.filter((_, i) => i !== last).join("\n"));
+    expect((await cardflow("audit", "--all", "--store", `jsonl:${truncated}`)).code).toBe(0);
+    const { out, code } = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${truncated}`);
+    expect(code).toBe(1);
+    expect(out).toMatch(/\[anchor_missing\] payment-pi_\w+ no longer holds its anchored head/);
+  });
+
   it("replay: a summary of the store, as text or JSON; one payment step by step", async () => {
     const text = await cardflow("replay", "--store", `jsonl:${file}`);
     expect(text.out).toMatch(/replayed 48 events \(43 of 11 payments\) in [\d.]+ ms/);

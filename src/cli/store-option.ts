@@ -1,4 +1,6 @@
 // The `--store` option of commands that read or write events:
+//   sqlite:PATH     the embedded SQLite store (events and read models in one file)
+//   postgres:URL    PostgreSQL (a postgres:// URL is also accepted as it is)
 //   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
 //   memory          an empty in-memory store (tests, dry runs)
 // Default: the CARDFLOW_STORE environment variable, else the service's own store (DATA_DIR, as
@@ -11,6 +13,8 @@ import { createMemoryReadModels } from "../store/memory-read-models.js";
 import { createMemoryStore } from "../store/memory.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
 import { eventsStore } from "../audit/source.js";
+import { createPostgresStore } from "../store/postgres.js";
+import { createSqliteStore } from "../store/sqlite.js";
 import { parseLine } from "../audit/transfer.js";
 
 export interface OpenedStore {
@@ -21,7 +25,7 @@ export interface OpenedStore {
 }
 
 export const storeOption = () =>
-  new Option("--store <store>", "event store: jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
+  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
@@ -34,18 +38,29 @@ export async function readJsonl(path: string): Promise<RecordedEvent[]> {
 
 export async function openStore(spec: string | undefined): Promise<OpenedStore> {
   if (!spec) return both(await openStores(configFromEnv()));
+  if (/^postgres(ql)?:\/\//.test(spec)) spec = `postgres:${spec}`;
   const colon = spec.indexOf(":");
   const [kind, location] = colon < 0 ? [spec, ""] : [spec.slice(0, colon), spec.slice(colon + 1)];
   switch (kind) {
     case "memory":
       return both({ store: createMemoryStore(), readModels: createMemoryReadModels() });
+    case "sqlite": {
+      if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
+      const { events, readModels } = createSqliteStore({ path: location });
+      return both({ store: events, readModels });
+    }
+    case "postgres": {
+      if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
+      const { events, readModels } = await createPostgresStore({ connectionString: location });
+      return both({ store: events, readModels });
+    }
     case "jsonl": {
       if (!location) throw new InvalidRequest("--store: jsonl:PATH needs a path", "store");
       const store = eventsStore(await readJsonl(location));
       return { store, close: () => store.close() };
     }
     default:
-      throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use jsonl:PATH or memory`, "store");
+      throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, jsonl:PATH or memory`, "store");
   }
 }
 

@@ -1,7 +1,7 @@
-// Throughput of the audit tooling on an in-memory store: N stored-card payments (create,
-// authorize, capture, partial refund: 4 events each) appended by the engine, then replayStore,
-// auditAll (chains, transitions, amounts, read models), export and import (verification included).
-//   npx tsx scripts/bench/audit.ts [payments=5000]
+// Throughput of the audit tooling: N stored-card payments (create, authorize, capture, partial
+// refund: 4 events each) appended by the engine, then replayStore, auditAll (chains, transitions,
+// amounts, read models), export and import (verification included), on memory or SQLite.
+//   npx tsx scripts/bench/audit.ts [payments=5000] [memory|sqlite]
 import { performance } from "node:perf_hooks";
 import { auditAll } from "../../src/audit/audit.js";
 import { replayStore } from "../../src/audit/replay.js";
@@ -9,10 +9,22 @@ import { exportEvents, importEvents } from "../../src/audit/transfer.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createMemoryStore } from "../../src/store/memory.js";
+import { createSqliteStore } from "../../src/store/sqlite.js";
+import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 
 const payments = Number(process.argv[2] ?? 5000);
-const engine = createEngine({ clock: manualClock(), ids: sequentialIds() });
+const kind = process.argv[3] ?? "memory";
+const dir = mkdtempSync(join(tmpdir(), "cardflow-bench-audit-"));
+const open = (name: string): { store: EventStore; readModels?: ReadModelStore } => {
+  if (kind !== "sqlite") return { store: createMemoryStore() };
+  const { events, readModels } = createSqliteStore({ path: join(dir, `${name}.db`) });
+  return { store: events, readModels };
+};
+const engine = createEngine({ ...open("source"), clock: manualClock(), ids: sequentialIds() });
 const account = { external_account_id: "acct_bench" };
 await engine.openAccount({ ...account, processor: "A" });
 
@@ -41,5 +53,8 @@ const lines = await timed("exportEvents", total, async () => {
   for await (const l of exportEvents(engine.store)) out.push(l);
   return out;
 });
-await timed("importEvents (verified)", total, () => importEvents(createMemoryStore(), lines));
-console.log(`payments ${summary.payments}, events ${summary.events}, illegal ${summary.illegal.length}, findings ${report.findings.length}, node ${process.version}`);
+const target = open("target").store;
+await timed("importEvents (verified)", total, () => importEvents(target, lines));
+console.log(`${kind}: payments ${summary.payments}, events ${summary.events}, illegal ${summary.illegal.length}, findings ${report.findings.length}, node ${process.version}`);
+await engine.close();
+await target.close();

@@ -11,7 +11,7 @@ import { NotFound } from "../errors.js";
 import { Decimal } from "../money.js";
 import { replay } from "../replay.js";
 import type { ReadModelStore, RecordedEvent } from "../store/port.js";
-import { canonicalJson, headOf, verifyChain, type ChainFindingKind } from "./chain.js";
+import { headOf, sameJson, verifyChain, type ChainFindingKind } from "./chain.js";
 import { batchesOf, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
 
 export type FindingKind =
@@ -137,7 +137,7 @@ async function compareReadModels(readModels: ReadModelStore, fresh: Map<string, 
     for (const [key, doc] of docs) {
       const stored = await readModels.get(name, key);
       if (stored === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
-      else if (canonicalJson(stored) !== canonicalJson(doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
+      else if (!sameJson(stored, doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
     }
     if (everyDoc) {
       const extra = (await readModels.list(name, "")).length - docs.size;

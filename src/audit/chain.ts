@@ -28,6 +28,9 @@ export function canonicalJson(value: unknown): string {
   return `{${parts.join(",")}}`;
 }
 
+/** Equal as JSON values (key order aside); the plain serialization first, it usually settles it. */
+export const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b) || canonicalJson(a) === canonicalJson(b);
+
 /** The hash an event should carry, computed from its content (its own `hash` field excluded). */
 export function eventHash(stream: string, event: Pick<EventData, "id" | "type" | "version" | "data" | "metadata">): string {
   const { hash: _ignored, ...metadata } = event.metadata;

@@ -43,6 +43,8 @@ export interface TimelineRow {
   timestamp: string;
   request_id: number;
   actor: string | null;
+  /** The terminal or reader the payment was on after this event, if any. */
+  terminal_id: string | null;
   idempotency_key: string | null;
   status_before: string;
   status_after: string;
@@ -88,6 +90,7 @@ function checkPaymentStream(events: readonly RecordedEvent[]) {
       timestamp: e.metadata.timestamp,
       request_id: e.metadata.request_id,
       actor: e.metadata.actor ?? null,
+      terminal_id: step.state.context.terminal?.terminal_id ?? null,
       idempotency_key: e.metadata.idempotency_key ?? null,
       status_before: step.status_before,
       status_after: step.state.status,

@@ -20,7 +20,8 @@ export function formatAudit(report: PaymentAudit): string {
     String(r.revision),
     r.timestamp,
     String(r.request_id),
-    r.actor ?? "-",
+    // what a processor reported came from the terminal or reader the payment was on
+    r.actor?.startsWith("processor:") && r.terminal_id ? `${r.actor} via ${r.terminal_id}` : (r.actor ?? "-"),
     r.type,
     `${r.status_before} → ${r.allowed ? r.status_after : `(refused; stays ${r.status_after})`}`,
     `${r.amounts_after.authorized} / ${r.amounts_after.captured} / ${r.amounts_after.refunded}`,

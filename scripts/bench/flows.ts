@@ -43,3 +43,17 @@ export async function runFlows(engine: Engine, count: number, concurrency: numbe
   await Promise.all(Array.from({ length: concurrency }, client));
   await pause;
 }
+
+/** Flows completed per second by `concurrency` clients starting flows for `ms` milliseconds. */
+export async function flowsPerSecond(engine: Engine, ms: number, concurrency: number): Promise<number> {
+  let done = 0;
+  const start = performance.now();
+  const client = async () => {
+    while (performance.now() - start < ms) {
+      await storedCardFlow(engine);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  return (done * 1000) / (performance.now() - start);
+}

@@ -1,8 +1,12 @@
 // Row 8 — memory: RSS after 100k payments through the engine in one process (stored-card flows,
-// 64 concurrent), sampled after a forced GC every 10k payments: flat after warm-up means the
-// engine's caches are bounded.
+// 64 concurrent) on the durable SQLite store (events and read models on disk), sampled after a
+// forced GC every 10k payments: flat after warm-up means the engine's caches are bounded.
 //   node --expose-gc --import tsx scripts/bench/memory.ts [--quick]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createEngine } from "../../src/engine.js";
+import { createSqliteStore } from "../../src/store/sqlite.js";
 import { openBenchAccount, runFlows } from "./flows.js";
 import { emit, quick } from "./lib.js";
 
@@ -15,12 +19,15 @@ const mb = () => {
   return process.memoryUsage().rss / 2 ** 20;
 };
 
-const engine = createEngine();
+const work = mkdtempSync(join(tmpdir(), "cardflow-memory-"));
+const { events, readModels } = createSqliteStore({ path: join(work, "events.db") });
+const engine = createEngine({ store: events, readModels });
 await openBenchAccount(engine);
 const samples: [number, number][] = [[0, mb()]];
 await runFlows(engine, PAYMENTS, 64, { interval: SAMPLE, run: (done) => void samples.push([done, mb()]) });
 const heap = process.memoryUsage().heapUsed / 2 ** 20;
 await engine.close();
+rmSync(work, { recursive: true, force: true });
 
 const at = (n: number) => samples.find(([done]) => done >= n)![1];
 const final = samples[samples.length - 1]![1];
@@ -30,7 +37,7 @@ const growth = (final - warm) / warm;
 emit([
   {
     row: "8",
-    figure: `memory: RSS after ${PAYMENTS.toLocaleString("en-US")} payments through the engine in one process (in-memory store)`,
+    figure: `memory: RSS after ${PAYMENTS.toLocaleString("en-US")} payments through the engine in one process (SQLite store)`,
     value: `${final.toFixed(0)} MB`,
     ceiling: "—",
     ratio: `${(growth * 100).toFixed(0)}% growth after warm-up (${warm.toFixed(0)} MB at ${(PAYMENTS * 0.2).toLocaleString("en-US")})`,

@@ -17,11 +17,10 @@ interface Bench {
 
 const BENCHES: Bench[] = [
   { rows: ["1"], script: "scripts/bench/replay.ts", needs: [], title: "replay through the machine" },
-  { rows: ["2"], script: "scripts/bench/append.ts", needs: ["src/store/sqlite.ts"], title: "durable append, SQLite, concurrency 1/16/64, next to an fdatasync loop" },
-  { rows: ["3"], script: "scripts/bench/engine.ts", needs: [], title: "stored-card flows/s in process" },
-  { rows: ["4", "5"], script: "scripts/bench/http.ts", needs: ["src/http"], title: "HTTP status read and full flows" },
-  { rows: ["6"], script: "scripts/bench/rebuild.ts", needs: ["src/store/sqlite.ts"], title: "projection rebuild from zero, 1M events in SQLite" },
-  { rows: ["7"], script: "scripts/bench/postgres.ts", needs: ["src/store/postgres.ts"], title: "PostgreSQL append and stored-card flows" },
+  { rows: ["2", "3", "7"], script: "scripts/bench/durable.ts", needs: [], title: "durable append and stored-card flows on SQLite and PostgreSQL" },
+  
+  { rows: ["4", "5"], script: "scripts/bench/http.ts", needs: [], title: "HTTP status read and full flows" },
+  { rows: ["6"], script: "scripts/bench/rebuild.ts", needs: [], title: "projection rebuild from zero, 1M events in SQLite" },
   { rows: ["8"], script: "scripts/bench/memory.ts", needs: [], title: "RSS after 100k payments through the engine" },
 ];
 

@@ -51,6 +51,17 @@ export interface Simulators extends Processors {
   cardFor(cardNumber: string, type: Card["type"]): Card;
 }
 
+/**
+ * Idempotency keys and attempt counts are remembered for the last this many (a processor keeps
+ * keys for a retention window, not forever): a long-running process stays bounded in memory.
+ */
+const REMEMBERED = 10_000;
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
+}
+
 export function createSimulators({
   clock,
   ids,
@@ -74,7 +85,7 @@ export function createSimulators({
   /** At most one effect per idempotency key: a repeated key gets the first answer (after the latency). */
   function once<T>(key: string, run: () => Promise<T>): Promise<T> {
     let p = memo.get(key) as Promise<T> | undefined;
-    if (!p) memo.set(key, (p = processorLatencyMs > 0 ? new Promise<void>((r) => clock.setTimer(processorLatencyMs, r)).then(run) : run()));
+    if (!p) remember(memo, key, (p = processorLatencyMs > 0 ? new Promise<void>((r) => clock.setTimer(processorLatencyMs, r)).then(run) : run()));
     return p;
   }
 
@@ -92,7 +103,7 @@ export function createSimulators({
   function testOutcome(payment: PaymentView, test: TestCard): TestOutcome {
     const key = `${payment.intent.payment_id}/${test.number}`;
     const attempt = (attempts.get(key) ?? 0) + 1;
-    attempts.set(key, attempt);
+    remember(attempts, key, attempt);
     if (!test.outcome.approve && !(test.outcome.firstAttemptOnly && attempt > 1)) return test.outcome;
     return testAmount(payment.intent.amount, payment.intent.currency) ?? { approve: true };
   }

@@ -1,0 +1,41 @@
+// The servers the HTTP benchmark (scripts/bench/http.ts) talks to, each in its own process:
+//   real: cardflow's HTTP API (src/http) over the engine on a SQLite store in a temp dir, with one
+//         account, its API key and one succeeded payment to read;
+//   bare: a bare fastify route answering GET /v2/payment/intent/:id with the same JSON (BODY).
+// Prints one line `READY {json}` with the port (and key, account, payment for `real`).
+import Fastify from "fastify";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApiKeys } from "../../src/api-keys.js";
+import { createEngine } from "../../src/engine.js";
+import { createServer } from "../../src/http/server.js";
+import { createSqliteStore } from "../../src/store/sqlite.js";
+import { ACCOUNT, openBenchAccount } from "./flows.js";
+
+const mode = process.argv[2];
+if (mode === "bare") {
+  const body = process.env.BODY!;
+  const app = Fastify({ logger: false });
+  app.get("/v2/payment/intent/:payment_id", async (_req, reply) => reply.type("application/json").send(body));
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  console.log(`READY ${JSON.stringify({ port: (app.server.address() as { port: number }).port })}`);
+} else {
+  const work = mkdtempSync(join(tmpdir(), "cardflow-http-"));
+  const { events, readModels } = createSqliteStore({ path: join(work, "events.db") });
+  const engine = createEngine({ store: events, readModels, liveProjections: true });
+  await openBenchAccount(engine);
+  const { key } = await createApiKeys(engine).issue(ACCOUNT, "bench");
+  const created = await engine.createIntent({ external_account_id: ACCOUNT, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_bench" });
+  await engine.authorize({ external_account_id: ACCOUNT, payment_id: created.payment_id });
+  const app = createServer({ engine });
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const stop = async () => {
+    await app.close();
+    await engine.close();
+    rmSync(work, { recursive: true, force: true });
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop());
+  console.log(`READY ${JSON.stringify({ port: (app.server.address() as { port: number }).port, key, account: ACCOUNT, payment: created.payment_id })}`);
+}

@@ -1,0 +1,126 @@
+// Row 4 — HTTP status read (GET /v2/payment/intent/{id}): req/s and p99 with autocannon, 50
+// connections, next to a bare fastify route answering the same JSON, rounds alternating.
+// Row 5 — HTTP full flows/s: create + authorize + capture over HTTP, 32 concurrent clients (each
+// an autocannon connection running the three requests in sequence).
+// Each server runs in its own process (scripts/bench/http-server.ts); autocannon runs here.
+//   npx tsx scripts/bench/http.ts [--quick]
+import autocannon from "autocannon";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { emit, fmtRate, median, quick } from "./lib.js";
+
+const ROUNDS = quick ? 1 : 3;
+/** What a client remembers between the requests of its flow. */
+type Flow = { payment_id: string };
+const SECONDS = quick ? 1 : 5;
+
+interface Ready {
+  port: number;
+  key?: string;
+  account?: string;
+  payment?: string;
+}
+
+async function start(mode: "real" | "bare", env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/http-server.ts", mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout! });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
+    lines.on("line", (l) => l.startsWith("READY ") && resolve(JSON.parse(l.slice(6)) as Ready));
+  });
+  return { child, ready };
+}
+
+const run = (opts: autocannon.Options) => autocannon({ ...opts, duration: SECONDS });
+const stopped = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
+
+const real = await start("real");
+const { port, key, account, payment } = real.ready;
+const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+const statusPath = `/v2/payment/intent/${payment}?external_account_id=${account}`;
+const body = await (await fetch(`http://127.0.0.1:${port}${statusPath}`, { headers })).text();
+const bare = await start("bare", { BODY: body });
+
+try {
+  // row 4: rounds alternating the real read and the bare route
+  const reads: autocannon.Result[] = [];
+  const bares: autocannon.Result[] = [];
+  await run({ url: `http://127.0.0.1:${port}${statusPath}`, headers, connections: 50 }); // warm-ups
+  await run({ url: `http://127.0.0.1:${bare.ready.port}${statusPath}`, connections: 50 });
+  for (let r = 0; r < ROUNDS; r++) {
+    reads.push(await run({ url: `http://127.0.0.1:${port}${statusPath}`, headers, connections: 50 }));
+    bares.push(await run({ url: `http://127.0.0.1:${bare.ready.port}${statusPath}`, connections: 50 }));
+  }
+  const bad = reads.reduce((n, r) => n + r.non2xx + r.errors, 0);
+  if (bad) throw new Error(`status reads: ${bad} non-2xx answers or errors`);
+  const readRps = median(reads.map((r) => r.requests.average));
+  const bareRps = median(bares.map((r) => r.requests.average));
+  const ratio = median(reads.map((r, i) => r.requests.average / bares[i]!.requests.average));
+  const p99 = median(reads.map((r) => r.latency.p99));
+
+  // row 5: each connection is a client running create -> authorize -> capture, again and again
+  const flowRuns: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const result = await run({
+      url: `http://127.0.0.1:${port}`,
+      connections: 32,
+      requests: [
+        {
+          method: "POST",
+          path: "/v2/payment/intent",
+          headers,
+          body: JSON.stringify({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_bench" }),
+          onResponse: (status, text, context) => {
+            if (status === 200 || status === 201) (context as Flow).payment_id = (JSON.parse(text) as Flow).payment_id;
+          },
+        },
+        {
+          method: "POST",
+          path: "/v2/payment/auth",
+          headers,
+          setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ external_account_id: account, payment_id: (context as Flow).payment_id }) }),
+        },
+        {
+          method: "POST",
+          path: "/v2/payment/capture",
+          headers,
+          setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ external_account_id: account, payment_id: (context as Flow).payment_id, amount: "10.00" }) }),
+        },
+      ],
+    });
+    if (result.non2xx + result.errors) throw new Error(`HTTP flows: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    // a flow is three requests; requests of flows cut off at the end are a fraction of one flow per client
+    flowRuns.push(result.requests.total / 3 / SECONDS);
+  }
+  const flows = median(flowRuns);
+
+  emit([
+    {
+      row: "4",
+      figure: "HTTP status read (GET /v2/payment/intent/{id}), autocannon 50 connections, SQLite store",
+      value: `${fmtRate(readRps, "req/s")}, p99 ${p99} ms`,
+      ceiling: `bare fastify route, same JSON: ${fmtRate(bareRps, "req/s")}`,
+      ratio: `${ratio.toFixed(2)} of the ceiling`,
+      target: "≥ 0.5 of the ceiling's req/s; p99 ≤ 20 ms",
+      met: ratio >= 0.5 && p99 <= 20,
+      command: "npx tsx scripts/bench/http.ts",
+      notes: [
+        `${ROUNDS} rounds of ${SECONDS} s alternating the two servers (each its own process; autocannon in a third); req/s ${reads.map((r) => Math.round(r.requests.average)).join("/")} vs ${bares.map((r) => Math.round(r.requests.average)).join("/")}; p99 ${reads.map((r) => r.latency.p99).join("/")} ms`,
+        "the read authenticates the API key, loads the payment (cached snapshot + a stream read for newer events) and presents the record",
+      ],
+    },
+    {
+      row: "5",
+      figure: "HTTP full stored-card flows/s (create + authorize + capture over HTTP), 32 concurrent clients, SQLite store",
+      value: fmtRate(flows, "flows/s"),
+      ceiling: "—",
+      ratio: "—",
+      target: "≥ 1,000 flows/s on this 2-core machine",
+      met: flows >= 1000,
+      command: "npx tsx scripts/bench/http.ts",
+      notes: [`${ROUNDS} rounds of ${SECONDS} s (${flowRuns.map(Math.round).join("/")} flows/s); client and server share the machine's cores`],
+    },
+  ]);
+} finally {
+  await Promise.all([stopped(real.child), stopped(bare.child)]);
+}

@@ -1,7 +1,7 @@
 // The checkpointed projection runner: reads events after each projection's checkpoint, folds them
 // into documents, and commits documents and checkpoint together. Live updates and a rebuild from
 // position zero run the very same code, so they reach the same documents.
-import type { EventStore, ReadModelStore, Subscription } from "../src/store/port.js";
+import { CheckpointConflict, type EventStore, type ReadModelStore, type Subscription } from "../src/store/port.js";
 import type { Projection } from "./projection.js";
 
 export interface ProjectionRunner {
@@ -30,7 +30,21 @@ export function createProjectionRunner({
   /** Serialized: one catch-up at a time, so checkpoints only move forward. */
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
 
+  /**
+   * Another process may commit the same projection meanwhile: each commit states the checkpoint
+   * its documents were read at, and a CheckpointConflict means "re-read and fold again".
+   */
   async function catchUpNow(): Promise<number> {
+    for (;;) {
+      try {
+        return await catchUpOnce();
+      } catch (error) {
+        if (!(error instanceof CheckpointConflict)) throw error;
+      }
+    }
+  }
+
+  async function catchUpOnce(): Promise<number> {
     const checkpoints = await Promise.all(projections.map((p) => readModels.checkpoint(p.name)));
     let after = Math.min(...checkpoints);
     for (;;) {
@@ -47,7 +61,7 @@ export function createProjectionRunner({
         }
         const last = batch[batch.length - 1]!.position;
         if (last > checkpoints[i]!) {
-          await readModels.commit(projection.name, [...changed].map(([key, doc]) => ({ key, doc })), last);
+          await readModels.commit(projection.name, [...changed].map(([key, doc]) => ({ key, doc })), last, checkpoints[i]);
           checkpoints[i] = last;
         }
       }

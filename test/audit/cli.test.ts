@@ -3,13 +3,10 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { Command } from "commander";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { exportEvents } from "../../src/audit/transfer.js";
-import { registerAudit } from "../../src/cli/audit.js";
-import { registerDiagram } from "../../src/cli/diagram.js";
-import { registerEvents } from "../../src/cli/events.js";
 import { runFlows, type Flows } from "./flows.js";
+import { cardflow, cardflowOn } from "./run-cli.js";
 
 let flows: Flows;
 let dir: string;
@@ -28,26 +25,6 @@ beforeAll(async () => {
 afterEach(() => {
   process.exitCode = undefined;
 });
-
-/** Runs `cardflow ...args` in process; returns what it wrote and its exit code. */
-async function cardflow(...args: string[]) {
-  return cardflowOn({ interactive: false }, ...args);
-}
-
-async function cardflowOn({ interactive }: { interactive: boolean }, ...args: string[]) {
-  let out = "";
-  let err = "";
-  const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t), interactive };
-  const program = new Command("cardflow").exitOverride();
-  registerAudit(program, io);
-  registerEvents(program, io);
-  registerDiagram(program, io);
-  process.exitCode = undefined;
-  await program.parseAsync(args, { from: "user" });
-  const code = process.exitCode ?? 0;
-  process.exitCode = undefined;
-  return { out, err, code };
-}
 
 describe("cardflow CLI", () => {
   it("audit <payment_id> prints the timeline and the verdicts", async () => {

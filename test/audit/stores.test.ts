@@ -1,7 +1,6 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { auditAll } from "../../src/audit/audit.js";
@@ -12,9 +11,8 @@ import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 import { createPostgresStore } from "../../src/store/postgres.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
 import { testDatabase } from "../support/postgres.js";
-import { registerAudit } from "../../src/cli/audit.js";
-import { registerEvents } from "../../src/cli/events.js";
 import { runFlows } from "./flows.js";
+import { cardflow } from "./run-cli.js";
 
 const database = await testDatabase();
 const dir = await mkdtemp(join(tmpdir(), "cardflow-audit-stores-"));
@@ -71,21 +69,6 @@ describe("export -> import between SQLite and PostgreSQL", () => {
     }
   });
 });
-
-/** `cardflow ...args` in process: what it wrote and its exit code. */
-async function cardflow(...args: string[]) {
-  let out = "";
-  let err = "";
-  const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t), interactive: false };
-  const program = new Command("cardflow").exitOverride();
-  registerAudit(program, io);
-  registerEvents(program, io);
-  process.exitCode = undefined;
-  await program.parseAsync(args, { from: "user" });
-  const code = process.exitCode ?? 0;
-  process.exitCode = undefined;
-  return { out, err, code };
-}
 
 describe("the CLI on SQLite and PostgreSQL", () => {
   it("cardflow events export --store sqlite:... | events import --store postgres:..., then audits", async () => {

@@ -200,3 +200,43 @@ describe("tampering is detected and named", () => {
     }
   });
 });
+
+describe("every tampering at every place of every flow's stream is detected and named", () => {
+  const ops = ["edited", "removed", "reordered", "inserted"] as const;
+  it.each(ops)("%s", async (op) => {
+    let cases = 0;
+    for (const [flow, paymentId] of Object.entries(flows.payments)) {
+      const stream = `payment-${paymentId}`;
+      const original = stored.filter((e) => e.stream === stream);
+      for (let i = 0; i < original.length; i++) {
+        const events = structuredClone(original);
+        let named: string;
+        if (op === "edited") {
+          events[i]!.metadata.request_id += 1;
+          named = events[i]!.id;
+        } else if (op === "removed") {
+          if (i === events.length - 1) continue; // the tail: only an anchored head shows it
+          events.splice(i, 1);
+          named = events[i]!.id;
+        } else if (op === "reordered") {
+          if (i === events.length - 1) continue;
+          [events[i], events[i + 1]] = [events[i + 1]!, events[i]!];
+          named = "";
+        } else {
+          if (events.length === 1) continue;
+          const prev = i === 0 ? null : (events[i - 1]!.metadata.hash as string);
+          const [forged] = chainEvents(stream, prev, [{ ...events[i]!, id: `00000000-0000-4000-8000-forged${String(i).padStart(6, "0")}` }]);
+          events.splice(i, 0, { ...events[i]!, ...forged! });
+          named = forged!.id;
+        }
+        const renumbered = events.map((e, k) => ({ ...e, revision: k }));
+        const findings = (await audit({ store: eventsStore([...stored.filter((e) => e.stream !== stream), ...renumbered]) }, paymentId)).findings;
+        const chain = findings.filter((f) => ["edited", "removed", "reordered", "inserted"].includes(f.kind));
+        expect(chain.map((f) => f.kind), `${op} at ${flow}@${i}`).toEqual([op]);
+        if (named) expect(chain[0]!.event_id, `${op} at ${flow}@${i}`).toBe(named);
+        cases++;
+      }
+    }
+    expect(cases).toBeGreaterThan(25);
+  });
+});

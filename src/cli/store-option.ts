@@ -1,6 +1,7 @@
 // The `--store` option of commands that read or write events:
 //   sqlite:PATH     the embedded SQLite store (events and read models in one file)
 //   postgres:URL    PostgreSQL (a postgres:// URL is also accepted as it is)
+//   kurrentdb:URL   KurrentDB / EventStoreDB, events only (a kurrentdb:// URL also as it is)
 //   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
 //   memory          an empty in-memory store (tests, dry runs)
 // Default: the CARDFLOW_STORE environment variable, else the service's own store (DATA_DIR, as
@@ -25,7 +26,7 @@ export interface OpenedStore {
 }
 
 export const storeOption = () =>
-  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
+  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
@@ -39,6 +40,7 @@ export async function readJsonl(path: string): Promise<RecordedEvent[]> {
 export async function openStore(spec: string | undefined): Promise<OpenedStore> {
   if (!spec) return both(await openStores(configFromEnv()));
   if (/^postgres(ql)?:\/\//.test(spec)) spec = `postgres:${spec}`;
+  if (/^(kurrentdb|esdb)(\+discover)?:\/\//.test(spec)) spec = `kurrentdb:${spec}`;
   const colon = spec.indexOf(":");
   const [kind, location] = colon < 0 ? [spec, ""] : [spec.slice(0, colon), spec.slice(colon + 1)];
   switch (kind) {
@@ -54,13 +56,20 @@ export async function openStore(spec: string | undefined): Promise<OpenedStore> 
       const { events, readModels } = await createPostgresStore({ connectionString: location });
       return both({ store: events, readModels });
     }
+    case "kurrentdb": {
+      if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
+      // loaded on demand: its gRPC client is heavy for every other command
+      const { createKurrentStore } = await import("../store/kurrentdb.js");
+      const store = await createKurrentStore({ url: location });
+      return { store, close: () => store.close() };
+    }
     case "jsonl": {
       if (!location) throw new InvalidRequest("--store: jsonl:PATH needs a path", "store");
       const store = eventsStore(await readJsonl(location));
       return { store, close: () => store.close() };
     }
     default:
-      throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, jsonl:PATH or memory`, "store");
+      throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH or memory`, "store");
   }
 }
 

@@ -1,8 +1,7 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
-import { resolve } from "node:path";
-import { createMemoryReadModels } from "./store/memory-read-models.js";
-import { createMemoryStore } from "./store/memory.js";
+import { join, resolve } from "node:path";
+import { createSqliteStore } from "./store/sqlite.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
 
 export interface ServiceConfig {
@@ -49,9 +48,9 @@ export interface Stores {
   description: string;
 }
 
-/** The stores under DATA_DIR. */
+/** The stores under DATA_DIR: one SQLite file (events, read models, idempotency records). */
 export async function openStores(config: Pick<ServiceConfig, "dataDir">): Promise<Stores> {
-  // TODO(http): switch to the SQLite adapter (src/store/sqlite.ts) once it is on main
-  void config;
-  return { store: createMemoryStore(), readModels: createMemoryReadModels(), description: "in memory" };
+  const path = join(config.dataDir, "cardflow.sqlite");
+  const { events, readModels } = createSqliteStore({ path });
+  return { store: events, readModels, description: `SQLite ${path}` };
 }

@@ -11,7 +11,7 @@ import { storeOption, withStore } from "./store-option.js";
 export function registerEvents(program: Command, io: CliIo = processIo): void {
   const events = program
     .command("events")
-    .summary("`events export` / `events import`: move event streams between stores as JSONL")
+    .summary("`events export`, `events import`, `events heads`: move streams as JSONL, anchor their heads")
     .description("move event streams between stores as JSONL (one event per line, lossless)");
 
   events

@@ -5,7 +5,6 @@ import { timingSafeEqual } from "node:crypto";
 import {
   PaymentEvent,
   streams,
-  type Authorization,
   type Card,
   type DomainEvent,
   type PaymentEventOf,
@@ -19,6 +18,8 @@ import type { Projection } from "../projections/projection.js";
 import { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
 import { terminalKey, terminalsProjection, type TerminalRecord } from "../projections/terminals.js";
 import { timelineProjection } from "../projections/timeline.js";
+import { allowedCommands, can, commandAllowed, probeCard, type Command } from "./engine/allowed.js";
+import { outcomeEvents } from "./engine/outcomes.js";
 import { chainEvents, hashOf } from "./audit/chain.js";
 import { isoTimestamp, systemClock, type Clock } from "./clock.js";
 import { Conflict, InvalidRequest, NotFound, ProcessorRefused, TransitionNotAllowed } from "./errors.js";
@@ -38,7 +39,7 @@ import {
   SaveCardInput,
 } from "./inputs.js";
 import { InvalidAmount, formatAmount, isCurrency, parseAmount, type Decimal } from "./money.js";
-import type { AuthorizationOutcome, PaymentView, ProcessorEvent, ProcessorPort, Processors } from "./processors/port.js";
+import type { PaymentView, ProcessorEvent, ProcessorPort, Processors } from "./processors/port.js";
 import { createSimulators } from "./processors/simulator.js";
 import { createMemoryReadModels } from "./store/memory-read-models.js";
 import { createMemoryStore } from "./store/memory.js";
@@ -210,78 +211,11 @@ export function createEngine(options: EngineOptions = {}) {
     });
   }
 
-  // ---- what the machine allows -----------------------------------------------------------------
+  const allows = (loaded: Loaded, command: Command) => commandAllowed(loaded.snapshot, command);
 
-  function probeAuthorization(snapshot: PaymentSnapshot): Authorization {
-    const { intent, card } = snapshot.context;
-    const zero = formatAmount(0, intent!.currency);
-    return {
-      amount_authorized: intent!.amount,
-      tip_amount: zero,
-      donation_amount: zero,
-      authorization_code: "probe",
-      card: card ?? { type: "card_present", brand: "visa", last_4: "0000", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "unknown" },
-      avs_response_code: null,
-      avs_response_message: null,
-    };
-  }
-
-  /** Events that stand for each command when asking the machine what is allowed now. */
-  function probes(snapshot: PaymentSnapshot, command: string): PaymentEvent[] {
-    const { intent, amount_capturable, amount_captured, amount_refunded } = snapshot.context;
-    if (!intent) return [];
-    const authorization = probeAuthorization(snapshot);
-    const smallest = formatAmount(1 / 10 ** 3, "KWD");
-    switch (command) {
-      case "authorize":
-        return [
-          { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: "probe", terminal_type: "A_sync" } },
-          { type: "PaymentAuthorized", version: 1, data: authorization },
-          { type: "PaymentCaptured", version: 1, data: { amount: authorization.amount_authorized, authorization } },
-        ];
-      case "collect_payment_method":
-        return [{ type: "PaymentMethodCollected", version: 1, data: { card: authorization.card, terminal_id: intent.payment_method_types === "card_present" ? "probe" : null } }];
-      case "capture":
-        return [{ type: "CaptureRequested", version: 1, data: { amount: amount_capturable, authorization: null } }];
-      case "cancel":
-        return [{ type: "PaymentCanceled", version: 1, data: { cancellation_reason: null } }];
-      case "refund":
-        return amount_captured === amount_refunded ? [] : [{ type: "PaymentRefunded", version: 1, data: { refund_id: "probe", amount: smallest, reason: null } }];
-      case "save_card":
-        return [{ type: "CardSaved", version: 1, data: { payment_method_id: "probe", external_account_id: intent.external_account_id, external_customer_id: intent.external_customer_id ?? "probe", card: authorization.card } }];
-      default:
-        return [];
-    }
-  }
-
-  const COMMANDS = ["authorize", "collect_payment_method", "capture", "cancel", "refund", "save_card"] as const;
-  const can = (snapshot: PaymentSnapshot, event: PaymentEvent) => applyPaymentEvent(snapshot, event) !== null;
-
-  /** The commands the machine allows in this state (its guards included). */
-  function allowedCommands(snapshot: PaymentSnapshot): string[] {
-    return COMMANDS.filter((c) => probes(snapshot, c).some((p) => can(snapshot, p)));
-  }
-
-  const allows = (loaded: Loaded, command: (typeof COMMANDS)[number]) => probes(loaded.snapshot, command).some((p) => can(loaded.snapshot, p));
-
-  function requireAllowed(loaded: Loaded, command: (typeof COMMANDS)[number], reason?: string) {
+  function requireAllowed(loaded: Loaded, command: Command, reason?: string) {
     if (!allows(loaded, command)) {
       throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, statusOf(loaded), allowedCommands(loaded.snapshot), reason);
-    }
-  }
-
-  // ---- processor outcomes -> events ----------------------------------------------------------------
-
-  function outcomeEvents(outcome: AuthorizationOutcome): PaymentEvent[] {
-    switch (outcome.kind) {
-      case "authorized":
-        return [{ type: "PaymentAuthorized", version: 1, data: outcome.authorization }];
-      case "captured":
-        return [{ type: "PaymentCaptured", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization } }];
-      case "capture_requested":
-        return [{ type: "CaptureRequested", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization } }];
-      case "failed":
-        return [{ type: "AuthorizationFailed", version: 1, data: { last_error: outcome.last_error, last_error_code: outcome.last_error_code } }];
     }
   }
 
@@ -659,7 +593,7 @@ export function createEngine(options: EngineOptions = {}) {
         const event: PaymentEvent = {
           type: "CardSaved",
           version: 1,
-          data: { payment_method_id: "probe", external_account_id: req.external_account_id, external_customer_id: req.external_customer_id, card: probeAuthorization(loaded.snapshot).card },
+          data: { payment_method_id: "probe", external_account_id: req.external_account_id, external_customer_id: req.external_customer_id, card: probeCard(loaded.snapshot) },
         };
         if (!can(loaded.snapshot, event)) {
           throw new TransitionNotAllowed(req.payment_id, "save_card", statusOf(loaded), allowedCommands(loaded.snapshot), reason ?? "this payment's card cannot be saved now");

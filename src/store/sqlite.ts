@@ -26,7 +26,6 @@ import {
   type EventStore,
   type IdempotencyRecord,
   type ReadModelStore,
-  type RecordedEvent,
 } from "./port.js";
 import { createPump } from "./pump.js";
 import { sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";

@@ -162,7 +162,7 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
       });
 
       it("lets exactly one of many concurrent appends with the same expected revision win", async () => {
-        const { store, open, fixture } = await setup();
+        const { store, open } = await setup();
         const other = options.durable ? await open() : store;
         const s = `${ns()}pay`;
         await store.append(s, [event()], { expectedRevision: "no_stream" });
@@ -281,7 +281,7 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
       });
 
       it("sees appends made through another handle on the same store", async () => {
-        const { store, open, fixture } = await setup();
+        const { store, open } = await setup();
         const writer = options.durable ? await open() : store;
         const c = collect(store, {});
         const r = await writer.append(`${ns()}x`, events(3), { expectedRevision: "no_stream" });
@@ -321,7 +321,7 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
       });
 
       it("gives subscribers every event of concurrent appenders on many streams exactly once, in position order", async () => {
-        const { store, open, fixture } = await setup();
+        const { store, open } = await setup();
         const handles = options.durable ? [store, await open(), await open()] : [store];
         const p = ns();
         const live = collect(store, {});

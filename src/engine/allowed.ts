@@ -1,0 +1,66 @@
+// What the machine allows a payment now, asked of the machine itself: each command stands for
+// the events it could append ("probes"), and a command is allowed when the machine accepts one of
+// them in the current state, guards included. No status rules live here.
+import type { Authorization, Card, PaymentEvent } from "../../machines/events.js";
+import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
+import { formatAmount } from "../money.js";
+
+export const COMMANDS = ["authorize", "collect_payment_method", "capture", "cancel", "refund", "save_card"] as const;
+export type Command = (typeof COMMANDS)[number];
+
+export const can = (snapshot: PaymentSnapshot, event: PaymentEvent) => applyPaymentEvent(snapshot, event) !== null;
+
+/** The payment's card, or a stand-in when none was collected yet. */
+export function probeCard(snapshot: PaymentSnapshot): Card {
+  return snapshot.context.card ?? { type: "card_present", brand: "visa", last_4: "0000", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "unknown" };
+}
+
+function probeAuthorization(snapshot: PaymentSnapshot): Authorization {
+  const intent = snapshot.context.intent!;
+  const zero = formatAmount(0, intent.currency);
+  return {
+    amount_authorized: intent.amount,
+    tip_amount: zero,
+    donation_amount: zero,
+    authorization_code: "probe",
+    card: probeCard(snapshot),
+    avs_response_code: null,
+    avs_response_message: null,
+  };
+}
+
+/** Events that stand for each command when asking the machine what is allowed now. */
+function probes(snapshot: PaymentSnapshot, command: Command): PaymentEvent[] {
+  const { intent, amount_capturable, amount_captured, amount_refunded } = snapshot.context;
+  if (!intent) return [];
+  const authorization = probeAuthorization(snapshot);
+  // the smallest amount of any currency: a refund of it is allowed whenever anything is refundable
+  const smallest = formatAmount(0.001, "KWD");
+  switch (command) {
+    case "authorize":
+      return [
+        { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: "probe", terminal_type: "A_sync" } },
+        { type: "PaymentAuthorized", version: 1, data: authorization },
+        { type: "PaymentCaptured", version: 1, data: { amount: authorization.amount_authorized, authorization } },
+      ];
+    case "collect_payment_method":
+      return [{ type: "PaymentMethodCollected", version: 1, data: { card: authorization.card, terminal_id: intent.payment_method_types === "card_present" ? "probe" : null } }];
+    case "capture":
+      return [{ type: "CaptureRequested", version: 1, data: { amount: amount_capturable, authorization: null } }];
+    case "cancel":
+      return [{ type: "PaymentCanceled", version: 1, data: { cancellation_reason: null } }];
+    case "refund":
+      return amount_captured === amount_refunded ? [] : [{ type: "PaymentRefunded", version: 1, data: { refund_id: "probe", amount: smallest, reason: null } }];
+    case "save_card":
+      return [{ type: "CardSaved", version: 1, data: { payment_method_id: "probe", external_account_id: intent.external_account_id, external_customer_id: intent.external_customer_id ?? "probe", card: authorization.card } }];
+  }
+}
+
+export function commandAllowed(snapshot: PaymentSnapshot, command: Command): boolean {
+  return probes(snapshot, command).some((p) => can(snapshot, p));
+}
+
+/** The commands the machine allows in this state (its guards included). */
+export function allowedCommands(snapshot: PaymentSnapshot): Command[] {
+  return COMMANDS.filter((c) => commandAllowed(snapshot, c));
+}

@@ -117,6 +117,16 @@ describe("what the payment does not allow", () => {
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
   });
 
+  it("a card the processor refuses to save is 402, and nothing is appended", async () => {
+    const b = await api.merchant("acct_b402", "B");
+    const { body } = await b.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    // approved, but it expires 02/30: before the 03/30 that card on file needs
+    await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: body.client_secret, card_number: "4000000000000077" } });
+    await b.post("/v2/payment/auth", { payment_id: body.payment_id });
+    const problem = await refused(() => b.post("/v1/customer/card", { payment_id: body.payment_id, external_customer_id: "c" }), 402, "card_not_savable");
+    expect(problem.detail).toContain("03/30");
+  });
+
   it("a busy terminal, an idle terminal, an asynchronous-terminal card that cannot be saved", async () => {
     const terminal = await m.terminal("A_async");
     const first = (await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "automatic" })).body;

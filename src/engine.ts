@@ -339,8 +339,9 @@ export function createEngine(options: EngineOptions = {}) {
   }
 
   async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<Card | undefined> {
-    await projections.catchUp();
-    const saved = await readModels.get<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(account.external_account_id, customerId, paymentMethodId));
+    // cards on file are never changed once saved: catch the read models up only when it is not there yet
+    const savedCard = () => readModels.get<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(account.external_account_id, customerId, paymentMethodId));
+    const saved = (await savedCard()) ?? (await projections.catchUp(), await savedCard());
     if (saved) {
       const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
       return { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };

@@ -32,9 +32,9 @@ process.env.DATABASE_URL = url; // append.ts measures this server
 async function engineFlows(stores: { events: EventStore; readModels: ReadModelStore }, concurrency: number): Promise<number> {
   const engine = createEngine({ store: stores.events, readModels: stores.readModels });
   try {
-    await openBenchAccount(engine);
-    await flowsPerSecond(engine, MS / 4, concurrency);
-    return await flowsPerSecond(engine, MS, concurrency);
+    const card = await openBenchAccount(engine);
+    await flowsPerSecond(engine, card, MS / 4, concurrency);
+    return await flowsPerSecond(engine, card, MS, concurrency);
   } finally {
     await engine.close();
   }

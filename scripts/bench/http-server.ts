@@ -11,7 +11,7 @@ import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
-import { ACCOUNT, openBenchAccount } from "./flows.js";
+import { ACCOUNT, CUSTOMER, openBenchAccount } from "./flows.js";
 
 const mode = process.argv[2];
 if (mode === "bare") {
@@ -24,9 +24,9 @@ if (mode === "bare") {
   const work = mkdtempSync(join(tmpdir(), "cardflow-http-"));
   const { events, readModels } = createSqliteStore({ path: join(work, "events.db") });
   const engine = createEngine({ store: events, readModels, liveProjections: true });
-  await openBenchAccount(engine);
+  const card = await openBenchAccount(engine);
   const { key } = await createApiKeys(engine).issue(ACCOUNT, "bench");
-  const created = await engine.createIntent({ external_account_id: ACCOUNT, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_bench" });
+  const created = await engine.createIntent({ external_account_id: ACCOUNT, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: card, external_customer_id: CUSTOMER });
   await engine.authorize({ external_account_id: ACCOUNT, payment_id: created.payment_id });
   const app = createServer({ engine });
   await app.listen({ port: 0, host: "127.0.0.1" });
@@ -37,5 +37,5 @@ if (mode === "bare") {
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop());
-  console.log(`READY ${JSON.stringify({ port: (app.server.address() as { port: number }).port, key, account: ACCOUNT, payment: created.payment_id })}`);
+  console.log(`READY ${JSON.stringify({ port: (app.server.address() as { port: number }).port, key, account: ACCOUNT, customer: CUSTOMER, card, payment: created.payment_id })}`);
 }

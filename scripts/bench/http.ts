@@ -18,6 +18,8 @@ interface Ready {
   port: number;
   key?: string;
   account?: string;
+  customer?: string;
+  card?: string;
   payment?: string;
 }
 
@@ -35,7 +37,7 @@ const run = (opts: autocannon.Options) => autocannon({ ...opts, duration: SECOND
 const stopped = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
 
 const real = await start("real");
-const { port, key, account, payment } = real.ready;
+const { port, key, account, customer, card, payment } = real.ready;
 const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
 const statusPath = `/v2/payment/intent/${payment}?external_account_id=${account}`;
 const body = await (await fetch(`http://127.0.0.1:${port}${statusPath}`, { headers })).text();
@@ -69,7 +71,7 @@ try {
           method: "POST",
           path: "/v2/payment/intent",
           headers,
-          body: JSON.stringify({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_bench" }),
+          body: JSON.stringify({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: card, external_customer_id: customer }),
           onResponse: (status, text, context) => {
             if (status === 200 || status === 201) (context as Flow).payment_id = (JSON.parse(text) as Flow).payment_id;
           },

@@ -22,9 +22,9 @@ const mb = () => {
 const work = mkdtempSync(join(tmpdir(), "cardflow-memory-"));
 const { events, readModels } = createSqliteStore({ path: join(work, "events.db") });
 const engine = createEngine({ store: events, readModels });
-await openBenchAccount(engine);
+const card = await openBenchAccount(engine);
 const samples: [number, number][] = [[0, mb()]];
-await runFlows(engine, PAYMENTS, 64, { interval: SAMPLE, run: (done) => void samples.push([done, mb()]) });
+await runFlows(engine, card, PAYMENTS, 64, { interval: SAMPLE, run: (done) => void samples.push([done, mb()]) });
 const heap = process.memoryUsage().heapUsed / 2 ** 20;
 await engine.close();
 rmSync(work, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 // pieces are not on main yet are listed as pending. --quick is the CI smoke run: tiny sizes, it
 // checks that every benchmark runs and writes nothing.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { quick, RESULT_PREFIX, type Row } from "./lib.js";
 
@@ -23,6 +23,9 @@ const BENCHES: Bench[] = [
   { rows: ["6"], script: "scripts/bench/rebuild.ts", needs: [], title: "projection rebuild from zero, 1M events in SQLite" },
   { rows: ["8"], script: "scripts/bench/memory.ts", needs: [], title: "RSS after 100k payments through the engine" },
 ];
+
+/** What stands in the way of the targets not met: written by people, from profiles, kept beside the scripts. */
+const ANALYSIS = "scripts/bench/analysis.md";
 
 const rows: Row[] = [];
 const failures: string[] = [];
@@ -76,7 +79,7 @@ ${rows.map((r) => `| ${r.row} | ${cell(r.figure)} | ${cell(r.value)} | ${cell(r.
 ## Notes per row
 
 ${rows.map((r) => `- **${r.row}.** ${(r.notes ?? []).join("; ") || "—"}`).join("\n")}
-`;
+${existsSync(ANALYSIS) ? `\n${readFileSync(ANALYSIS, "utf8")}` : ""}`;
 
 if (quick) {
   console.error(rows.map((r) => `row ${r.row}: ${r.value}`).join("\n"));

@@ -10,7 +10,7 @@ import {
   type PaymentEventOf,
   type TerminalType,
 } from "../machines/events.js";
-import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../machines/fold.js";
+import { hasTag, stateOf } from "../machines/fold.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../projections/customer-cards.js";
 import { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
 import { paymentsProjection } from "../projections/payments.js";
@@ -20,7 +20,7 @@ import { terminalKey, terminalsProjection, type TerminalRecord } from "../projec
 import { timelineProjection } from "../projections/timeline.js";
 import { allowedCommands, can, commandAllowed, probeCard, type Command } from "./engine/allowed.js";
 import { outcomeEvents } from "./engine/outcomes.js";
-import { chainEvents, hashOf } from "./audit/chain.js";
+import { createPaymentStreams, type Account, type CommandContext, type CreatedIntent, type Loaded } from "./engine/payment-streams.js";
 import { isoTimestamp, systemClock, type Clock } from "./clock.js";
 import { Conflict, InvalidRequest, NotFound, ProcessorRefused, TransitionNotAllowed } from "./errors.js";
 import { randomIds, type Ids } from "./ids.js";
@@ -43,7 +43,9 @@ import type { PaymentView, ProcessorEvent, ProcessorPort, Processors } from "./p
 import { createSimulators } from "./processors/simulator.js";
 import { createMemoryReadModels } from "./store/memory-read-models.js";
 import { createMemoryStore } from "./store/memory.js";
-import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord, type ReadModelStore } from "./store/port.js";
+import { WrongExpectedRevision, type EventStore, type ReadModelStore } from "./store/port.js";
+
+export type { Account, CommandContext, CreatedIntent } from "./engine/payment-streams.js";
 
 export interface EngineOptions {
   store?: EventStore;
@@ -59,36 +61,6 @@ export interface EngineOptions {
   liveProjections?: boolean;
 }
 
-/** Who and what caused a command: recorded in the metadata of every event it appends. */
-export interface CommandContext {
-  request_id?: number;
-  idempotency_key?: string | null;
-  /** e.g. an API key id; defaults to "library". */
-  actor?: string;
-  /**
-   * HTTP Idempotency-Key: given what the command would answer after an append, the record to
-   * store in that append's transaction (so a retry after a crash finds it and acts no second time).
-   */
-  idempotency?: (answer: CreatedIntent | PaymentRecord | TerminalRecord) => IdempotencyRecord;
-}
-
-export interface Account {
-  external_account_id: string;
-  processor: "A" | "B";
-  currency: string;
-}
-
-export type CreatedIntent = PaymentRecord & { client_secret: string | null };
-
-interface Loaded {
-  snapshot: PaymentSnapshot;
-  /** Last revision of the stream; -1 before the first event. */
-  revision: number;
-  request_id: number;
-  /** Hash of the stream's last event, the link of the next one (src/audit/chain.ts). */
-  hash: string | null;
-}
-
 export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, timelineProjection];
 
 export function createEngine(options: EngineOptions = {}) {
@@ -102,64 +74,10 @@ export function createEngine(options: EngineOptions = {}) {
   const projections: ProjectionRunner = createProjectionRunner({ store, readModels, projections: PROJECTIONS });
   if (options.liveProjections) projections.start();
 
-  const cache = new Map<string, Loaded>();
   const accounts = new Map<string, Account>();
-  const locks = new Map<string, Promise<unknown>>();
-  const waiters = new Map<string, Set<() => void>>();
-
-  // ---- infrastructure ------------------------------------------------------------------------
-
-  /** Serializes work on one key in this process. */
-  function withLock<T>(key: string, run: () => Promise<T>): Promise<T> {
-    const previous = locks.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(run);
-    const tail = next.catch(() => undefined);
-    locks.set(key, tail);
-    void tail.then(() => locks.get(key) === tail && locks.delete(key));
-    return next;
-  }
-
-  function remember(paymentId: string, loaded: Loaded) {
-    cache.delete(paymentId);
-    cache.set(paymentId, loaded);
-    if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
-  }
-
-  function metadata(ctx: CommandContext) {
-    return {
-      timestamp: isoTimestamp(clock.now()),
-      request_id: ctx.request_id ?? ids.requestId(),
-      idempotency_key: ctx.idempotency_key ?? null,
-      actor: ctx.actor ?? "library",
-    };
-  }
-
-  /** Events ready to append to `stream` after the event whose hash is `prevHash` (null: a new stream). */
-  function envelopes(stream: string, prevHash: string | null, events: DomainEvent[], ctx: CommandContext): EventData[] {
-    const meta = metadata(ctx);
-    return chainEvents(stream, prevHash, events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...meta } })));
-  }
-
-  /** Loads a payment's state: the cached snapshot plus whatever other processes appended since. */
-  async function load(paymentId: string): Promise<Loaded | undefined> {
-    const cached = cache.get(paymentId);
-    const events = await store.readStream(streams.payment(paymentId), { fromRevision: cached ? cached.revision + 1 : 0 });
-    if (!cached && events.length === 0) return undefined;
-    let loaded: Loaded = cached ?? { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
-    for (const e of events) {
-      const snapshot = applyPaymentEvent(loaded.snapshot, e as unknown as PaymentEvent);
-      if (!snapshot) throw new Error(`stored event ${e.type} at ${e.stream}@${e.revision} is not allowed by the machine`);
-      loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
-    }
-    remember(paymentId, loaded);
-    return loaded;
-  }
-
-  async function loadOwned(accountId: string, paymentId: string): Promise<Loaded> {
-    const loaded = await load(paymentId);
-    if (!loaded || loaded.snapshot.context.intent?.external_account_id !== accountId) throw new NotFound("payment", paymentId, "payment_id");
-    return loaded;
-  }
+  const payments = createPaymentStreams({ store, clock, ids, cacheSize });
+  const { load, loadOwned, onPayment, envelopes, waitWhileCollecting } = payments;
+  const appendPayment = payments.append;
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
   const statusOf = (loaded: Loaded) => String(loaded.snapshot.value);
@@ -167,49 +85,6 @@ export function createEngine(options: EngineOptions = {}) {
   const processorOf = (loaded: Loaded): ProcessorPort => processors.get(loaded.snapshot.context.processor ?? viewOf(loaded).intent.processor);
   /** The processor's idempotency key: one effect per decision on one revision of the stream. */
   const keyOf = (loaded: Loaded, command: string) => `${viewOf(loaded).intent.payment_id}:${loaded.revision}:${command}`;
-
-  /** Asks the machine; appends only what it allows, with the revision the decision was made on. */
-  async function appendPayment(paymentId: string, loaded: Loaded, events: PaymentEvent[], ctx: CommandContext, command: string): Promise<Loaded> {
-    let snapshot = loaded.snapshot;
-    for (const event of events) {
-      const next = applyPaymentEvent(snapshot, PaymentEvent.parse(event));
-      if (!next) throw new TransitionNotAllowed(paymentId, command, String(snapshot.value), allowedCommands(snapshot), `${event.type} not allowed`);
-      snapshot = next;
-    }
-    const stream = streams.payment(paymentId);
-    const data = envelopes(stream, loaded.hash, events, ctx);
-    const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
-    const idempotency = ctx.idempotency?.(paymentRecord(stateOf(snapshot), data[0]!.metadata.request_id));
-    const { nextRevision } = await store.append(stream, data, { expectedRevision, idempotency });
-    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!) };
-    remember(paymentId, after);
-    waiters.get(paymentId)?.forEach((wake) => wake());
-    return after;
-  }
-
-  /**
-   * Runs a command on one payment: decide on the current state and append; on a concurrent
-   * append by another process, reload and decide again (the loser re-decides on fresh state).
-   */
-  function onPayment(
-    accountId: string | null,
-    paymentId: string,
-    decide: (loaded: Loaded) => Promise<Loaded>,
-  ): Promise<Loaded> {
-    return withLock(paymentId, async () => {
-      for (let attempt = 1; ; attempt++) {
-        const loaded = accountId === null ? await load(paymentId) : await loadOwned(accountId, paymentId);
-        if (!loaded) throw new NotFound("payment", paymentId, "payment_id");
-        try {
-          return await decide(loaded);
-        } catch (error) {
-          if (!(error instanceof WrongExpectedRevision)) throw error;
-          cache.delete(paymentId);
-          if (attempt >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
-        }
-      }
-    });
-  }
 
   const allows = (loaded: Loaded, command: Command) => commandAllowed(loaded.snapshot, command);
 
@@ -292,32 +167,10 @@ export function createEngine(options: EngineOptions = {}) {
       const after = await appendPayment(paymentId, current, events, ctx, "record processor outcome");
       return followUp(paymentId, after, ctx);
     });
-    waiters.get(paymentId)?.forEach((wake) => wake());
+    payments.notify(paymentId);
   }
   processors.connect(report);
 
-  /** Resolves when the terminal has finished collecting and its follow-ups ran (false: deadline). */
-  function waitWhileCollecting(paymentId: string, timeoutMs: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const set = waiters.get(paymentId) ?? new Set();
-      waiters.set(paymentId, set);
-      const done = (left: boolean) => {
-        set.delete(check);
-        if (set.size === 0) waiters.delete(paymentId);
-        cancelTimer();
-        resolve(left);
-      };
-      const check = () => {
-        const current = cache.get(paymentId);
-        if (!current || hasTag(current.snapshot, "collecting_card")) return;
-        if (locks.has(paymentId)) void locks.get(paymentId)!.then(check);
-        else done(true);
-      };
-      const cancelTimer = clock.setTimer(timeoutMs, () => done(false));
-      set.add(check);
-      check();
-    });
-  }
 
   // ---- accounts and terminals ----------------------------------------------------------------
 
@@ -437,9 +290,7 @@ export function createEngine(options: EngineOptions = {}) {
         },
       };
       const answer = ctx.idempotency && ((record: object) => ctx.idempotency!({ ...(record as PaymentRecord), client_secret }));
-      const loaded = await withLock(payment_id, () =>
-        appendPayment(payment_id, { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null }, [created], { ...ctx, idempotency: answer }, "create"),
-      );
+      const loaded = await payments.create(payment_id, [created], { ...ctx, idempotency: answer });
       return { ...recordOf(loaded), client_secret };
     },
 

@@ -1,0 +1,174 @@
+// Payment streams as the engine works on them: a bounded cache of folded states, a lock per
+// payment in this process, loading (cached state + events appended since, by any process),
+// appending only what the machine allows with the revision the decision was made on, and
+// re-deciding when another process appended first.
+import { PaymentEvent, streams, type DomainEvent } from "../../machines/events.js";
+import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../../machines/fold.js";
+import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import type { TerminalRecord } from "../../projections/terminals.js";
+import { chainEvents, hashOf } from "../audit/chain.js";
+import { isoTimestamp, type Clock } from "../clock.js";
+import { Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
+import type { Ids } from "../ids.js";
+import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord } from "../store/port.js";
+import { allowedCommands } from "./allowed.js";
+
+/** Who and what caused a command: recorded in the metadata of every event it appends. */
+export interface CommandContext {
+  request_id?: number;
+  idempotency_key?: string | null;
+  /** e.g. an API key id; defaults to "library". */
+  actor?: string;
+  /**
+   * HTTP Idempotency-Key: given what the command would answer after an append, the record to
+   * store in that append's transaction (so a retry after a crash finds it and acts no second time).
+   */
+  idempotency?: (answer: CreatedIntent | PaymentRecord | TerminalRecord) => IdempotencyRecord;
+}
+
+export interface Account {
+  external_account_id: string;
+  processor: "A" | "B";
+  currency: string;
+}
+
+export type CreatedIntent = PaymentRecord & { client_secret: string | null };
+
+/** A payment as of one revision of its stream. */
+export interface Loaded {
+  snapshot: PaymentSnapshot;
+  /** Last revision of the stream; -1 before the first event. */
+  revision: number;
+  request_id: number;
+  /** Hash of the stream's last event, the link of the next one (src/audit/chain.ts). */
+  hash: string | null;
+}
+
+export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
+
+export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: EventStore; clock: Clock; ids: Ids; cacheSize: number }) {
+  const cache = new Map<string, Loaded>();
+  const locks = new Map<string, Promise<unknown>>();
+  const waiters = new Map<string, Set<() => void>>();
+
+  /** Serializes work on one key in this process. */
+  function withLock<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const previous = locks.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(run);
+    const tail = next.catch(() => undefined);
+    locks.set(key, tail);
+    void tail.then(() => locks.get(key) === tail && locks.delete(key));
+    return next;
+  }
+
+  /** Least recently used payments leave first. */
+  function remember(paymentId: string, loaded: Loaded) {
+    cache.delete(paymentId);
+    cache.set(paymentId, loaded);
+    if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+  }
+
+  /** Events ready to append to `stream` after the event whose hash is `prevHash` (null: a new stream). */
+  function envelopes(stream: string, prevHash: string | null, events: DomainEvent[], ctx: CommandContext): EventData[] {
+    const metadata = {
+      timestamp: isoTimestamp(clock.now()),
+      request_id: ctx.request_id ?? ids.requestId(),
+      idempotency_key: ctx.idempotency_key ?? null,
+      actor: ctx.actor ?? "library",
+    };
+    return chainEvents(stream, prevHash, events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...metadata } })));
+  }
+
+  /** A payment's state: the cached snapshot plus whatever any process appended since. */
+  async function load(paymentId: string): Promise<Loaded | undefined> {
+    const cached = cache.get(paymentId);
+    const events = await store.readStream(streams.payment(paymentId), { fromRevision: cached ? cached.revision + 1 : 0 });
+    if (!cached && events.length === 0) return undefined;
+    let loaded = cached ?? NEW_PAYMENT;
+    for (const e of events) {
+      const snapshot = applyPaymentEvent(loaded.snapshot, e as unknown as PaymentEvent);
+      if (!snapshot) throw new Error(`stored event ${e.type} at ${e.stream}@${e.revision} is not allowed by the machine`);
+      loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
+    }
+    remember(paymentId, loaded);
+    return loaded;
+  }
+
+  /** Another account's payment reads as missing. */
+  async function loadOwned(accountId: string, paymentId: string): Promise<Loaded> {
+    const loaded = await load(paymentId);
+    if (!loaded || loaded.snapshot.context.intent?.external_account_id !== accountId) throw new NotFound("payment", paymentId, "payment_id");
+    return loaded;
+  }
+
+  const notify = (paymentId: string) => waiters.get(paymentId)?.forEach((wake) => wake());
+
+  /** Asks the machine; appends only what it allows, with the revision the decision was made on. */
+  async function append(paymentId: string, loaded: Loaded, events: PaymentEvent[], ctx: CommandContext, command: string): Promise<Loaded> {
+    let snapshot = loaded.snapshot;
+    for (const event of events) {
+      const next = applyPaymentEvent(snapshot, PaymentEvent.parse(event));
+      if (!next) throw new TransitionNotAllowed(paymentId, command, String(snapshot.value), allowedCommands(snapshot), `${event.type} not allowed`);
+      snapshot = next;
+    }
+    const stream = streams.payment(paymentId);
+    const data = envelopes(stream, loaded.hash, events, ctx);
+    const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
+    const idempotency = ctx.idempotency?.(paymentRecord(stateOf(snapshot), data[0]!.metadata.request_id));
+    const { nextRevision } = await store.append(stream, data, { expectedRevision, idempotency });
+    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!) };
+    remember(paymentId, after);
+    notify(paymentId);
+    return after;
+  }
+
+  /**
+   * Runs a command on one payment: decide on the current state and append; on a concurrent
+   * append by another process, reload and decide again (the loser re-decides on fresh state).
+   * accountId null: the caller proved access another way (a processor, a client secret).
+   */
+  function onPayment(accountId: string | null, paymentId: string, decide: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
+    return withLock(paymentId, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const loaded = accountId === null ? await load(paymentId) : await loadOwned(accountId, paymentId);
+        if (!loaded) throw new NotFound("payment", paymentId, "payment_id");
+        try {
+          return await decide(loaded);
+        } catch (error) {
+          if (!(error instanceof WrongExpectedRevision)) throw error;
+          cache.delete(paymentId);
+          if (attempt >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
+        }
+      }
+    });
+  }
+
+  /** A new payment: its first append, under its lock. */
+  const create = (paymentId: string, events: PaymentEvent[], ctx: CommandContext) =>
+    withLock(paymentId, () => append(paymentId, NEW_PAYMENT, events, ctx, "create"));
+
+  /** Resolves when the terminal has finished collecting and its follow-ups ran (false: deadline). */
+  function waitWhileCollecting(paymentId: string, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const set = waiters.get(paymentId) ?? new Set();
+      waiters.set(paymentId, set);
+      const done = (collected: boolean) => {
+        set.delete(check);
+        if (set.size === 0) waiters.delete(paymentId);
+        cancelTimer();
+        resolve(collected);
+      };
+      const check = () => {
+        const current = cache.get(paymentId);
+        if (!current || hasTag(current.snapshot, "collecting_card")) return;
+        if (locks.has(paymentId)) void locks.get(paymentId)!.then(check);
+        else done(true);
+      };
+      const cancelTimer = clock.setTimer(timeoutMs, () => done(false));
+      set.add(check);
+      check();
+    });
+  }
+
+  return { load, loadOwned, append, onPayment, create, envelopes, notify, waitWhileCollecting };
+}

@@ -1,7 +1,7 @@
 // The checkpointed projection runner: reads events after each projection's checkpoint, folds them
 // into documents, and commits documents and checkpoint together. Live updates and a rebuild from
 // position zero run the very same code, so they reach the same documents.
-import { CheckpointConflict, type EventStore, type ReadModelStore, type Subscription } from "../src/store/port.js";
+import { CheckpointConflict, type EventStore, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscription } from "../src/store/port.js";
 import type { Projection } from "./projection.js";
 
 export interface ProjectionRunner {
@@ -44,29 +44,51 @@ export function createProjectionRunner({
     }
   }
 
+  /**
+   * One batch of events, read once and folded by every projection, committed in one transaction
+   * with every projection's checkpoint (each stating the checkpoint its documents were read at).
+   */
   async function catchUpOnce(): Promise<number> {
     const checkpoints = await Promise.all(projections.map((p) => readModels.checkpoint(p.name)));
+    // A projection at checkpoint 0 has no documents. Every commit below checks the checkpoint it
+    // started from, so as long as they succeed nobody else wrote: its documents are the ones this
+    // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
+    const written = checkpoints.map((c) => (c === 0 ? new Set<string>() : undefined));
     let after = Math.min(...checkpoints);
     for (;;) {
       const batch = await store.readAll({ after, maxCount: batchSize });
       if (batch.length === 0) return after;
-      for (const [i, projection] of projections.entries()) {
-        const changed = new Map<string, unknown>();
-        for (const event of batch) {
-          if (event.position <= checkpoints[i]!) continue;
-          const key = projection.keyOf(event);
-          if (key === null) continue;
-          const doc = changed.has(key) ? changed.get(key) : await readModels.get(projection.name, key);
-          changed.set(key, projection.apply(doc, event));
-        }
-        const last = batch[batch.length - 1]!.position;
-        if (last > checkpoints[i]!) {
-          await readModels.commit(projection.name, [...changed].map(([key, doc]) => ({ key, doc })), last, checkpoints[i]);
-          checkpoints[i] = last;
-        }
+      const last = batch[batch.length - 1]!.position;
+      const commits = await Promise.all(
+        projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
+          if (last <= checkpoints[i]!) return null;
+          const docs = await fold(projection, batch, checkpoints[i]!, written[i]);
+          return { projection: projection.name, docs: [...docs].map(([key, doc]) => ({ key, doc })), checkpoint: last, expectedCheckpoint: checkpoints[i] };
+        }),
+      );
+      await readModels.commitBatch(commits.filter((c) => c !== null));
+      for (const [i, commit] of commits.entries()) {
+        if (!commit) continue;
+        checkpoints[i] = last;
+        for (const { key } of commit.docs) written[i]?.add(key);
       }
-      after = batch[batch.length - 1]!.position;
+      after = last;
     }
+  }
+
+  /** The projection's documents after the batch's events past its checkpoint, by key (only those that changed). */
+  async function fold(projection: Projection<any>, batch: readonly RecordedEvent[], checkpoint: number, written: Set<string> | undefined): Promise<Map<string, unknown>> {
+    const keyed: Array<[string, RecordedEvent]> = [];
+    for (const event of batch) {
+      if (event.position <= checkpoint) continue;
+      const key = projection.keyOf(event);
+      if (key !== null) keyed.push([key, event]);
+    }
+    const keys = [...new Set(keyed.map(([key]) => key))];
+    const stored = await readModels.getMany(projection.name, written ? keys.filter((k) => written.has(k)) : keys);
+    const changed = new Map<string, unknown>();
+    for (const [key, event] of keyed) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
+    return changed;
   }
 
   return {

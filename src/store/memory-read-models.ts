@@ -17,17 +17,26 @@ export function createMemoryReadModels(): ReadModelStore {
       const doc = table(projection).get(key);
       return doc === undefined ? undefined : (structuredClone(doc) as T);
     },
+    async getMany<T>(projection: string, keys: readonly string[]) {
+      const t = table(projection);
+      const found = new Map<string, T>();
+      for (const key of keys) if (t.has(key)) found.set(key, structuredClone(t.get(key)) as T);
+      return found;
+    },
     async list<T>(projection: string, keyPrefix: string) {
       return [...table(projection)]
         .filter(([k]) => k.startsWith(keyPrefix))
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([, d]) => structuredClone(d) as T);
     },
-    async commit(projection, changes, checkpoint, expectedCheckpoint) {
-      checkCheckpoint(projection, expectedCheckpoint, checkpoints.get(projection) ?? 0);
-      const t = table(projection);
-      for (const { key, doc } of changes) t.set(key, structuredClone(doc));
-      checkpoints.set(projection, checkpoint);
+    async commitBatch(commits) {
+      // Every check before any write: all or nothing.
+      for (const c of commits) checkCheckpoint(c.projection, c.expectedCheckpoint, checkpoints.get(c.projection) ?? 0);
+      for (const { projection, docs, checkpoint } of commits) {
+        const t = table(projection);
+        for (const { key, doc } of docs) t.set(key, structuredClone(doc));
+        checkpoints.set(projection, checkpoint);
+      }
     },
     async reset(projection) {
       docs.delete(projection);

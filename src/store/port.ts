@@ -143,21 +143,32 @@ export function checkExpectedRevision(stream: string, expected: ExpectedRevision
  * documents are (no loss, no double application).
  */
 export interface ReadModelStore {
-  /** Last global position applied to this projection; 0 when it never ran. */
+  /** Last global position applied to this projection; 0 when it never ran (and then it has no documents). */
   checkpoint(projection: string): Promise<number>;
   get<T>(projection: string, key: string): Promise<T | undefined>;
+  /** The stored documents among `keys`, by key (keys without a document are absent): one read for a batch. */
+  getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
   /** Documents whose key starts with the prefix, ordered by key. */
   list<T>(projection: string, keyPrefix: string): Promise<T[]>;
   /**
-   * Upserts the documents and sets the checkpoint atomically. With `expectedCheckpoint`, commits
-   * only if the stored checkpoint (0 when none) still equals it, and otherwise throws
-   * CheckpointConflict and writes nothing: two processes updating one projection then never apply
-   * an event twice (the loser re-reads its checkpoint and documents and folds again).
+   * Upserts each projection's documents and sets its checkpoint, all of them in one transaction.
+   * A commit with `expectedCheckpoint` applies only if that projection's stored checkpoint (0 when
+   * none) still equals it; if any differs, the whole batch throws CheckpointConflict and writes
+   * nothing: several processes updating the same projections then never apply an event twice (the
+   * loser re-reads its checkpoints and documents and folds again).
    */
-  commit(projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number, expectedCheckpoint?: number): Promise<void>;
+  commitBatch(commits: readonly ProjectionCommit[]): Promise<void>;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** One projection's part of a commitBatch(). */
+export interface ProjectionCommit {
+  projection: string;
+  docs: ReadonlyArray<{ key: string; doc: unknown }>;
+  checkpoint: number;
+  expectedCheckpoint?: number;
 }
 
 export class CheckpointConflict extends Error {
@@ -171,7 +182,7 @@ export class CheckpointConflict extends Error {
   }
 }
 
-/** The check every ReadModelStore applies in commit(); `actual` is 0 for a projection that never ran. */
+/** The check every ReadModelStore applies in commitBatch(); `actual` is 0 for a projection that never ran. */
 export function checkCheckpoint(projection: string, expected: number | undefined, actual: number): void {
   if (expected !== undefined && expected !== actual) throw new CheckpointConflict(projection, expected, actual);
 }

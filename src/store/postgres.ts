@@ -290,6 +290,11 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key]);
       return r?.doc;
     },
+    async getMany<T>(projection: string, keys: readonly string[]) {
+      if (keys.length === 0) return new Map<string, T>();
+      const rows = await query<{ key: string; doc: T }>("SELECT key, doc FROM read_models WHERE projection = $1 AND key = ANY($2::text[])", [projection, keys]);
+      return new Map(rows.map((r) => [r.key, r.doc]));
+    },
     async list<T>(projection: string, keyPrefix: string) {
       // key >= prefix uses the primary key; left() keeps the match literal (no LIKE wildcards).
       const rows = await query<{ doc: T }>(
@@ -298,25 +303,34 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       );
       return rows.map((r) => r.doc);
     },
-    async commit(projection, docs, checkpoint, expectedCheckpoint) {
+    async commitBatch(commits) {
       await inTransaction(async (c) => {
-        if (expectedCheckpoint !== undefined) {
-          // One committer per projection at a time (also when its checkpoint row does not exist yet).
-          await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
-          const { rows } = await c.query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
-          checkCheckpoint(projection, expectedCheckpoint, rows[0] ? Number(rows[0].position) : 0);
+        // One committer per projection at a time (also when its checkpoint row does not exist yet);
+        // locks taken in name order, so two batches over the same projections cannot deadlock.
+        const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));
+        for (const { projection } of checked) await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
+        if (checked.length > 0) {
+          const { rows } = await c.query<{ projection: string; position: string }>("SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])", [
+            checked.map((x) => x.projection),
+          ]);
+          const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
+          for (const { projection, expectedCheckpoint } of checked) checkCheckpoint(projection, expectedCheckpoint, stored.get(projection) ?? 0);
         }
+        const docs = commits.flatMap(({ projection, docs }) => docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) })));
         if (docs.length > 0) {
           await c.query(
-            `INSERT INTO read_models (projection, key, doc) SELECT $1, * FROM unnest($2::text[], $3::jsonb[])
+            `INSERT INTO read_models (projection, key, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
              ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc`,
-            [projection, docs.map((d) => d.key), docs.map((d) => JSON.stringify(d.doc))],
+            [docs.map((d) => d.projection), docs.map((d) => d.key), docs.map((d) => d.doc)],
           );
         }
-        await c.query("INSERT INTO checkpoints (projection, position) VALUES ($1, $2) ON CONFLICT (projection) DO UPDATE SET position = excluded.position", [
-          projection,
-          checkpoint,
-        ]);
+        if (commits.length > 0) {
+          await c.query(
+            `INSERT INTO checkpoints (projection, position) SELECT * FROM unnest($1::text[], $2::bigint[])
+             ON CONFLICT (projection) DO UPDATE SET position = excluded.position`,
+            [commits.map((x) => x.projection), commits.map((x) => x.checkpoint)],
+          );
+        }
       });
     },
     async reset(projection) {

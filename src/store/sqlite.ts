@@ -25,6 +25,7 @@ import {
   type EventData,
   type EventStore,
   type IdempotencyRecord,
+  type ProjectionCommit,
   type ReadModelStore,
 } from "./port.js";
 import { createPump } from "./pump.js";
@@ -113,6 +114,10 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     checkpoint: db.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
     setCheckpoint: db.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),
     getDoc: db.prepare<[string, string], { doc: string }>("SELECT doc FROM read_models WHERE projection = ? AND key = ?"),
+    // The keys come as one JSON array parameter: one statement for a whole batch, whatever its size.
+    getDocs: db.prepare<[string, string], { key: string; doc: string }>(
+      "SELECT key, doc FROM read_models WHERE projection = ? AND key IN (SELECT value FROM json_each(?))",
+    ),
     // key >= prefix narrows through the primary key; substr keeps the match literal (no LIKE wildcards).
     listDocs: db.prepare<[string, string, string, string], { doc: string }>(
       "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND substr(key, 1, length(?)) = ? ORDER BY key",
@@ -224,11 +229,14 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     }),
   };
 
-  // Run with .immediate(): the checkpoint is read under the write lock, so the check holds across processes.
-  const commitReadModels = db.transaction((projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, checkpoint: number, expected?: number) => {
-    checkCheckpoint(projection, expected, q.checkpoint.get(projection)?.position ?? 0);
-    for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
-    q.setCheckpoint.run(projection, checkpoint);
+  // Run with .immediate(): checkpoints are read under the write lock, so the checks hold across processes.
+  // A failed check throws out of the transaction, which rolls back every projection's writes.
+  const commitReadModels = db.transaction((commits: readonly ProjectionCommit[]) => {
+    for (const { projection, docs, checkpoint, expectedCheckpoint } of commits) {
+      checkCheckpoint(projection, expectedCheckpoint, q.checkpoint.get(projection)?.position ?? 0);
+      for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
+      q.setCheckpoint.run(projection, checkpoint);
+    }
   });
   const resetReadModels = db.transaction((projection: string) => {
     q.resetDocs.run(projection);
@@ -243,11 +251,16 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
       const row = q.getDoc.get(projection, key);
       return row && (JSON.parse(row.doc) as T);
     },
+    async getMany<T>(projection: string, keys: readonly string[]) {
+      const found = new Map<string, T>();
+      if (keys.length > 0) for (const r of q.getDocs.all(projection, JSON.stringify(keys))) found.set(r.key, JSON.parse(r.doc) as T);
+      return found;
+    },
     async list<T>(projection: string, keyPrefix: string) {
       return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix).map((r) => JSON.parse(r.doc) as T);
     },
-    async commit(projection, docs, checkpoint, expectedCheckpoint) {
-      commitReadModels.immediate(projection, docs, checkpoint, expectedCheckpoint);
+    async commitBatch(commits) {
+      commitReadModels.immediate(commits);
     },
     async reset(projection) {
       resetReadModels.immediate(projection);

@@ -191,12 +191,12 @@ describe("tampering is detected and named", () => {
     const id = paymentOf();
     const doc = await flows.engine.readModels.get<{ record: { amount_refunded: string } }>("payments", id);
     const checkpoint = await flows.engine.readModels.checkpoint("payments");
-    await flows.engine.readModels.commit("payments", [{ key: id, doc: { ...doc!, record: { ...doc!.record, amount_refunded: "0.00" } } }], checkpoint);
+    await flows.engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: id, doc: { ...doc!, record: { ...doc!.record, amount_refunded: "0.00" } } }], checkpoint }]);
     try {
       expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payments" })]);
       expect(kinds((await auditAll(source())).findings)).toEqual(["read_model_mismatch"]);
     } finally {
-      await flows.engine.readModels.commit("payments", [{ key: id, doc }], checkpoint);
+      await flows.engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: id, doc }], checkpoint }]);
     }
   });
 });

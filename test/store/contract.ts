@@ -13,6 +13,7 @@ import {
   type EventData,
   type EventStore,
   type IdempotencyRecord,
+  type ProjectionCommit,
   type ReadModelStore,
   type RecordedEvent,
   type SubscribeOptions,
@@ -410,6 +411,10 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
   });
 }
 
+/** One projection's commit, the common case of commitBatch(). */
+const commitOne = (rm: ReadModelStore, projection: string, docs: ProjectionCommit["docs"], checkpoint: number, expectedCheckpoint?: number) =>
+  rm.commitBatch([{ projection, docs, checkpoint, expectedCheckpoint }]);
+
 export function readModelStoreContract(name: string, factory: () => Promise<StoreFixture<ReadModelStore>>, options: ContractOptions) {
   const setup = harness(factory);
   const fresh = async () => (await setup()).store;
@@ -424,8 +429,8 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
 
     it("commits documents and the checkpoint together and upserts by key", async () => {
       const rm = await fresh();
-      await rm.commit("payments", [{ key: "p1", doc: { amount: "1.00", tags: ["a"] } }, { key: "p2", doc: { amount: "2.00" } }], 7);
-      await rm.commit("payments", [{ key: "p1", doc: { amount: "1.50" } }], 9);
+      await commitOne(rm, "payments", [{ key: "p1", doc: { amount: "1.00", tags: ["a"] } }, { key: "p2", doc: { amount: "2.00" } }], 7);
+      await commitOne(rm, "payments", [{ key: "p1", doc: { amount: "1.50" } }], 9);
       expect(await rm.checkpoint("payments")).toBe(9);
       expect(await rm.get("payments", "p1")).toEqual({ amount: "1.50" });
       expect(await rm.get("payments", "p2")).toEqual({ amount: "2.00" });
@@ -433,14 +438,14 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
 
     it("moves the checkpoint with no documents", async () => {
       const rm = await fresh();
-      await rm.commit("payments", [], 12);
+      await commitOne(rm, "payments", [], 12);
       expect(await rm.checkpoint("payments")).toBe(12);
     });
 
     it("lists by literal key prefix in binary key order", async () => {
       const rm = await fresh();
       const keys = ["acct_1/b", "acct_1/a", "acct_1/B", "acct_10/a", "acctX1/a", "acct%1/a"];
-      await rm.commit("cards", keys.map((key) => ({ key, doc: { key } })), 1);
+      await commitOne(rm, "cards", keys.map((key) => ({ key, doc: { key } })), 1);
       expect(await rm.list("cards", "acct_1/")).toEqual([{ key: "acct_1/B" }, { key: "acct_1/a" }, { key: "acct_1/b" }]);
       expect(await rm.list("cards", "acct%")).toEqual([{ key: "acct%1/a" }]);
       expect((await rm.list<{ key: string }>("cards", "")).map((d) => d.key)).toEqual([...keys].sort());
@@ -448,14 +453,14 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
 
     it("commits with the expected checkpoint and refuses a stale one, writing nothing", async () => {
       const rm = await fresh();
-      await rm.commit("payments", [{ key: "p1", doc: { v: 1 } }], 5, 0);
-      const error = await rm.commit("payments", [{ key: "p1", doc: { v: 2 } }, { key: "p2", doc: {} }], 9, 0).catch((e: unknown) => e);
+      await commitOne(rm, "payments", [{ key: "p1", doc: { v: 1 } }], 5, 0);
+      const error = await commitOne(rm, "payments", [{ key: "p1", doc: { v: 2 } }, { key: "p2", doc: {} }], 9, 0).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CheckpointConflict);
       expect(error).toMatchObject({ projection: "payments", expected: 0, actual: 5 });
       expect(await rm.get("payments", "p1")).toEqual({ v: 1 });
       expect(await rm.get("payments", "p2")).toBeUndefined();
       expect(await rm.checkpoint("payments")).toBe(5);
-      await rm.commit("payments", [{ key: "p1", doc: { v: 3 } }], 9, 5);
+      await commitOne(rm, "payments", [{ key: "p1", doc: { v: 3 } }], 9, 5);
       expect(await rm.get("payments", "p1")).toEqual({ v: 3 });
     });
 
@@ -463,7 +468,7 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       const { store, open } = await setup();
       const handles = options.durable ? [store, await open()] : [store];
       const attempts = await Promise.allSettled(
-        Array.from({ length: 8 }, (_, i) => handles[i % handles.length]!.commit("payments", [{ key: "k", doc: { by: i } }], 10 + i, 0)),
+        Array.from({ length: 8 }, (_, i) => commitOne(handles[i % handles.length]!, "payments", [{ key: "k", doc: { by: i } }], 10 + i, 0)),
       );
       const won = attempts.flatMap((a, i) => (a.status === "fulfilled" ? [i] : []));
       expect(won).toHaveLength(1);
@@ -472,10 +477,77 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect(await store.checkpoint("payments")).toBe(10 + won[0]!);
     });
 
+    it("commits several projections in one batch, each with its documents and checkpoint", async () => {
+      const rm = await fresh();
+      await rm.commitBatch([
+        { projection: "payments", docs: [{ key: "p1", doc: { s: "a" } }], checkpoint: 4, expectedCheckpoint: 0 },
+        { projection: "timeline", docs: [{ key: "p1", doc: { n: 1 } }, { key: "p2", doc: { n: 2 } }], checkpoint: 4, expectedCheckpoint: 0 },
+        { projection: "terminals", docs: [], checkpoint: 4 },
+      ]);
+      expect(await Promise.all(["payments", "timeline", "terminals"].map((p) => rm.checkpoint(p)))).toEqual([4, 4, 4]);
+      expect(await rm.list("payments", "")).toEqual([{ s: "a" }]);
+      expect(await rm.list("timeline", "")).toEqual([{ n: 1 }, { n: 2 }]);
+      await rm.commitBatch([]);
+      expect(await rm.checkpoint("payments")).toBe(4);
+    });
+
+    it("writes nothing of a batch when one projection's expected checkpoint is stale", async () => {
+      const rm = await fresh();
+      await commitOne(rm, "payments", [{ key: "p1", doc: { v: 1 } }], 5);
+      await commitOne(rm, "timeline", [{ key: "p1", doc: { v: 1 } }], 3);
+      const error = await rm
+        .commitBatch([
+          { projection: "payments", docs: [{ key: "p1", doc: { v: 2 } }, { key: "p2", doc: {} }], checkpoint: 9, expectedCheckpoint: 5 },
+          { projection: "timeline", docs: [{ key: "p1", doc: { v: 2 } }], checkpoint: 9, expectedCheckpoint: 5 },
+          { projection: "cards", docs: [{ key: "c1", doc: {} }], checkpoint: 9, expectedCheckpoint: 0 },
+        ])
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CheckpointConflict);
+      expect(error).toMatchObject({ projection: "timeline", expected: 5, actual: 3 });
+      expect([await rm.checkpoint("payments"), await rm.checkpoint("timeline"), await rm.checkpoint("cards")]).toEqual([5, 3, 0]);
+      expect(await rm.list("payments", "")).toEqual([{ v: 1 }]);
+      expect(await rm.list("timeline", "")).toEqual([{ v: 1 }]);
+      expect(await rm.list("cards", "")).toEqual([]);
+    });
+
+    it("lets exactly one of several batches from the same checkpoints win, across handles", async () => {
+      const { store, open } = await setup();
+      const handles = options.durable ? [store, await open()] : [store];
+      const attempts = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) =>
+          handles[i % handles.length]!.commitBatch(
+            ["a", "b"].map((projection) => ({ projection, docs: [{ key: "k", doc: { by: i } }], checkpoint: 10 + i, expectedCheckpoint: 0 })),
+          ),
+        ),
+      );
+      const won = attempts.flatMap((a, i) => (a.status === "fulfilled" ? [i] : []));
+      expect(won).toHaveLength(1);
+      for (const a of attempts) if (a.status === "rejected") expect(a.reason).toBeInstanceOf(CheckpointConflict);
+      for (const p of ["a", "b"]) {
+        expect(await store.get(p, "k")).toEqual({ by: won[0] });
+        expect(await store.checkpoint(p)).toBe(10 + won[0]!);
+      }
+    });
+
+    it("gets many documents by key in one call: only those stored, copies, any number of keys", async () => {
+      const rm = await fresh();
+      const keys = Array.from({ length: 3000 }, (_, i) => `k${i}`);
+      await commitOne(rm, "a", keys.filter((_, i) => i % 2 === 0).map((key) => ({ key, doc: { key } })), 1);
+      await commitOne(rm, "b", [{ key: "k1", doc: { other: true } }], 1);
+      expect(await rm.getMany("a", [])).toEqual(new Map());
+      const found = await rm.getMany<{ key: string }>("a", ["k2", "k1", "missing", "k0"]);
+      expect(found).toEqual(new Map([["k2", { key: "k2" }], ["k0", { key: "k0" }]]));
+      found.get("k0")!.key = "changed";
+      expect(await rm.get("a", "k0")).toEqual({ key: "k0" });
+      const all = await rm.getMany<{ key: string }>("a", keys);
+      expect(all.size).toBe(1500);
+      expect([...all.values()].every((d) => Number(d.key.slice(1)) % 2 === 0)).toBe(true);
+    });
+
     it("keeps projections apart and resets one from zero", async () => {
       const rm = await fresh();
-      await rm.commit("a", [{ key: "k", doc: 1 }], 3);
-      await rm.commit("b", [{ key: "k", doc: 2 }], 4);
+      await commitOne(rm, "a", [{ key: "k", doc: 1 }], 3);
+      await commitOne(rm, "b", [{ key: "k", doc: 2 }], 4);
       await rm.reset("a");
       expect(await rm.checkpoint("a")).toBe(0);
       expect(await rm.get("a", "k")).toBeUndefined();
@@ -485,7 +557,7 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
 
     it("returns copies: changing a returned document changes nothing stored", async () => {
       const rm = await fresh();
-      await rm.commit("a", [{ key: "k", doc: { n: 1 } }], 1);
+      await commitOne(rm, "a", [{ key: "k", doc: { n: 1 } }], 1);
       const doc = (await rm.get<{ n: number }>("a", "k"))!;
       doc.n = 2;
       expect(await rm.get("a", "k")).toEqual({ n: 1 });
@@ -494,7 +566,7 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
     if (options.durable) it("keeps documents and checkpoints across close and reopen", async () => {
       const { fixture } = await setup();
       const first = await fixture.open();
-      await first.commit("payments", [{ key: "p1", doc: { s: "succeeded" } }], 5);
+      await commitOne(first, "payments", [{ key: "p1", doc: { s: "succeeded" } }], 5);
       await first.close();
       const second = await fixture.open();
       try {

@@ -1,0 +1,106 @@
+// The projection runner's reads and commits: one commitBatch per batch for every projection, one
+// getMany per projection and batch, no document read at all while rebuilding from zero, and no
+// event applied twice when several runners project the same read models.
+import { describe, expect, it } from "vitest";
+import { defineProjection } from "../../projections/projection.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import { createMemoryStore } from "../../src/store/memory.js";
+import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+
+// Not idempotent on purpose: an event applied twice shows in the count.
+const counts = defineProjection<{ stream: string; events: number; positions: number[] }>({
+  name: "counts",
+  keyOf: (e) => e.stream,
+  apply: (doc, e) => ({ stream: e.stream, events: (doc?.events ?? 0) + 1, positions: [...(doc?.positions ?? []), e.position] }),
+});
+const evens = defineProjection<{ n: number }>({
+  name: "evens",
+  keyOf: (e) => (e.revision % 2 === 0 ? `even-${e.stream}` : null),
+  apply: (doc) => ({ n: (doc?.n ?? 0) + 1 }),
+});
+const PROJECTIONS = [counts, evens];
+
+/** Appends `perStream` events to each stream, round robin, so a stream's events span batches. */
+async function fill(store: EventStore, streams: number, perStream: number) {
+  for (let r = 0; r < perStream; r++)
+    for (let s = 0; s < streams; s++)
+      await store.append(`s${s}`, [{ id: `e-${s}-${r}`, type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: r } }], { expectedRevision: r - 1 });
+}
+
+/** The read-model store, counting the calls the runner makes and the keys it reads. */
+function counted(inner: ReadModelStore) {
+  const calls = { get: 0, getMany: 0, keysRead: 0, commitBatch: 0 };
+  const store: ReadModelStore = {
+    ...inner,
+    get: (p, k) => (calls.get++, inner.get(p, k)),
+    getMany: (p, keys) => (calls.getMany++, (calls.keysRead += keys.length), inner.getMany(p, keys)),
+    commitBatch: (commits) => (calls.commitBatch++, inner.commitBatch(commits)),
+  };
+  return { store, calls };
+}
+
+async function docs(readModels: ReadModelStore) {
+  return Promise.all(PROJECTIONS.map(async (p) => ({ checkpoint: await readModels.checkpoint(p.name), docs: await readModels.list(p.name, "") })));
+}
+
+describe("projection runner", () => {
+  it("rebuilds from zero reading no document, one commit per batch for every projection", async () => {
+    const store = createMemoryStore();
+    await fill(store, 4, 5); // 20 events, each stream's events 4 positions apart
+    const { store: readModels, calls } = counted(createMemoryReadModels());
+    const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize: 3 });
+    expect(await runner.catchUp()).toBe(20);
+    expect(calls).toMatchObject({ get: 0, commitBatch: 7 });
+    // keys already written by this catch-up are read back (a stream spans batches), new ones are not
+    const expected = await docs(readModels);
+    expect(expected[0]!.docs).toEqual([0, 1, 2, 3].map((s) => ({ stream: `s${s}`, events: 5, positions: [1, 2, 3, 4, 5].map((r) => (r - 1) * 4 + s + 1) })));
+    expect(expected[1]!.docs).toEqual([{ n: 3 }, { n: 3 }, { n: 3 }, { n: 3 }]);
+
+    // a rebuild of one projection in one batch reads none of its documents, and leaves the other alone
+    calls.keysRead = 0;
+    await createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize: 100 }).rebuild("counts");
+    expect(calls.keysRead).toBe(0);
+    expect(await docs(readModels)).toEqual(expected);
+
+    // a live catch-up reads the documents its batch touches, one getMany per projection and batch
+    await fill2(store);
+    const before = { ...calls };
+    expect(await runner.catchUp()).toBe(22);
+    expect(calls.getMany - before.getMany).toBe(2);
+    expect(calls.commitBatch - before.commitBatch).toBe(1);
+    expect((await readModels.get<{ events: number }>("counts", "s0"))!.events).toBe(6);
+  });
+
+  it("a rebuild from zero equals catching up event by event, each time by a new runner", async () => {
+    const store = createMemoryStore();
+    await fill(store, 5, 4);
+    const live = createMemoryReadModels();
+    // catch up event by event as they arrive ...
+    const fresh = createMemoryStore();
+    for (const e of await store.readAll()) {
+      await fresh.append(e.stream, [e], { expectedRevision: e.revision - 1 });
+      await createProjectionRunner({ store: fresh, readModels: live, projections: PROJECTIONS, batchSize: 2 }).catchUp();
+    }
+    // ... and rebuild the whole history at once: the same documents
+    const rebuilt = createMemoryReadModels();
+    await createProjectionRunner({ store, readModels: rebuilt, projections: PROJECTIONS, batchSize: 7 }).catchUp();
+    expect(await docs(rebuilt)).toEqual(await docs(live));
+  });
+
+  it("several runners from zero on the same read models apply every event exactly once", async () => {
+    const store = createMemoryStore();
+    await fill(store, 6, 6);
+    const readModels = createMemoryReadModels();
+    const runners = Array.from({ length: 4 }, (_, i) => createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize: 2 + i }));
+    expect(await Promise.all(runners.map((r) => r.catchUp()))).toEqual([36, 36, 36, 36]);
+    const alone = createMemoryReadModels();
+    await createProjectionRunner({ store, readModels: alone, projections: PROJECTIONS }).catchUp();
+    expect(await docs(readModels)).toEqual(await docs(alone));
+  });
+});
+
+async function fill2(store: EventStore) {
+  await store.append("s0", [{ id: "late-0", type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 9 } }], { expectedRevision: 4 });
+  await store.append("s9", [{ id: "late-9", type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 9 } }], { expectedRevision: "no_stream" });
+}

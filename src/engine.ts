@@ -350,7 +350,7 @@ export function createEngine(options: EngineOptions = {}) {
           return appendPayment(req.payment_id, current, [timedOut], { ...ctx, actor: "processor:A" }, "authorize");
         });
       }
-      return recordOf(await onPayment(req.external_account_id, req.payment_id, async (current) => current));
+      return recordOf(await loadOwned(req.external_account_id, req.payment_id));
     },
 
     /** Processor B client SDK: a card read on a reader or a form, for the intent of the client secret. */

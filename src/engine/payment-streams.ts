@@ -8,7 +8,7 @@ import { paymentRecord, type PaymentRecord } from "../../projections/payment-rec
 import type { TerminalRecord } from "../../projections/terminals.js";
 import { chainEvents, hashOf } from "../audit/chain.js";
 import { isoTimestamp, type Clock } from "../clock.js";
-import { Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
+import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord } from "../store/port.js";
 import { allowedCommands } from "./allowed.js";
@@ -123,19 +123,26 @@ export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: 
   }
 
   /**
-   * Runs a command on one payment: decide on the current state and append; on a concurrent
-   * append by another process, reload and decide again (the loser re-decides on fresh state).
+   * Runs a command on one payment. The decision starts from this process's cached state without
+   * reading the store: if another process appended meanwhile, the expected-revision check refuses
+   * the append and the command re-decides on fresh state; a refusal decided on cached state is
+   * re-checked on fresh state before it is answered. So a command costs one store round trip
+   * (its append) when this process is the only writer, and is never answered from stale state.
    * accountId null: the caller proved access another way (a processor, a client secret).
    */
   function onPayment(accountId: string | null, paymentId: string, decide: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
     return withLock(paymentId, async () => {
       for (let attempt = 1; ; attempt++) {
-        const loaded = accountId === null ? await load(paymentId) : await loadOwned(accountId, paymentId);
-        if (!loaded) throw new NotFound("payment", paymentId, "payment_id");
+        const cached = attempt === 1 ? cache.get(paymentId) : undefined;
         try {
+          const loaded = cached ?? (await load(paymentId));
+          if (!loaded || (accountId !== null && loaded.snapshot.context.intent?.external_account_id !== accountId)) {
+            throw new NotFound("payment", paymentId, "payment_id");
+          }
           return await decide(loaded);
         } catch (error) {
-          if (!(error instanceof WrongExpectedRevision)) throw error;
+          const stale = error instanceof WrongExpectedRevision || (cached !== undefined && error instanceof CardflowError);
+          if (!stale) throw error;
           cache.delete(paymentId);
           if (attempt >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
         }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
-import { CardflowError } from "../../src/errors.js";
+import { CardflowError, TransitionNotAllowed } from "../../src/errors.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createMemoryStore } from "../../src/store/memory.js";
 import { WrongExpectedRevision, type EventStore } from "../../src/store/port.js";
@@ -79,5 +79,29 @@ describe.each([1, 2])("concurrent commands on one payment, %i engine(s) on one s
       const record = await engine.getPayment(ref);
       expect([record.amount_refunded, record.amount_refundable]).toEqual(["100.00", "0.00"]);
     }
+  });
+});
+
+describe("an engine whose cached state is stale (another process moved the payment)", () => {
+  it("re-checks a refusal on fresh state before answering", async () => {
+    const { engines, ref } = await setup(2);
+    const [first, second] = engines as [Engine, Engine];
+    expect((await second.getPayment(ref)).status).toBe("requires_capture"); // second caches requires_capture
+    await first.capture({ ...ref, amount: "100.00" });
+    // on its cached state a refund is not allowed; on the store's state it is
+    const refunded = await second.refund({ ...ref, amount: "1.00" });
+    expect([refunded.status, refunded.amount_refunded]).toEqual(["succeeded", "1.00"]);
+  });
+
+  it("cannot act on stale state: the append's expected revision refuses it and the command re-decides", async () => {
+    const { store, engines, ref } = await setup(2);
+    const [first, second] = engines as [Engine, Engine];
+    await second.getPayment(ref);
+    await first.capture({ ...ref, amount: "100.00" });
+    const error = (await second.capture({ ...ref, amount: "100.00" }).catch((e: unknown) => e)) as TransitionNotAllowed;
+    expect(error).toBeInstanceOf(TransitionNotAllowed);
+    expect(error.currentStatus).toBe("succeeded");
+    expect(store.counts.conflicts).toBeGreaterThan(0);
+    expect((await typesOf(store, ref.payment_id)).filter((t) => t === "PaymentCaptured")).toHaveLength(1);
   });
 });

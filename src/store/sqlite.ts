@@ -2,7 +2,8 @@
 // idempotency records and read models.
 //
 // Durability: WAL with synchronous=FULL, so a commit returns only after the WAL is fsynced, and an
-// append's promise resolves only after its transaction committed.
+// append's promise resolves only after its transaction committed. Read-model commits alone use
+// synchronous=NORMAL: they are rebuilt from the events (docs/stores.md).
 //
 // Group commit: better-sqlite3 is synchronous, so append() only queues the request and schedules a
 // flush with setImmediate. Every append that arrives before the flush runs (callers that were
@@ -260,7 +261,14 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
       return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix).map((r) => JSON.parse(r.doc) as T);
     },
     async commitBatch(commits) {
-      commitReadModels.immediate(commits);
+      // Read models are rebuilt from the events, so their commits skip the fsync (docs/stores.md):
+      // atomic still, and made durable by the next event append's fsync of the same WAL.
+      db.pragma("synchronous = NORMAL");
+      try {
+        commitReadModels.immediate(commits);
+      } finally {
+        db.pragma("synchronous = FULL");
+      }
     },
     async reset(projection) {
       resetReadModels.immediate(projection);

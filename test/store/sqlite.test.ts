@@ -68,6 +68,31 @@ describe("SQLite group commit", () => {
     await store.close();
   });
 
+  it("migrates a version-1 file: its read models move to a rowid table, documents and checkpoints kept", async () => {
+    const path = join(dir, "v1.db");
+    const v1 = new Database(path);
+    v1.exec(`CREATE TABLE read_models (projection TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (projection, key)) WITHOUT ROWID;
+             CREATE TABLE checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+             INSERT INTO read_models VALUES ('payments', 'p1', '{"s":"succeeded"}'), ('payments', 'p2', '{"s":"failed"}');
+             INSERT INTO checkpoints VALUES ('payments', 7);`);
+    v1.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY, stream TEXT NOT NULL, revision INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,
+               version INTEGER NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (stream, revision));
+             CREATE TABLE idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, expires_at TEXT NOT NULL) WITHOUT ROWID;
+             CREATE INDEX idempotency_expiry ON idempotency (expires_at);
+             PRAGMA user_version = 1;`);
+    v1.close();
+    const { events: store, readModels } = createSqliteStore({ path });
+    expect(await readModels.checkpoint("payments")).toBe(7);
+    expect(await readModels.list("payments", "")).toEqual([{ s: "succeeded" }, { s: "failed" }]);
+    await readModels.commitBatch([{ projection: "payments", docs: [{ key: "p1", doc: { s: "refunded" } }], checkpoint: 8, expectedCheckpoint: 7 }]);
+    expect(await readModels.getMany("payments", ["p1", "p2"])).toEqual(new Map([["p1", { s: "refunded" }], ["p2", { s: "failed" }]]));
+    await Promise.all([store.close(), readModels.close()]);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("user_version", { simple: true })).toBe(2);
+    expect(raw.prepare("SELECT sql FROM sqlite_schema WHERE name = 'read_models'").get()).toEqual({ sql: expect.not.stringContaining("WITHOUT ROWID") });
+    raw.close();
+  });
+
   it("writes a WAL-mode file that a plain connection reads", async () => {
     const path = join(dir, "c.db");
     const { events: store, readModels } = createSqliteStore({ path });

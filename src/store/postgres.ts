@@ -305,6 +305,9 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     },
     async commitBatch(commits) {
       await inTransaction(async (c) => {
+        // Read models are rebuilt from the events: their commit need not wait for the WAL flush
+        // (docs/stores.md; the next append's synchronous commit flushes it).
+        await c.query("SET LOCAL synchronous_commit = off");
         // One committer per projection at a time (also when its checkpoint row does not exist yet);
         // locks taken in name order, so two batches over the same projections cannot deadlock.
         const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));

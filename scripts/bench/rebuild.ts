@@ -80,7 +80,7 @@ try {
       command: "npx tsx scripts/bench/rebuild.ts",
       notes: [
         `${ROUNDS} rounds alternating rebuild and read (rebuild ${rebuilds.map(Math.round).join("/")}, read ${reads.map(Math.round).join("/")} events/s); the store was filled in ${fill.toFixed(0)} s (${streams.length.toLocaleString("en-US")} payments of the replay flow mix, one append each)`,
-        "the rebuild resets every read model and runs the engine's projection runner (src/projections/runner.ts): batches of 1,000 events, each projection's documents read, folded and committed with its checkpoint",
+        "the rebuild resets every read model and runs the engine's projection runner (projections/runner.ts): batches of 1,000 events, folded by all four projections and committed in one transaction with their checkpoints; no document reads when rebuilding from zero",
       ],
     },
   ]);

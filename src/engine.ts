@@ -171,7 +171,6 @@ export function createEngine(options: EngineOptions = {}) {
   }
   processors.connect(report);
 
-
   // ---- accounts and terminals ----------------------------------------------------------------
 
   async function getAccount(accountId: string): Promise<Account> {

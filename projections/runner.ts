@@ -27,6 +27,8 @@ export function createProjectionRunner({
 }): ProjectionRunner {
   let queue: Promise<number> = Promise.resolve(0);
   let subscription: Subscription | undefined;
+  let subscribing: Promise<void> = Promise.resolve();
+  let started = false;
   /** Serialized: one catch-up at a time, so checkpoints only move forward. */
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
 
@@ -100,7 +102,8 @@ export function createProjectionRunner({
         return catchUpNow();
       }),
     start() {
-      if (subscription) return;
+      if (started) return;
+      started = true;
       // The subscription only signals; one serialized catch-up does the work for all the events
       // signalled while it was queued (a burst costs one catch-up, not one per event).
       let queued = false;
@@ -112,10 +115,16 @@ export function createProjectionRunner({
           return catchUpNow();
         }).catch(() => undefined);
       };
-      subscription = store.subscribeToAll({}, signal);
-      signal();
+      // Subscribe from where the first catch-up got to: events already projected are not read again.
+      subscribing = serialized(catchUpNow)
+        .catch(() => 0)
+        .then((position) => {
+          if (started) subscription = store.subscribeToAll({ after: position }, signal);
+        });
     },
     async stop() {
+      started = false;
+      await subscribing;
       await subscription?.close();
       subscription = undefined;
       await queue.catch(() => undefined);

@@ -5,7 +5,6 @@
 // one stream read.
 import { createHash } from "node:crypto";
 import { streams, type DomainEvent } from "../machines/events.js";
-import { chainEvents } from "./audit/chain.js";
 import { isoTimestamp } from "./clock.js";
 import type { Engine } from "./engine.js";
 
@@ -16,10 +15,8 @@ export interface ApiKeyOwner {
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-export function createApiKeys(engine: Pick<Engine, "store" | "ids" | "clock" | "getAccount">) {
-  const { store, ids, clock } = engine;
-  /** Keys seen valid in this process (keys are never revoked, so a hit stays true). */
-  const known = new Map<string, ApiKeyOwner>();
+export function createApiKeys(engine: Pick<Engine, "ids" | "clock" | "getAccount" | "startStream" | "firstEvent">) {
+  const { ids, clock } = engine;
 
   return {
     /** Issues a new key for an existing account; the returned key is shown once and never stored. */
@@ -29,24 +26,17 @@ export function createApiKeys(engine: Pick<Engine, "store" | "ids" | "clock" | "
       const key_id = ids.id("key");
       const key_sha256 = sha256(key);
       const event: DomainEvent = { type: "ApiKeyIssued", version: 1, data: { key_id, external_account_id, key_sha256, issued_at: isoTimestamp(clock.now()) } };
-      const metadata = { timestamp: event.data.issued_at, request_id: ids.requestId(), idempotency_key: null, actor };
-      const stream = streams.apiKey(key_sha256);
-      const envelope = { id: ids.uuid(), type: event.type, version: event.version, data: event.data, metadata };
-      await store.append(stream, chainEvents(stream, null, [envelope]), { expectedRevision: "no_stream" });
+      await engine.startStream(streams.apiKey(key_sha256), event, { actor });
       return { key, key_id, external_account_id };
     },
 
     /** The owner of a presented key, or undefined when no such key was issued. */
     async authenticate(key: string): Promise<ApiKeyOwner | undefined> {
-      const digest = sha256(key);
-      const cached = known.get(digest);
-      if (cached) return cached;
-      const [issued] = await store.readStream(streams.apiKey(digest), { maxCount: 1 });
+      // keys are never revoked, so the engine's cache of first events may keep a hit
+      const issued = await engine.firstEvent(streams.apiKey(sha256(key)));
       if (!issued || issued.type !== "ApiKeyIssued") return undefined;
       const { key_id, external_account_id } = issued.data as ApiKeyOwner;
-      const owner = { key_id, external_account_id };
-      known.set(digest, owner);
-      return owner;
+      return { key_id, external_account_id };
     },
   };
 }

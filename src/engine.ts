@@ -18,7 +18,7 @@ import type { Projection } from "../projections/projection.js";
 import { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
 import { terminalKey, terminalsProjection, type TerminalRecord } from "../projections/terminals.js";
 import { timelineProjection } from "../projections/timeline.js";
-import { allowedCommands, can, commandAllowed, probeCard, type Command } from "./engine/allowed.js";
+import { allowedCommands, can, cardSavedProbe, commandAllowed, type Command } from "./engine/allowed.js";
 import { outcomeEvents } from "./engine/outcomes.js";
 import { createPaymentStreams, type Account, type CommandContext, type CreatedIntent, type Loaded } from "./engine/payment-streams.js";
 import { isoTimestamp, systemClock, type Clock } from "./clock.js";
@@ -74,9 +74,8 @@ export function createEngine(options: EngineOptions = {}) {
   const projections: ProjectionRunner = createProjectionRunner({ store, readModels, projections: PROJECTIONS });
   if (options.liveProjections) projections.start();
 
-  const accounts = new Map<string, Account>();
   const payments = createPaymentStreams({ store, clock, ids, cacheSize });
-  const { load, loadOwned, onPayment, envelopes, waitWhileCollecting } = payments;
+  const { load, loadOwned, onPayment, startStream, firstEvent, waitWhileCollecting } = payments;
   const appendPayment = payments.append;
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
@@ -174,17 +173,13 @@ export function createEngine(options: EngineOptions = {}) {
   // ---- accounts and terminals ----------------------------------------------------------------
 
   async function getAccount(accountId: string): Promise<Account> {
-    const known = accounts.get(accountId);
-    if (known) return known;
-    const [opened] = await store.readStream(streams.account(accountId), { maxCount: 1 });
+    const opened = await firstEvent(streams.account(accountId));
     if (!opened) throw new NotFound("merchant account", accountId, "external_account_id");
-    const account = opened.data as Account;
-    accounts.set(accountId, account);
-    return account;
+    return opened.data as Account;
   }
 
   async function getTerminal(accountId: string, terminalId: string): Promise<TerminalRecord> {
-    const [registered] = await store.readStream(streams.terminal(terminalId), { maxCount: 1 });
+    const registered = await firstEvent(streams.terminal(terminalId));
     const data = registered?.data as (TerminalRecord & { registered_at: string }) | undefined;
     if (!data || data.external_account_id !== accountId) throw new NotFound("terminal", terminalId, "terminal_id");
     return data;
@@ -224,8 +219,7 @@ export function createEngine(options: EngineOptions = {}) {
       if (!isCurrency(currency)) throw new InvalidRequest(`currency: ${currency} is not an ISO 4217 currency`, "currency", "parameter_invalid");
       const event: DomainEvent = { type: "AccountOpened", version: 1, data: { external_account_id, processor, currency } };
       try {
-        const stream = streams.account(external_account_id);
-        await store.append(stream, envelopes(stream, null, [event], ctx), { expectedRevision: "no_stream" });
+        await startStream(streams.account(external_account_id), event, ctx);
       } catch (error) {
         if (error instanceof WrongExpectedRevision) throw new Conflict(`merchant account ${external_account_id} already exists`, "account_exists");
         throw error;
@@ -234,6 +228,9 @@ export function createEngine(options: EngineOptions = {}) {
     },
 
     getAccount,
+    /** Streams whose one event never changes (accounts, terminals, API keys): start one, read its event. */
+    startStream,
+    firstEvent,
 
     async registerTerminal(input: unknown, ctx: CommandContext = {}): Promise<TerminalRecord> {
       const { external_account_id, terminal_type, label = null, serial_number = null } = parseInput(RegisterTerminalInput, input);
@@ -242,9 +239,7 @@ export function createEngine(options: EngineOptions = {}) {
       const data = { terminal_id, external_account_id, terminal_type, label, serial_number, registered_at: isoTimestamp(clock.now()) };
       const { registered_at, ...terminal } = data;
       const record: TerminalRecord = { ...terminal, date_created: registered_at };
-      const stream = streams.terminal(terminal_id);
-      const events = envelopes(stream, null, [{ type: "TerminalRegistered", version: 1, data }], ctx);
-      await store.append(stream, events, { expectedRevision: "no_stream", idempotency: ctx.idempotency?.(record) });
+      await startStream(streams.terminal(terminal_id), { type: "TerminalRegistered", version: 1, data }, ctx, ctx.idempotency?.(record));
       return record;
     },
 
@@ -441,12 +436,7 @@ export function createEngine(options: EngineOptions = {}) {
         // saving again for the same customer answers with the card already saved
         if (saved?.external_customer_id === req.external_customer_id) return loaded;
         const reason = viewOf(loaded).terminal?.terminal_type === "A_async" ? "the asynchronous terminal type does not support card on file" : undefined;
-        const event: PaymentEvent = {
-          type: "CardSaved",
-          version: 1,
-          data: { payment_method_id: "probe", external_account_id: req.external_account_id, external_customer_id: req.external_customer_id, card: probeCard(loaded.snapshot) },
-        };
-        if (!can(loaded.snapshot, event)) {
+        if (!can(loaded.snapshot, cardSavedProbe(loaded.snapshot, req.external_customer_id))) {
           throw new TransitionNotAllowed(req.payment_id, "save_card", statusOf(loaded), allowedCommands(loaded.snapshot), reason ?? "this payment's card cannot be saved now");
         }
         return saveCardNow(req.payment_id, loaded, req.external_customer_id, ctx);

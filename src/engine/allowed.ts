@@ -52,8 +52,18 @@ function probes(snapshot: PaymentSnapshot, command: Command): PaymentEvent[] {
     case "refund":
       return amount_captured === amount_refunded ? [] : [{ type: "PaymentRefunded", version: 1, data: { refund_id: "probe", amount: smallest, reason: null } }];
     case "save_card":
-      return [{ type: "CardSaved", version: 1, data: { payment_method_id: "probe", external_account_id: intent.external_account_id, external_customer_id: intent.external_customer_id ?? "probe", card: authorization.card } }];
+      return [cardSavedProbe(snapshot, intent.external_customer_id ?? "probe")];
   }
+}
+
+/** Saving the payment's card on file for this customer, as the machine would be asked it. */
+export function cardSavedProbe(snapshot: PaymentSnapshot, customerId: string): PaymentEvent {
+  const { intent } = snapshot.context;
+  return {
+    type: "CardSaved",
+    version: 1,
+    data: { payment_method_id: "probe", external_account_id: intent!.external_account_id, external_customer_id: customerId, card: probeCard(snapshot) },
+  };
 }
 
 export function commandAllowed(snapshot: PaymentSnapshot, command: Command): boolean {

@@ -10,7 +10,7 @@ import { chainEvents, hashOf } from "../audit/chain.js";
 import { isoTimestamp, type Clock } from "../clock.js";
 import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
 import type { Ids } from "../ids.js";
-import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord } from "../store/port.js";
+import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord, type RecordedEvent } from "../store/port.js";
 import { allowedCommands } from "./allowed.js";
 
 /** Who and what caused a command: recorded in the metadata of every event it appends. */
@@ -77,6 +77,27 @@ export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: 
       actor: ctx.actor ?? "library",
     };
     return chainEvents(stream, prevHash, events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...metadata } })));
+  }
+
+  /** A new stream and its first event (accounts, terminals, API keys); WrongExpectedRevision if it exists. */
+  async function startStream(stream: string, event: DomainEvent, ctx: CommandContext, idempotency?: IdempotencyRecord): Promise<void> {
+    await store.append(stream, envelopes(stream, null, [event], ctx), { expectedRevision: "no_stream", idempotency });
+  }
+
+  const firsts = new Map<string, RecordedEvent>();
+  /**
+   * The first event of a stream that never changes once written (an account, a terminal, an API
+   * key), kept after the first read: commands look these up on every call.
+   */
+  async function firstEvent(stream: string): Promise<RecordedEvent | undefined> {
+    const known = firsts.get(stream);
+    if (known) return known;
+    const [first] = await store.readStream(stream, { maxCount: 1 });
+    if (first) {
+      firsts.set(stream, first);
+      if (firsts.size > cacheSize) firsts.delete(firsts.keys().next().value!);
+    }
+    return first;
   }
 
   /** A payment's state: the cached snapshot plus whatever any process appended since. */
@@ -177,5 +198,5 @@ export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: 
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, envelopes, notify, waitWhileCollecting };
+  return { load, loadOwned, append, onPayment, create, startStream, firstEvent, notify, waitWhileCollecting };
 }

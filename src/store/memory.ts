@@ -22,6 +22,7 @@ export function createMemoryStore(): EventStore {
   const streams = new Map<string, RecordedEvent[]>();
   const byId = new Map<string, RecordedEvent>();
   const idempotency = new Map<string, IdempotencyRecord>();
+  const sequences = new Map<string, number>();
   const pump = createPump(async (after, maxCount) => readAllSync({ after, maxCount }));
 
   function readAllSync({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}): RecordedEvent[] {
@@ -98,6 +99,11 @@ export function createMemoryStore(): EventStore {
     async readIdempotency(key) {
       const r = idempotency.get(key);
       return r && structuredClone(r);
+    },
+    async reserveIds(sequence, count) {
+      const first = sequences.get(sequence) ?? 1;
+      sequences.set(sequence, first + count);
+      return first;
     },
     async purgeIdempotency(now) {
       let n = 0;

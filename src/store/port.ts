@@ -152,6 +152,11 @@ export interface EventStore {
    */
   releaseIdempotency(key: string, token: string, expires_at: string): Promise<void>;
   readIdempotency(key: string): Promise<IdempotencyRecord | undefined>;
+  /**
+   * Reserves `count` consecutive integers of a named sequence (from 1): returns the first. No two
+   * calls, from any process on this store, get overlapping ranges (request ids: src/ids.ts).
+   */
+  reserveIds(sequence: string, count: number): Promise<number>;
   /** Deletes records that no longer hold their key at `now` (ISO 8601); returns how many. */
   purgeIdempotency(now: string): Promise<number>;
   close(): Promise<void>;

@@ -162,6 +162,8 @@ const migrations = (schema: string): string[] => [
        FROM generate_series(1, n) AS i;
      RETURN QUERY SELECT current + n, first + n - 1;
    END $$ SET search_path FROM CURRENT;`,
+  // Named sequences (reserveIds): the next integer of each.
+  `CREATE TABLE sequences (name text PRIMARY KEY, next bigint NOT NULL);`,
 ];
 
 async function migrate(pool: pg.Pool, schema: string): Promise<void> {
@@ -348,6 +350,13 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       });
     },
     readIdempotency,
+    async reserveIds(sequence, count) {
+      const [r] = await query<{ next: string }>(
+        "INSERT INTO sequences AS s (name, next) VALUES ($1, 1 + $2::bigint) ON CONFLICT (name) DO UPDATE SET next = s.next + $2::bigint RETURNING next",
+        [sequence, count],
+      );
+      return Number(r!.next) - count;
+    },
     async purgeIdempotency(now) {
       return (await pool.query(`DELETE FROM idempotency i WHERE ${RELEASED_SQL("i", "$1")}`, [now])).rowCount ?? 0;
     },

@@ -89,6 +89,8 @@ const MIGRATIONS = [
   // before this are final answers.
   `ALTER TABLE idempotency ADD COLUMN token TEXT NOT NULL DEFAULT '';
    ALTER TABLE idempotency ADD COLUMN state TEXT NOT NULL DEFAULT 'done';`,
+  // Named sequences (reserveIds): the next integer of each.
+  `CREATE TABLE sequences (name TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID;`,
 ];
 
 function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
@@ -147,6 +149,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     saveIdem: db.prepare("UPDATE idempotency SET fingerprint = ?, state = ?, status = ?, body = ?, expires_at = ? WHERE key = ? AND token = ?"),
     dropClaim: db.prepare("DELETE FROM idempotency WHERE key = ? AND token = ? AND state = 'in_flight' AND status = 0"),
     endClaim: db.prepare("UPDATE idempotency SET state = 'done', expires_at = ? WHERE key = ? AND token = ? AND state = 'in_flight'"),
+    reserve: db.prepare<[string, number, number], { next: number }>(
+      "INSERT INTO sequences (name, next) VALUES (?, 1 + ?) ON CONFLICT (name) DO UPDATE SET next = next + ? RETURNING next",
+    ),
     readIdem: db.prepare<[string], IdempotencyRow>("SELECT * FROM idempotency WHERE key = ?"),
     purgeIdem: db.prepare(`DELETE FROM idempotency WHERE ${RELEASED_SQL("idempotency", "?")}`),
     checkpoint: db.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
@@ -281,6 +286,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async readIdempotency(key) {
       const r = q.readIdem.get(key);
       return r && fromIdempotencyRow(r);
+    },
+    async reserveIds(sequence, count) {
+      return q.reserve.get(sequence, count, count)!.next - count;
     },
     async purgeIdempotency(now) {
       return q.purgeIdem.run(now).changes;

@@ -475,6 +475,17 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
       });
     });
 
+    describe("reserved id ranges", () => {
+      it("gives concurrent reservations, across handles, ranges that never overlap, from 1", async () => {
+        const { store, open } = await setup();
+        const handles = options.durable ? [store, await open()] : [store];
+        const sequence = `${ns()}ids`;
+        const firsts = await Promise.all(Array.from({ length: 20 }, (_, i) => handles[i % handles.length]!.reserveIds(sequence, 10)));
+        expect([...firsts].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 1 + i * 10));
+        expect(await store.reserveIds(`${ns()}other`, 5)).toBe(1);
+      });
+    });
+
     // Registered only for durable stores (not skipped: a memory store has nothing to reopen).
     if (options.durable) describe("durability", () => {
       it("keeps events, revisions and idempotency records across close and reopen", async () => {

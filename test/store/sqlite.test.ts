@@ -93,7 +93,7 @@ describe("SQLite group commit", () => {
     expect(await store.readIdempotency("acct:k")).toEqual({ key: "acct:k", fingerprint: "fp", token: "", state: "done", status: 200, body: { ok: true }, expires_at: "2099-01-01T00:00:00.000Z" });
     await Promise.all([store.close(), readModels.close()]);
     const raw = new Database(path, { readonly: true });
-    expect(raw.pragma("user_version", { simple: true })).toBe(3);
+    expect(raw.pragma("user_version", { simple: true })).toBe(4);
     expect(raw.prepare("SELECT sql FROM sqlite_schema WHERE name = 'read_models'").get()).toEqual({ sql: expect.not.stringContaining("WITHOUT ROWID") });
     raw.close();
   });

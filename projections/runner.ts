@@ -87,7 +87,16 @@ export function createProjectionRunner({
       if (key !== null) keyed.push([key, event]);
     }
     const keys = [...new Set(keyed.map(([key]) => key))];
-    const stored = await readModels.getMany(projection.name, written ? keys.filter((k) => written.has(k)) : keys);
+    const wanted = written ? keys.filter((k) => written.has(k)) : keys;
+    const stored = await readModels.getMany(projection.name, wanted);
+    // Another process may have committed between reading the checkpoint and the documents: then
+    // they already hold events past it, and folding them again would apply those twice (the
+    // machine refuses, a 500). Documents and checkpoint are committed together, so an unchanged
+    // checkpoint read after the documents proves they are the checkpoint's.
+    if (wanted.length > 0) {
+      const now = await readModels.checkpoint(projection.name);
+      if (now !== checkpoint) throw new CheckpointConflict(projection.name, checkpoint, now);
+    }
     const changed = new Map<string, unknown>();
     for (const [key, event] of keyed) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
     return changed;

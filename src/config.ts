@@ -1,6 +1,7 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
 import { join, resolve } from "node:path";
+import { createPostgresStore } from "./store/postgres.js";
 import { createSqliteStore } from "./store/sqlite.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
 
@@ -8,6 +9,10 @@ export interface ServiceConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** PostgreSQL (postgres://…): several processes share it. Unset: SQLite under dataDir. */
+  databaseUrl: string | null;
+  /** The PostgreSQL schema holding cardflow's tables (default "cardflow"). */
+  databaseSchema: string;
   /** Blocking auth on a synchronous terminal gives up after this (spec §8: 120 s). */
   syncAuthTimeoutMs: number;
   idempotencyTtlMs: number;
@@ -27,11 +32,19 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return value;
 }
 
+function databaseUrl(raw: string | undefined): string | null {
+  if (!raw) return null;
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error(`DATABASE_URL: expected a postgres:// URL, got ${JSON.stringify(raw.split("@").pop())}`);
+  return raw;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {
     port: number(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
     dataDir: resolve(env.DATA_DIR || "./data"),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
+    databaseSchema: env.DATABASE_SCHEMA || "cardflow",
     syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
     idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
@@ -48,8 +61,16 @@ export interface Stores {
   description: string;
 }
 
-/** The stores under DATA_DIR: one SQLite file (events, read models, idempotency records). */
-export async function openStores(config: Pick<ServiceConfig, "dataDir">): Promise<Stores> {
+/**
+ * The service's stores: PostgreSQL when DATABASE_URL is set (several processes may share it),
+ * else one SQLite file under DATA_DIR (events, read models, idempotency records).
+ */
+export async function openStores(config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema">): Promise<Stores> {
+  if (config.databaseUrl) {
+    const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema });
+    const url = new URL(config.databaseUrl);
+    return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
+  }
   const path = join(config.dataDir, "cardflow.sqlite");
   const { events, readModels } = createSqliteStore({ path });
   return { store: events, readModels, description: `SQLite ${path}` };

@@ -30,6 +30,40 @@ export function randomIds(): Ids {
   };
 }
 
+/**
+ * Request ids unique across processes sharing a store: each process takes blocks of consecutive
+ * integers reserved in the store (EventStore.reserveIds). requestId() must stay synchronous (the
+ * HTTP server asks for one per request), so the next block is reserved while the current one is
+ * used. Should both run out while the store is unreachable, ids fall back to `base`'s
+ * time-ordered ones (~2^51, far above any block), unique in practice.
+ */
+export async function blockRequestIds(base: Ids, reserve: (count: number) => Promise<number>, blockSize = 1000): Promise<Ids> {
+  let next = await reserve(blockSize);
+  let end = next + blockSize;
+  let spare: { first: number; end: number } | undefined;
+  let reserving = false;
+  function reserveSpare() {
+    if (spare || reserving) return;
+    reserving = true;
+    reserve(blockSize)
+      .then((first) => void (spare = { first, end: first + blockSize }))
+      .catch(() => undefined) // tried again on the next request id
+      .finally(() => (reserving = false));
+  }
+  reserveSpare();
+  return {
+    ...base,
+    requestId() {
+      if (next >= end && spare) {
+        ({ first: next, end } = spare);
+        spare = undefined;
+      }
+      reserveSpare();
+      return next < end ? next++ : base.requestId();
+    },
+  };
+}
+
 /** Deterministic ids for tests and exact replays: a counter per kind. */
 export function sequentialIds(seed = 0): Ids {
   let n = seed;

@@ -6,11 +6,22 @@ export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "
 export { applyPaymentEvent, foldStored, stateOf, type PaymentState, type PaymentSnapshot } from "../machines/fold.js";
 export { replay, type ReplayStep, type ReplayReport } from "./replay.js";
 export * from "./errors.js";
+export {
+  createIdempotency,
+  fingerprintOf,
+  IdempotencyKeyInUse,
+  IdempotencyKeyReused,
+  type Idempotency,
+  type IdempotencyOptions,
+  type IdempotentRequest,
+  type IdempotentContext,
+  type Answer as IdempotentAnswer,
+} from "./idempotency.js";
 export { systemClock, manualClock, isoTimestamp, type Clock, type ManualClock } from "./clock.js";
 export { randomIds, sequentialIds, type Ids } from "./ids.js";
 export { Decimal, parseAmount, formatAmount, minorUnits } from "./money.js";
 export type * from "./store/port.js";
-export { WrongExpectedRevision } from "./store/port.js";
+export { WrongExpectedRevision, IdempotencyClaimLost } from "./store/port.js";
 export { createMemoryStore } from "./store/memory.js";
 export { createMemoryReadModels } from "./store/memory-read-models.js";
 export type * from "./processors/port.js";

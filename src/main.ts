@@ -1,18 +1,20 @@
-// `npm start`: the HTTP API on PORT with the store under DATA_DIR and the processor simulators.
+// `npm start`: the HTTP API on PORT with the store (DATABASE_URL, else SQLite under DATA_DIR) and
+// the processor simulators.
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the store cleanly.
 import { pino } from "pino";
 import { systemClock } from "./clock.js";
 import { configFromEnv, openStores } from "./config.js";
 import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
-import { randomIds } from "./ids.js";
+import { blockRequestIds, randomIds } from "./ids.js";
 import { createSimulators } from "./processors/simulator.js";
 
 const config = configFromEnv();
 const logger = pino({ level: config.logLevel });
 const clock = systemClock;
-const ids = randomIds();
 const { store, readModels, description } = await openStores(config);
+// request ids unique across every process on this store (blocks reserved in it)
+const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 const { captures, captureSettleMs, processorLatencyMs } = config;
 const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });

@@ -48,8 +48,11 @@ export function eventsStore(events: readonly RecordedEvent[]): EventStore {
     subscribeToAll() {
       throw new Error("this event source is read-only: no subscriptions");
     },
+    claimIdempotency: readOnly,
     saveIdempotency: readOnly,
+    releaseIdempotency: readOnly,
     readIdempotency: async () => undefined,
+    reserveIds: readOnly,
     purgeIdempotency: readOnly,
     close: async () => undefined,
   };

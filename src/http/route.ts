@@ -7,7 +7,7 @@ import type { z } from "zod";
 import { sha256, type ApiKeyOwner } from "../api-keys.js";
 import type { CommandContext } from "../engine.js";
 import { parseInput } from "../inputs.js";
-import { fingerprintOf, IDEMPOTENCY_HEADER, type Idempotency } from "./idempotency.js";
+import { fingerprintOf, type Idempotency } from "../idempotency.js";
 import { HttpProblem } from "./problem.js";
 import type { Version } from "./schemas.js";
 
@@ -43,6 +43,9 @@ export interface RouteDef<S extends z.ZodType = z.ZodType, A = any> {
   recordWithEvents?: boolean;
 }
 
+/** On every POST (an extension): see src/idempotency.ts. */
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+
 export const defineRoute = <S extends z.ZodType, A>(def: RouteDef<S, A>): RouteDef<S, A> => def;
 
 declare module "fastify" {
@@ -70,17 +73,16 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
         }
         const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? def.auth };
-        const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd }).then((answer) => def.present(answer, version));
+        const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd });
+        const present = (answer: unknown) => def.present(answer, version);
 
         const key = req.headers[IDEMPOTENCY_HEADER];
-        if (def.method !== "POST" || key === undefined) return run(command);
+        if (def.method !== "POST" || key === undefined) return present(await run(command));
         const scope = account ?? (def.auth === "client_secret" ? `client:${sha256(String((input as { client_secret?: unknown }).client_secret))}` : "public");
-        const answer = await idempotency.run(scope, String(key), fingerprintOf(def.method, url, req.body), (recordOf) =>
-          run({
-            ...command,
-            idempotency_key: String(key),
-            ...(def.recordWithEvents === false ? {} : { idempotency: (appended) => recordOf(def.present(appended, version)) }),
-          }),
+        const answer = await idempotency.run(
+          { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${url}`, req.body) },
+          ({ idempotency_key, idempotency: recordOf }) => run({ ...command, idempotency_key, ...(def.recordWithEvents === false ? {} : { idempotency: recordOf }) }),
+          present,
         );
         reply.header("idempotent-replayed", String(answer.replayed));
         return reply.code(answer.status).send(answer.body);

@@ -6,9 +6,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from "pino";
 import { createApiKeys, type ApiKeys } from "../api-keys.js";
 import { createEngine, type Engine } from "../engine.js";
+import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
-import { createIdempotency } from "./idempotency.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
@@ -25,6 +25,8 @@ export interface ServerOptions {
   simulators?: Simulators;
   /** How long an Idempotency-Key answer is kept (default 24 h). */
   idempotencyTtlMs?: number;
+  /** How long an Idempotency-Key claim of a request that never answered holds the key (default 180 s: longer than the 120 s blocking auth). */
+  idempotencyLeaseMs?: number;
   /** Largest accepted request body in bytes (default 64 KiB). */
   bodyLimit?: number;
   /** pino logger; false for none. */
@@ -37,13 +39,15 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   const { problem: body, internal } = problemOf(error, Number(req.id));
   if (internal) req.log.error({ err: error }, "request failed");
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
+  const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets it on other answers
   reply.header("request-id", req.id);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, idempotencyTtlMs = 24 * HOUR, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
     // one line per request, written by the onResponse hook below
@@ -95,7 +99,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${req.url.split("?")[0]}`, null, Number(req.id))),
   );
 
-  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs });
+  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs });
   const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));

@@ -17,7 +17,8 @@
 //   before p. Positions have gaps and do not start at 1; Number() is exact up to 2^53 (8 PiB log).
 // - idempotency records live in `${namespace}_idempotency-${key}` streams, written in the same
 //   atomic multiStreamAppend as the events (needs KurrentDB >= 25.1); readAll and subscriptions
-//   leave those streams out.
+//   leave those streams out. A claim, and the answer replacing it, is an append expecting the
+//   revision of the record it read: the stream's optimistic check plays the unique key.
 import { randomUUID } from "node:crypto";
 import {
   BACKWARDS,
@@ -38,6 +39,8 @@ import {
   type ResolvedEvent,
 } from "@kurrent/kurrentdb-client";
 import {
+  holdsKey,
+  IdempotencyClaimLost,
   WrongExpectedRevision,
   type AppendOptions,
   type AppendResult,
@@ -67,7 +70,8 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
   const client = KurrentDBClient.connectionString(url);
   const idemPrefix = `${namespace}${IDEMPOTENCY}`;
   const idemStream = (key: string) => `${idemPrefix}${key}`;
-  const ours = (kStream: string) => kStream.startsWith(namespace) && !kStream.startsWith(idemPrefix) && !kStream.startsWith("$");
+  const ours = (kStream: string) =>
+    kStream.startsWith(namespace) && !kStream.startsWith(idemPrefix) && !kStream.startsWith(`${namespace}_sequence-`) && !kStream.startsWith("$");
 
   const toEvent = (data: EventData) =>
     jsonEvent({
@@ -133,9 +137,12 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
       let revision: bigint;
       try {
         if (idempotency) {
+          // The claim read here must still be the last record when both streams are written.
+          const held = await lastIdempotency(idempotency.key);
+          if (held?.record.token !== idempotency.token) throw new IdempotencyClaimLost(idempotency.key);
           const { responses } = await client.multiStreamAppend([
             { streamName: kStream, events: events.map(toEvent), expectedState: streamState(expectedRevision) },
-            { streamName: idemStream(idempotency.key), events: [idempotencyEvent(idempotency)], expectedState: "any" },
+            { streamName: idemStream(idempotency.key), events: [idempotencyEvent(idempotency)], expectedState: held.revision },
           ]);
           revision = responses.find((r) => r.streamName === kStream)!.revision;
         } else {
@@ -143,6 +150,7 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
         }
       } catch (e) {
         if (!(e instanceof WrongExpectedVersionError)) throw e;
+        if (idempotency && (await lastIdempotency(idempotency.key))?.record.token !== idempotency.token) throw new IdempotencyClaimLost(idempotency.key);
         const prior = await priorResult(kStream, events, expectedRevision);
         if (prior) return prior;
         throw new WrongExpectedRevision(stream, expectedRevision, e.actualState === NO_STREAM ? -1 : Number(e.actualState));
@@ -205,14 +213,55 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
       return subscription;
     },
 
+    // Each write names the revision of the record it read: of two concurrent writers one wins.
+    async claimIdempotency(claim, now) {
+      for (;;) {
+        const held = await lastIdempotency(claim.key);
+        if (held && holdsKey(held.record, now)) return held.record;
+        if (await writeIdempotency(claim, held ? held.revision : "no_stream")) return undefined;
+      }
+    },
     async saveIdempotency(record) {
-      await client.appendToStream(idemStream(record.key), [idempotencyEvent(record)]);
+      for (;;) {
+        const held = await lastIdempotency(record.key);
+        if (held?.record.token !== record.token) return false;
+        if (await writeIdempotency(record, held.revision)) return true;
+      }
+    },
+    async releaseIdempotency(key, token, expires_at) {
+      for (;;) {
+        const held = await lastIdempotency(key);
+        if (held?.record.token !== token || held.record.state !== "in_flight") return;
+        if (held.record.status === 0) {
+          await client.deleteStream(idemStream(key), { expectedRevision: held.revision }).catch((e) => {
+            if (!(e instanceof WrongExpectedVersionError)) throw e;
+          });
+          return;
+        }
+        if (await writeIdempotency({ ...held.record, state: "done", expires_at }, held.revision)) return;
+      }
     },
 
     async readIdempotency(key) {
-      return readIdempotency(key);
+      return (await lastIdempotency(key))?.record;
     },
 
+    // One stream per sequence; its last event holds the next integer. Appends expect the revision
+    // read, so of two concurrent reservations one retries.
+    async reserveIds(sequence, count) {
+      const kStream = `${namespace}_sequence-${sequence}`;
+      for (;;) {
+        const [last] = await readStream(kStream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+        const first = last ? (last.data as { next: number }).next : 1;
+        const next = { id: randomUUID(), type: "sequence-reserved", version: 1, data: { next: first + count }, metadata: { timestamp: new Date(0).toISOString(), request_id: 0 } };
+        try {
+          await client.appendToStream(kStream, [toEvent(next)], { streamState: last ? BigInt(last.revision) : NO_STREAM });
+          return first;
+        } catch (e) {
+          if (!(e instanceof WrongExpectedVersionError)) throw e;
+        }
+      }
+    },
     async purgeIdempotency(now) {
       // Reads every idempotency stream once: fine for housekeeping, not for a hot path.
       const keys = new Set<string>();
@@ -221,8 +270,8 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
       }
       let purged = 0;
       for (const key of keys) {
-        const record = await readIdempotency(key);
-        if (record && record.expires_at < now) {
+        const record = (await lastIdempotency(key))?.record;
+        if (record && !holdsKey(record, now)) {
           await client.deleteStream(idemStream(key));
           purged++;
         }
@@ -236,9 +285,21 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
     },
   };
 
-  async function readIdempotency(key: string): Promise<IdempotencyRecord | undefined> {
+  /** The key's current record (the last event of its stream) and that event's revision. */
+  async function lastIdempotency(key: string): Promise<{ record: IdempotencyRecord; revision: bigint } | undefined> {
     const [last] = await readStream(idemStream(key), { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
-    return last?.data as IdempotencyRecord | undefined;
+    return last && { record: last.data as IdempotencyRecord, revision: BigInt(last.revision) };
+  }
+
+  /** false when the stream is no longer at `expected` (another writer came first). */
+  async function writeIdempotency(record: IdempotencyRecord, expected: bigint | "no_stream"): Promise<boolean> {
+    try {
+      await client.appendToStream(idemStream(record.key), [idempotencyEvent(record)], { streamState: expected });
+      return true;
+    } catch (e) {
+      if (e instanceof WrongExpectedVersionError) return false;
+      throw e;
+    }
   }
 
   function idempotencyEvent(record: IdempotencyRecord) {

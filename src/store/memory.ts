@@ -5,6 +5,8 @@ import {
   type AppendOptions,
   type AppendResult,
   type EventData,
+  holdsKey,
+  IdempotencyClaimLost,
   type EventStore,
   type IdempotencyRecord,
   type ReadAllOptions,
@@ -20,11 +22,18 @@ export function createMemoryStore(): EventStore {
   const streams = new Map<string, RecordedEvent[]>();
   const byId = new Map<string, RecordedEvent>();
   const idempotency = new Map<string, IdempotencyRecord>();
+  const sequences = new Map<string, number>();
   const pump = createPump(async (after, maxCount) => readAllSync({ after, maxCount }));
 
   function readAllSync({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}): RecordedEvent[] {
     // positions are 1..n and all[i].position === i + 1
     return all.slice(after, after + maxCount);
+  }
+
+  /** The append's record replaces its claim (checked before anything is appended). */
+  function replaceIdempotency(record: IdempotencyRecord) {
+    if (idempotency.get(record.key)?.token !== record.token) throw new IdempotencyClaimLost(record.key);
+    idempotency.set(record.key, structuredClone(record));
   }
 
   return {
@@ -37,6 +46,7 @@ export function createMemoryStore(): EventStore {
         return { nextRevision: last.revision, position: last.position };
       }
       checkExpectedRevision(stream, expectedRevision, existing.length - 1);
+      if (record) replaceIdempotency(record);
       if (events.length === 0) return { nextRevision: existing.length - 1, position: all.length };
       const recorded = events.map((e, i): RecordedEvent => ({
         ...structuredClone(e),
@@ -49,7 +59,6 @@ export function createMemoryStore(): EventStore {
         byId.set(r.id, r);
       }
       streams.set(stream, existing.concat(recorded));
-      if (record) idempotency.set(record.key, structuredClone(record));
       pump.notify();
       const last = recorded[recorded.length - 1]!;
       return { nextRevision: last.revision, position: last.position };
@@ -70,16 +79,35 @@ export function createMemoryStore(): EventStore {
       return pump.subscribe(options, onEvent);
     },
 
+    async claimIdempotency(claim, now) {
+      const held = idempotency.get(claim.key);
+      if (held && holdsKey(held, now)) return structuredClone(held);
+      idempotency.set(claim.key, structuredClone(claim));
+      return undefined;
+    },
     async saveIdempotency(record) {
+      if (idempotency.get(record.key)?.token !== record.token) return false;
       idempotency.set(record.key, structuredClone(record));
+      return true;
+    },
+    async releaseIdempotency(key, token, expires_at) {
+      const held = idempotency.get(key);
+      if (held?.token !== token || held.state !== "in_flight") return;
+      if (held.status === 0) idempotency.delete(key);
+      else idempotency.set(key, { ...held, state: "done", expires_at });
     },
     async readIdempotency(key) {
       const r = idempotency.get(key);
       return r && structuredClone(r);
     },
+    async reserveIds(sequence, count) {
+      const first = sequences.get(sequence) ?? 1;
+      sequences.set(sequence, first + count);
+      return first;
+    },
     async purgeIdempotency(now) {
       let n = 0;
-      for (const [k, r] of idempotency) if (r.expires_at < now && idempotency.delete(k)) n++;
+      for (const [k, r] of idempotency) if (!holdsKey(r, now) && idempotency.delete(k)) n++;
       return n;
     },
 

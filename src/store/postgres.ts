@@ -17,6 +17,7 @@
 import pg from "pg";
 import {
   checkCheckpoint,
+  IdempotencyClaimLost,
   WrongExpectedRevision,
   type AppendOptions,
   type AppendResult,
@@ -26,7 +27,7 @@ import {
   type ReadModelStore,
 } from "./port.js";
 import { createPump } from "./pump.js";
-import { sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
+import { RELEASED_SQL, sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -118,6 +119,51 @@ const migrations = (schema: string): string[] => [
      PRIMARY KEY (projection, key)
    );
    CREATE TABLE checkpoints (projection text PRIMARY KEY, position bigint NOT NULL);`,
+  // Idempotency-Keys are claimed before the request runs (IdempotencyRecord in port.ts); an append
+  // replaces the claim only while it is still the request's (token), else SQLSTATE CF002 and
+  // nothing is appended. Records written before this are final answers.
+  `ALTER TABLE idempotency ADD COLUMN token text NOT NULL DEFAULT '', ADD COLUMN state text NOT NULL DEFAULT 'done';
+   CREATE OR REPLACE FUNCTION append_events(p_stream text, p_expected text, p_ids text[], p_types text[], p_versions integer[],
+                                            p_data json[], p_metadata json[], p_idempotency json)
+   RETURNS TABLE (next_revision bigint, last_position bigint) LANGUAGE plpgsql AS $$
+   DECLARE
+     n integer := coalesce(array_length(p_ids, 1), 0);
+     prior record;
+     current bigint;
+     first bigint;
+   BEGIN
+     IF n > 0 THEN
+       SELECT e.stream, e.revision, e.position INTO prior FROM events e WHERE e.id = p_ids[1];
+       IF FOUND AND prior.stream = p_stream THEN
+         RETURN QUERY SELECT e.revision, e.position FROM events e WHERE e.id = ANY (ARRAY[p_ids[1], p_ids[n]]) ORDER BY e.position DESC LIMIT 1;
+         RETURN;
+       END IF;
+     END IF;
+     SELECT coalesce(max(e.revision), -1) INTO current FROM events e WHERE e.stream = p_stream;
+     IF NOT (p_expected = 'any' OR (p_expected = 'no_stream' AND current = -1) OR (p_expected = 'stream_exists' AND current >= 0)
+             OR (p_expected ~ '^-?[0-9]+$' AND p_expected::bigint = current)) THEN
+       RAISE EXCEPTION 'wrong expected revision' USING ERRCODE = 'CF001', DETAIL = current::text;
+     END IF;
+     IF p_idempotency IS NOT NULL THEN
+       UPDATE idempotency SET fingerprint = p_idempotency->>'fingerprint', state = p_idempotency->>'state',
+         status = (p_idempotency->>'status')::integer, body = p_idempotency->'body', expires_at = p_idempotency->>'expires_at'
+       WHERE key = p_idempotency->>'key' AND token = p_idempotency->>'token';
+       IF NOT FOUND THEN
+         RAISE EXCEPTION 'idempotency claim lost' USING ERRCODE = 'CF002';
+       END IF;
+     END IF;
+     IF n = 0 THEN
+       RETURN QUERY SELECT current, coalesce(max(e.position), 0) FROM events e;
+       RETURN;
+     END IF;
+     first := reserve_positions(n);
+     INSERT INTO events (position, stream, revision, id, type, version, data, metadata)
+       SELECT first + i - 1, p_stream, current + i, p_ids[i], p_types[i], p_versions[i], p_data[i], p_metadata[i]
+       FROM generate_series(1, n) AS i;
+     RETURN QUERY SELECT current + n, first + n - 1;
+   END $$ SET search_path FROM CURRENT;`,
+  // Named sequences (reserveIds): the next integer of each.
+  `CREATE TABLE sequences (name text PRIMARY KEY, next bigint NOT NULL);`,
 ];
 
 async function migrate(pool: pg.Pool, schema: string): Promise<void> {
@@ -206,12 +252,25 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     return { nextRevision: Number(r!.next_revision), position: Number(r!.last_position) };
   }
 
-  const saveIdempotency = (r: IdempotencyRecord) =>
-    pool.query(
-      `INSERT INTO idempotency (key, fingerprint, status, body, expires_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body, expires_at = excluded.expires_at`,
-      [r.key, r.fingerprint, r.status, JSON.stringify(r.body), r.expires_at],
-    );
+  const saveIdempotency = async (r: IdempotencyRecord) =>
+    ((
+      await pool.query("UPDATE idempotency SET fingerprint = $1, state = $2, status = $3, body = $4, expires_at = $5 WHERE key = $6 AND token = $7", [
+        r.fingerprint,
+        r.state,
+        r.status,
+        JSON.stringify(r.body),
+        r.expires_at,
+        r.key,
+        r.token,
+      ])
+    ).rowCount ?? 0) > 0;
+
+  const IDEMPOTENCY_COLUMNS = "key, fingerprint, token, state, status, body, expires_at";
+
+  async function readIdempotency(key: string): Promise<IdempotencyRecord | undefined> {
+    const [r] = await query<IdempotencyRecord>(`SELECT ${IDEMPOTENCY_COLUMNS} FROM idempotency WHERE key = $1`, [key]);
+    return r;
+  }
 
   // Only rows of transactions older than every running one: they can no longer change (see top).
   const readAllVisible = async (after: number, maxCount: number) =>
@@ -244,6 +303,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
             const prior = await priorResult(stream, events);
             if (prior) return prior;
           }
+          if ((e as { code?: string }).code === "CF002") throw new IdempotencyClaimLost(options.idempotency!.key);
           if ((e as { code?: string }).code === "CF001") throw new WrongExpectedRevision(stream, options.expectedRevision, Number((e as { detail: string }).detail));
           if (!isUniqueViolation(e, "events_stream_revision")) throw e;
           // Another append took the revision we read. "any" and "stream_exists" still hold: try again.
@@ -264,15 +324,41 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     subscribeToAll(options, onEvent) {
       return pump.subscribe(options, onEvent);
     },
-    async saveIdempotency(record) {
-      await saveIdempotency(record);
+    async claimIdempotency(claim, now) {
+      for (;;) {
+        // The key's primary key refuses a second claimant; a record that no longer holds its key
+        // (holdsKey in port.ts) is replaced in the same statement.
+        const claimed = await query(
+          `INSERT INTO idempotency AS i (${IDEMPOTENCY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, token = excluded.token, state = excluded.state,
+             status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+           WHERE ${RELEASED_SQL("i", "$8")}
+           RETURNING key`,
+          [claim.key, claim.fingerprint, claim.token, claim.state, claim.status, JSON.stringify(claim.body), claim.expires_at, now],
+        );
+        if (claimed.length > 0) return undefined;
+        const held = await readIdempotency(claim.key);
+        if (held) return held;
+        // released between the two statements: claim again
+      }
     },
-    async readIdempotency(key) {
-      const [r] = await query<IdempotencyRecord & { body: unknown }>("SELECT key, fingerprint, status, body, expires_at FROM idempotency WHERE key = $1", [key]);
-      return r && { key: r.key, fingerprint: r.fingerprint, status: r.status, body: r.body, expires_at: r.expires_at };
+    saveIdempotency,
+    async releaseIdempotency(key, token, expires_at) {
+      await inTransaction(async (c) => {
+        await c.query("DELETE FROM idempotency WHERE key = $1 AND token = $2 AND state = 'in_flight' AND status = 0", [key, token]);
+        await c.query("UPDATE idempotency SET state = 'done', expires_at = $3 WHERE key = $1 AND token = $2 AND state = 'in_flight'", [key, token, expires_at]);
+      });
+    },
+    readIdempotency,
+    async reserveIds(sequence, count) {
+      const [r] = await query<{ next: string }>(
+        "INSERT INTO sequences AS s (name, next) VALUES ($1, 1 + $2::bigint) ON CONFLICT (name) DO UPDATE SET next = s.next + $2::bigint RETURNING next",
+        [sequence, count],
+      );
+      return Number(r!.next) - count;
     },
     async purgeIdempotency(now) {
-      return (await pool.query("DELETE FROM idempotency WHERE expires_at < $1", [now])).rowCount ?? 0;
+      return (await pool.query(`DELETE FROM idempotency i WHERE ${RELEASED_SQL("i", "$1")}`, [now])).rowCount ?? 0;
     },
     close: release(async () => {
       eventsClosed = true;

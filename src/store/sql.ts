@@ -50,3 +50,6 @@ export function sharedConnection(close: () => void | Promise<void>) {
     };
   };
 }
+
+/** SQL for "the idempotency record no longer holds its key at `now`": the negation of holdsKey (port.ts). */
+export const RELEASED_SQL = (table: string, now: string) => `${table}.expires_at < ${now} AND (${table}.state = 'done' OR ${table}.status = 0)`;

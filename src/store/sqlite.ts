@@ -21,6 +21,7 @@ import { dirname } from "node:path";
 import {
   checkCheckpoint,
   checkExpectedRevision,
+  IdempotencyClaimLost,
   type AppendOptions,
   type AppendResult,
   type EventData,
@@ -30,7 +31,7 @@ import {
   type ReadModelStore,
 } from "./port.js";
 import { createPump } from "./pump.js";
-import { sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
+import { RELEASED_SQL, sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
 
 export interface SqliteStoreOptions {
   /** Database file; its directory is created when missing. */
@@ -84,6 +85,12 @@ const MIGRATIONS = [
    INSERT INTO read_models_v2 (projection, key, doc) SELECT projection, key, doc FROM read_models;
    DROP TABLE read_models;
    ALTER TABLE read_models_v2 RENAME TO read_models;`,
+  // Idempotency-Keys are claimed before the request runs (IdempotencyRecord): records written
+  // before this are final answers.
+  `ALTER TABLE idempotency ADD COLUMN token TEXT NOT NULL DEFAULT '';
+   ALTER TABLE idempotency ADD COLUMN state TEXT NOT NULL DEFAULT 'done';`,
+  // Named sequences (reserveIds): the next integer of each.
+  `CREATE TABLE sequences (name TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID;`,
 ];
 
 function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
@@ -108,6 +115,19 @@ interface Pending {
   reject(e: unknown): void;
 }
 
+interface IdempotencyRow {
+  key: string;
+  fingerprint: string;
+  token: string;
+  state: string;
+  status: number;
+  body: string;
+  expires_at: string;
+}
+
+const idempotencyRow = (r: IdempotencyRecord) => [r.key, r.fingerprint, r.token, r.state, r.status, JSON.stringify(r.body), r.expires_at] as const;
+const fromIdempotencyRow = (r: IdempotencyRow): IdempotencyRecord => ({ ...r, state: r.state === "in_flight" ? "in_flight" : "done", body: JSON.parse(r.body) });
+
 export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, onCommit }: SqliteStoreOptions): SqliteStore {
   const db = openDatabase(path, busyTimeoutMs);
   const q = {
@@ -118,9 +138,22 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     forwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
     backwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?"),
     all: db.prepare<[number, number], EventRow>("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
-    saveIdem: db.prepare("INSERT OR REPLACE INTO idempotency (key, fingerprint, status, body, expires_at) VALUES (?, ?, ?, ?, ?)"),
-    readIdem: db.prepare<[string], { key: string; fingerprint: string; status: number; body: string; expires_at: string }>("SELECT * FROM idempotency WHERE key = ?"),
-    purgeIdem: db.prepare("DELETE FROM idempotency WHERE expires_at < ?"),
+    // The key's primary key refuses a second claimant; a record that no longer holds its key
+    // (holdsKey in port.ts) is replaced in the same statement.
+    claimIdem: db.prepare(
+      `INSERT INTO idempotency (key, fingerprint, token, state, status, body, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, token = excluded.token, state = excluded.state,
+         status = excluded.status, body = excluded.body, expires_at = excluded.expires_at
+       WHERE ${RELEASED_SQL("idempotency", "?")}`,
+    ),
+    saveIdem: db.prepare("UPDATE idempotency SET fingerprint = ?, state = ?, status = ?, body = ?, expires_at = ? WHERE key = ? AND token = ?"),
+    dropClaim: db.prepare("DELETE FROM idempotency WHERE key = ? AND token = ? AND state = 'in_flight' AND status = 0"),
+    endClaim: db.prepare("UPDATE idempotency SET state = 'done', expires_at = ? WHERE key = ? AND token = ? AND state = 'in_flight'"),
+    reserve: db.prepare<[string, number, number], { next: number }>(
+      "INSERT INTO sequences (name, next) VALUES (?, 1 + ?) ON CONFLICT (name) DO UPDATE SET next = next + ? RETURNING next",
+    ),
+    readIdem: db.prepare<[string], IdempotencyRow>("SELECT * FROM idempotency WHERE key = ?"),
+    purgeIdem: db.prepare(`DELETE FROM idempotency WHERE ${RELEASED_SQL("idempotency", "?")}`),
     checkpoint: db.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
     setCheckpoint: db.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),
     getDoc: db.prepare<[string, string], { doc: string }>("SELECT doc FROM read_models WHERE projection = ? AND key = ?"),
@@ -137,7 +170,17 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     resetCheckpoint: db.prepare("DELETE FROM checkpoints WHERE projection = ?"),
   };
 
-  const saveIdempotency = (r: IdempotencyRecord) => q.saveIdem.run(r.key, r.fingerprint, r.status, JSON.stringify(r.body), r.expires_at);
+  /** Runs a write transaction that may skip the fsync (it can be rebuilt, or its loss loses nothing acknowledged). */
+  function withoutFsync<T>(write: () => T): T {
+    db.pragma("synchronous = NORMAL");
+    try {
+      return write();
+    } finally {
+      db.pragma("synchronous = FULL");
+    }
+  }
+
+  const saveIdempotency = (r: IdempotencyRecord) => q.saveIdem.run(r.fingerprint, r.state, r.status, JSON.stringify(r.body), r.expires_at, r.key, r.token).changes > 0;
 
   /** One append inside the open transaction; throws WrongExpectedRevision before writing anything. */
   function applyAppend({ stream, events, options }: Pending): AppendResult {
@@ -148,12 +191,12 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     }
     const current = q.last.get(stream)?.revision ?? -1;
     checkExpectedRevision(stream, options.expectedRevision, current);
+    if (options.idempotency && !saveIdempotency(options.idempotency)) throw new IdempotencyClaimLost(options.idempotency.key);
     if (events.length === 0) return { nextRevision: current, position: q.head.get()?.position ?? 0 };
     let position = 0;
     events.forEach((e, i) => {
       position = Number(q.insert.run(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)).lastInsertRowid);
     });
-    if (options.idempotency) saveIdempotency(options.idempotency);
     return { nextRevision: current + events.length, position };
   }
 
@@ -221,12 +264,31 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     subscribeToAll(options, onEvent) {
       return pump.subscribe(options, onEvent);
     },
+    async claimIdempotency(claim, now) {
+      for (;;) {
+        // A claim need not wait for an fsync: were it lost, so would be everything written after it.
+        const claimed = withoutFsync(() => q.claimIdem.run(...idempotencyRow(claim), now).changes > 0);
+        if (claimed) return undefined;
+        const held = q.readIdem.get(claim.key);
+        if (held) return fromIdempotencyRow(held);
+        // released between the two statements: claim again
+      }
+    },
     async saveIdempotency(record) {
-      saveIdempotency(record);
+      return saveIdempotency(record);
+    },
+    async releaseIdempotency(key, token, expires_at) {
+      db.transaction(() => {
+        q.dropClaim.run(key, token);
+        q.endClaim.run(expires_at, key, token);
+      }).immediate();
     },
     async readIdempotency(key) {
       const r = q.readIdem.get(key);
-      return r && { key: r.key, fingerprint: r.fingerprint, status: r.status, body: JSON.parse(r.body), expires_at: r.expires_at };
+      return r && fromIdempotencyRow(r);
+    },
+    async reserveIds(sequence, count) {
+      return q.reserve.get(sequence, count, count)!.next - count;
     },
     async purgeIdempotency(now) {
       return q.purgeIdem.run(now).changes;
@@ -272,12 +334,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async commitBatch(commits) {
       // Read models are rebuilt from the events, so their commits skip the fsync (docs/stores.md):
       // atomic still, and made durable by the next event append's fsync of the same WAL.
-      db.pragma("synchronous = NORMAL");
-      try {
-        commitReadModels.immediate(commits);
-      } finally {
-        db.pragma("synchronous = FULL");
-      }
+      withoutFsync(() => commitReadModels.immediate(commits));
     },
     async reset(projection) {
       resetReadModels.immediate(projection);

@@ -98,6 +98,37 @@ describe("projection runner", () => {
     await createProjectionRunner({ store, readModels: alone, projections: PROJECTIONS }).catchUp();
     expect(await docs(readModels)).toEqual(await docs(alone));
   });
+
+  it("a stale read (another runner committed between checkpoint and documents) is retried as a conflict, never folded", async () => {
+    // Like the payment machine: applying an event twice throws.
+    const strict = defineProjection<{ last: number; events: number }>({
+      name: "strict",
+      keyOf: (e) => e.stream,
+      apply: (doc, e) => {
+        if (doc && e.position <= doc.last) throw new Error(`event ${e.position} applied twice`);
+        return { last: e.position, events: (doc?.events ?? 0) + 1 };
+      },
+    });
+    const store = createMemoryStore();
+    await fill(store, 3, 5);
+    const shared = createMemoryReadModels();
+    await createProjectionRunner({ store, readModels: shared, projections: [strict] }).catchUp();
+    await fill2(store);
+    const other = createProjectionRunner({ store, readModels: shared, projections: [strict] });
+    let interleaved = 0;
+    // the other process commits right after this runner read its checkpoint, before its documents
+    const racing: ReadModelStore = {
+      ...shared,
+      getMany: async (p, keys) => {
+        if (interleaved++ === 0) await other.catchUp();
+        return shared.getMany(p, keys);
+      },
+    };
+    expect(await createProjectionRunner({ store, readModels: racing, projections: [strict] }).catchUp()).toBe(17);
+    const alone = createMemoryReadModels();
+    await createProjectionRunner({ store, readModels: alone, projections: [strict] }).catchUp();
+    expect(await shared.list("strict", "")).toEqual(await alone.list("strict", ""));
+  });
 });
 
 async function fill2(store: EventStore) {

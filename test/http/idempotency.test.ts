@@ -109,7 +109,9 @@ describe("Idempotency-Key", () => {
     const { body } = await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
     const blocking = m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
     await api.simulators.terminal.untilCollecting(terminal);
-    expectProblem(await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" }), 409, "idempotency_key_in_use", "Idempotency-Key");
+    const busy = await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
+    expectProblem(busy, 409, "idempotency_key_in_use", "Idempotency-Key");
+    expect(busy.headers.get("retry-after")).toBe("1");
     await m.post("/sim/terminal/present-card", { terminal_id: terminal });
     const first = await blocking;
     expect(first.body.status).toBe("requires_capture");

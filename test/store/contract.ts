@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CheckpointConflict,
+  IdempotencyClaimLost,
   WrongExpectedRevision,
   type EventData,
   type EventStore,
@@ -44,9 +45,17 @@ export function event(type = "test.happened", data: unknown = {}, request_id = 1
 
 const events = (n: number, type = "test.happened") => Array.from({ length: n }, (_, i) => event(type, { i }));
 
-export function idem(key: string, expires_at = "2099-01-01T00:00:00.000Z"): IdempotencyRecord {
-  return { key, fingerprint: `fp-${key}`, status: 201, body: { payment_id: key, nested: [1, "two", null] }, expires_at };
+/** The claim a request makes on `key` (in flight, no answer yet), with its own token. */
+export function claimOf(key: string, expires_at = "2099-01-01T00:00:00.000Z", token = randomUUID()): IdempotencyRecord {
+  return { key, fingerprint: `fp-${key}`, token, state: "in_flight", status: 0, body: null, expires_at };
 }
+
+/** The final answer replacing `claim`. */
+export function idem(claim: IdempotencyRecord, expires_at = "2099-01-01T00:00:00.000Z"): IdempotencyRecord {
+  return { ...claim, state: "done", status: 201, body: { payment_id: claim.key, nested: [1, "two", null] }, expires_at };
+}
+
+const NOW = "2030-01-01T00:00:00.000Z";
 
 /** Collects events from a subscription; `until(n)` resolves once n events arrived. */
 export function collect(store: EventStore, options: SubscribeOptions) {
@@ -358,34 +367,122 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
     });
 
     describe("idempotency records", () => {
-      it("stores a record in the same append as the events", async () => {
+      it("stores the answer in the same append as the events, replacing the request's claim", async () => {
         const store = await fresh();
-        const key = `${ns()}acct:key-1`;
-        await store.append(`${ns()}pay`, events(1), { expectedRevision: "no_stream", idempotency: idem(key) });
-        expect(await store.readIdempotency(key)).toEqual(idem(key));
+        const claim = claimOf(`${ns()}acct:key-1`);
+        expect(await store.claimIdempotency(claim, NOW)).toBeUndefined();
+        expect(await store.readIdempotency(claim.key)).toEqual(claim);
+        await store.append(`${ns()}pay`, events(1), { expectedRevision: "no_stream", idempotency: idem(claim) });
+        expect(await store.readIdempotency(claim.key)).toEqual(idem(claim));
       });
 
       it("stores no record when the append is refused", async () => {
         const store = await fresh();
         const s = `${ns()}pay`;
-        const key = `${ns()}acct:key-2`;
+        const claim = claimOf(`${ns()}acct:key-2`);
+        await store.claimIdempotency(claim, NOW);
         await store.append(s, events(1), { expectedRevision: "no_stream" });
-        await expect(store.append(s, events(1), { expectedRevision: "no_stream", idempotency: idem(key) })).rejects.toBeInstanceOf(WrongExpectedRevision);
-        expect(await store.readIdempotency(key)).toBeUndefined();
+        await expect(store.append(s, events(1), { expectedRevision: "no_stream", idempotency: idem(claim) })).rejects.toBeInstanceOf(WrongExpectedRevision);
+        expect(await store.readIdempotency(claim.key)).toEqual(claim);
       });
 
-      it("saves records on their own, replaces by key, and purges only expired ones", async () => {
+      it("refuses a second claimant: the holder is returned, whatever its state", async () => {
+        const store = await fresh();
+        const first = claimOf(`${ns()}k`);
+        expect(await store.claimIdempotency(first, NOW)).toBeUndefined();
+        expect(await store.claimIdempotency(claimOf(first.key), NOW)).toEqual(first);
+        await store.saveIdempotency(idem(first));
+        expect(await store.claimIdempotency(claimOf(first.key), NOW)).toEqual(idem(first));
+      });
+
+      it("lets exactly one of many concurrent claimants win, across handles", async () => {
+        const { store, open } = await setup();
+        const handles = options.durable ? [store, await open(), await open()] : [store];
+        const key = `${ns()}race`;
+        const claims = Array.from({ length: 12 }, () => claimOf(key));
+        const results = await Promise.all(claims.map((c, i) => handles[i % handles.length]!.claimIdempotency(c, NOW)));
+        const winners = claims.filter((_, i) => results[i] === undefined);
+        expect(winners).toHaveLength(1);
+        for (const r of results) if (r) expect(r).toEqual(winners[0]);
+        expect(await store.readIdempotency(key)).toEqual(winners[0]);
+      });
+
+      it("replaces the claim only while it is the request's: another token appends nothing and saves nothing", async () => {
+        const store = await fresh();
+        const s = `${ns()}pay`;
+        const claim = claimOf(`${ns()}k`);
+        await store.claimIdempotency(claim, NOW);
+        const stranger = { ...idem(claim), token: randomUUID() };
+        await expect(store.append(s, events(2), { expectedRevision: "no_stream", idempotency: stranger })).rejects.toBeInstanceOf(IdempotencyClaimLost);
+        expect(await store.readStream(s)).toEqual([]);
+        expect(await store.saveIdempotency(stranger)).toBe(false);
+        expect(await store.saveIdempotency(idem(claimOf(`${ns()}never-claimed`)))).toBe(false);
+        expect(await store.readIdempotency(claim.key)).toEqual(claim);
+        expect(await store.saveIdempotency(idem(claim))).toBe(true);
+        expect(await store.readIdempotency(claim.key)).toEqual(idem(claim));
+      });
+
+      it("frees an expired claim without answer and an expired answer; keeps an expired claim whose events were appended", async () => {
+        const store = await fresh();
+        const past = "2020-01-01T00:00:00.000Z";
+        const crashedEarly = claimOf(`${ns()}a`, past);
+        const crashedAfterAppend = claimOf(`${ns()}b`, past);
+        const answered = claimOf(`${ns()}c`);
+        for (const c of [crashedEarly, crashedAfterAppend, answered]) await store.claimIdempotency(c, past);
+        await store.append(`${ns()}pay`, events(1), { expectedRevision: "no_stream", idempotency: { ...crashedAfterAppend, status: 200, body: { ok: true } } });
+        await store.saveIdempotency(idem(answered, past));
+
+        const retryA = claimOf(crashedEarly.key);
+        expect(await store.claimIdempotency(retryA, NOW)).toBeUndefined();
+        expect(await store.claimIdempotency(claimOf(crashedAfterAppend.key), NOW)).toMatchObject({ token: crashedAfterAppend.token, status: 200, body: { ok: true } });
+        expect(await store.claimIdempotency(claimOf(answered.key), NOW)).toBeUndefined();
+        // the claim taken over is no longer the crashed request's
+        expect(await store.saveIdempotency(idem(crashedEarly))).toBe(false);
+        expect(await store.readIdempotency(crashedEarly.key)).toEqual(retryA);
+      });
+
+      it("releases a failed request's claim: deleted without answer, done with the answer recorded with its events", async () => {
+        const store = await fresh();
+        const none = claimOf(`${ns()}none`);
+        const appended = claimOf(`${ns()}appended`);
+        await store.claimIdempotency(none, NOW);
+        await store.claimIdempotency(appended, NOW);
+        await store.append(`${ns()}pay`, events(1), { expectedRevision: "no_stream", idempotency: { ...appended, status: 200, body: { n: 1 } } });
+        await store.releaseIdempotency(none.key, randomUUID(), "2099-01-01T00:00:00.000Z"); // not its token: nothing happens
+        expect(await store.readIdempotency(none.key)).toEqual(none);
+        await store.releaseIdempotency(none.key, none.token, "2099-01-01T00:00:00.000Z");
+        await store.releaseIdempotency(appended.key, appended.token, "2099-01-01T00:00:00.000Z");
+        expect(await store.readIdempotency(none.key)).toBeUndefined();
+        expect(await store.readIdempotency(appended.key)).toEqual({ ...appended, state: "done", status: 200, body: { n: 1 }, expires_at: "2099-01-01T00:00:00.000Z" });
+      });
+
+      it("purges only records that no longer hold their key", async () => {
         const store = await fresh();
         const p = ns();
-        await store.saveIdempotency(idem(`${p}old`, "2020-01-01T00:00:00.000Z"));
-        await store.saveIdempotency(idem(`${p}new`));
-        await store.saveIdempotency({ ...idem(`${p}new`), status: 409, body: { replaced: true } });
-        expect(await store.readIdempotency(`${p}new`)).toMatchObject({ status: 409, body: { replaced: true } });
+        const old = claimOf(`${p}old`);
+        const fresh1 = claimOf(`${p}new`);
+        const acted = claimOf(`${p}acted`, "2020-01-01T00:00:00.000Z");
+        for (const c of [old, fresh1, acted]) await store.claimIdempotency(c, "2019-01-01T00:00:00.000Z");
+        await store.saveIdempotency(idem(old, "2020-01-01T00:00:00.000Z"));
+        await store.saveIdempotency(idem(fresh1));
+        await store.saveIdempotency({ ...acted, status: 200, body: {} });
         expect(await store.readIdempotency(`${p}missing`)).toBeUndefined();
         expect(await store.purgeIdempotency("2021-01-01T00:00:00.000Z")).toBe(1);
-        expect(await store.readIdempotency(`${p}old`)).toBeUndefined();
-        expect(await store.readIdempotency(`${p}new`)).toBeDefined();
+        expect(await store.readIdempotency(old.key)).toBeUndefined();
+        expect(await store.readIdempotency(fresh1.key)).toBeDefined();
+        expect(await store.readIdempotency(acted.key)).toBeDefined();
         expect(await store.purgeIdempotency("2021-01-01T00:00:00.000Z")).toBe(0);
+      });
+    });
+
+    describe("reserved id ranges", () => {
+      it("gives concurrent reservations, across handles, ranges that never overlap, from 1", async () => {
+        const { store, open } = await setup();
+        const handles = options.durable ? [store, await open()] : [store];
+        const sequence = `${ns()}ids`;
+        const firsts = await Promise.all(Array.from({ length: 20 }, (_, i) => handles[i % handles.length]!.reserveIds(sequence, 10)));
+        expect([...firsts].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 1 + i * 10));
+        expect(await store.reserveIds(`${ns()}other`, 5)).toBe(1);
       });
     });
 
@@ -395,13 +492,15 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
         const { fixture } = await setup();
         const first = await fixture.open();
         const s = `${ns()}pay`;
-        await first.append(s, events(3), { expectedRevision: "no_stream", idempotency: idem(`${s}:k`) });
+        const claim = claimOf(`${s}:k`);
+        await first.claimIdempotency(claim, NOW);
+        await first.append(s, events(3), { expectedRevision: "no_stream", idempotency: idem(claim) });
         const before = await first.readAll();
         await first.close();
         const second = await fixture.open();
         try {
           expect(await second.readAll()).toEqual(before);
-          expect(await second.readIdempotency(`${s}:k`)).toEqual(idem(`${s}:k`));
+          expect(await second.readIdempotency(claim.key)).toEqual(idem(claim));
           await expect(second.append(s, events(1), { expectedRevision: 1 })).rejects.toMatchObject({ actual: 2 });
         } finally {
           await second.close();

@@ -60,9 +60,9 @@ describe("PostgreSQL positions under concurrent writers", () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ connectionString: database, schema })));
     const c = new pg.Client({ connectionString: database });
     await c.connect();
-    const { rows } = await c.query(`SELECT version FROM ${schema}.migrations`);
+    const { rows } = await c.query(`SELECT version FROM ${schema}.migrations ORDER BY version`);
     await c.end();
-    expect(rows).toEqual([{ version: 1 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     await Promise.all(stores.flatMap((s) => [s.events.close(), s.readModels.close()]));
   });
 });

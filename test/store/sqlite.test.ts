@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WrongExpectedRevision } from "../../src/store/port.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
-import { event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
+import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */
 function sqliteFixture<K extends "events" | "readModels">(port: K) {
@@ -39,17 +39,19 @@ describe("SQLite group commit", () => {
     const { events: store, readModels } = createSqliteStore({ path: join(dir, "c.db"), onCommit: (n) => commits.push(n) });
     await readModels.close();
     await store.append("seed", [event()], { expectedRevision: "no_stream" });
+    const claims = Array.from({ length: 64 }, (_, i) => claimOf(i < 63 ? `k${i}` : "refused"));
+    for (const c of claims) await store.claimIdempotency(c, "2030-01-01T00:00:00.000Z");
     commits.length = 0;
     const results = await Promise.allSettled([
-      ...Array.from({ length: 63 }, (_, i) => store.append(`s${i}`, [event()], { expectedRevision: "no_stream", idempotency: idem(`k${i}`) })),
-      store.append("seed", [event()], { expectedRevision: "no_stream", idempotency: idem("refused") }),
+      ...Array.from({ length: 63 }, (_, i) => store.append(`s${i}`, [event()], { expectedRevision: "no_stream", idempotency: idem(claims[i]!) })),
+      store.append("seed", [event()], { expectedRevision: "no_stream", idempotency: idem(claims[63]!) }),
     ]);
     expect(commits).toEqual([64]);
     expect(results.slice(0, 63).every((r) => r.status === "fulfilled")).toBe(true);
     expect(results[63]).toMatchObject({ status: "rejected", reason: expect.any(WrongExpectedRevision) });
     expect(await store.readAll()).toHaveLength(64);
-    expect(await store.readIdempotency("k5")).toBeDefined();
-    expect(await store.readIdempotency("refused")).toBeUndefined();
+    expect(await store.readIdempotency("k5")).toMatchObject({ state: "done" });
+    expect(await store.readIdempotency("refused")).toMatchObject({ state: "in_flight" });
     await store.close();
   });
 
@@ -68,7 +70,7 @@ describe("SQLite group commit", () => {
     await store.close();
   });
 
-  it("migrates a version-1 file: its read models move to a rowid table, documents and checkpoints kept", async () => {
+  it("migrates a version-1 file: its read models move to a rowid table, documents, checkpoints and idempotency answers kept", async () => {
     const path = join(dir, "v1.db");
     const v1 = new Database(path);
     v1.exec(`CREATE TABLE read_models (projection TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (projection, key)) WITHOUT ROWID;
@@ -79,6 +81,7 @@ describe("SQLite group commit", () => {
                version INTEGER NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (stream, revision));
              CREATE TABLE idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, expires_at TEXT NOT NULL) WITHOUT ROWID;
              CREATE INDEX idempotency_expiry ON idempotency (expires_at);
+             INSERT INTO idempotency VALUES ('acct:k', 'fp', 200, '{"ok":true}', '2099-01-01T00:00:00.000Z');
              PRAGMA user_version = 1;`);
     v1.close();
     const { events: store, readModels } = createSqliteStore({ path });
@@ -86,9 +89,11 @@ describe("SQLite group commit", () => {
     expect(await readModels.list("payments", "")).toEqual([{ s: "succeeded" }, { s: "failed" }]);
     await readModels.commitBatch([{ projection: "payments", docs: [{ key: "p1", doc: { s: "refunded" } }], checkpoint: 8, expectedCheckpoint: 7 }]);
     expect(await readModels.getMany("payments", ["p1", "p2"])).toEqual(new Map([["p1", { s: "refunded" }], ["p2", { s: "failed" }]]));
+    // an answer stored before claims existed is a final answer
+    expect(await store.readIdempotency("acct:k")).toEqual({ key: "acct:k", fingerprint: "fp", token: "", state: "done", status: 200, body: { ok: true }, expires_at: "2099-01-01T00:00:00.000Z" });
     await Promise.all([store.close(), readModels.close()]);
     const raw = new Database(path, { readonly: true });
-    expect(raw.pragma("user_version", { simple: true })).toBe(2);
+    expect(raw.pragma("user_version", { simple: true })).toBe(4);
     expect(raw.prepare("SELECT sql FROM sqlite_schema WHERE name = 'read_models'").get()).toEqual({ sql: expect.not.stringContaining("WITHOUT ROWID") });
     raw.close();
   });

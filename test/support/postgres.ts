@@ -6,6 +6,7 @@
 //   server with an existing one.
 // - `testDatabase()` creates a fresh database on that server for the calling test file.
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -16,6 +17,18 @@ declare module "vitest" {
   export interface ProvidedContext {
     postgresUrl: string;
   }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 export interface RunningPostgres {

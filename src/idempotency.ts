@@ -1,0 +1,139 @@
+// Idempotency keys: a retry with the same key and request gets the first answer without a second
+// effect, in one process or many sharing a store. The HTTP API runs every POST with an
+// Idempotency-Key through this module; a library caller runs an engine command the same way:
+//
+//   const idempotency = createIdempotency({ store: engine.store, clock: engine.clock });
+//   const { body } = await idempotency.run(
+//     { scope: "acct_1", key: "order-42", fingerprint: fingerprintOf("createIntent", input) },
+//     (ctx) => engine.createIntent(input, ctx),
+//   );
+//
+// The key is claimed in the store before the command runs (a unique key refuses a second
+// claimant: in flight -> IdempotencyKeyInUse; done with the same request -> replay; another
+// request -> IdempotencyKeyReused). Each append of the command replaces the claim with what it
+// would answer, in the append's transaction and only while the claim is still this request's; the
+// final answer replaces it at the end. A claim whose process died expires after a lease longer
+// than the longest request (the 120 s blocking auth), then a retry runs, or, if the dead request
+// had appended, replays the answer recorded with its events. Only successful answers are kept: a
+// refused request had no effect and may simply be retried.
+import { createHash, randomUUID } from "node:crypto";
+import { canonicalJson } from "./audit/chain.js";
+import { isoTimestamp, type Clock } from "./clock.js";
+import { CardflowError, InvalidRequest } from "./errors.js";
+import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
+
+const HOUR = 3_600_000;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** 409: a request with this key is still running (in this or another process). */
+export class IdempotencyKeyInUse extends CardflowError {
+  override readonly name = "IdempotencyKeyInUse";
+  readonly status = 409;
+  readonly code = "idempotency_key_in_use";
+  override readonly param = "Idempotency-Key";
+  /** Seconds after which a retry is worth it (the HTTP Retry-After). */
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super("a request with this Idempotency-Key is still being processed; retry later");
+  }
+}
+
+/** 422: the key was used with another request. */
+export class IdempotencyKeyReused extends CardflowError {
+  override readonly name = "IdempotencyKeyReused";
+  readonly status = 422;
+  readonly code = "idempotency_key_reused";
+  override readonly param = "Idempotency-Key";
+  constructor() {
+    super("this Idempotency-Key was used with another request; use a new key");
+  }
+}
+
+/** What a command receives to record its answer with its events (spread into its CommandContext). */
+export interface IdempotentContext {
+  idempotency_key: string;
+  idempotency: (answer: any) => IdempotencyRecord;
+}
+
+export interface IdempotentRequest {
+  /** Whose keys these are (an account): the same key in two scopes is two keys. */
+  scope: string;
+  /** 1 to 255 visible ASCII characters. */
+  key: string;
+  /** fingerprintOf(the request): the same key with another fingerprint is refused. */
+  fingerprint: string;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+  /** true when this is the stored answer of an earlier request with the key. */
+  replayed: boolean;
+}
+
+export interface IdempotencyOptions {
+  store: EventStore;
+  clock: Clock;
+  /** How long an answer is kept (default 24 h). */
+  ttlMs?: number;
+  /** How long a claim holds its key without an answer: longer than the longest request (default 180 s). */
+  leaseMs?: number;
+}
+
+/** Keys sorted at every level (canonical JSON): the same request always has the same fingerprint. */
+export function fingerprintOf(what: string, body: unknown): string {
+  return createHash("sha256").update(`${what}\n${canonicalJson(body ?? null)}`).digest("hex");
+}
+
+export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000 }: IdempotencyOptions) {
+  const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
+
+  /** Takes the key, or answers from the record holding it. */
+  async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = at();
+      const held = await store.claimIdempotency(claimed, now);
+      if (!held) return undefined;
+      if (held.fingerprint !== claimed.fingerprint) throw new IdempotencyKeyReused();
+      if (held.state === "done") return { status: held.status, body: held.body, replayed: true };
+      if (held.expires_at >= now) throw new IdempotencyKeyInUse();
+      // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
+      if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: held.body, replayed: true };
+    }
+    throw new IdempotencyKeyInUse();
+  }
+
+  return {
+    /**
+     * Runs `execute` at most once per (scope, key) while its answer is kept. `present` turns the
+     * command's answer into the body stored and returned (default: the answer itself).
+     */
+    async run(
+      { scope, key, fingerprint }: IdempotentRequest,
+      execute: (ctx: IdempotentContext) => Promise<unknown>,
+      present: (answer: any) => unknown = (answer) => answer,
+    ): Promise<Answer> {
+      if (!KEY.test(key)) throw new InvalidRequest("Idempotency-Key: 1 to 255 visible ASCII characters", "Idempotency-Key", "idempotency_key_invalid");
+      const claimed: IdempotencyRecord = { key: `${scope}:${key}`, fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
+      const replay = await claim(claimed);
+      if (replay) return replay;
+      let body: unknown;
+      try {
+        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: present(answer) }) }));
+      } catch (error) {
+        // Best effort: when the store is unreachable the lease ends the claim instead.
+        await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)).catch(() => undefined);
+        throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;
+      }
+      // Not saved (the lease ran out and a retry took the key over, or the store just went away):
+      // the effect stands all the same, and the answer recorded with its events is kept.
+      await store.saveIdempotency({ ...claimed, state: "done", status: 200, body, expires_at: at(ttlMs) }).catch(() => false);
+      return { status: 200, body, replayed: false };
+    },
+
+    /** Drops records past their time (run periodically by the server). */
+    purge: () => store.purgeIdempotency(at()),
+  };
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;

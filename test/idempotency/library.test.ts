@@ -1,0 +1,82 @@
+// An engine command run under an idempotency key by a library caller (src/idempotency.ts, the same
+// module the HTTP API uses): one effect per key, the first answer on retries, a key in use while
+// its request runs, a crashed request's claim freed by its lease, a lost claim appending nothing.
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { createEngine } from "../../src/engine.js";
+import { createIdempotency, fingerprintOf, IdempotencyKeyInUse, IdempotencyKeyReused } from "../../src/idempotency.js";
+import { sequentialIds } from "../../src/ids.js";
+import { createSimulators } from "../../src/processors/simulator.js";
+import { createMemoryStore } from "../../src/store/memory.js";
+
+const input = { external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual" };
+
+async function setup() {
+  const clock = manualClock();
+  const ids = sequentialIds();
+  const store = createMemoryStore();
+  const engine = createEngine({ store, clock, ids, processors: createSimulators({ clock, ids }) });
+  await engine.openAccount({ external_account_id: "acct" });
+  const idempotency = createIdempotency({ store, clock, leaseMs: 180_000 });
+  const created = async () => (await store.readAll()).filter((e) => e.type === "PaymentIntentCreated").length;
+  const request = (key: string, body: unknown = input) => ({ scope: "acct", key, fingerprint: fingerprintOf("createIntent", body) });
+  return { clock, store, engine, idempotency, created, request };
+}
+
+describe("idempotency keys for library callers", () => {
+  it("runs a command once per key: the retry gets the first answer; another request with the key is refused", async () => {
+    const { engine, idempotency, created, request } = await setup();
+    const first = await idempotency.run(request("order-1"), (ctx) => engine.createIntent(input, ctx));
+    const again = await idempotency.run(request("order-1"), (ctx) => engine.createIntent(input, ctx));
+    expect(first.replayed).toBe(false);
+    expect(again).toEqual({ ...first, replayed: true });
+    await expect(idempotency.run(request("order-1", { ...input, amount: "6.00" }), (ctx) => engine.createIntent({ ...input, amount: "6.00" }, ctx))).rejects.toBeInstanceOf(
+      IdempotencyKeyReused,
+    );
+    expect(await created()).toBe(1);
+  });
+
+  it("records the answer with the command's events, so a retry after a crash replays it (after the lease)", async () => {
+    const { clock, store, engine, idempotency, created, request } = await setup();
+    // the "crashed" request: claimed the key, appended its events, never saved its final answer
+    const claim = { key: "acct:crash", fingerprint: request("crash").fingerprint, token: "dead-process", state: "in_flight" as const, status: 0, body: null, expires_at: "2026-01-01T00:03:00.000+00:00" };
+    expect(await store.claimIdempotency(claim, "2026-01-01T00:00:00.000+00:00")).toBeUndefined();
+    const answer = await engine.createIntent(input, { idempotency_key: "crash", idempotency: (body) => ({ ...claim, status: 200, body }) });
+    await expect(idempotency.run(request("crash"), (ctx) => engine.createIntent(input, ctx))).rejects.toBeInstanceOf(IdempotencyKeyInUse);
+    await clock.advance(181_000);
+    const retry = await idempotency.run(request("crash"), (ctx) => engine.createIntent(input, ctx));
+    expect(retry).toEqual({ status: 200, body: answer, replayed: true });
+    expect(await created()).toBe(1);
+    expect(await store.readIdempotency("acct:crash")).toMatchObject({ state: "done", body: answer });
+  });
+
+  it("frees the key of a request that died before acting once its lease is over", async () => {
+    const { clock, store, engine, idempotency, created, request } = await setup();
+    await store.claimIdempotency({ key: "acct:early", fingerprint: request("early").fingerprint, token: "dead", state: "in_flight", status: 0, body: null, expires_at: "2026-01-01T00:03:00.000+00:00" }, "2026-01-01T00:00:00.000+00:00");
+    await expect(idempotency.run(request("early"), (ctx) => engine.createIntent(input, ctx))).rejects.toMatchObject({ status: 409, retryAfterSeconds: 1 });
+    await clock.advance(181_000);
+    expect((await idempotency.run(request("early"), (ctx) => engine.createIntent(input, ctx))).replayed).toBe(false);
+    expect(await created()).toBe(1);
+  });
+
+  it("a request that outlived its lease and lost its key appends nothing", async () => {
+    const { clock, engine, idempotency, created, request } = await setup();
+    let takeover: Promise<unknown> | undefined;
+    const slow = idempotency.run(request("slow"), async (ctx) => {
+      await clock.advance(181_000);
+      takeover = idempotency.run(request("slow"), (c) => engine.createIntent(input, c));
+      await takeover;
+      return engine.createIntent(input, ctx);
+    });
+    await expect(slow).rejects.toBeInstanceOf(IdempotencyKeyInUse);
+    expect(await takeover).toMatchObject({ replayed: false });
+    expect(await created()).toBe(1);
+  });
+
+  it("a refused command leaves the key free for a corrected retry", async () => {
+    const { engine, idempotency, created, request } = await setup();
+    await expect(idempotency.run(request("fix"), (ctx) => engine.createIntent({ ...input, amount: "-1" }, ctx))).rejects.toMatchObject({ status: 400 });
+    expect((await idempotency.run(request("fix"), (ctx) => engine.createIntent(input, ctx))).replayed).toBe(false);
+    expect(await created()).toBe(1);
+  });
+});

@@ -1,0 +1,43 @@
+// Request ids from blocks reserved in the store (src/ids.ts blockRequestIds): unique across
+// "processes" sharing a store, synchronous, and still integers when the store cannot be reached.
+import { describe, expect, it } from "vitest";
+import { blockRequestIds, randomIds } from "../../src/ids.js";
+import { createMemoryStore } from "../../src/store/memory.js";
+
+describe("request ids from store blocks", () => {
+  it("two processes on one store never hand out the same id, across many blocks", async () => {
+    const store = createMemoryStore();
+    const reserve = (n: number) => store.reserveIds("request_id", n);
+    const [a, b] = await Promise.all([blockRequestIds(randomIds(), reserve, 10), blockRequestIds(randomIds(), reserve, 10)]);
+    const seen: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      seen.push(a.requestId(), b.requestId(), b.requestId());
+      if (i % 3 === 0) await new Promise((r) => setImmediate(r)); // let spare blocks arrive
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.every((id) => Number.isSafeInteger(id) && id > 0)).toBe(true);
+    expect(Math.max(...seen)).toBeLessThan(1000); // from the blocks, not the fallback
+  });
+
+  it("keeps answering with integers when the store is gone and both blocks are used", async () => {
+    let up = true;
+    let next = 1;
+    const ids = await blockRequestIds(randomIds(), async (n) => {
+      if (!up) throw new Error("store unreachable");
+      const first = next;
+      next += n;
+      return first;
+    }, 4);
+    await new Promise((r) => setImmediate(r));
+    up = false;
+    const got = Array.from({ length: 12 }, () => ids.requestId());
+    expect(got.slice(0, 8)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(new Set(got).size).toBe(12);
+    expect(got.slice(8).every((id) => Number.isSafeInteger(id) && id > 2 ** 40)).toBe(true);
+    await new Promise((r) => setImmediate(r)); // the failed reservation settles
+    up = true;
+    ids.requestId(); // reserves again
+    await new Promise((r) => setImmediate(r));
+    expect(ids.requestId()).toBe(9);
+  });
+});

@@ -1,0 +1,117 @@
+// Real `npm start` processes for the multi-process tests: src/main.ts spawned with tsx on a free
+// port and a store named by the environment (DATA_DIR for SQLite, DATABASE_URL for PostgreSQL),
+// an account and its API key set up beforehand in the test process, and a small HTTP client that
+// records every answer (status, request id) for the run's figures.
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createApiKeys } from "../../src/api-keys.js";
+import { systemClock } from "../../src/clock.js";
+import { configFromEnv, openStores } from "../../src/config.js";
+import { createEngine } from "../../src/engine.js";
+import { randomIds } from "../../src/ids.js";
+import { createSimulators } from "../../src/processors/simulator.js";
+import type { RecordedEvent } from "../../src/store/port.js";
+import { freePort } from "../support/postgres.js";
+
+const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+/** The store every process of a test shares, as environment variables. */
+export type StoreEnv = { DATA_DIR: string } | { DATABASE_URL: string; DATABASE_SCHEMA: string };
+
+const storeConfig = (store: StoreEnv) => configFromEnv({ DATA_DIR: "", DATABASE_URL: "", ...store });
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** What the process wrote (stdout and stderr). */
+  output(): string;
+  /** SIGTERM, resolves with the exit code. */
+  stop(): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+    env: { ...process.env, DATA_DIR: "", DATABASE_URL: "", ...store, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  for (let waited = 0; ; waited += 100) {
+    if (gone) throw new Error(`server exited before it listened:\n${output}`);
+    if (waited > 60_000) throw new Error(`server did not listen within 60 s:\n${output}`);
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    exited,
+    async stop() {
+      if (!gone) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+/** Opens the merchant account and issues its API key, in this process, on the shared store. */
+export async function merchantKey(store: StoreEnv, account: string): Promise<string> {
+  const { store: events, readModels } = await openStores(storeConfig(store));
+  const engine = createEngine({ store: events, readModels, processors: createSimulators({ clock: systemClock, ids: randomIds() }) });
+  try {
+    await engine.openAccount({ external_account_id: account });
+    return (await createApiKeys(engine).issue(account)).key;
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Every stored event, read in this process. */
+export async function storedEvents(store: StoreEnv): Promise<RecordedEvent[]> {
+  const { store: events, readModels } = await openStores(storeConfig(store));
+  try {
+    return await events.readAll();
+  } finally {
+    await Promise.all([events.close(), readModels.close()]);
+  }
+}
+
+export interface Answer {
+  status: number;
+  body: any;
+  requestId: string | null;
+  headers: Headers;
+  /** When the answer arrived (ms since the epoch). */
+  at: number;
+}
+
+/** An HTTP client that keeps every answer it got (or the network error, as status 0). */
+export function client(key: string) {
+  const answers: Answer[] = [];
+  async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+    let answer: Answer;
+    try {
+      const res = await fetch(url + path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await res.text();
+      answer = { status: res.status, body: text ? JSON.parse(text) : null, requestId: res.headers.get("request-id"), headers: res.headers, at: Date.now() };
+    } catch (error) {
+      answer = { status: 0, body: { error: String(error) }, requestId: null, headers: new Headers(), at: Date.now() };
+    }
+    answers.push(answer);
+    return answer;
+  }
+  return { answers, post };
+}

@@ -84,8 +84,27 @@ describe("malformed requests", () => {
 
   it("an unknown endpoint, an invalid Idempotency-Key", async () => {
     await refused(() => api.request("GET", "/v3/payment/intent", { key: m.key }), 404, "route_not_found");
-    await refused(() => api.request("DELETE", "/v2/hardware", { key: m.key }), 404, "route_not_found");
+    await refused(() => api.request("POST", "/v2/nothing/here", { key: m.key }), 404, "route_not_found");
     await refused(() => m.post("/v2/payment/intent", intent, { "idempotency-key": "k".repeat(256) }), 400, "idempotency_key_invalid", "Idempotency-Key");
+  });
+});
+
+describe("a wrong method", () => {
+  it("is 405 with Allow, not a missing endpoint", async () => {
+    for (const [method, path, allow] of [
+      ["GET", "/v2/payment/auth", "POST"],
+      ["DELETE", "/v2/hardware", "GET, HEAD, POST"],
+      ["PUT", "/v2/payment/intent/pi_1", "GET, HEAD"],
+    ] as const) {
+      let allowHeader: string | null = null;
+      const problem = await refused(async () => {
+        const res = await api.request(method, path, { key: m.key });
+        allowHeader = res.headers.get("allow");
+        return res;
+      }, 405, "method_not_allowed", null);
+      expect(allowHeader).toBe(allow);
+      expect(problem.detail).toContain(`${method} is not allowed on ${path}`);
+    }
   });
 });
 

@@ -44,7 +44,14 @@ describe("malformed requests", () => {
   it("unknown fields, missing fields, wrong types name the field", async () => {
     const unknown = await refused(() => m.post("/v2/payment/intent", { ...intent, colour: "red" }), 400, "unknown_parameter", "colour");
     expect(unknown.detail).toContain("colour");
-    await refused(() => m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card" }), 400, "parameter_invalid", "capture_method");
+    const missing = await refused(() => m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card" }), 400, "parameter_missing", "capture_method");
+    expect(missing.detail).toBe("capture_method: is required");
+    const noAmount = await refused(() => m.post("/v2/payment/intent", { ...intent, amount: undefined }), 400, "parameter_missing", "amount");
+    expect(noAmount.detail).toBe("amount: is required");
+    // a misspelled field: both the unknown field and the required one it left missing are named
+    const { amount, ...withoutAmount } = intent;
+    const misspelled = await refused(() => m.post("/v2/payment/intent", { ...withoutAmount, ammount: amount }), 400, "unknown_parameter", "ammount");
+    expect(misspelled.detail).toBe("unknown field: ammount (did you mean amount?); amount: is required");
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
     await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
@@ -72,7 +79,7 @@ describe("malformed requests", () => {
   });
 
   it("query parameters: missing, unknown, repeated", async () => {
-    await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+    await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");
     await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
   });

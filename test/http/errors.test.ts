@@ -78,6 +78,25 @@ describe("malformed requests", () => {
     expect((await yen.post("/v2/payment/intent", { ...intent, amount: 500 })).status).toBe(200);
   });
 
+  it("amounts: plain decimals only, within the one bound; an amount at the bound goes through every step", async () => {
+    for (const amount of ["1e3", "1e400", "2.5E1", "9".repeat(400), "10000000000.00"]) {
+      const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "amount_invalid", "amount");
+      expect(problem.detail).toMatch(/no exponent|at most 9999999999.99 USD/);
+    }
+    const max = "9999999999.99";
+    const { body } = await m.post("/v1/payment/intent", { ...intent, amount: max });
+    expect((await m.post("/v1/payment/auth", { payment_id: body.payment_id })).body.status).toBe("requires_capture");
+    await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10000000000.00" }), 400, "amount_invalid", "amount");
+    const captured = await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: max });
+    expect(captured.body).toMatchObject({ status: "success", amount_captured: max });
+    expect((await m.post("/v1/payment/refund", { payment_id: body.payment_id })).body).toMatchObject({ amount_refunded: max });
+    // a terminal tip may not carry the authorized total past the bound
+    const terminal = await m.terminal("A_async");
+    const onTerminal = (await m.post("/v2/payment/intent", { amount: max, payment_method_types: "card_present", capture_method: "manual" })).body;
+    await m.post("/v2/payment/auth", { payment_id: onTerminal.payment_id, terminal_id: terminal });
+    await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0.01" }), 400, "amount_invalid", "tip");
+  });
+
   it("query parameters: missing, unknown, repeated", async () => {
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");

@@ -39,6 +39,7 @@ import {
   SaveCardInput,
 } from "./inputs.js";
 import { InvalidAmount, formatAmount, isCurrency, parseAmount, type Decimal } from "./money.js";
+import { refuseUndefinedOptions } from "./options.js";
 import type { PaymentView, ProcessorEvent, ProcessorPort, Processors } from "./processors/port.js";
 import { createSimulators } from "./processors/simulator.js";
 import { createMemoryReadModels } from "./store/memory-read-models.js";
@@ -64,6 +65,7 @@ export interface EngineOptions {
 export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, timelineProjection];
 
 export function createEngine(options: EngineOptions = {}) {
+  refuseUndefinedOptions("createEngine", options, { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds();
   const store = options.store ?? createMemoryStore();

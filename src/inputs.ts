@@ -81,16 +81,50 @@ export const CollectPaymentMethodInput = z.strictObject({
 /** Processor B client SDK: process the payment whose card was collected, authorised by its client secret. */
 export const ProcessPaymentInput = z.strictObject({ client_secret: Id });
 
-/** Parses input with a schema, turning the first issue into an InvalidRequest that names the field. */
+/**
+ * Parses input with a schema, turning what is wrong into one InvalidRequest. A misspelled field is
+ * both unknown and (usually) leaves a required one missing: the message names both, with the
+ * likely intended name ("unknown field: ammount (did you mean amount?); amount: is required").
+ * Otherwise the first issue, naming its field; a field that is absent says "is required".
+ */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const issues = result.error.issues;
+  const unknown = issues.flatMap((i) => (i.code === "unrecognized_keys" ? i.keys.map((key) => [...i.path.map(String), key].join(".")) : []));
+  const missing = issues.filter((i) => isMissing(i, input)).map((i) => i.path.map(String).join("."));
+  if (unknown.length) {
+    const named = unknown.map((key) => {
+      const meant = missing.find((field) => editDistance(key, field) <= 2);
+      return meant ? `${key} (did you mean ${meant}?)` : key;
+    });
+    const alsoMissing = missing.map((field) => `; ${field}: is required`).join("");
+    throw new InvalidRequest(`unknown field${unknown.length > 1 ? "s" : ""}: ${named.join(", ")}${alsoMissing}`, unknown[0]!, "unknown_parameter");
+  }
+  const issue = issues[0]!;
   const param = issue.path.map(String).join(".") || null;
-  const message =
-    issue.code === "unrecognized_keys"
-      ? `unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`
-      : `${param ?? "body"}: ${issue.message}`;
-  const unknownParam = issue.code === "unrecognized_keys" ? issue.keys[0]! : param;
-  throw new InvalidRequest(message, unknownParam, issue.code === "unrecognized_keys" ? "unknown_parameter" : "parameter_invalid");
+  if (isMissing(issue, input)) throw new InvalidRequest(`${param}: is required`, param, "parameter_missing");
+  throw new InvalidRequest(`${param ?? "body"}: ${issue.message}`, param, "parameter_invalid");
+}
+
+/** A type issue on a field the input does not have (refinements keep their own message). */
+function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
+  if (issue.path.length === 0 || !["invalid_type", "invalid_union", "invalid_value"].includes(issue.code)) return false;
+  let value: unknown = input;
+  for (const key of issue.path) {
+    if (value === null || typeof value !== "object") return false;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value === undefined;
+}
+
+/** Levenshtein distance, for "did you mean" on short field names. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }

@@ -37,20 +37,38 @@ function unitsOf(currency: string): number {
 }
 
 /**
- * Parses an amount sent by a caller. Rejects what is not a finite positive number, and more
- * decimals than the currency has (no silent rounding of money).
+ * The largest amount, in minor units, any step carries: 12 digits, the amount field of card
+ * networks (ISO 8583 n12), so USD 9,999,999,999.99, JPY 999,999,999,999, KWD 999,999,999.999.
+ * Checked on every amount that comes in (create, capture, refund, tip), so an intent that is created
+ * can be authorized and captured; sums of a few such amounts stay exact integers (machine guards).
+ */
+export const MAX_AMOUNT_MINOR_UNITS = 999_999_999_999;
+
+/** The largest amount in a currency, as the canonical string ("9999999999.99" for USD). */
+export const maxAmount = (currency: string): string => formatAmount(new Decimal(MAX_AMOUNT_MINOR_UNITS).dividedBy(new Decimal(10).pow(unitsOf(currency))), currency);
+
+/** Plain decimal text only: digits with an optional fraction; no exponent, no sign but "-" (then refused as not positive). */
+const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Parses an amount sent by a caller: a JSON number, or a string of digits with an optional decimal
+ * point ("25", "25.00"); exponents ("1e3") are refused, not expanded. Rejects what is not positive,
+ * more decimals than the currency has (no silent rounding of money), and more than
+ * MAX_AMOUNT_MINOR_UNITS.
  */
 export function parseAmount(input: unknown, currency: string): Decimal {
   if (typeof input === "number" && !Number.isFinite(input)) throw new InvalidAmount("must be a finite number");
   if (typeof input !== "string" && typeof input !== "number") throw new InvalidAmount("must be a decimal number or string");
   const text = typeof input === "number" ? String(input) : input.trim();
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw new InvalidAmount(`"${String(input)}" is not a decimal number`);
+  if (!PLAIN_AMOUNT.test(text)) throw new InvalidAmount(`"${String(input)}" is not a decimal number: digits and an optional decimal point, e.g. "25.00" (no exponent)`);
   const value = new Decimal(text);
-  if (!value.isFinite()) throw new InvalidAmount("must be finite");
   if (!value.greaterThan(0)) throw new InvalidAmount("must be greater than 0");
   const units = unitsOf(currency);
   if (value.decimalPlaces() > units) {
     throw new InvalidAmount(`has more than ${units} decimal place${units === 1 ? "" : "s"}, the minor units of ${currency}`);
+  }
+  if (value.times(new Decimal(10).pow(units)).greaterThan(MAX_AMOUNT_MINOR_UNITS)) {
+    throw new InvalidAmount(`must be at most ${maxAmount(currency)} ${currency} (12 digits of minor units, what card networks carry)`);
   }
   return value;
 }

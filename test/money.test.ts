@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Decimal, formatAmount, InvalidAmount, minorUnits, parseAmount } from "../src/money.js";
+import { Decimal, formatAmount, InvalidAmount, MAX_AMOUNT_MINOR_UNITS, maxAmount, minorUnits, parseAmount } from "../src/money.js";
 
 describe("money", () => {
   it("knows minor units per currency (ISO 4217)", () => {
@@ -36,15 +36,33 @@ describe("money", () => {
     expect(reasons(Number.NaN)).toMatch(/finite/);
     expect(reasons(Number.POSITIVE_INFINITY)).toMatch(/finite/);
     expect(reasons("Infinity")).toMatch(/not a decimal number/);
-    expect(reasons("1e3")).toBe("accepted");
+    // plain decimals only: an exponent is refused, not expanded ("1e400" is not a 401-digit amount)
+    for (const exponent of ["1e3", "1e400", "1E2", "2.5e-1"]) expect(reasons(exponent)).toMatch(/not a decimal number.*no exponent/);
+    expect(reasons(1e21)).toMatch(/not a decimal number/); // String(1e21) is "1e+21"
+    expect(reasons("+5")).toMatch(/not a decimal number/);
+    expect(reasons("25.")).toMatch(/not a decimal number/);
+    // one bound, 12 digits of minor units, whatever the currency's minor units
+    expect(maxAmount("USD")).toBe("9999999999.99");
+    expect(maxAmount("JPY")).toBe("999999999999");
+    expect(maxAmount("KWD")).toBe("999999999.999");
+    expect(reasons("9999999999.99")).toBe("accepted");
+    expect(reasons("10000000000.00")).toMatch(/at most 9999999999.99 USD/);
+    expect(reasons("1000000000000", "JPY")).toMatch(/at most 999999999999 JPY/);
+    expect(reasons("9".repeat(400))).toMatch(/at most/);
     expect(reasons("abc")).toMatch(/not a decimal number/);
     expect(reasons(true)).toMatch(/decimal number or string/);
     expect(reasons(null)).toMatch(/decimal number or string/);
   });
 
-  it("round-trips every amount in minor units without loss", () => {
+  it("round-trips every amount in minor units up to the bound without loss, and refuses every amount above it", () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: 10n ** 18n }), fc.constantFrom("USD", "JPY", "KWD"), (minor, currency) => {
+      fc.property(fc.bigInt({ min: BigInt(MAX_AMOUNT_MINOR_UNITS) + 1n, max: 10n ** 40n }), fc.constantFrom("USD", "JPY", "KWD"), (minor, currency) => {
+        const text = new Decimal(minor.toString()).dividedBy(new Decimal(10).pow(minorUnits(currency)!)).toFixed(minorUnits(currency)!);
+        expect(() => parseAmount(text, currency)).toThrow(/at most/);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: BigInt(MAX_AMOUNT_MINOR_UNITS) }), fc.constantFrom("USD", "JPY", "KWD"), (minor, currency) => {
         const units = minorUnits(currency)!;
         const text = new Decimal(minor.toString()).dividedBy(new Decimal(10).pow(units)).toFixed(units);
         expect(formatAmount(parseAmount(text, currency), currency)).toBe(text);

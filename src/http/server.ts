@@ -9,6 +9,7 @@ import { createEngine, type Engine } from "../engine.js";
 import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
+import { collectAllowedMethods } from "./method-not-allowed.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
@@ -52,6 +53,8 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
     // one line per request, written by the onResponse hook below
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
+    // fastify's request ids are strings; the log writes the integer the spec and README promise
+    childLoggerFactory: (parent, bindings, opts) => parent.child({ ...bindings, request_id: Number(bindings.request_id) }, opts),
     // spec §2.1: request_id is an integer, unique per API request; never taken from the client
     genReqId: () => String(engine.ids.requestId()),
     requestIdHeader: false,
@@ -95,9 +98,16 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
 
   app.setErrorHandler(replyProblem);
 
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${req.url.split("?")[0]}`, null, Number(req.id))),
-  );
+  const allowedMethods = collectAllowedMethods(app);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split("?")[0]!;
+    const allow = allowedMethods(path);
+    if (allow.length) {
+      const detail = `${req.method} is not allowed on ${path}; use ${allow.join(" or ")}`;
+      return reply.code(405).header("allow", allow.join(", ")).type(PROBLEM_CONTENT_TYPE).send(problem(405, "method_not_allowed", detail, null, Number(req.id)));
+    }
+    return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${path}`, null, Number(req.id)));
+  });
 
   const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs });
   const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);

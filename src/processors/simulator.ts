@@ -6,6 +6,7 @@ import type { Clock } from "../clock.js";
 import { Conflict, NotFound, ProcessorRefused } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { Decimal, formatAmount } from "../money.js";
+import { refuseUndefinedOptions } from "../options.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors } from "./port.js";
 import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testAmount, testCard, type TestCard, type TestOutcome } from "./test-cards.js";
 
@@ -62,14 +63,13 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
   if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
 }
 
-export function createSimulators({
-  clock,
-  ids,
-  captures = "immediate",
-  captureSettleMs = 1_000,
-  shopperTimeoutMs = 120_000,
-  processorLatencyMs = 0,
-}: SimulatorOptions): Simulators {
+/**
+ * The processor simulators: the returned object is itself the `Processors` to pass to
+ * `createEngine({ processors: sims })`, with test helpers (`sims.terminal`, `sims.cardFor`).
+ */
+export function createSimulators(options: SimulatorOptions): Simulators {
+  refuseUndefinedOptions("createSimulators", options);
+  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0 } = options;
   let report: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };

@@ -74,8 +74,9 @@ describe("request log", () => {
     const lines = log.map((l) => JSON.parse(l));
     const created = lines.find((l) => l.route === "/v2/payment/intent" && l.status === 200);
     expect(created).toMatchObject({ msg: "request", account: "acct_log", method: "POST", status: 200 });
-    expect(typeof created.request_id).toBe("string");
-    expect(Number(created.request_id)).toBeGreaterThan(0);
+    // an integer, as README and spec §2.1 say, equal to the answer's request_id
+    expect(created.request_id).toBe(body.request_id);
+    expect(Number.isInteger(created.request_id)).toBe(true);
     expect(typeof created.latency_ms).toBe("number");
     expect(lines.find((l) => l.status === 401)).toMatchObject({ account: null, route: "/v2/payment/intent" });
     const all = log.join("\n");

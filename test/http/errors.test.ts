@@ -44,7 +44,14 @@ describe("malformed requests", () => {
   it("unknown fields, missing fields, wrong types name the field", async () => {
     const unknown = await refused(() => m.post("/v2/payment/intent", { ...intent, colour: "red" }), 400, "unknown_parameter", "colour");
     expect(unknown.detail).toContain("colour");
-    await refused(() => m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card" }), 400, "parameter_invalid", "capture_method");
+    const missing = await refused(() => m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card" }), 400, "parameter_missing", "capture_method");
+    expect(missing.detail).toBe("capture_method: is required");
+    const noAmount = await refused(() => m.post("/v2/payment/intent", { ...intent, amount: undefined }), 400, "parameter_missing", "amount");
+    expect(noAmount.detail).toBe("amount: is required");
+    // a misspelled field: both the unknown field and the required one it left missing are named
+    const { amount, ...withoutAmount } = intent;
+    const misspelled = await refused(() => m.post("/v2/payment/intent", { ...withoutAmount, ammount: amount }), 400, "unknown_parameter", "ammount");
+    expect(misspelled.detail).toBe("unknown field: ammount (did you mean amount?); amount: is required");
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
     await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
@@ -71,8 +78,27 @@ describe("malformed requests", () => {
     expect((await yen.post("/v2/payment/intent", { ...intent, amount: 500 })).status).toBe(200);
   });
 
+  it("amounts: plain decimals only, within the one bound; an amount at the bound goes through every step", async () => {
+    for (const amount of ["1e3", "1e400", "2.5E1", "9".repeat(400), "10000000000.00"]) {
+      const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "amount_invalid", "amount");
+      expect(problem.detail).toMatch(/no exponent|at most 9999999999.99 USD/);
+    }
+    const max = "9999999999.99";
+    const { body } = await m.post("/v1/payment/intent", { ...intent, amount: max });
+    expect((await m.post("/v1/payment/auth", { payment_id: body.payment_id })).body.status).toBe("requires_capture");
+    await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10000000000.00" }), 400, "amount_invalid", "amount");
+    const captured = await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: max });
+    expect(captured.body).toMatchObject({ status: "success", amount_captured: max });
+    expect((await m.post("/v1/payment/refund", { payment_id: body.payment_id })).body).toMatchObject({ amount_refunded: max });
+    // a terminal tip may not carry the authorized total past the bound
+    const terminal = await m.terminal("A_async");
+    const onTerminal = (await m.post("/v2/payment/intent", { amount: max, payment_method_types: "card_present", capture_method: "manual" })).body;
+    await m.post("/v2/payment/auth", { payment_id: onTerminal.payment_id, terminal_id: terminal });
+    await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0.01" }), 400, "amount_invalid", "tip");
+  });
+
   it("query parameters: missing, unknown, repeated", async () => {
-    await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+    await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");
     await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
   });
@@ -84,8 +110,27 @@ describe("malformed requests", () => {
 
   it("an unknown endpoint, an invalid Idempotency-Key", async () => {
     await refused(() => api.request("GET", "/v3/payment/intent", { key: m.key }), 404, "route_not_found");
-    await refused(() => api.request("DELETE", "/v2/hardware", { key: m.key }), 404, "route_not_found");
+    await refused(() => api.request("POST", "/v2/nothing/here", { key: m.key }), 404, "route_not_found");
     await refused(() => m.post("/v2/payment/intent", intent, { "idempotency-key": "k".repeat(256) }), 400, "idempotency_key_invalid", "Idempotency-Key");
+  });
+});
+
+describe("a wrong method", () => {
+  it("is 405 with Allow, not a missing endpoint", async () => {
+    for (const [method, path, allow] of [
+      ["GET", "/v2/payment/auth", "POST"],
+      ["DELETE", "/v2/hardware", "GET, HEAD, POST"],
+      ["PUT", "/v2/payment/intent/pi_1", "GET, HEAD"],
+    ] as const) {
+      let allowHeader: string | null = null;
+      const problem = await refused(async () => {
+        const res = await api.request(method, path, { key: m.key });
+        allowHeader = res.headers.get("allow");
+        return res;
+      }, 405, "method_not_allowed", null);
+      expect(allowHeader).toBe(allow);
+      expect(problem.detail).toContain(`${method} is not allowed on ${path}`);
+    }
   });
 });
 

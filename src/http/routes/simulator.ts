@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Engine } from "../../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
 import { Id, CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
-import { parseAmount } from "../../money.js";
+import { maxAmount, parseAmount } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { testCard } from "../../processors/test-cards.js";
 import { presentPayment, presentToClient } from "../presenters.js";
@@ -46,11 +46,15 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
       async run({ external_account_id, terminal_id, card_number, capture, tip }) {
         const payment_id = await collecting(external_account_id, terminal_id);
         if (tip !== undefined) {
-          const { currency } = await engine.getPayment({ external_account_id, payment_id });
+          const { currency, amount } = await engine.getPayment({ external_account_id, payment_id });
           try {
             parseAmount(tip, currency);
           } catch {
             throw new InvalidRequest(`tip: not an amount in ${currency}`, "tip", "amount_invalid");
+          }
+          // the authorized total is captured later: it must stay within the bound every step carries
+          if (parseAmount(tip, currency).plus(amount).greaterThan(maxAmount(currency))) {
+            throw new InvalidRequest(`tip: the amount with the tip must be at most ${maxAmount(currency)} ${currency}`, "tip", "amount_invalid");
           }
         }
         await simulators.terminal.presentCard(terminal_id, card_number, { ...(capture ? { capture } : {}), ...(tip ? { tip } : {}) });

@@ -1,0 +1,22 @@
+// An option given as undefined is a mistake to name, not a default to fall back on silently.
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { createEngine } from "../../src/engine.js";
+import { sequentialIds } from "../../src/ids.js";
+import { createSimulators } from "../../src/processors/simulator.js";
+
+describe("options given as undefined", () => {
+  it("createEngine names the option (and the likely mix-up with createSimulators)", () => {
+    const sims = createSimulators({ clock: manualClock(), ids: sequentialIds() });
+    const mistaken = (sims as unknown as { processors?: never }).processors;
+    expect(() => createEngine({ processors: mistaken })).toThrow(/createEngine: option processors is undefined.*createEngine\(\{ processors: sims \}\)/);
+    expect(() => createEngine({ store: undefined })).toThrow(/option store is undefined/);
+    // omitted options still take their defaults; the simulators object is the processors
+    expect(() => createEngine({ processors: sims })).not.toThrow();
+    expect(() => createEngine()).not.toThrow();
+  });
+
+  it("createSimulators names the option", () => {
+    expect(() => createSimulators({ clock: manualClock(), ids: sequentialIds(), captures: undefined })).toThrow(/createSimulators: option captures is undefined/);
+  });
+});

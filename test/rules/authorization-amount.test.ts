@@ -1,0 +1,74 @@
+// Rule: an authorization is recorded only when it is for exactly the intent's amount plus the tip
+// plus the donation (spec §2.1: amount_authorized). Above or below, the processor's answer is
+// refused and nothing is recorded; the payment stays where it was.
+import { describe, expect, test } from "vitest";
+import { ACCOUNT, authorization, givenAnEngine, refusedAsUnexpectedState } from "./given.js";
+
+describe("Rule: the authorized amount equals amount + tip + donation", () => {
+  test.each([
+    ["15.00", "above"],
+    ["10.01", "just above"],
+    ["9.99", "just below"],
+    ["5.00", "below"],
+  ])("given a 10.00 stored-card intent (manual capture), when the processor authorizes %s (%s), then it is refused and nothing is recorded", async (amount) => {
+    const { engine, processors, get, storedCardIntent } = await givenAnEngine();
+    const payment_id = await storedCardIntent("manual");
+    const before = await get(payment_id);
+
+    processors.nextAuthorization = { kind: "authorized", authorization: authorization(amount) };
+    await refusedAsUnexpectedState(engine.authorize({ external_account_id: ACCOUNT, payment_id }));
+
+    expect(await get(payment_id)).toEqual(before);
+    expect(before).toMatchObject({ status: "requires_payment_method", amount_authorized: "0.00" });
+  });
+
+  test("given a 10.00 stored-card intent, when the processor authorizes exactly 10.00, then the payment requires capture for 10.00", async () => {
+    const { engine, processors, storedCardIntent } = await givenAnEngine();
+    const payment_id = await storedCardIntent("manual");
+    processors.nextAuthorization = { kind: "authorized", authorization: authorization("10.00") };
+    expect(await engine.authorize({ external_account_id: ACCOUNT, payment_id })).toMatchObject({ status: "requires_capture", amount_authorized: "10.00", amount_capturable: "10.00" });
+  });
+
+  test.each([
+    ["12.00", "requires_capture"],
+    ["11.99", "refused"],
+    ["12.01", "refused"],
+    ["10.00", "refused"],
+    ["11.50", "refused"],
+  ])("given a 10.00 intent collecting on a terminal, when the terminal reports %s authorized with a 1.50 tip and a 0.50 donation, then %s", async (amount, expected) => {
+    const { processors, get, collectingOnTerminal } = await givenAnEngine();
+    const payment_id = await collectingOnTerminal("manual");
+    const report = processors.report(payment_id, { kind: "authorized", authorization: authorization(amount, "1.50", "0.50") });
+    if (expected === "refused") {
+      await refusedAsUnexpectedState(report);
+      expect(await get(payment_id)).toMatchObject({ status: "payment_method_requested", amount_authorized: "0.00" });
+    } else {
+      await report;
+      expect(await get(payment_id)).toMatchObject({ status: "requires_capture", amount_authorized: "12.00", amount_capturable: "12.00", tip_amount: "1.50" });
+    }
+  });
+
+  test.each([
+    ["captured", "15.00"],
+    ["captured", "9.99"],
+    ["capture_requested", "15.00"],
+    ["capture_requested", "9.99"],
+  ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for %s, then it is refused and nothing is recorded", async (kind, amount) => {
+    const { engine, processors, get, storedCardIntent } = await givenAnEngine();
+    const payment_id = await storedCardIntent("automatic");
+    const before = await get(payment_id);
+    processors.nextAuthorization = { kind, authorization: authorization(amount) };
+    await refusedAsUnexpectedState(engine.authorize({ external_account_id: ACCOUNT, payment_id }));
+    expect(await get(payment_id)).toEqual(before);
+  });
+
+  test.each([
+    ["captured", "succeeded", "10.00"],
+    ["capture_requested", "capture_requested", "0.00"],
+  ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for 10.00, then the payment is %s", async (kind, status, amount_captured) => {
+    const { engine, processors, storedCardIntent } = await givenAnEngine();
+    const payment_id = await storedCardIntent("automatic");
+    processors.nextAuthorization = { kind, authorization: authorization("10.00") };
+    expect(await engine.authorize({ external_account_id: ACCOUNT, payment_id })).toMatchObject({ status, amount_authorized: "10.00", amount_captured });
+  });
+});

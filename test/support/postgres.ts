@@ -34,7 +34,12 @@ export async function freePort(): Promise<number> {
 
 export interface RunningPostgres {
   url: string;
+  /** Stops the server for good and deletes its data. */
   stop(): Promise<void>;
+  /** Stops the server (fast shutdown: its connections are terminated), keeping its data. */
+  pause(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  resume(): Promise<void>;
 }
 
 export async function startPostgres({ fsync = true } = {}): Promise<RunningPostgres> {
@@ -48,7 +53,7 @@ export async function startPostgres({ fsync = true } = {}): Promise<RunningPostg
     port,
     user: "postgres",
     password,
-    persistent: false,
+    persistent: true, // kept across pause() and resume(); stop() deletes the directory
     createPostgresUser: asRoot,
     postgresFlags: ["-c", "max_connections=300", "-c", `fsync=${fsync ? "on" : "off"}`, "-k", dir],
     onLog: () => undefined,
@@ -62,6 +67,8 @@ export async function startPostgres({ fsync = true } = {}): Promise<RunningPostg
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
     },
+    pause: () => server.stop(),
+    resume: () => server.start(),
   };
 }
 

@@ -13,6 +13,8 @@ export interface ServiceConfig {
   databaseUrl: string | null;
   /** The PostgreSQL schema holding cardflow's tables (default "cardflow"). */
   databaseSchema: string;
+  /** SQLite: how long a write waits for another process's write lock before a 503. */
+  sqliteBusyTimeoutMs: number;
   /** Blocking auth on a synchronous terminal gives up after this (spec §8: 120 s). */
   syncAuthTimeoutMs: number;
   idempotencyTtlMs: number;
@@ -45,6 +47,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     dataDir: resolve(env.DATA_DIR || "./data"),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
+    sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
     syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
     idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
@@ -65,13 +68,13 @@ export interface Stores {
  * The service's stores: PostgreSQL when DATABASE_URL is set (several processes may share it),
  * else one SQLite file under DATA_DIR (events, read models, idempotency records).
  */
-export async function openStores(config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema">): Promise<Stores> {
+export async function openStores(config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "sqliteBusyTimeoutMs">): Promise<Stores> {
   if (config.databaseUrl) {
     const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema });
     const url = new URL(config.databaseUrl);
     return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
-  const { events, readModels } = createSqliteStore({ path });
+  const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   return { store: events, readModels, description: `SQLite ${path}` };
 }

@@ -127,7 +127,9 @@ export function apiRoutes(engine: Engine, simulators?: Simulators): RouteDef[] {
     ...customerCardRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
-  routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes))));
+  // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)
+  const ready = async () => void (await engine.store.readStream("$readyz", { maxCount: 1 }));
+  routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes)), ready));
   return routes;
 }
 

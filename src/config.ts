@@ -1,6 +1,8 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createSqliteStore } from "./store/sqlite.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
 
@@ -27,11 +29,18 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return value;
 }
 
+/**
+ * The data directory when DATA_DIR is not set: `data/` in the repository (beside package.json),
+ * whatever folder a command is run from, so `npm start` and `npx cardflow` from a subfolder open
+ * the same store. A DATA_DIR that is set is taken as it is (a relative one from the current folder).
+ */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../data", import.meta.url));
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {
     port: number(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
-    dataDir: resolve(env.DATA_DIR || "./data"),
+    dataDir: resolve(env.DATA_DIR || DEFAULT_DATA_DIR),
     syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
     idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
@@ -48,9 +57,18 @@ export interface Stores {
   description: string;
 }
 
-/** The stores under DATA_DIR: one SQLite file (events, read models, idempotency records). */
-export async function openStores(config: Pick<ServiceConfig, "dataDir">): Promise<Stores> {
+/** A store asked to exist (a read-only command) that does not: nothing was created. */
+export class StoreMissing extends Error {
+  override readonly name = "StoreMissing";
+}
+
+/**
+ * The stores under DATA_DIR: one SQLite file (events, read models, idempotency records). With
+ * `mustExist` (commands that only read), a missing file is refused instead of created.
+ */
+export async function openStores(config: Pick<ServiceConfig, "dataDir">, { mustExist = false }: { mustExist?: boolean } = {}): Promise<Stores> {
   const path = join(config.dataDir, "cardflow.sqlite");
+  if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (npm start) or set DATA_DIR`);
   const { events, readModels } = createSqliteStore({ path });
   return { store: events, readModels, description: `SQLite ${path}` };
 }

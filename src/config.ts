@@ -1,6 +1,8 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createPostgresStore } from "./store/postgres.js";
 import { createSqliteStore } from "./store/sqlite.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
@@ -40,11 +42,18 @@ function databaseUrl(raw: string | undefined): string | null {
   return raw;
 }
 
+/**
+ * The data directory when DATA_DIR is not set: `data/` in the repository (beside package.json),
+ * whatever folder a command is run from, so `npm start` and `npx cardflow` from a subfolder open
+ * the same store. A DATA_DIR that is set is taken as it is (a relative one from the current folder).
+ */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../data", import.meta.url));
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {
     port: number(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
-    dataDir: resolve(env.DATA_DIR || "./data"),
+    dataDir: resolve(env.DATA_DIR || DEFAULT_DATA_DIR),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
     sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
@@ -64,17 +73,27 @@ export interface Stores {
   description: string;
 }
 
+/** A store asked to exist (a read-only command) that does not: nothing was created. */
+export class StoreMissing extends Error {
+  override readonly name = "StoreMissing";
+}
+
 /**
  * The service's stores: PostgreSQL when DATABASE_URL is set (several processes may share it),
- * else one SQLite file under DATA_DIR (events, read models, idempotency records).
+ * else one SQLite file under DATA_DIR (events, read models, idempotency records). With
+ * `mustExist` (commands that only read), a missing SQLite file is refused instead of created.
  */
-export async function openStores(config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "sqliteBusyTimeoutMs">): Promise<Stores> {
+export async function openStores(
+  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "sqliteBusyTimeoutMs">,
+  { mustExist = false }: { mustExist?: boolean } = {},
+): Promise<Stores> {
   if (config.databaseUrl) {
     const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema });
     const url = new URL(config.databaseUrl);
     return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
+  if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (npm start) or set DATA_DIR`);
   const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   return { store: events, readModels, description: `SQLite ${path}` };
 }

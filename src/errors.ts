@@ -30,8 +30,14 @@ export class NotFound extends CardflowError {
   readonly status = 404;
   readonly code = "resource_missing";
   override readonly param: string | null;
-  constructor(resource: string, id: string, param: string | null = null) {
-    super(`no ${resource} ${JSON.stringify(id)} for this account`);
+  /** `where`: the scope it was looked for in (the caller's account, or a store for the CLI). */
+  constructor(
+    readonly resource: string,
+    readonly id: string,
+    param: string | null = null,
+    where = "for this account",
+  ) {
+    super(`no ${resource} ${JSON.stringify(id)} ${where}`);
     this.param = param;
   }
 }

@@ -20,13 +20,21 @@ const simulators = createSimulators({ clock, ids, captures, captureSettleMs, pro
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
 const app = createServer({ engine, simulators, idempotencyTtlMs: config.idempotencyTtlMs, logger });
 
-await app.listen({ port: config.port, host: config.host });
+try {
+  await app.listen({ port: config.port, host: config.host });
+} catch (error) {
+  // a port taken by another process is a setup problem to explain, not a crash to trace
+  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+  process.stderr.write(`cardflow: port ${config.port} on ${config.host} is already in use (another cardflow, or another service?); choose another with PORT, e.g. PORT=${config.port + 1} npm start\n`);
+  await engine.close();
+  process.exit(1);
+}
 const base = `http://localhost:${config.port}`;
 logger.info({ port: config.port, store: description }, "cardflow listening");
 process.stderr.write(
   `\ncardflow is listening on ${base} (store: ${description})\n` +
     `Create a merchant account and its API key (prints only the key):\n` +
-    `  DATA_DIR=${config.dataDir} npx cardflow accounts create acct_demo --processor A\n` +
+    `  DATA_DIR=${config.dataDir} npx cardflow accounts create acct_demo --exists-ok\n` +
     `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
     `OpenAPI: ${base}/openapi.json\n\n`,
 );

@@ -1,42 +1,62 @@
 // `cardflow accounts create <external_account_id>`: opens a merchant account in the service's store
 // (DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues another. Only the
-// key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts create acct_1).
+// key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts create acct_1); the
+// store used is said on stderr.
 import { Option, type Command } from "commander";
 import { createApiKeys } from "../api-keys.js";
-import { configFromEnv, openStores, type Stores } from "../config.js";
-import { createEngine } from "../engine.js";
+import { configFromEnv, openStores, StoreMissing, type Stores } from "../config.js";
+import { createEngine, type Engine } from "../engine.js";
+import { Conflict, InvalidRequest, NotFound } from "../errors.js";
 import { action, processIo, type CliIo } from "./io.js";
+import { READS, WRITES, type StoreUse } from "./store-option.js";
 
-type Open = (dataDir: string) => Promise<Stores>;
+/** Opens the service's stores under this data directory (undefined: DATA_DIR, as `npm start`). */
+export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promise<Stores>;
 
-const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory").env("DATA_DIR").default("./data");
+const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) }), use);
 
-export function registerAccounts(program: Command, io: CliIo = processIo, open: Open = (dataDir) => openStores(configFromEnv({ DATA_DIR: dataDir }))): void {
-  /** Runs with an engine on the service's store, closing it whatever happens. */
-  async function withEngine(dataDir: string, run: (engine: ReturnType<typeof createEngine>) => Promise<void>) {
-    const { store, readModels } = await open(dataDir);
+const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory (default: DATA_DIR, else data/ in the repository, as npm start)").env("DATA_DIR");
+
+export function registerAccounts(program: Command, io: CliIo = processIo, open: OpenService = openService): void {
+  /** Runs with an engine on the service's store (said on stderr), closing it whatever happens. */
+  async function withEngine(dataDir: string | undefined, use: StoreUse, run: (engine: Engine, where: string) => Promise<void>) {
+    const { store, readModels, description } = await open(dataDir, use).catch((error: unknown) => {
+      throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --data-dir`, "data_dir") : error;
+    });
+    io.err(`cardflow: store: ${description}\n`);
     const engine = createEngine({ store, readModels });
     try {
-      await run(engine);
+      await run(engine, description);
     } finally {
       await engine.close();
     }
   }
 
-  const accounts = program.command("accounts").summary("merchant accounts and their API keys").description("merchant accounts of the HTTP API and their API keys");
+  const accounts = program.command("accounts").summary("merchant accounts and their API keys").description("merchant accounts of the HTTP API and their API keys, in the service's store (DATA_DIR)");
 
   accounts
     .command("create")
     .summary("open a merchant account and print its new API key")
-    .description("open a merchant account and issue its API key; prints only the key (shown once: only its SHA-256 is stored)")
+    .description("open a merchant account and issue its API key; prints only the key (shown once: only its SHA-256 is stored). With --exists-ok, an account that already exists (with the same processor and currency) gets a new key instead, so the command can be run again")
     .argument("<external_account_id>", "the merchant account reference callers send as external_account_id")
     .addOption(new Option("--processor <processor>", "processor of its card-not-present payments").choices(["A", "B"]).default("A"))
     .option("--currency <code>", "ISO 4217 currency of its payments", "USD")
+    .option("--exists-ok", "if the account exists, issue another key for it instead of failing")
     .addOption(dataDirOption())
     .action(
-      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; dataDir: string }) =>
-        withEngine(opts.dataDir, async (engine) => {
-          await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
+      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; dataDir?: string }, command: Command) =>
+        withEngine(opts.dataDir, WRITES, async (engine, where) => {
+          const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));
+          if (!existing) await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
+          else if (!opts.existsOk) {
+            throw new Conflict(`merchant account ${external_account_id} already exists in ${where}; for another API key run: npx cardflow accounts key ${external_account_id}`, "account_exists");
+          } else {
+            // an option given on the command line that the account does not have is not ignored
+            const given = (name: string) => command.getOptionValueSource(name) !== "default";
+            if ((given("processor") && existing.processor !== opts.processor) || (given("currency") && existing.currency !== opts.currency.toUpperCase())) {
+              throw new Conflict(`merchant account ${external_account_id} already exists with processor ${existing.processor} and currency ${existing.currency}`, "account_exists");
+            }
+          }
           const { key } = await createApiKeys(engine).issue(external_account_id, "cli");
           io.out(`${key}\n`);
         }),
@@ -46,11 +66,15 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
   accounts
     .command("key")
     .summary("issue another API key for an account")
+    .description("issue another API key for an existing merchant account; prints only the key (earlier keys keep working)")
     .argument("<external_account_id>", "an existing merchant account")
     .addOption(dataDirOption())
     .action(
-      action(io, async (external_account_id: string, opts: { dataDir: string }) =>
-        withEngine(opts.dataDir, async (engine) => {
+      action(io, async (external_account_id: string, opts: { dataDir?: string }) =>
+        withEngine(opts.dataDir, READS, async (engine, where) => {
+          await engine.getAccount(external_account_id).catch((error: unknown) => {
+            throw error instanceof NotFound ? new NotFound("merchant account", external_account_id, "external_account_id", `in ${where}; open it with: npx cardflow accounts create ${external_account_id}`) : error;
+          });
           const { key } = await createApiKeys(engine).issue(external_account_id, "cli");
           io.out(`${key}\n`);
         }),

@@ -11,7 +11,7 @@ import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
 import { action, processIo, show, withProgress, type CliIo } from "./io.js";
-import { storeOption, withStore, type OpenedStore } from "./store-option.js";
+import { READS, storeOption, withStore, type OpenedStore } from "./store-option.js";
 
 /** Read models are brought up to date first (what the service does when read), unless told not to. */
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
@@ -36,7 +36,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .option("--no-progress", "no progress line on stderr")
     .action(
       action(io, async (opts: { store?: string; payment?: string; json?: boolean; progress: boolean }) =>
-        withStore(opts.store, async ({ store }) => {
+        withStore(io, opts.store, READS, async ({ store }) => {
           if (opts.payment !== undefined) {
             const report = await replayPayment(store, opts.payment);
             return show(io, opts.json, report, formatReplay, report.illegal.length);
@@ -61,7 +61,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .action(
       action(io, async (paymentId: string | undefined, opts: { store?: string; all?: boolean; anchors?: string; json?: boolean; catchUp: boolean; progress: boolean }) => {
         if (Boolean(opts.all) === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
-        return withStore(opts.store, async (opened) => {
+        return withStore(io, opts.store, READS, async (opened) => {
           const source = await caughtUp(opened, opts.catchUp);
           if (paymentId !== undefined) {
             const report = await audit(source, paymentId);
@@ -83,7 +83,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .action(
       action(io, async (paymentId: string, timestamp: string, opts: { store?: string }) =>
-        withStore(opts.store, async ({ store }) => {
+        withStore(io, opts.store, READS, async ({ store }) => {
           const found = await asOf(store, paymentId, timestamp);
           if (!found) throw new InvalidRequest(`payment ${paymentId} did not exist yet at ${timestamp}`, "timestamp");
           show(io, true, found.record, String, 0);

@@ -5,7 +5,7 @@ import { Option } from "commander";
 import { diagram, type DiagramFormat } from "../audit/diagram.js";
 import { NotFound } from "../errors.js";
 import { action, processIo, type CliIo } from "./io.js";
-import { storeOption, withStore } from "./store-option.js";
+import { READS, storeOption, withStore } from "./store-option.js";
 
 export function registerDiagram(program: Command, io: CliIo = processIo): void {
   program
@@ -19,7 +19,7 @@ export function registerDiagram(program: Command, io: CliIo = processIo): void {
       action(io, async (opts: { format: DiagramFormat; payment?: string; store?: string }) => {
         if (opts.payment === undefined) return void io.out(await diagram({ format: opts.format }));
         const paymentId = opts.payment;
-        await withStore(opts.store, async ({ store }) => {
+        await withStore(io, opts.store, READS, async ({ store }) => {
           const path = await store.readStream(`payment-${paymentId}`);
           if (path.length === 0) throw new NotFound("payment", paymentId, "payment");
           io.out(await diagram({ format: opts.format, path, title: `payment ${paymentId}` }));

@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
-import { storeOption, withStore } from "./store-option.js";
+import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {
   const events = program
@@ -22,7 +22,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .option("--payment <id>", "only this payment's stream")
     .action(
       action(io, async (opts: { store?: string; payment?: string }) =>
-        withStore(opts.store, async ({ store }) => {
+        withStore(io, opts.store, READS, async ({ store }) => {
           for await (const line of exportEvents(store, { paymentId: opts.payment })) io.out(line + "\n");
         }),
       ),
@@ -33,7 +33,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .summary("print every stream's head hash as JSON, to keep outside the store")
     .description("print every stream's head hash (the hash of its last event) as JSON; kept somewhere the store's writers cannot reach, it makes a truncated or rewritten stream detectable: `cardflow audit --all --anchors FILE`")
     .addOption(storeOption())
-    .action(action(io, async (opts: { store?: string }) => withStore(opts.store, async ({ store }) => show(io, true, await streamHeads(store), String, 0))));
+    .action(action(io, async (opts: { store?: string }) => withStore(io, opts.store, READS, async ({ store }) => show(io, true, await streamHeads(store), String, 0))));
 
   events
     .command("import")
@@ -43,7 +43,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .action(
       action(io, async (file: string, opts: { store?: string }) =>
-        withStore(opts.store, async ({ store }) => {
+        withStore(io, opts.store, WRITES, async ({ store }) => {
           const input = file === "-" ? process.stdin : createReadStream(file, "utf8");
           const result = await importEvents(store, createInterface({ input, crlfDelay: Infinity }));
           io.err(`imported ${result.events} events in ${result.streams} streams\n`);

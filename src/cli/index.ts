@@ -1,23 +1,46 @@
 // The `cardflow` command line: a thin layer over the library. Each group of commands lives in
-// its own module and registers itself on the program here.
-import { Command } from "commander";
-import { registerAccounts } from "./accounts.js";
+// its own module and registers itself on the program here. Exit codes (README): 0 done/clean,
+// 1 findings, 2 the command could not run, usage errors included (unknown command or option, a
+// missing argument, a bad choice).
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { registerAccounts, type OpenService } from "./accounts.js";
 import { registerAudit } from "./audit.js";
 import { registerDiagram } from "./diagram.js";
 import { registerEvents } from "./events.js";
+import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 
-export function createProgram(): Command {
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
   const program = new Command("cardflow")
     .description("cardflow: event-sourced payment orchestration core")
-    .showHelpAfterError();
-  // command groups register here: registerXxx(program)
-  registerAccounts(program);
-  registerAudit(program);
-  registerEvents(program);
-  registerDiagram(program);
+    .version(version, "-V, --version", "print the version")
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError()
+    // usage errors are thrown (exitCode below) instead of exiting the process with 1
+    .exitOverride();
+  // command groups register here: registerXxx(program); subcommands inherit the settings above
+  registerAccounts(program, io, openService);
+  registerAudit(program, io);
+  registerEvents(program, io);
+  registerDiagram(program, io);
   return program;
 }
 
+/** Runs `cardflow ...args` and returns its exit code (also left in process.exitCode). */
+export async function runCli(args: readonly string[], io: CliIo = processIo, openService?: OpenService): Promise<number> {
+  process.exitCode = undefined;
+  try {
+    await createProgram(io, openService).parseAsync(args, { from: "user" });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // --help and --version end with 0; every usage error with 2, as documented
+    process.exitCode = error.exitCode === 0 ? 0 : EXIT_ERROR;
+  }
+  return Number(process.exitCode ?? 0);
+}
+
 export async function main(argv = process.argv): Promise<void> {
-  await createProgram().parseAsync(argv);
+  await runCli(argv.slice(2));
 }

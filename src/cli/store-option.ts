@@ -5,11 +5,15 @@
 //   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
 //   memory          an empty in-memory store (tests, dry runs)
 // Default: the CARDFLOW_STORE environment variable, else the service's own store (DATA_DIR, as
-// `npm start` opens it: src/config.ts).
+// `npm start` opens it: src/config.ts). Commands that only read refuse a store that does not exist
+// (a mistyped path must never read as an empty, clean store), and every command says on stderr
+// which store it used.
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { Option } from "commander";
-import { configFromEnv, openStores } from "../config.js";
-import { InvalidRequest } from "../errors.js";
+import { configFromEnv, openStores, StoreMissing } from "../config.js";
+import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels } from "../store/memory-read-models.js";
 import { createMemoryStore } from "../store/memory.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
@@ -17,8 +21,11 @@ import { eventsStore } from "../audit/source.js";
 import { createPostgresStore } from "../store/postgres.js";
 import { createSqliteStore } from "../store/sqlite.js";
 import { parseLine } from "../audit/transfer.js";
+import type { CliIo } from "./io.js";
 
 export interface OpenedStore {
+  /** What was opened, for messages: "SQLite /abs/path", "PostgreSQL postgres://user:***@host/db". */
+  description: string;
   store: EventStore;
   /** The read models kept beside the events, when the store has them. */
   readModels?: ReadModelStore;
@@ -37,36 +44,58 @@ export async function readJsonl(path: string): Promise<RecordedEvent[]> {
   return parsed as RecordedEvent[];
 }
 
-export async function openStore(spec: string | undefined): Promise<OpenedStore> {
-  if (!spec) return both(await openStores(configFromEnv()));
+/** How a command uses its store: read-only commands (`mustExist`) never create one. */
+export interface StoreUse {
+  mustExist: boolean;
+}
+
+/** Commands that only read: the store must exist. */
+export const READS: StoreUse = { mustExist: true };
+/** Commands that write (events import): a new store may be created. */
+export const WRITES: StoreUse = { mustExist: false };
+
+/** A connection URL without its password, for messages. */
+const withoutPassword = (url: string) => url.replace(/^([a-z+]+:\/\/[^:/@]+):[^@]*@/i, "$1:***@");
+
+export async function openStore(spec: string | undefined, { mustExist }: StoreUse): Promise<OpenedStore> {
+  if (!spec) {
+    const { store, readModels, description } = await openStores(configFromEnv(), { mustExist }).catch((error: unknown) => {
+      throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --store`, "store") : error;
+    });
+    return both(description, { store, readModels });
+  }
   if (/^postgres(ql)?:\/\//.test(spec)) spec = `postgres:${spec}`;
   if (/^(kurrentdb|esdb)(\+discover)?:\/\//.test(spec)) spec = `kurrentdb:${spec}`;
   const colon = spec.indexOf(":");
   const [kind, location] = colon < 0 ? [spec, ""] : [spec.slice(0, colon), spec.slice(colon + 1)];
   switch (kind) {
     case "memory":
-      return both({ store: createMemoryStore(), readModels: createMemoryReadModels() });
+      return both("an empty in-memory store", { store: createMemoryStore(), readModels: createMemoryReadModels() });
     case "sqlite": {
       if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
-      const { events, readModels } = createSqliteStore({ path: location });
-      return both({ store: events, readModels });
+      const path = resolve(location);
+      if (mustExist && !existsSync(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}; nothing was created (check the path)`, "store");
+      const { events, readModels } = createSqliteStore({ path });
+      return both(`SQLite ${path}`, { store: events, readModels });
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
       const { events, readModels } = await createPostgresStore({ connectionString: location });
-      return both({ store: events, readModels });
+      return both(`PostgreSQL ${withoutPassword(location)}`, { store: events, readModels });
     }
     case "kurrentdb": {
       if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
       // loaded on demand: its gRPC client is heavy for every other command
       const { createKurrentStore } = await import("../store/kurrentdb.js");
       const store = await createKurrentStore({ url: location });
-      return { store, close: () => store.close() };
+      return { description: `KurrentDB ${withoutPassword(location)}`, store, close: () => store.close() };
     }
     case "jsonl": {
       if (!location) throw new InvalidRequest("--store: jsonl:PATH needs a path", "store");
-      const store = eventsStore(await readJsonl(location));
-      return { store, close: () => store.close() };
+      const path = resolve(location);
+      if (!existsSync(path)) throw new InvalidRequest(`--store: no export file at ${path}`, "store");
+      const store = eventsStore(await readJsonl(path));
+      return { description: `the export ${path} (read-only)`, store, close: () => store.close() };
     }
     default:
       throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH or memory`, "store");
@@ -74,17 +103,25 @@ export async function openStore(spec: string | undefined): Promise<OpenedStore> 
 }
 
 /** An event store and its read models, closed together. */
-const both = ({ store, readModels }: { store: EventStore; readModels: ReadModelStore }): OpenedStore => ({
+const both = (description: string, { store, readModels }: { store: EventStore; readModels: ReadModelStore }): OpenedStore => ({
+  description,
   store,
   readModels,
   close: async () => void (await Promise.all([store.close(), readModels.close()])),
 });
 
-/** Opens the store, runs, closes it whatever happens. */
-export async function withStore<T>(spec: string | undefined, run: (opened: OpenedStore) => Promise<T>): Promise<T> {
-  const opened = await openStore(spec);
+/**
+ * Opens the store, says on stderr which one, runs, closes it whatever happens. A resource the
+ * store does not have is named with the store, so a wrong store does not read as a wrong id.
+ */
+export async function withStore<T>(io: CliIo, spec: string | undefined, use: StoreUse, run: (opened: OpenedStore) => Promise<T>): Promise<T> {
+  const opened = await openStore(spec, use);
+  io.err(`cardflow: store: ${opened.description}\n`);
   try {
     return await run(opened);
+  } catch (error) {
+    if (error instanceof NotFound) throw new NotFound(error.resource, error.id, error.param, `in ${opened.description}`);
+    throw error;
   } finally {
     await opened.close();
   }

@@ -1,12 +1,15 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Command } from "commander";
+import { createProgram } from "../../src/cli/index.js";
 import { exportEvents } from "../../src/audit/transfer.js";
 import { runFlows, type Flows } from "./flows.js";
-import { cardflow, cardflowOn } from "./run-cli.js";
+import { cardflow, cardflowOn, withoutStoreLine } from "./run-cli.js";
 
 let flows: Flows;
 let dir: string;
@@ -20,6 +23,10 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cardflow-audit-"));
   file = join(dir, "events.jsonl");
   await writeFile(file, lines.join("\n") + "\n");
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
 });
 
 afterEach(() => {
@@ -40,9 +47,9 @@ describe("cardflow CLI", () => {
 
   it("long reads draw a progress line on an interactive stderr, and clear it", async () => {
     const { out, err } = await cardflowOn({ interactive: true }, "replay", "--store", `jsonl:${file}`);
-    expect(err).toMatch(/^\rreplaying .* 48 events · 16 streams · [\d,]+ events\/s\r\x1b\[2K$/);
+    expect(withoutStoreLine(err)).toMatch(/^\rreplaying .* 48 events · 16 streams · [\d,]+ events\/s\r\x1b\[2K$/);
     expect(out).toContain("illegal transitions: none");
-    expect((await cardflowOn({ interactive: true }, "audit", "--all", "--no-progress", "--store", `jsonl:${file}`)).err).toBe("");
+    expect(withoutStoreLine((await cardflowOn({ interactive: true }, "audit", "--all", "--no-progress", "--store", `jsonl:${file}`)).err)).toBe("");
   });
 
   it("audit --all exits 1 with a clear list when a file was tampered with", async () => {
@@ -92,7 +99,7 @@ describe("cardflow CLI", () => {
     const one = await cardflow("events", "export", "--payment", flows.payments.reader_manual!, "--store", `jsonl:${file}`);
     expect(one.out.trim().split("\n")).toHaveLength(4);
     const imported = await cardflow("events", "import", file, "--store", "memory");
-    expect(imported).toMatchObject({ code: 0, err: "imported 48 events in 16 streams\n" });
+    expect(imported).toMatchObject({ code: 0, err: "cardflow: store: an empty in-memory store\nimported 48 events in 16 streams\n" });
     const bad = join(dir, "bad.jsonl");
     await writeFile(bad, lines.map((l) => l.replace('"amount":"20.00"', '"amount":"25.00"')).join("\n"));
     const refused = await cardflow("events", "import", bad, "--store", "memory");
@@ -129,17 +136,60 @@ describe("cardflow CLI", () => {
     expect(missing.err).toMatch(/pi_nope/);
   });
 
-  it("without --store, reads the service's own store (DATA_DIR)", async () => {
+  it("says which store it used; without --store, the service's own store (DATA_DIR), refused while it does not exist", async () => {
     const before = process.env.DATA_DIR;
-    process.env.DATA_DIR = join(dir, "service-data");
+    const dataDir = join(dir, "service-data");
+    process.env.DATA_DIR = dataDir;
     try {
-      const { out, code } = await cardflow("replay", "--json");
+      const absent = await cardflow("replay", "--json");
+      expect(absent).toMatchObject({ code: 2, out: "" });
+      expect(absent.err).toContain(`cardflow: no store at ${join(dataDir, "cardflow.sqlite")}`);
+      expect(existsSync(dataDir)).toBe(false);
+      // accounts create opens the store (it writes); then read-only commands read it
+      expect((await cardflow("accounts", "create", "acct_x")).code).toBe(0);
+      const { out, err, code } = await cardflow("replay", "--json");
       expect(code).toBe(0);
+      expect(err).toBe(`cardflow: store: SQLite ${join(dataDir, "cardflow.sqlite")}\n`);
       expect(JSON.parse(out)).toMatchObject({ payments: 0, illegal: [] });
     } finally {
       if (before === undefined) delete process.env.DATA_DIR;
       else process.env.DATA_DIR = before;
     }
+  });
+
+  it("read-only commands refuse a store that does not exist, creating nothing", async () => {
+    const typo = join(dir, "data", "cardflw.sqlite");
+    for (const args of [["audit", "--all"], ["replay"], ["events", "export"], ["events", "heads"], ["as-of", "pi_1", "2026-01-01T00:00:00Z"], ["diagram", "--payment", "pi_1"], ["audit", "pi_1"]]) {
+      const refused = await cardflow(...args, "--store", `sqlite:${typo}`);
+      expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(refused.err).toBe(`cardflow: --store: no SQLite store at ${typo}; nothing was created (check the path)\n`);
+    }
+    expect(existsSync(join(dir, "data"))).toBe(false);
+    const nowhere = await cardflow("audit", "--all", "--store", "sqlite:/nonexistent-cardflow/x.sqlite");
+    expect(nowhere.code).toBe(2);
+    expect(existsSync("/nonexistent-cardflow")).toBe(false);
+    expect((await cardflow("replay", "--store", `jsonl:${join(dir, "nope.jsonl")}`)).err).toMatch(/no export file at/);
+    // a store that exists but lacks the payment: named with the store, not "for this account"
+    const missing = await cardflow("audit", "pi_nope", "--store", `jsonl:${file}`);
+    expect(missing.err).toMatch(/cardflow: no payment "pi_nope" in the export .*events\.jsonl/);
+    expect(missing.err).not.toContain("for this account");
+  });
+
+  it("usage errors exit 2, as documented; --help and --version exit 0", async () => {
+    for (const args of [["audit", "--bogus"], ["diagram", "--format", "png"], ["as-of"], ["frobnicate"], ["accounts", "create"], []]) {
+      const { code, out, err } = await cardflow(...args);
+      expect(code, args.join(" ")).toBe(2);
+      expect(out).toBe("");
+      expect(err).toMatch(/error: |Usage: /);
+    }
+    const version = await cardflow("--version");
+    expect(version).toMatchObject({ code: 0, out: `${JSON.parse(await readFile("package.json", "utf8")).version}\n` });
+    expect((await cardflow("audit", "--help")).code).toBe(0);
+  });
+
+  it("every command has a description", () => {
+    const walk = (command: Command): Command[] => [command, ...command.commands.flatMap(walk)];
+    for (const command of walk(createProgram())) expect(command.description(), command.name()).not.toBe("");
   });
 
   it("npx cardflow --help from the repository root documents every command", async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,6 +19,7 @@ const dir = await mkdtemp(join(tmpdir(), "cardflow-audit-stores-"));
 const opened: { events: EventStore; readModels: ReadModelStore }[] = [];
 afterAll(async () => {
   for (const s of opened) await Promise.all([s.events.close(), s.readModels.close()]);
+  await rm(dir, { recursive: true, force: true });
 });
 
 const sqlite = (name: string) => {
@@ -80,7 +81,7 @@ describe("the CLI on SQLite and PostgreSQL", () => {
     expect(exported.code).toBe(0);
     const file = join(dir, "cli.jsonl");
     await writeFile(file, exported.out);
-    expect(await cardflow("events", "import", file, "--store", database)).toMatchObject({ code: 0, err: "imported 48 events in 16 streams\n" });
+    expect(await cardflow("events", "import", file, "--store", database)).toMatchObject({ code: 0, err: expect.stringMatching(/^cardflow: store: PostgreSQL postgres:\/\/.*\nimported 48 events in 16 streams\n$/) });
     const all = await cardflow("audit", "--all", "--store", `postgres:${database}`);
     expect(all.out).toContain("read models: equal to a fresh replay");
     expect(all).toMatchObject({ code: 0 });

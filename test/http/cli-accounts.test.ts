@@ -1,11 +1,17 @@
-// `cardflow accounts create|key`: prints only the new key; the key then works against the API.
-import { Command } from "commander";
+// `cardflow accounts create|key`: prints only the new key (the store used on stderr); the key then
+// works against the API. Run as `cardflow ...` runs, on a shared in-memory store.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { registerAccounts } from "../../src/cli/accounts.js";
+import { DEFAULT_DATA_DIR } from "../../src/config.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
 import { createMemoryStore } from "../../src/store/memory.js";
+import { cardflowOn } from "../audit/run-cli.js";
 
 afterEach(() => {
   process.exitCode = undefined;
@@ -15,23 +21,12 @@ describe("cardflow accounts", () => {
   const store = createMemoryStore();
   const readModels = createMemoryReadModels();
   // the CLI closes what it opens; the shared in-memory store must outlive it
-  const open = async () => ({ store: { ...store, close: async () => {} }, readModels: { ...readModels, close: async () => {} }, description: "memory" });
+  const openService = async () => ({ store: { ...store, close: async () => {} }, readModels: { ...readModels, close: async () => {} }, description: "memory" });
+  const cardflow = (...args: string[]) => cardflowOn({ interactive: false, openService }, ...args);
 
-  async function cardflow(...args: string[]) {
-    let out = "";
-    let err = "";
-    const program = new Command("cardflow").exitOverride();
-    registerAccounts(program, { out: (t) => void (out += t), err: (t) => void (err += t), interactive: false }, open);
-    process.exitCode = undefined;
-    await program.parseAsync(args, { from: "user" });
-    const code = process.exitCode ?? 0;
-    process.exitCode = undefined;
-    return { out, err, code };
-  }
-
-  it("create prints only the key, which then authenticates as that account", async () => {
+  it("create prints only the key, which then authenticates as that account; stderr names the store", async () => {
     const created = await cardflow("accounts", "create", "acct_cli", "--processor", "B", "--currency", "EUR");
-    expect(created).toMatchObject({ code: 0, err: "" });
+    expect(created).toMatchObject({ code: 0, err: "cardflow: store: memory\n" });
     expect(created.out).toMatch(/^sk_[0-9A-Za-z]{32,}\n$/);
     const key = created.out.trim();
 
@@ -53,14 +48,45 @@ describe("cardflow accounts", () => {
     }
   });
 
-  it("refuses an account that exists, an unknown processor, a key for no account; stdout stays empty", async () => {
+  it("an account that exists: create says what to run instead; --exists-ok issues a key, run after run", async () => {
     await cardflow("accounts", "create", "acct_twice");
     const twice = await cardflow("accounts", "create", "acct_twice");
     expect(twice).toMatchObject({ code: 2, out: "" });
-    expect(twice.err).toContain("already exists");
+    expect(twice.err).toContain("cardflow: merchant account acct_twice already exists in memory; for another API key run: npx cardflow accounts key acct_twice");
+    const keys = [await cardflow("accounts", "create", "acct_twice", "--exists-ok"), await cardflow("accounts", "create", "acct_new", "--exists-ok")];
+    for (const k of keys) expect(k).toMatchObject({ code: 0, out: expect.stringMatching(/^sk_\w+\n$/) });
+    // an option the existing account does not have is not silently ignored
+    const other = await cardflow("accounts", "create", "acct_twice", "--exists-ok", "--currency", "EUR");
+    expect(other).toMatchObject({ code: 2, out: "" });
+    expect(other.err).toContain("already exists with processor A and currency USD");
+  });
+
+  it("refuses an unknown processor (usage, exit 2) and a key for no account; stdout stays empty", async () => {
     const missing = await cardflow("accounts", "key", "acct_nobody");
     expect(missing).toMatchObject({ code: 2, out: "" });
-    expect(missing.err).toContain("acct_nobody");
-    await expect(cardflow("accounts", "create", "acct_c", "--processor", "C")).rejects.toThrow(/processor/);
+    expect(missing.err).toContain('no merchant account "acct_nobody" in memory; open it with: npx cardflow accounts create acct_nobody');
+    expect(missing.err).not.toContain("for this account");
+    const badProcessor = await cardflow("accounts", "create", "acct_c", "--processor", "C");
+    expect(badProcessor).toMatchObject({ code: 2, out: "" });
+    expect(badProcessor.err).toContain("error: option '--processor <processor>' argument 'C' is invalid");
+  });
+
+  it("accounts key refuses a data directory without a store, creating nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cardflow-cli-accounts-"));
+    try {
+      const refused = await cardflowOn({ interactive: false }, "accounts", "key", "acct_x", "--data-dir", join(dir, "typo"));
+      expect(refused).toMatchObject({ code: 2, out: "" });
+      expect(refused.err).toContain(`no store at ${join(dir, "typo", "cardflow.sqlite")}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the default data directory is the repository's data/, from whatever folder, for the CLI and npm start alike", async () => {
+    const root = new URL("../..", import.meta.url).pathname;
+    expect(DEFAULT_DATA_DIR).toBe(join(root, "data"));
+    const script = `import("${join(root, "src/config.ts")}").then((c) => console.log(c.configFromEnv({}).dataDir))`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "-e", script], { cwd: join(root, "test", "http") });
+    expect(stdout.trim()).toBe(join(root, "data"));
   });
 });

@@ -1,9 +1,11 @@
-// README.md's curl walk-through is run as written against `npm start` (the real entry point, on
-// a free port with a fresh DATA_DIR, the key created by `npx cardflow accounts create`), so it
-// cannot rot: each `#=>` line must be what the command before it prints. Then SIGTERM must stop
-// the service cleanly.
+// README.md's Quick start and curl walk-through, run as a newcomer runs them against `npm start`
+// (the real entry point, on a free port with a fresh DATA_DIR): the Quick start's cardflow line,
+// then the walk-through, and all of it again on the same store, so a second run works too. Each
+// `#=>` line must be what the command before it prints (an `error ...` line on stderr, the rest on
+// stdout). Then SIGTERM must stop the service cleanly, and the temporary store is removed.
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,13 +24,28 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe("README.md HTTP walk-through", () => {
-  it("runs against npm start and prints what it says; SIGTERM stops the service", async () => {
+/** The shell block after a `<!-- readme-example: NAME ... -->` marker. */
+function example(readme: string, name: string): string {
+  const block = new RegExp(`<!-- readme-example: ${name}[^>]*-->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+  expect(block, `README.md has the ${name} example`).toBeDefined();
+  return block!;
+}
+
+describe("README.md Quick start and HTTP walk-through", () => {
+  it("run twice in a row against npm start, print what they say; SIGTERM stops the service", async () => {
     const readme = await readFile("README.md", "utf8");
-    const block = /<!-- readme-example: http[^>]*-->\s*```sh\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, "README.md has the HTTP walk-through").toBeDefined();
-    const expected = [...block!.matchAll(/^#=> (.*)$/gm)].map((m) => m[1]);
-    expect(expected.length).toBeGreaterThan(3);
+    // npm install and npm start are what this test does itself; npm test is what runs it
+    const quickStart = example(readme, "quick-start")
+      .split("\n")
+      .filter((line) => line.startsWith("npx cardflow"))
+      .join("\n");
+    expect(quickStart).toMatch(/^npx cardflow accounts create acct_demo/);
+    const walkThrough = example(readme, "http");
+    const expected = [...walkThrough.matchAll(/^#=> (.*)$/gm)].map((m) => m[1]!);
+    const expectedOut = expected.filter((line) => !line.startsWith("error "));
+    const expectedErr = expected.filter((line) => line.startsWith("error "));
+    expect(expectedOut.length).toBeGreaterThan(3);
+    expect(expectedErr.length).toBeGreaterThan(0);
 
     const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-readme-"));
@@ -47,16 +64,28 @@ describe("README.md HTTP walk-through", () => {
       }
       expect(output).toContain("cardflow accounts create");
 
-      const { stdout, stderr } = await run("bash", ["-euo", "pipefail", "-c", block!], { env: { ...env, BASE: `http://127.0.0.1:${port}` } });
-      expect(stdout.trim().split("\n"), stderr).toEqual(expected);
+      const shell = (script: string) => run("bash", ["-euo", "pipefail", "-c", script], { env: { ...env, BASE: `http://127.0.0.1:${port}` } });
+      for (const round of [1, 2]) {
+        const quick = await shell(quickStart);
+        expect(quick.stdout, `round ${round}: ${quick.stderr}`).toMatch(/^sk_\w+\n$/);
+        expect(quick.stderr).toContain(`cardflow: store: SQLite ${join(dataDir, "cardflow.sqlite")}`);
+        const { stdout, stderr } = await shell(walkThrough);
+        expect(stdout.trim().split("\n"), `round ${round}: ${stderr}`).toEqual(expectedOut);
+        for (const line of expectedErr) expect(stderr).toContain(line);
+      }
     } finally {
       process.kill(-server.pid!, "SIGTERM");
     }
-    for (let i = 0; i < 100 && !output.includes('"msg":"stopped"'); i++) await new Promise((r) => setTimeout(r, 100));
-    if (!output.includes('"msg":"stopped"')) process.kill(-server.pid!, "SIGKILL"); // leave nothing running
-    expect(output).toContain('"msg":"stopped"');
-    expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "up", () => "down")).toBe("down");
-    // the request log never holds a key
-    expect(output).not.toMatch(/sk_[0-9A-Za-z]{32}/);
+    try {
+      for (let i = 0; i < 100 && !output.includes('"msg":"stopped"'); i++) await new Promise((r) => setTimeout(r, 100));
+      if (!output.includes('"msg":"stopped"')) process.kill(-server.pid!, "SIGKILL"); // leave nothing running
+      expect(output).toContain('"msg":"stopped"');
+      expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "up", () => "down")).toBe("down");
+      // the request log never holds a key
+      expect(output).not.toMatch(/sk_[0-9A-Za-z]{32}/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    expect(existsSync(dataDir)).toBe(false);
   });
 });

@@ -7,6 +7,8 @@ import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
 import { randomIds } from "./ids.js";
 import { createSimulators } from "./processors/simulator.js";
+import { createWebhooks } from "./webhooks/index.js";
+import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
 
 const config = configFromEnv();
 const logger = pino({ level: config.logLevel });
@@ -16,11 +18,14 @@ const { store, readModels, description } = await openStores(config);
 const { captures, captureSettleMs, processorLatencyMs } = config;
 const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
-const app = createServer({ engine, simulators, idempotencyTtlMs: config.idempotencyTtlMs, logger });
+const webhookConfig = webhookConfigFromEnv();
+const webhooks = createWebhooks({ engine, signingKey: loadSigningKey(config.dataDir), ...webhookConfig, onError: (err) => logger.warn({ err }, "webhook delivery") });
+const app = createServer({ engine, simulators, webhooks, idempotencyTtlMs: config.idempotencyTtlMs, logger });
 
 await app.listen({ port: config.port, host: config.host });
+await webhooks.delivery.start();
 const base = `http://localhost:${config.port}`;
-logger.info({ port: config.port, store: description }, "cardflow listening");
+logger.info({ port: config.port, store: description, sandbox: webhookConfig.sandbox }, "cardflow listening");
 process.stderr.write(
   `\ncardflow is listening on ${base} (store: ${description})\n` +
     `Create a merchant account and its API key (prints only the key):\n` +
@@ -36,6 +41,7 @@ async function shutdown(signal: string) {
   logger.info({ signal }, "shutting down: finishing in-flight requests");
   try {
     await app.close();
+    await webhooks.delivery.stop();
     await engine.close();
     logger.info("stopped");
     process.exit(0);

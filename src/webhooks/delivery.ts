@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { isoTimestamp, type Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import { CheckpointConflict, type EventStore, type ReadModelStore } from "../store/port.js";
+import type { WebhookEvent } from "../../machines/events.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
 import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
@@ -158,6 +159,23 @@ export function createDelivery(options: DeliveryOptions) {
       return next;
     }
 
+    // Attempts are recorded on the endpoint's deliveries stream by one writer, in batches: the
+    // streams posted concurrently would otherwise race for its next revision.
+    let recorded: Promise<void> = Promise.resolve();
+    let recordQueued: Promise<void> | null = null;
+    const toRecord: WebhookEvent[] = [];
+    function record(event: WebhookEvent): Promise<void> {
+      toRecord.push(event);
+      if (recordQueued) return recordQueued;
+      const next = recorded.then(() => {
+        recordQueued = null;
+        return appendChained(store, webhookStreams.deliveries(endpoint_id), toRecord.splice(0), { clock, ids, actor: "webhooks" }).then(() => undefined);
+      });
+      recordQueued = next;
+      recorded = next.catch(() => undefined);
+      return next;
+    }
+
     /** Queues the endpoint's public events after its cursor, per stream. */
     async function scan(): Promise<void> {
       for (;;) {
@@ -200,30 +218,23 @@ export function createDelivery(options: DeliveryOptions) {
       await persist();
       const error = result.error ?? (delivered ? null : `HTTP ${result.status}`);
       const { event } = entry;
-      await appendChained(
-        store,
-        webhookStreams.deliveries(endpoint_id),
-        [
-          {
-            type: "WebhookDeliveryAttempted",
-            version: 1,
-            data: {
-              endpoint_id,
-              event_id: event.id,
-              event_type: event.type,
-              payment_id: event.payment_id,
-              sequence: event.sequence,
-              attempt,
-              delivered,
-              status_code: result.status,
-              error,
-              duration_ms: now - started,
-              next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at),
-            },
-          },
-        ],
-        { clock, ids, actor: "webhooks" },
-      );
+      void record({
+        type: "WebhookDeliveryAttempted",
+        version: 1,
+        data: {
+          endpoint_id,
+          event_id: event.id,
+          event_type: event.type,
+          payment_id: event.payment_id,
+          sequence: event.sequence,
+          attempt,
+          delivered,
+          status_code: result.status,
+          error,
+          duration_ms: now - started,
+          next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at),
+        },
+      }).catch(onError);
       if (failing) {
         const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
         await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" });
@@ -270,6 +281,7 @@ export function createDelivery(options: DeliveryOptions) {
       }
       // finish what was posted, then hand the endpoint over at once (a crash hands it over when the lease expires)
       await Promise.all(inFlight.values());
+      await recorded;
       if (!lost) {
         state.lease = null;
         await persist().catch(onError);

@@ -175,3 +175,58 @@ export const streams = {
   /** One stream per API key, named by the key's SHA-256: authentication is one stream read. */
   apiKey: (keySha256: string) => `apikey-${keySha256}`,
 } as const;
+
+// --- webhook endpoints: `webhook_endpoint-<endpoint_id>`, `webhook_deliveries-<endpoint_id>` -----
+
+/**
+ * A merchant registered a URL to receive its public events (src/webhooks/). The signing secret is
+ * not recorded: it is derived from the service's signing key and the endpoint id, so an export of
+ * the event log reveals no secret; `signing_key_id` names the key it was derived from.
+ */
+export const WebhookEndpointCreated = event(
+  "WebhookEndpointCreated",
+  z.object({
+    endpoint_id: z.string(),
+    external_account_id: z.string(),
+    url: z.string(),
+    /** null: every public event type. */
+    event_types: z.array(z.string()).nullable(),
+    signing_key_id: z.string(),
+    created_at: z.string(),
+  }),
+);
+
+export const WebhookEndpointDeleted = event("WebhookEndpointDeleted", z.object({ endpoint_id: z.string(), deleted_at: z.string() }));
+
+/** Deliveries kept failing past the retry horizon: the endpoint gets nothing more (the feed still has every event). */
+export const WebhookEndpointFailing = event(
+  "WebhookEndpointFailing",
+  z.object({ endpoint_id: z.string(), event_id: z.string(), since: z.string(), last_error: z.string() }),
+);
+
+/** One attempt to deliver a public event to an endpoint: acknowledged with a 2xx, or not (and when it is tried again). */
+export const WebhookDeliveryAttempted = event(
+  "WebhookDeliveryAttempted",
+  z.object({
+    endpoint_id: z.string(),
+    event_id: z.string(),
+    event_type: z.string(),
+    payment_id: z.string().nullable(),
+    sequence: z.number().int(),
+    attempt: z.number().int().positive(),
+    delivered: z.boolean(),
+    status_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+    duration_ms: z.number(),
+    next_attempt_at: z.string().nullable(),
+  }),
+);
+
+export const WebhookEvent = z.discriminatedUnion("type", [WebhookEndpointCreated, WebhookEndpointDeleted, WebhookEndpointFailing, WebhookDeliveryAttempted]);
+export type WebhookEvent = z.infer<typeof WebhookEvent>;
+
+export const webhookStreams = {
+  endpoint: (endpointId: string) => `webhook_endpoint-${endpointId}`,
+  /** Every delivery attempt to one endpoint (the audit timeline of a payment shows its own). */
+  deliveries: (endpointId: string) => `webhook_deliveries-${endpointId}`,
+} as const;

@@ -8,6 +8,8 @@ import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
 import { createSimulators } from "./processors/simulator.js";
+import { createWebhooks } from "./webhooks/index.js";
+import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
 
 const config = configFromEnv();
 const logger = pino({ level: config.logLevel });
@@ -18,7 +20,9 @@ const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("requ
 const { captures, captureSettleMs, processorLatencyMs } = config;
 const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
-const app = createServer({ engine, simulators, idempotencyTtlMs: config.idempotencyTtlMs, logger });
+const webhookConfig = webhookConfigFromEnv();
+const webhooks = createWebhooks({ engine, signingKey: loadSigningKey(config.dataDir), ...webhookConfig, onError: (err) => logger.warn({ err }, "webhook delivery") });
+const app = createServer({ engine, simulators, webhooks, idempotencyTtlMs: config.idempotencyTtlMs, logger });
 
 try {
   await app.listen({ port: config.port, host: config.host });
@@ -29,8 +33,9 @@ try {
   await engine.close();
   process.exit(1);
 }
+await webhooks.delivery.start();
 const base = `http://localhost:${config.port}`;
-logger.info({ port: config.port, store: description }, "cardflow listening");
+logger.info({ port: config.port, store: description, sandbox: webhookConfig.sandbox }, "cardflow listening");
 process.stderr.write(
   `\ncardflow is listening on ${base} (store: ${description})\n` +
     `Create a merchant account and its API key (prints only the key):\n` +
@@ -46,6 +51,7 @@ async function shutdown(signal: string) {
   logger.info({ signal }, "shutting down: finishing in-flight requests");
   try {
     await app.close();
+    await webhooks.delivery.stop();
     await engine.close();
     logger.info("stopped");
     process.exit(0);

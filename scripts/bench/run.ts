@@ -22,6 +22,7 @@ const BENCHES: Bench[] = [
   { rows: ["4", "5"], script: "scripts/bench/http.ts", needs: [], title: "HTTP status read and full flows" },
   { rows: ["6"], script: "scripts/bench/rebuild.ts", needs: [], title: "projection rebuild from zero, 1M events in SQLite" },
   { rows: ["8"], script: "scripts/bench/memory.ts", needs: [], title: "RSS after 100k payments through the engine" },
+  { rows: ["9"], script: "scripts/bench/webhooks.ts", needs: ["src/webhooks/index.ts"], title: "webhook delivery latency, append to receiver" },
 ];
 
 /** What stands in the way of the targets not met: written by people, from profiles, kept beside the scripts. */

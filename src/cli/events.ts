@@ -7,11 +7,13 @@ import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
+import { createMemoryReadModels } from "../store/memory-read-models.js";
+import { createEventFeed, feedKeys, type FeedEntry } from "../webhooks/feed.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {
   const events = program
     .command("events")
-    .summary("`events export`, `events import`, `events heads`: move streams as JSONL, anchor their heads")
+    .summary("`events export`, `events import`, `events heads`: move streams as JSONL, anchor their heads; `events tail`: follow the public event feed")
     .description("move event streams between stores as JSONL (one event per line, lossless)");
 
   events
@@ -47,6 +49,56 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           const input = file === "-" ? process.stdin : createReadStream(file, "utf8");
           const result = await importEvents(store, createInterface({ input, crlfDelay: Infinity }));
           io.err(`imported ${result.events} events in ${result.streams} streams\n`);
+        }),
+      ),
+    );
+
+  events
+    .command("tail")
+    .summary("print the public events (what webhooks deliver), oldest first, then follow new ones")
+    .description("print the public events of the feed (GET /v2/events), oldest first, then each new one as it is appended, until interrupted")
+    .option("--account <id>", "only this merchant account's events")
+    .option("--after <cursor>", "start after this cursor (a next_cursor, i.e. a global position)", "0")
+    .option("--no-follow", "print the events there are and exit")
+    .option("--json", "one event per line as JSON (the webhook body)")
+    .addOption(storeOption())
+    .action(
+      action(io, async (opts: { store?: string; account?: string; after: string; follow: boolean; json?: boolean }) =>
+        withStore(io, opts.store, READS, async ({ store, readModels }) => {
+          if (!/^\d+$/.test(opts.after)) throw new Error("--after: a cursor is a non-negative integer");
+          // a read-only or events-only store gets its feed folded in memory
+          const feed = createEventFeed({ store, readModels: readModels ?? createMemoryReadModels() });
+          const prefix = opts.account === undefined ? feedKeys.all : (p?: number) => feedKeys.account(opts.account!, p);
+          const line = ({ event: e }: FeedEntry) =>
+            opts.json ? JSON.stringify(e) : `${e.created}  ${e.external_account_id}  ${e.type.padEnd(40)}  ${e.payment_id ?? "-"}  #${e.sequence}  ${e.id}`;
+          let cursor = Number(opts.after);
+          const printNew = async () => {
+            await feed.catchUp();
+            for (;;) {
+              const batch = await feed.entries(prefix, cursor, 500);
+              for (const entry of batch) io.out(line(entry) + "\n");
+              if (batch.length > 0) cursor = batch[batch.length - 1]!.position;
+              if (batch.length < 500) return;
+            }
+          };
+          await printNew();
+          if (!opts.follow) return;
+          const head = await feed.catchUp();
+          // follow: the store signals appends (other processes' too, by polling); one print at a time
+          await new Promise<void>((resolve) => {
+            let printing = Promise.resolve();
+            let queued = false;
+            const subscription = store.subscribeToAll({ after: head }, () => {
+              if (queued) return;
+              queued = true;
+              printing = printing.then(() => ((queued = false), printNew())).catch((error: unknown) => io.err(`cardflow: ${String(error)}\n`));
+            });
+            // the store polls on unref'd timers: keep the process alive until interrupted
+            const alive = setInterval(() => undefined, 1 << 30);
+            const stop = () => void subscription.close().then(() => printing).then(() => (clearInterval(alive), resolve()));
+            process.once("SIGINT", stop);
+            process.once("SIGTERM", stop);
+          });
         }),
       ),
     );

@@ -22,7 +22,7 @@ export interface RouteContext {
 }
 
 export interface RouteDef<S extends z.ZodType = z.ZodType, A = any> {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   /** Path after the version prefix when `versions` is given, else the whole path. */
   path: string;
   versions?: readonly Version[];
@@ -31,7 +31,7 @@ export interface RouteDef<S extends z.ZodType = z.ZodType, A = any> {
   /** Beyond the spec (documented as an extension in the OpenAPI document and README). */
   extension?: boolean;
   auth: Auth;
-  /** The body of a POST; the query and path parameters of a GET. */
+  /** The body of a POST; the query and path parameters of a GET or DELETE. */
   input: S;
   response: (version: Version) => z.ZodType;
   run(input: z.output<S>, ctx: RouteContext): Promise<A>;
@@ -65,7 +65,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
       url,
       config: { auth: def.auth },
       async handler(req, reply) {
-        const raw = def.method === "GET" ? { ...(req.query as object), ...(req.params as object) } : req.body;
+        const raw = def.method !== "POST" ? { ...(req.query as object), ...(req.params as object) } : req.body;
         const input = parseInput(def.input, raw);
         const account = req.owner?.external_account_id ?? null;
         const claimed = (input as { external_account_id?: unknown }).external_account_id;

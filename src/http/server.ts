@@ -13,17 +13,22 @@ import { collectAllowedMethods } from "./method-not-allowed.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
+import { createWebhooks, type Webhooks } from "../webhooks/index.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
+import { eventRoutes } from "./routes/events.js";
 import { hardwareRoutes } from "./routes/hardware.js";
 import { paymentRoutes } from "./routes/payments.js";
 import { serviceRoutes } from "./routes/service.js";
 import { simulatorRoutes } from "./routes/simulator.js";
+import { webhookEndpointRoutes } from "./routes/webhook-endpoints.js";
 
 export interface ServerOptions {
   engine: Engine;
   apiKeys?: ApiKeys;
   /** The simulators behind the engine: their test-helper endpoints are served when given. */
   simulators?: Simulators;
+  /** The event feed and webhook endpoints (default: over the engine, secrets signed with a key of this process). */
+  webhooks?: Webhooks;
   /** How long an Idempotency-Key answer is kept (default 24 h). */
   idempotencyTtlMs?: number;
   /** How long an Idempotency-Key claim of a request that never answered holds the key (default 180 s: longer than the 120 s blocking auth). */
@@ -48,7 +53,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
     // one line per request, written by the onResponse hook below
@@ -114,17 +119,19 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
 
-  for (const route of apiRoutes(engine, simulators)) registerRoute(app, route, idempotency);
+  for (const route of apiRoutes(engine, simulators, webhooks)) registerRoute(app, route, idempotency);
   return app;
 }
 
 /** Every endpoint, the OpenAPI document's included (it describes them all). */
-export function apiRoutes(engine: Engine, simulators?: Simulators): RouteDef[] {
+export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine })): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
+    ...eventRoutes(webhooks),
+    ...webhookEndpointRoutes(webhooks),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)

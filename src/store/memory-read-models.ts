@@ -1,5 +1,5 @@
 // In-memory read-model store, the reference implementation of ReadModelStore.
-import { checkCheckpoint, type ReadModelStore } from "./port.js";
+import { checkCheckpoint, type ListPage, type ReadModelStore } from "./port.js";
 
 export function createMemoryReadModels(): ReadModelStore {
   const docs = new Map<string, Map<string, unknown>>();
@@ -23,10 +23,11 @@ export function createMemoryReadModels(): ReadModelStore {
       for (const key of keys) if (t.has(key)) found.set(key, structuredClone(t.get(key)) as T);
       return found;
     },
-    async list<T>(projection: string, keyPrefix: string) {
+    async list<T>(projection: string, keyPrefix: string, { after = "", limit = Number.MAX_SAFE_INTEGER }: ListPage = {}) {
       return [...table(projection)]
-        .filter(([k]) => k.startsWith(keyPrefix))
+        .filter(([k]) => k.startsWith(keyPrefix) && k > after)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, limit)
         .map(([, d]) => structuredClone(d) as T);
     },
     async commitBatch(commits) {

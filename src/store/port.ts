@@ -211,8 +211,8 @@ export interface ReadModelStore {
   get<T>(projection: string, key: string): Promise<T | undefined>;
   /** The stored documents among `keys`, by key (keys without a document are absent): one read for a batch. */
   getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
-  /** Documents whose key starts with the prefix, ordered by key. */
-  list<T>(projection: string, keyPrefix: string): Promise<T[]>;
+  /** Documents whose key starts with the prefix, ordered by key (a page: keys after `after`, at most `limit`). */
+  list<T>(projection: string, keyPrefix: string, page?: ListPage): Promise<T[]>;
   /**
    * Upserts each projection's documents and sets its checkpoint, all of them in one transaction.
    * A commit with `expectedCheckpoint` applies only if that projection's stored checkpoint (0 when
@@ -224,6 +224,12 @@ export interface ReadModelStore {
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A page of a key-ordered listing: keys strictly after `after`, at most `limit` documents. */
+export interface ListPage {
+  after?: string;
+  limit?: number;
 }
 
 /** One projection's part of a commitBatch(). */

@@ -25,6 +25,7 @@ import {
   type EventData,
   type EventStore,
   type IdempotencyRecord,
+  type ListPage,
   type ReadModelStore,
 } from "./port.js";
 import { createPump } from "./pump.js";
@@ -408,11 +409,11 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       const rows = await query<{ key: string; doc: T }>("SELECT key, doc FROM read_models WHERE projection = $1 AND key = ANY($2::text[])", [projection, keys]);
       return new Map(rows.map((r) => [r.key, r.doc]));
     },
-    async list<T>(projection: string, keyPrefix: string) {
+    async list<T>(projection: string, keyPrefix: string, { after = "", limit }: ListPage = {}) {
       // key >= prefix uses the primary key; left() keeps the match literal (no LIKE wildcards).
       const rows = await query<{ doc: T }>(
-        "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND left(key, length($2)) = $2 ORDER BY key",
-        [projection, keyPrefix],
+        "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND left(key, length($2)) = $2 AND key > $3 ORDER BY key LIMIT $4",
+        [projection, keyPrefix, after, limit ?? null],
       );
       return rows.map((r) => r.doc);
     },

@@ -28,6 +28,7 @@ import {
   type EventData,
   type EventStore,
   type IdempotencyRecord,
+  type ListPage,
   type ProjectionCommit,
   type ReadModelStore,
 } from "./port.js";
@@ -174,8 +175,8 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
       "SELECT key, doc FROM read_models WHERE projection = ? AND key IN (SELECT value FROM json_each(?))",
     ),
     // key >= prefix narrows through the primary key; substr keeps the match literal (no LIKE wildcards).
-    listDocs: db.prepare<[string, string, string, string], { doc: string }>(
-      "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND substr(key, 1, length(?)) = ? ORDER BY key",
+    listDocs: db.prepare<[string, string, string, string, string, number], { doc: string }>(
+      "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND substr(key, 1, length(?)) = ? AND key > ? ORDER BY key LIMIT ?",
     ),
     putDoc: db.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: db.prepare("DELETE FROM read_models WHERE projection = ?"),
@@ -375,8 +376,8 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
       if (keys.length > 0) for (const r of q.getDocs.all(projection, JSON.stringify(keys))) found.set(r.key, JSON.parse(r.doc) as T);
       return found;
     },
-    async list<T>(projection: string, keyPrefix: string) {
-      return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix).map((r) => JSON.parse(r.doc) as T);
+    async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
+      return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix, after, limit).map((r) => JSON.parse(r.doc) as T);
     },
     async commitBatch(commits) {
       // Read models are rebuilt from the events, so their commits skip the fsync (docs/stores.md):

@@ -18,7 +18,11 @@ export interface Flows {
 const A = "acct_a";
 const B = "acct_b";
 
-export async function runFlows(stores: { store?: EventStore; readModels?: ReadModelStore } = {}): Promise<Flows> {
+export async function runFlows(
+  stores: { store?: EventStore; readModels?: ReadModelStore } = {},
+  /** Runs once the accounts are open, before any terminal or payment (e.g. registers webhook endpoints). */
+  afterAccounts?: (engine: Engine) => Promise<void>,
+): Promise<Flows> {
   const clock = manualClock();
   const ids = sequentialIds();
   const sim = createSimulators({ clock, ids });
@@ -29,6 +33,7 @@ export async function runFlows(stores: { store?: EventStore; readModels?: ReadMo
 
   await engine.openAccount({ external_account_id: A, processor: "A" }, ctx("key_admin"));
   await engine.openAccount({ external_account_id: B, processor: "B" }, ctx("key_admin"));
+  await afterAccounts?.(engine);
   const asyncTerminal = (await engine.registerTerminal({ external_account_id: A, terminal_type: "A_async", label: "front desk" })).terminal_id;
   const syncTerminal = (await engine.registerTerminal({ external_account_id: A, terminal_type: "A_sync" })).terminal_id;
   const reader = (await engine.registerTerminal({ external_account_id: B, terminal_type: "B_reader" })).terminal_id;

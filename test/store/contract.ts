@@ -550,6 +550,17 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect((await rm.list<{ key: string }>("cards", "")).map((d) => d.key)).toEqual([...keys].sort());
     });
 
+    it("lists a page: keys after a key, at most a limit", async () => {
+      const rm = await fresh();
+      const keys = ["a/001", "a/002", "a/003", "a/004", "b/001"];
+      await commitOne(rm, "events", keys.map((key) => ({ key, doc: { key } })), 1);
+      const page = async (after?: string, limit?: number) => (await rm.list<{ key: string }>("events", "a/", { after, limit })).map((d) => d.key);
+      expect(await page(undefined, 2)).toEqual(["a/001", "a/002"]);
+      expect(await page("a/002", 2)).toEqual(["a/003", "a/004"]);
+      expect(await page("a/004", 2)).toEqual([]);
+      expect(await page("a/001")).toEqual(["a/002", "a/003", "a/004"]);
+    });
+
     it("commits with the expected checkpoint and refuses a stale one, writing nothing", async () => {
       const rm = await fresh();
       await commitOne(rm, "payments", [{ key: "p1", doc: { v: 1 } }], 5, 0);

@@ -1,0 +1,53 @@
+// Webhook settings from the environment (`npm start`), and the signing key every endpoint's
+// secret is derived from: WEBHOOK_SIGNING_KEY (hex, 32 bytes or more), else a key file created
+// once beside the store (DATA_DIR/webhook-signing.key, mode 0600), shared by every process on
+// that data directory. Losing the key loses the endpoints' secrets (create new endpoints).
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Backoff } from "./delivery.js";
+
+export interface WebhookConfig {
+  /** Loopback and private receiver addresses allowed (default true for `npm start`: a sandbox). */
+  sandbox: boolean;
+  backoff: Backoff;
+  leaseMs: number;
+  timeoutMs: number;
+}
+
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}: expected a positive number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
+  return {
+    sandbox: env.SANDBOX !== "false",
+    backoff: {
+      baseMs: number(env, "WEBHOOK_RETRY_BASE_MS", 5_000),
+      maxMs: number(env, "WEBHOOK_RETRY_MAX_MS", 3_600_000),
+      horizonMs: number(env, "WEBHOOK_RETRY_HORIZON_HOURS", 72) * 3_600_000,
+    },
+    leaseMs: number(env, "WEBHOOK_LEASE_MS", 30_000),
+    timeoutMs: number(env, "WEBHOOK_TIMEOUT_MS", 10_000),
+  };
+}
+
+export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): Buffer {
+  const configured = env.WEBHOOK_SIGNING_KEY;
+  if (configured) {
+    if (!/^([0-9a-f]{2}){32,}$/i.test(configured)) throw new Error("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex");
+    return Buffer.from(configured, "hex");
+  }
+  const path = join(dataDir, "webhook-signing.key");
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    writeFileSync(path, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  return Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+}

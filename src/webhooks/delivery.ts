@@ -1,0 +1,354 @@
+// Delivery: the event log is the outbox. The feed (./feed.ts) indexes public events from a
+// checkpointed subscription; for each endpoint, one process at a time (a lease) walks the
+// endpoint's account in the feed from its own cursor and keeps, per stream (per payment), the
+// positions not yet acknowledged. The head of each stream is posted; the next one only after a
+// 2xx, so a payment's events arrive in order, and streams are posted concurrently, so a payment
+// whose receiver fails does not hold back the others. A failure is retried with exponential
+// backoff and jitter; past the horizon the endpoint is marked failing (its events stay in the feed).
+//
+// The delivery state (cursor, pending positions, attempts, lease) is one document per endpoint in
+// the read-model store, written with compare-and-set on its version (the projection checkpoint):
+// a process that lost its lease cannot write any more, and it stops. A crash between a 2xx and
+// the state write redelivers that event: at least once. Every attempt is also recorded as an event
+// on the endpoint's deliveries stream (the audit timeline of a payment shows them).
+import { randomUUID } from "node:crypto";
+import { isoTimestamp, type Clock } from "../clock.js";
+import type { Ids } from "../ids.js";
+import { CheckpointConflict, type EventStore, type ReadModelStore } from "../store/port.js";
+import type { WebhookEvent } from "../../machines/events.js";
+import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
+import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
+import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
+import { postWebhook, type PostOptions, type PostResult } from "./transport.js";
+
+export interface Backoff {
+  /** Delay before the first retry; doubles on each failure. Default 5 s. */
+  baseMs: number;
+  /** Longest delay between two attempts. Default 1 h. */
+  maxMs: number;
+  /** How long an event is retried from its first failure before the endpoint is marked failing. Default 3 days. */
+  horizonMs: number;
+}
+export const DEFAULT_BACKOFF: Backoff = { baseMs: 5_000, maxMs: 3_600_000, horizonMs: 3 * 86_400_000 };
+
+export interface DeliveryOptions {
+  store: EventStore;
+  readModels: ReadModelStore;
+  feed: EventFeed;
+  clock: Clock;
+  ids: Ids;
+  secretOf(endpointId: string): string;
+  /** The signing key's id: an endpoint created under another key is not signed with this one. */
+  keyId: string;
+  /** Loopback and private addresses allowed (local receivers, tests). */
+  sandbox: boolean;
+  backoff?: Partial<Backoff>;
+  /** Jitter source, [0, 1). */
+  random?: () => number;
+  /** How long a process keeps an endpoint without renewing (renewed at a third of it). Default 30 s. */
+  leaseMs?: number;
+  /** The receiver must answer within this. Default 10 s. */
+  timeoutMs?: number;
+  /** Streams posted at once per endpoint. Default 16. */
+  concurrency?: number;
+  /** Pending events per endpoint before it stops reading ahead in the feed (bounds its state). Default 10,000. */
+  maxBacklog?: number;
+  post?: (url: string, body: string, headers: Record<string, string>, options: PostOptions) => Promise<PostResult>;
+  onError?: (error: unknown) => void;
+}
+
+interface Pending {
+  /** Positions in the feed, oldest first: the head is the one being delivered. */
+  queue: number[];
+  attempts: number;
+  next_at: number;
+  first_failed_at: number | null;
+}
+
+export interface DeliveryState {
+  /** Feed position up to which this endpoint's events were queued. */
+  scanned: number;
+  pending: Record<string, Pending>;
+  lease: { owner: string; until: number } | null;
+}
+
+const stateName = (endpointId: string) => `webhook_delivery:${endpointId}`;
+const KEY = "state";
+
+/** The delay before attempt n+1 after n failures: exponential, capped, with "equal jitter" (half fixed, half random). */
+export function backoffDelay(failures: number, { baseMs, maxMs }: Backoff, random: () => number): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 40));
+  return ceiling / 2 + random() * (ceiling / 2);
+}
+
+export function createDelivery(options: DeliveryOptions) {
+  const { store, readModels, feed, clock, ids, secretOf, keyId, sandbox } = options;
+  const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+  const random = options.random ?? Math.random;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const concurrency = options.concurrency ?? 16;
+  const maxBacklog = options.maxBacklog ?? 10_000;
+  const post = options.post ?? postWebhook;
+  const onError = options.onError ?? (() => undefined);
+  /** This process, as a lease holder. */
+  const owner = randomUUID();
+  const workers = new Map<string, ReturnType<typeof startWorker>>();
+  /** Marked failing by this process (the feed may not show it yet). */
+  const failed = new Set<string>();
+  let running = false;
+  let cancelTick: (() => void) | undefined;
+  let unsubscribe: (() => void) | undefined;
+  let supervising: Promise<void> = Promise.resolve();
+  let superviseQueued = false;
+
+  const commit = (endpointId: string, state: DeliveryState, version: number) =>
+    readModels.commitBatch([{ projection: stateName(endpointId), docs: [{ key: KEY, doc: state }], checkpoint: version + 1, expectedCheckpoint: version }]);
+
+  /** Takes the endpoint's lease when nobody holds it (or its holder stopped renewing). */
+  async function claim(endpoint: EndpointDoc): Promise<{ state: DeliveryState; version: number } | null> {
+    const name = stateName(endpoint.endpoint_id);
+    const version = await readModels.checkpoint(name);
+    const stored = await readModels.get<DeliveryState>(name, KEY);
+    const now = clock.now();
+    if (stored?.lease && stored.lease.owner !== owner && stored.lease.until > now) return null;
+    const state: DeliveryState = { ...(stored ?? { scanned: endpoint.position, pending: {} }), lease: { owner, until: now + leaseMs } };
+    try {
+      await commit(endpoint.endpoint_id, state, version);
+    } catch (error) {
+      if (error instanceof CheckpointConflict) return null;
+      throw error;
+    }
+    return { state, version: version + 1 };
+  }
+
+  function startWorker(endpoint: EndpointDoc, state: DeliveryState, version: number) {
+    const { endpoint_id, external_account_id, url, event_types } = endpoint;
+    let stopping = false;
+    let lost = false;
+    let dirty = true;
+    let wakeUp: (() => void) | undefined;
+    const inFlight = new Map<string, Promise<void>>();
+    const wake = () => {
+      dirty = true;
+      wakeUp?.();
+    };
+
+    // State writes are serialized and coalesced: a write starts after the one in progress and
+    // carries every change made until it starts.
+    let writing: Promise<void> = Promise.resolve();
+    let queued: Promise<void> | null = null;
+    function persist(): Promise<void> {
+      if (queued) return queued;
+      const next = writing.then(async () => {
+        queued = null;
+        if (lost) return;
+        try {
+          await commit(endpoint_id, structuredClone(state), version);
+          version++;
+        } catch (error) {
+          if (!(error instanceof CheckpointConflict)) throw error;
+          // another process took the endpoint: stop without writing again
+          lost = true;
+          stopping = true;
+          wake();
+        }
+      });
+      queued = next;
+      writing = next.catch(() => undefined);
+      return next;
+    }
+
+    // Attempts are recorded on the endpoint's deliveries stream by one writer, in batches: the
+    // streams posted concurrently would otherwise race for its next revision.
+    let recorded: Promise<void> = Promise.resolve();
+    let recordQueued: Promise<void> | null = null;
+    const toRecord: WebhookEvent[] = [];
+    function record(event: WebhookEvent): Promise<void> {
+      toRecord.push(event);
+      if (recordQueued) return recordQueued;
+      const next = recorded.then(() => {
+        recordQueued = null;
+        return appendChained(store, webhookStreams.deliveries(endpoint_id), toRecord.splice(0), { clock, ids, actor: "webhooks" }).then(() => undefined);
+      });
+      recordQueued = next;
+      recorded = next.catch(() => undefined);
+      return next;
+    }
+
+    /** Queues the endpoint's public events after its cursor, per stream. */
+    async function scan(): Promise<void> {
+      for (;;) {
+        const backlog = Object.values(state.pending).reduce((n, p) => n + p.queue.length, 0);
+        if (backlog >= maxBacklog) return;
+        const batch = await feed.entries((p) => feedKeys.account(external_account_id, p), state.scanned, Math.min(500, maxBacklog - backlog));
+        if (batch.length === 0) return;
+        for (const entry of batch) {
+          if (event_types && !event_types.includes(entry.event.type)) continue;
+          (state.pending[entry.stream] ??= { queue: [], attempts: 0, next_at: 0, first_failed_at: null }).queue.push(entry.position);
+        }
+        state.scanned = batch[batch.length - 1]!.position;
+        await persist();
+      }
+    }
+
+    /** Posts the head of a stream; on a 2xx the next one becomes the head. */
+    async function send(stream: string): Promise<void> {
+      const pending = state.pending[stream]!;
+      const entry = await readModels.get<FeedEntry>(FEED.events, feedKeys.all(pending.queue[0]!));
+      if (!entry) throw new Error(`feed entry ${pending.queue[0]} missing`);
+      const body = JSON.stringify(entry.event);
+      const started = clock.now();
+      const result: PostResult =
+        endpoint.signing_key_id === keyId
+          ? await post(url, body, { [SIGNATURE_HEADER]: signatureHeader(secretOf(endpoint_id), body, started), "Cardflow-Event-Id": entry.event.id }, { timeoutMs, sandbox })
+          : { status: null, error: "the service's signing key changed since this endpoint was created: create a new endpoint" };
+      if (lost) return;
+      const now = clock.now();
+      const delivered = result.status !== null && result.status >= 200 && result.status < 300;
+      const attempt = pending.attempts + 1;
+      const failing = !delivered && now - (pending.first_failed_at ?? started) >= backoff.horizonMs;
+      if (delivered) {
+        pending.queue.shift();
+        Object.assign(pending, { attempts: 0, next_at: 0, first_failed_at: null });
+        if (pending.queue.length === 0) delete state.pending[stream];
+      } else {
+        Object.assign(pending, { attempts: attempt, next_at: now + backoffDelay(attempt, backoff, random), first_failed_at: pending.first_failed_at ?? started });
+      }
+      await persist();
+      const error = result.error ?? (delivered ? null : `HTTP ${result.status}`);
+      const { event } = entry;
+      void record({
+        type: "WebhookDeliveryAttempted",
+        version: 1,
+        data: {
+          endpoint_id,
+          event_id: event.id,
+          event_type: event.type,
+          payment_id: event.payment_id,
+          sequence: event.sequence,
+          attempt,
+          delivered,
+          status_code: result.status,
+          error,
+          duration_ms: now - started,
+          next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at),
+        },
+      }).catch(onError);
+      if (failing) {
+        const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
+        await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" });
+        failed.add(endpoint_id);
+        stopping = true;
+      }
+    }
+
+    const loop = (async () => {
+      while (!stopping) {
+        dirty = false;
+        try {
+          await scan();
+          const now = clock.now();
+          if (state.lease!.until - now < (leaseMs * 2) / 3) {
+            state.lease = { owner, until: now + leaseMs };
+            await persist();
+          }
+          for (const [stream, pending] of Object.entries(state.pending)) {
+            if (stopping || inFlight.size >= concurrency) break;
+            if (inFlight.has(stream) || pending.next_at > now) continue;
+            const sending = send(stream)
+              .catch(onError)
+              .finally(() => {
+                inFlight.delete(stream);
+                wake();
+              });
+            inFlight.set(stream, sending);
+          }
+        } catch (error) {
+          onError(error);
+        }
+        if (stopping || dirty) continue;
+        // sleep until woken (new events, a send done), the next retry is due, or the lease needs renewing
+        let due = state.lease!.until - (leaseMs * 2) / 3;
+        for (const [stream, pending] of Object.entries(state.pending)) if (!inFlight.has(stream)) due = Math.min(due, pending.next_at);
+        await new Promise<void>((resolve) => {
+          wakeUp = resolve;
+          const cancel = clock.setTimer(Math.max(0, due - clock.now()), resolve);
+          wakeUp = () => (cancel(), resolve());
+          if (dirty) wakeUp();
+        });
+        wakeUp = undefined;
+      }
+      // finish what was posted, then hand the endpoint over at once (a crash hands it over when the lease expires)
+      await Promise.all(inFlight.values());
+      await recorded;
+      if (!lost) {
+        state.lease = null;
+        await persist().catch(onError);
+      }
+      workers.delete(endpoint_id);
+    })();
+
+    return {
+      wake,
+      stop(): Promise<void> {
+        stopping = true;
+        wake();
+        return loop;
+      },
+    };
+  }
+
+  /** Starts a worker for each enabled endpoint whose lease this process can take; stops the others. */
+  async function supervise(): Promise<void> {
+    const endpoints = await readModels.list<EndpointDoc>(FEED.endpoints, "");
+    for (const endpoint of endpoints) {
+      if (!running) return;
+      const worker = workers.get(endpoint.endpoint_id);
+      if (endpoint.status !== "enabled" || failed.has(endpoint.endpoint_id)) {
+        if (worker) await worker.stop();
+        continue;
+      }
+      if (worker) continue;
+      const claimed = await claim(endpoint);
+      if (claimed && running) workers.set(endpoint.endpoint_id, startWorker(endpoint, claimed.state, claimed.version));
+    }
+  }
+  function superviseSoon() {
+    if (superviseQueued || !running) return;
+    superviseQueued = true;
+    supervising = supervising.then(() => {
+      superviseQueued = false;
+      return supervise().catch(onError);
+    });
+  }
+  function tick() {
+    superviseSoon();
+    cancelTick = clock.setTimer(Math.max(50, leaseMs / 3), tick);
+  }
+
+  return {
+    owner,
+    /** Delivers until stop(): takes endpoints' leases, follows the feed. */
+    async start(): Promise<void> {
+      if (running) return;
+      running = true;
+      await feed.start();
+      unsubscribe = feed.onIndexed(() => {
+        for (const worker of workers.values()) worker.wake();
+        superviseSoon();
+      });
+      tick();
+    },
+    async stop(): Promise<void> {
+      running = false;
+      cancelTick?.();
+      unsubscribe?.();
+      await supervising;
+      await Promise.all([...workers.values()].map((w) => w.stop()));
+      await feed.stop();
+    },
+  };
+}
+
+export type Delivery = ReturnType<typeof createDelivery>;

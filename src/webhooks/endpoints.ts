@@ -1,0 +1,122 @@
+// Webhook endpoints: a merchant's URL and the public event types it wants, stored as events on
+// the endpoint's own stream. The signing secret is derived, not stored: HMAC(signing key, endpoint
+// id). The event log (exported, audited, copied) then holds no secret; the signing key lives
+// outside it (WEBHOOK_SIGNING_KEY or a key file beside the store: ./config.ts). The events record
+// which key (`signing_key_id`), so a changed key is noticed instead of signing with wrong secrets.
+import { createHash, createHmac } from "node:crypto";
+import { isIP } from "node:net";
+import { z } from "zod";
+import { webhookStreams, type WebhookEvent } from "../../machines/events.js";
+import { chainEvents, hashOf } from "../audit/chain.js";
+import { isoTimestamp, type Clock } from "../clock.js";
+import { InvalidRequest, NotFound } from "../errors.js";
+import type { Ids } from "../ids.js";
+import { Id } from "../inputs.js";
+import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../store/port.js";
+import { PUBLIC_EVENT_TYPES } from "./public-events.js";
+import { isPrivateAddress } from "./transport.js";
+
+export interface EndpointDoc {
+  endpoint_id: string;
+  external_account_id: string;
+  url: string;
+  event_types: string[] | null;
+  signing_key_id: string;
+  created_at: string;
+  /** Global position of its creation: it receives the public events after it. */
+  position: number;
+  status: "enabled" | "failing" | "deleted";
+}
+
+/** An endpoint as the API shows it (the secret only once, when created). */
+export interface EndpointOut {
+  id: string;
+  object: "webhook_endpoint";
+  external_account_id: string;
+  url: string;
+  event_types: string[] | null;
+  status: EndpointDoc["status"];
+  created: string;
+  secret?: string;
+}
+
+export const CreateEndpointInput = z.strictObject({
+  external_account_id: Id,
+  url: z.string().max(2048),
+  event_types: z.array(z.enum(PUBLIC_EVENT_TYPES)).min(1).optional(),
+});
+export const EndpointRef = z.strictObject({ external_account_id: Id, endpoint_id: Id });
+
+/** The endpoint after one event of its stream; null for events of other streams. */
+export function endpointOf(doc: EndpointDoc | undefined, e: RecordedEvent): EndpointDoc | null {
+  const data = e.data as Record<string, unknown>;
+  switch (e.type) {
+    case "WebhookEndpointCreated": {
+      const { endpoint_id, external_account_id, url, event_types, signing_key_id, created_at } = data as Extract<WebhookEvent, { type: "WebhookEndpointCreated" }>["data"];
+      return { endpoint_id, external_account_id, url, event_types, signing_key_id, created_at, position: e.position, status: "enabled" };
+    }
+    case "WebhookEndpointDeleted":
+      return doc ? { ...doc, status: "deleted" } : null;
+    case "WebhookEndpointFailing":
+      return doc && doc.status === "enabled" ? { ...doc, status: "failing" } : (doc ?? null);
+    default:
+      return null;
+  }
+}
+
+export const present = (doc: EndpointDoc, secret?: string): EndpointOut => ({
+  id: doc.endpoint_id,
+  object: "webhook_endpoint",
+  external_account_id: doc.external_account_id,
+  url: doc.url,
+  event_types: doc.event_types,
+  status: doc.status,
+  created: doc.created_at,
+  ...(secret === undefined ? {} : { secret }),
+});
+
+/** What signs: the key, its id (recorded with each endpoint) and each endpoint's secret. */
+export function signingSecrets(signingKey: Buffer) {
+  const keyId = createHash("sha256").update(signingKey).digest("hex").slice(0, 16);
+  return {
+    keyId,
+    secretOf: (endpointId: string) => `whsec_${createHmac("sha256", signingKey).update(`webhook-endpoint:${endpointId}`).digest("base64url")}`,
+  };
+}
+
+/** Only http(s); outside sandbox mode no loopback or private address (SSRF; also checked on each delivery). */
+export function checkEndpointUrl(raw: string, sandbox: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InvalidRequest("url: not an absolute URL", "url", "url_invalid");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidRequest("url: only http and https URLs receive webhooks", "url", "url_invalid");
+  if (url.username || url.password) throw new InvalidRequest("url: credentials in the URL are not accepted", "url", "url_invalid");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (!sandbox && (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host)))) {
+    throw new InvalidRequest("url: loopback and private addresses receive webhooks only in sandbox mode", "url", "url_not_allowed");
+  }
+  return url.toString();
+}
+
+/** Appends to a stream that is not a payment's, linking the hash chain; retries when another writer got there first. */
+export async function appendChained(store: EventStore, stream: string, events: WebhookEvent[], { clock, ids, actor, request_id }: { clock: Clock; ids: Ids; actor: string; request_id?: number | undefined }) {
+  for (let attempt = 1; ; attempt++) {
+    const [head] = await store.readStream(stream, { direction: "backwards", maxCount: 1 });
+    const metadata = { timestamp: isoTimestamp(clock.now()), request_id: request_id ?? ids.requestId(), idempotency_key: null, actor };
+    const data = chainEvents(stream, head ? hashOf(head) : null, events.map((e) => ({ id: ids.uuid(), ...e, metadata: { ...metadata } })));
+    try {
+      return await store.append(stream, data, { expectedRevision: head ? head.revision : "no_stream" });
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevision) || attempt >= 5) throw error;
+    }
+  }
+}
+
+export function endpointNotFound(endpointId: string): NotFound {
+  return new NotFound("webhook endpoint", endpointId, "endpoint_id");
+}
+
+export { webhookStreams };

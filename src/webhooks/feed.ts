@@ -1,0 +1,152 @@
+// The event feed: public events indexed from the event log by a checkpointed fold, so it can be
+// rebuilt from position zero like any read model. Each public event is stored under its global
+// position three times, for the three ways it is read in order: `all/<pos>` (delivery, `events
+// tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
+// The fold state of each stream and the webhook endpoints are committed in the same transaction,
+// with the checkpoint each was read at (several processes fold alike; the loser folds again).
+import { CheckpointConflict, type EventStore, type ReadModelStore, type Subscription } from "../store/port.js";
+import { endpointOf, type EndpointDoc } from "./endpoints.js";
+import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "./public-events.js";
+
+/** A public event where the feed keeps it. */
+export interface FeedEntry {
+  position: number;
+  /** The domain stream it came from: delivery keeps each stream in order. */
+  stream: string;
+  event: PublicEvent;
+}
+
+export const FEED = { events: "public_events", streams: "public_event_streams", endpoints: "webhook_endpoints" } as const;
+const pos = (position: number) => String(position).padStart(16, "0");
+export const feedKeys = {
+  all: (position?: number) => `all/${position === undefined ? "" : pos(position)}`,
+  account: (account: string, position?: number) => `acct/${account}/${position === undefined ? "" : pos(position)}`,
+  payment: (paymentId: string, position?: number) => `pay/${paymentId}/${position === undefined ? "" : pos(position)}`,
+};
+
+export interface FeedQuery {
+  /** A cursor from a previous page (a global position); 0 or absent: from the beginning. */
+  after?: number;
+  limit?: number;
+  types?: readonly PublicEventType[];
+  payment_id?: string;
+}
+
+export interface FeedPage {
+  data: PublicEvent[];
+  /** Pass as `after` for the next page; stays valid forever (positions never change). */
+  next_cursor: string;
+  has_more: boolean;
+}
+
+export type EventFeed = ReturnType<typeof createEventFeed>;
+
+export function createEventFeed({ store, readModels, batchSize = 500 }: { store: EventStore; readModels: ReadModelStore; batchSize?: number }) {
+  let queue: Promise<number> = Promise.resolve(0);
+  const listeners = new Set<() => void>();
+  let subscription: Subscription | undefined;
+
+  async function catchUpOnce(): Promise<number> {
+    let checkpoint = await readModels.checkpoint(FEED.events);
+    for (;;) {
+      const batch = await store.readAll({ after: checkpoint, maxCount: batchSize });
+      if (batch.length === 0) return checkpoint;
+      const last = batch[batch.length - 1]!.position;
+      const folded = await readModels.getMany<StreamFold & { endpoint?: EndpointDoc }>(FEED.streams, [...new Set(batch.map((e) => e.stream))]);
+      const changed = new Map<string, StreamFold & { endpoint?: EndpointDoc }>();
+      const entries: Array<{ key: string; doc: FeedEntry }> = [];
+      const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
+      for (const e of batch) {
+        const fold = changed.get(e.stream) ?? folded.get(e.stream);
+        const endpoint = endpointOf(fold?.endpoint, e);
+        if (endpoint) {
+          changed.set(e.stream, { account: endpoint.external_account_id, sequence: 0, endpoint });
+          endpoints.push({ key: `${endpoint.external_account_id}/${endpoint.endpoint_id}`, doc: endpoint });
+          continue;
+        }
+        const next = publicEventOf(fold, e);
+        if (!next) continue;
+        changed.set(e.stream, next.fold);
+        if (!next.event) continue;
+        const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
+        entries.push({ key: feedKeys.all(e.position), doc: entry }, { key: feedKeys.account(next.event.external_account_id, e.position), doc: entry });
+        if (next.event.payment_id) entries.push({ key: feedKeys.payment(next.event.payment_id, e.position), doc: entry });
+      }
+      const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
+      await readModels.commitBatch([
+        commit(FEED.events, entries),
+        commit(FEED.streams, [...changed].map(([key, doc]) => ({ key, doc }))),
+        commit(FEED.endpoints, endpoints),
+      ]);
+      checkpoint = last;
+      listeners.forEach((listener) => listener());
+    }
+  }
+
+  async function catchUpNow(): Promise<number> {
+    for (;;) {
+      try {
+        return await catchUpOnce();
+      } catch (error) {
+        if (!(error instanceof CheckpointConflict)) throw error;
+      }
+    }
+  }
+  /** Serialized in this process: the checkpoint only moves forward. */
+  const catchUp = () => (queue = queue.catch(() => 0).then(catchUpNow));
+
+  /** Entries after a position, in order, under one of the key prefixes above. */
+  async function entries(prefix: (position?: number) => string, after: number, limit: number): Promise<FeedEntry[]> {
+    return readModels.list<FeedEntry>(FEED.events, prefix(), { after: prefix(after), limit });
+  }
+
+  return {
+    catchUp,
+    entries,
+    /** Calls back after each batch the feed indexed (delivery wakes up on it). */
+    onIndexed(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    /** One account's public events after the cursor, oldest first. */
+    async page(account: string, { after = 0, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
+      await catchUp();
+      const prefix = payment_id === undefined ? (p?: number) => feedKeys.account(account, p) : (p?: number) => feedKeys.payment(payment_id, p);
+      const data: PublicEvent[] = [];
+      let cursor = after;
+      let scanned = after;
+      // filters are applied while reading: read on until the page is full (one more tells has_more)
+      for (;;) {
+        const chunk = await entries(prefix, scanned, types ? Math.max(batchSize, limit + 1) : limit + 1);
+        for (const entry of chunk) {
+          if (entry.event.external_account_id !== account || (types && !types.includes(entry.event.type))) continue;
+          if (data.length === limit) return { data, next_cursor: String(cursor), has_more: true };
+          data.push(entry.event);
+          cursor = entry.position;
+        }
+        if (chunk.length === 0 || !types) return { data, next_cursor: String(cursor), has_more: false };
+        scanned = chunk[chunk.length - 1]!.position;
+      }
+    },
+
+    /** Keeps the feed indexed as events are appended (a catch-up subscription from its checkpoint). */
+    async start(): Promise<void> {
+      const from = await catchUp();
+      // the subscription only signals: one queued catch-up serves every event signalled meanwhile
+      let queued = false;
+      const signal = () => {
+        if (queued) return;
+        queued = true;
+        queue = queue.catch(() => 0).then(() => ((queued = false), catchUpNow()));
+        void queue.catch(() => undefined);
+      };
+      subscription ??= store.subscribeToAll({ after: from }, signal);
+    },
+    async stop(): Promise<void> {
+      await subscription?.close();
+      subscription = undefined;
+      await queue.catch(() => undefined);
+    },
+  };
+}

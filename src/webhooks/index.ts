@@ -1,0 +1,77 @@
+// Webhooks and the event feed, over an engine: public events (./public-events.ts) indexed from
+// the event log (./feed.ts), webhook endpoints stored as events (./endpoints.ts), signed delivery
+// driven by the log (./delivery.ts).
+import { randomBytes } from "node:crypto";
+import type { DomainEvent } from "../../machines/events.js";
+import { isoTimestamp } from "../clock.js";
+import type { CommandContext, Engine } from "../engine.js";
+import { parseInput } from "../inputs.js";
+import { createDelivery, type DeliveryOptions } from "./delivery.js";
+import { appendChained, checkEndpointUrl, CreateEndpointInput, EndpointRef, endpointNotFound, present, signingSecrets, webhookStreams, type EndpointDoc, type EndpointOut } from "./endpoints.js";
+import { createEventFeed, FEED } from "./feed.js";
+
+export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId">> {
+  engine: Engine;
+  /** Derives every endpoint's secret; keep it outside the event log (default: a random key, for this process only). */
+  signingKey?: Buffer;
+}
+
+export function createWebhooks({ engine, signingKey = randomBytes(32), sandbox = false, ...deliveryOptions }: WebhooksOptions) {
+  const { store, readModels, clock, ids } = engine;
+  const feed = createEventFeed({ store, readModels });
+  const { keyId, secretOf } = signingSecrets(signingKey);
+  const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, sandbox });
+
+  async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {
+    await feed.catchUp();
+    const doc = await readModels.get<EndpointDoc>(FEED.endpoints, `${accountId}/${endpointId}`);
+    if (!doc || doc.status === "deleted") throw endpointNotFound(endpointId);
+    return doc;
+  }
+
+  return {
+    feed,
+    delivery,
+    sandbox,
+
+    /** Registers a URL for the account's public events; the answer carries the signing secret, shown this once. */
+    async createEndpoint(input: unknown, ctx: CommandContext = {}): Promise<EndpointOut> {
+      const { external_account_id, url, event_types } = parseInput(CreateEndpointInput, input);
+      await engine.getAccount(external_account_id);
+      const checked = checkEndpointUrl(url, sandbox);
+      const endpoint_id = ids.id("we");
+      const data = { endpoint_id, external_account_id, url: checked, event_types: event_types ?? null, signing_key_id: keyId, created_at: isoTimestamp(clock.now()) };
+      const answer = (status: EndpointDoc["status"]) => present({ ...data, position: 0, status }, secretOf(endpoint_id));
+      const event = { type: "WebhookEndpointCreated", version: 1, data } as unknown as DomainEvent;
+      await engine.startStream(webhookStreams.endpoint(endpoint_id), event, ctx, ctx.idempotency?.(answer("enabled") as never));
+      return answer("enabled");
+    },
+
+    async listEndpoints(accountId: string): Promise<EndpointOut[]> {
+      await engine.getAccount(accountId);
+      await feed.catchUp();
+      const docs = await readModels.list<EndpointDoc>(FEED.endpoints, `${accountId}/`);
+      return docs.filter((d) => d.status !== "deleted").map((d) => present(d));
+    },
+
+    async deleteEndpoint(input: unknown, ctx: CommandContext = {}): Promise<EndpointOut> {
+      const { external_account_id, endpoint_id } = parseInput(EndpointRef, input);
+      const doc = await findEndpoint(external_account_id, endpoint_id);
+      const deleted_at = isoTimestamp(clock.now());
+      await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointDeleted", version: 1, data: { endpoint_id, deleted_at } }], {
+        clock,
+        ids,
+        actor: ctx.actor ?? "library",
+        request_id: ctx.request_id,
+      });
+      await feed.catchUp();
+      return present({ ...doc, status: "deleted" });
+    },
+
+    secretOf,
+  };
+}
+
+export type Webhooks = ReturnType<typeof createWebhooks>;
+export { verifyWebhook, signatureHeader, SIGNATURE_HEADER } from "./signature.js";
+export { PUBLIC_EVENT_TYPES, type PublicEvent, type PublicEventType } from "./public-events.js";

@@ -1,0 +1,34 @@
+// The webhook signature: `Cardflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.
+// The timestamp is signed with the body, so a captured request cannot be replayed later than the
+// receiver's tolerance. Several v1 entries may appear (a receiver accepts any that matches).
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export const SIGNATURE_HEADER = "Cardflow-Signature";
+
+const hmac = (secret: string, t: number, body: string | Buffer) => createHmac("sha256", secret).update(`${t}.`).update(body).digest("hex");
+
+/** The header value for a body sent at `nowMs`. */
+export function signatureHeader(secret: string, rawBody: string | Buffer, nowMs: number): string {
+  const t = Math.floor(nowMs / 1000);
+  return `t=${t},v1=${hmac(secret, t, rawBody)}`;
+}
+
+export interface VerifyOptions {
+  /** How old (or early) the signed timestamp may be; default 300 s. */
+  toleranceSeconds?: number;
+  /** Now, in epoch ms (tests); default the system clock. */
+  now?: number;
+}
+
+/**
+ * True when the header signs exactly this raw body (the bytes received, before any JSON parsing)
+ * with the endpoint's secret, at a time within the tolerance.
+ */
+export function verifyWebhook(rawBody: string | Buffer, header: string | null | undefined, secret: string, { toleranceSeconds = 300, now = Date.now() }: VerifyOptions = {}): boolean {
+  if (!header) return false;
+  const parts = header.split(",").map((p) => p.trim().split("="));
+  const t = Number(parts.find(([k]) => k === "t")?.[1]);
+  if (!Number.isInteger(t) || Math.abs(now / 1000 - t) > toleranceSeconds) return false;
+  const expected = Buffer.from(hmac(secret, t, rawBody), "hex");
+  return parts.some(([k, v]) => k === "v1" && v !== undefined && /^[0-9a-f]{64}$/.test(v) && timingSafeEqual(Buffer.from(v, "hex"), expected));
+}

@@ -1,0 +1,71 @@
+// `cardflow events tail`: the feed as lines (or the webhook bodies as JSON), one account or all,
+// and following the store as another process appends.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createEngine } from "../../src/engine.js";
+import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createWebhooks } from "../../src/index.js";
+import { cardflow } from "../audit/run-cli.js";
+import { until } from "./receiver.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-tail-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const path = join(dir, "store.sqlite");
+
+function openEngine() {
+  const { events, readModels } = createSqliteStore({ path });
+  return createEngine({ store: events, readModels });
+}
+const charge = (engine: ReturnType<typeof openEngine>, account: string) =>
+  engine
+    .createIntent({ external_account_id: account, amount: "7.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" })
+    .then(({ payment_id }) => engine.authorize({ external_account_id: account, payment_id }));
+
+const engine = openEngine();
+for (const account of ["acct_x", "acct_y"]) await engine.openAccount({ external_account_id: account });
+for (let i = 0; i < 3; i++) for (const account of ["acct_x", "acct_y"]) await charge(engine, account);
+const feed = createWebhooks({ engine }).feed;
+const expected = { acct_x: (await feed.page("acct_x", {})).data, acct_y: (await feed.page("acct_y", {})).data };
+await engine.close();
+
+describe("cardflow events tail", () => {
+  it("--no-follow --json prints the account's public events as the webhook bodies; without --account, every account's in log order", async () => {
+    const one = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--account", "acct_x", "--no-follow", "--json");
+    expect(one.code).toBe(0);
+    expect(one.out.trim().split("\n").map((l) => JSON.parse(l))).toEqual(expected.acct_x);
+    const all = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow");
+    const lines = all.out.trim().split("\n");
+    expect(lines).toHaveLength(12);
+    expect(lines[0]).toMatch(/^\S+\s+acct_x\s+payment_intent\.created\s+pi_\S+\s+#1\s+evt_[0-9a-f]{32}$/);
+    expect(lines.filter((l) => l.includes("acct_y"))).toHaveLength(6);
+    const after = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", "x");
+    expect(after.code).toBe(2);
+    expect(after.err).toMatch(/--after/);
+  });
+
+  it("follows: an event appended by another process is printed as it happens", async () => {
+    const child = spawn(process.execPath, ["bin/cardflow.js", "events", "tail", "--store", `sqlite:${path}`, "--account", "acct_y", "--json"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      const lines = () => out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      await until(() => lines().length === 6, 20_000, "the existing events");
+      const writer = openEngine();
+      await charge(writer, "acct_x");
+      await charge(writer, "acct_y");
+      await writer.close();
+      await until(() => lines().length === 8, 20_000, "the new events");
+      expect(lines().slice(6).map((e) => [e.external_account_id, e.type])).toEqual([
+        ["acct_y", "payment_intent.created"],
+        ["acct_y", "payment_intent.succeeded"],
+      ]);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,189 @@
+// Delivery against a real HTTP receiver that fails for a while: retries back off (exponentially,
+// with jitter, on injected short delays so the test is fast), a payment's events wait for the one
+// before to be acknowledged and arrive in order once the receiver recovers, a failing payment does
+// not hold back the others, a silent receiver times out, and past the horizon the endpoint is
+// marked failing while its events stay in the feed.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createEngine, type Engine } from "../../src/engine.js";
+import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import { createMemoryStore } from "../../src/store/memory.js";
+import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+import { openDurable } from "../store/processes/stores.js";
+import { testDatabase } from "../support/postgres.js";
+import { createWebhooks } from "../../src/index.js";
+import type { Backoff } from "../../src/webhooks/delivery.js";
+import { isPrivateAddress, postWebhook } from "../../src/webhooks/transport.js";
+import { startReceiver, until, type Received } from "./receiver.js";
+
+const ACCOUNT = "acct_hooks";
+const open: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of open.splice(0).reverse()) await close();
+});
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-delivery-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const database = await testDatabase();
+// the delivery state lives in the read-model store: every store keeps it
+const STORES: Record<string, () => Promise<{ events: EventStore; readModels: ReadModelStore }>> = {
+  memory: async () => ({ events: createMemoryStore(), readModels: createMemoryReadModels() }),
+  sqlite: () => openDurable({ kind: "sqlite", path: join(dir, `${randomUUID()}.db`) }),
+  postgres: () => openDurable({ kind: "postgres", url: database, schema: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` }),
+};
+let storeKind = "memory";
+
+async function setup(backoff: Partial<Backoff>, options: { timeoutMs?: number } = {}) {
+  const receiver = await startReceiver();
+  const { events, readModels } = await STORES[storeKind]!();
+  const engine = createEngine({ store: events, readModels });
+  await engine.openAccount({ external_account_id: ACCOUNT });
+  const webhooks = createWebhooks({ engine, sandbox: true, backoff: { baseMs: 20, maxMs: 200, ...backoff }, random: () => 0.5, ...options });
+  const endpoint = await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: receiver.url() });
+  await webhooks.delivery.start();
+  open.push(receiver.close, () => webhooks.delivery.stop(), () => engine.close());
+  return { receiver, engine, webhooks, endpoint };
+}
+
+/** A stored-card payment authorized, captured and refunded: four public events. */
+async function payment(engine: Engine, amount = "10.00"): Promise<string> {
+  const { payment_id } = await engine.createIntent({ external_account_id: ACCOUNT, amount, payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+  const ref = { external_account_id: ACCOUNT, payment_id };
+  await engine.authorize(ref);
+  await engine.capture({ ...ref, amount });
+  await engine.refund(ref);
+  return payment_id;
+}
+const TYPES = ["payment_intent.created", "payment_intent.requires_capture", "payment_intent.succeeded", "payment_intent.refunded"];
+
+const of = (received: readonly Received[], paymentId: string) => received.filter((r) => r.event.payment_id === paymentId);
+const sequences = (received: readonly Received[]) => received.map((r) => r.event.sequence);
+
+describe.each(Object.keys(STORES))("webhook delivery (%s store)", (kind) => {
+  beforeAll(() => void (storeKind = kind));
+  it("a receiver answering 500 for a while: the head is retried with growing delays, then every event arrives in order", async () => {
+    const { receiver, engine } = await setup({ baseMs: 20, maxMs: 400 });
+    receiver.answerWith(() => 500);
+    const ids = [await payment(engine), await payment(engine), await payment(engine)];
+    await until(() => ids.every((id) => of(receiver.received, id).length >= 5), 10_000, "five failed attempts per payment");
+    for (const id of ids) {
+      const attempts = of(receiver.received, id);
+      // nothing after the head while it is not acknowledged
+      expect(new Set(sequences(attempts))).toEqual(new Set([1]));
+      // delays 20, 40, 80, 160 ms ceilings, 75 % of each with this jitter: each wait at least that
+      const gaps = attempts.slice(1, 5).map((a, i) => a.at - attempts[i]!.at);
+      gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(0.75 * 20 * 2 ** i - 5));
+    }
+    receiver.answerWith(() => 200);
+    await until(() => ids.every((id) => of(receiver.acknowledged(), id).length === 4), 10_000, "all delivered after recovery");
+    for (const id of ids) {
+      expect(of(receiver.acknowledged(), id).map((r) => r.event.type)).toEqual(TYPES);
+      // in order: the sequences received (failed attempts included) never go back
+      const seen = sequences(of(receiver.received, id));
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    }
+  });
+
+  it("a payment whose deliveries fail does not hold back the others", async () => {
+    const { receiver, engine } = await setup({ baseMs: 30, maxMs: 60 });
+    // the receiver fails on one payment (told apart by its amount, known before its first event)
+    receiver.answerWith((event) => (event.data.object.amount === "13.00" ? 500 : 200));
+    const stuck = await payment(engine, "13.00");
+    const others = [await payment(engine), await payment(engine)];
+    await until(() => others.every((id) => of(receiver.acknowledged(), id).length === 4), 10_000, "the other payments delivered");
+    expect(of(receiver.acknowledged(), stuck)).toEqual([]);
+    expect(new Set(sequences(of(receiver.received, stuck)))).toEqual(new Set([1]));
+    receiver.answerWith(() => 200);
+    await until(() => of(receiver.acknowledged(), stuck).length === 4, 10_000, "the stuck payment delivered");
+    expect(sequences(of(receiver.acknowledged(), stuck))).toEqual([1, 2, 3, 4]);
+  });
+
+  it("a receiver that does not answer in time counts as a failure and is retried", async () => {
+    const { receiver, engine } = await setup({ baseMs: 20, maxMs: 40 }, { timeoutMs: 150 });
+    let calls = 0;
+    receiver.answerWith(async () => {
+      if (calls++ === 0) await new Promise((r) => setTimeout(r, 400));
+      return 200;
+    });
+    const id = await payment(engine);
+    await until(() => of(receiver.acknowledged(), id).length >= 5, 10_000, "delivered after the timeout");
+    // the first event was posted twice (its slow 200 came after the timeout), then each once
+    expect(sequences(of(receiver.acknowledged(), id)).sort()).toEqual([1, 1, 2, 3, 4]);
+    const records = (await engine.store.readAll()).filter((e) => e.type === "WebhookDeliveryAttempted").map((e) => e.data as { delivered: boolean; error: string | null });
+    expect(records[0]).toMatchObject({ delivered: false, error: "no answer within 150 ms" });
+  });
+
+  it("past the retry horizon the endpoint is marked failing; its events stay in the feed", async () => {
+    const { receiver, engine, webhooks, endpoint } = await setup({ baseMs: 20, maxMs: 40, horizonMs: 250 });
+    receiver.answerWith(() => 503);
+    const id = await payment(engine);
+    await until(async () => (await webhooks.listEndpoints(ACCOUNT))[0]?.status === "failing", 10_000, "endpoint failing");
+    const attempts = of(receiver.received, id).length;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(of(receiver.received, id).length).toBe(attempts);
+    expect(sequences(of(receiver.received, id)).every((s) => s === 1)).toBe(true);
+    const failing = (await engine.store.readStream(`webhook_endpoint-${endpoint.id}`)).map((e) => e.type);
+    expect(failing).toEqual(["WebhookEndpointCreated", "WebhookEndpointFailing"]);
+    const feed = await webhooks.feed.page(ACCOUNT, { payment_id: id });
+    expect(feed.data.map((e) => e.type)).toEqual(TYPES);
+  });
+
+  it("a deleted endpoint gets nothing more", async () => {
+    const { receiver, engine, webhooks, endpoint } = await setup({});
+    const first = await payment(engine);
+    await until(() => of(receiver.acknowledged(), first).length === 4, 5_000, "delivered");
+    await webhooks.deleteEndpoint({ external_account_id: ACCOUNT, endpoint_id: endpoint.id });
+    const second = await payment(engine);
+    await webhooks.feed.catchUp();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(of(receiver.received, second)).toEqual([]);
+    expect(await webhooks.listEndpoints(ACCOUNT)).toEqual([]);
+  });
+});
+
+
+describe("what a delivery may reach", () => {
+  it("outside sandbox mode: no endpoint at a loopback or private address, and no connection to one (names resolved at connection time)", async () => {
+    for (const ip of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"]) {
+      expect(isPrivateAddress(ip), ip).toBe(true);
+    }
+    for (const ip of ["93.184.216.34", "8.8.8.8", "2606:2800:220:1::1"]) expect(isPrivateAddress(ip), ip).toBe(false);
+
+    const engine = createEngine();
+    await engine.openAccount({ external_account_id: ACCOUNT });
+    const webhooks = createWebhooks({ engine, sandbox: false });
+    for (const url of ["http://127.0.0.1:8080/hooks", "http://localhost/hooks", "http://[::1]/", "http://10.0.0.7/", "http://169.254.169.254/latest"]) {
+      await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url }), url).rejects.toMatchObject({ code: "url_not_allowed", param: "url" });
+    }
+    expect((await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com/x" })).status).toBe("enabled");
+    await engine.close();
+
+    const receiver = await startReceiver();
+    try {
+      const port = new URL(receiver.url()).port;
+      const byName = await postWebhook(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000, sandbox: false });
+      expect(byName.status).toBeNull();
+      expect(byName.error).toMatch(/internal address/);
+      const byAddress = await postWebhook(`http://127.0.0.1:${port}/hooks`, "{}", {}, { timeoutMs: 2_000, sandbox: false });
+      expect(byAddress.error).toMatch(/internal address/);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("follows no redirect: a 3xx is not an acknowledgement", async () => {
+    const receiver = await startReceiver();
+    try {
+      receiver.answerWith(() => 302);
+      const result = await postWebhook(receiver.url(), JSON.stringify({ id: "evt_1" }), {}, { timeoutMs: 2_000, sandbox: true });
+      expect(result).toEqual({ status: 302, error: null });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

@@ -14,6 +14,7 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { hardwareRoutes } from "./routes/hardware.js";
+import { paymentHistoryRoutes } from "./routes/payment-history.js";
 import { paymentRoutes } from "./routes/payments.js";
 import { serviceRoutes } from "./routes/service.js";
 import { simulatorRoutes } from "./routes/simulator.js";
@@ -109,6 +110,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
+    ...paymentHistoryRoutes(engine),
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),

@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import type { PaymentStatus } from "../../machines/payment.js";
 import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { AccountOut } from "../http/routes/account.js";
 import type { ListCustomerCardsInput } from "../http/routes/customer-cards.js";
 import type { ListTerminalsInput } from "../http/routes/hardware.js";
 import type {
@@ -47,6 +48,7 @@ export type CreatedIntent = Omit<Out<ReturnType<typeof CreatedIntentOut>>, "stat
 export type Terminal = Out<typeof TerminalOut>;
 export type CustomerCard = Out<typeof CustomerCardOut>;
 export type ClientIntent = Omit<Out<typeof ClientIntentOut>, "status"> & { status: PaymentStatus };
+export type Account = Out<typeof AccountOut>;
 export type PaymentList = { data: Payment[]; has_more: boolean };
 export type PaymentAudit = Omit<Out<typeof PaymentAuditOut>, "record"> & { record: Payment | null };
 export type PaymentDiagram = Out<typeof PaymentDiagramOut>;
@@ -72,6 +74,8 @@ export function createClient(options: ClientOptions) {
   const pathOf = (base: string, id: string, rest = "") => `${base}/${encodeURIComponent(id)}${rest}`;
 
   const client = {
+    /** The merchant account of the API key (extension); ApiError 401 when the key is not valid. */
+    account: (call?: CallOptions) => get<Account>("/v2/account", {}, call),
     // spec §4.1, §4.2
     registerTerminal: (body: In<typeof RegisterTerminalInput>, call?: CallOptions) => post<Terminal>("/v2/hardware", body, call),
     listTerminals: (query: In<typeof ListTerminalsInput>, call?: CallOptions) => get<{ data: Terminal[] }>("/v2/hardware", query, call),

@@ -8,10 +8,12 @@ import { createApiKeys, type ApiKeys } from "../api-keys.js";
 import { createEngine, type Engine } from "../engine.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
+import { registerConsole } from "../console/routes.js";
 import { createIdempotency } from "./idempotency.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
+import { accountRoutes } from "./routes/account.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { hardwareRoutes } from "./routes/hardware.js";
 import { paymentHistoryRoutes } from "./routes/payment-history.js";
@@ -102,6 +104,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   app.addHook("onClose", async () => clearInterval(purge));
 
   for (const route of apiRoutes(engine, simulators)) registerRoute(app, route, idempotency);
+  registerConsole(app);
   return app;
 }
 
@@ -111,6 +114,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators): RouteDef[] {
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
     ...paymentHistoryRoutes(engine),
+    ...accountRoutes(engine),
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),

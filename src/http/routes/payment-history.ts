@@ -59,6 +59,8 @@ export const PaymentAuditOut = z
     head_hash: z.string().nullable(),
     read_models: z.enum(["equal", "differ", "not_compared"]),
     findings: z.array(FindingOut),
+    /** The commands the machine allows the payment now (capture, cancel, refund...). */
+    allowed_next_steps: z.array(z.string()),
     timeline: z.array(TimelineRowOut),
     record: PaymentOut.nullable(),
   })
@@ -122,16 +124,17 @@ export function paymentHistoryRoutes(engine: Engine) {
       input: PaymentAuditInput,
       response: () => PaymentAuditOut,
       async run({ external_account_id, payment_id }) {
-        await engine.getPayment({ external_account_id, payment_id });
+        const allowed_next_steps = await engine.allowedNextSteps(external_account_id, payment_id);
         await engine.projections.catchUp();
-        return audit({ store: engine.store, readModels: engine.readModels }, payment_id);
+        return { ...(await audit({ store: engine.store, readModels: engine.readModels }, payment_id)), allowed_next_steps };
       },
-      present: ({ payment_id, head_hash, read_models, findings, timeline, record }) => ({
+      present: ({ payment_id, head_hash, read_models, findings, allowed_next_steps, timeline, record }) => ({
         payment_id,
         chain: findings.some((f) => f.kind in CHAIN_KINDS) ? ("broken" as const) : ("intact" as const),
         head_hash,
         read_models,
         findings,
+        allowed_next_steps,
         timeline,
         record: record && presentPayment(record, "v2"),
       }),

@@ -53,7 +53,7 @@ dl.record dt { color: var(--muted); } dl.record dd { margin: 0; word-break: brea
 .alert .meta, .muted { color: var(--muted); font-size: .85rem; }
 .notice { border: 1px solid var(--ok); background: #f2fbf4; color: var(--ok); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .verdict.intact { color: var(--ok); font-weight: 600; } .verdict.broken { color: var(--bad); font-weight: 600; }
-.diagram { overflow-x: auto; background: #fff; } .diagram svg { width: 1500px; height: auto; }
+.diagram { overflow-x: auto; background: #fff; } .diagram svg { width: 2200px; height: auto; } /* the whole machine, left to right: scroll along it */
 .actions { display: flex; flex-wrap: wrap; gap: 12px; }
 .actions form { display: flex; gap: 8px; align-items: end; flex-wrap: wrap; }
 .pager { display: flex; gap: 8px; align-items: center; margin-top: 8px; }

@@ -21,9 +21,17 @@ const engine = createEngine({ store: events, readModels });
 await engine.openAccount({ external_account_id: "acct_pkg", processor: "A", currency: "USD" });
 const intent = await engine.createIntent({ external_account_id: "acct_pkg", amount: "9.99", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
 const paid = await engine.authorize({ external_account_id: "acct_pkg", payment_id: intent.payment_id });
+// the compiled server serves the console's prebuilt bundle (no esbuild, no sources in the package)
+const memory = createEngine();
+const app = createServer({ engine: memory });
+await app.listen({ port: 0, host: "127.0.0.1" });
+const script = await fetch(\`http://127.0.0.1:\${app.server.address().port}/console/console.js\`, { headers: { "accept-encoding": "identity" } });
+const consoleJs = script.status === 200 && (await script.text()).length > 1000;
+await app.close();
+await memory.close();
 await engine.close();
 const kinds = [createServer, createPostgresStore, createKurrentStore, createSimulators, createMemoryReadModels, createClient, ApiError].map((f) => typeof f);
-console.log(JSON.stringify({ status: paid.status, captured: paid.amount_captured, kinds, machine: paymentMachine.id, statuses: PAYMENT_STATUSES.length }));
+console.log(JSON.stringify({ status: paid.status, captured: paid.amount_captured, kinds, machine: paymentMachine.id, statuses: PAYMENT_STATUSES.length, consoleJs }));
 `;
 
 describe("the npm package", () => {
@@ -52,7 +60,7 @@ describe("the npm package", () => {
 
     await writeFile(join(app, "use.mjs"), consumer);
     const { stdout } = await run(process.execPath, ["use.mjs", join(dir, "pkg.sqlite")], { cwd: app });
-    expect(JSON.parse(stdout)).toEqual({ status: "succeeded", captured: "9.99", kinds: Array(7).fill("function"), machine: "payment", statuses: expect.any(Number) });
+    expect(JSON.parse(stdout)).toEqual({ status: "succeeded", captured: "9.99", kinds: Array(7).fill("function"), machine: "payment", statuses: expect.any(Number), consoleJs: true });
 
     const help = await run("npx", ["--no-install", "cardflow", "--help"], { cwd: app });
     expect(help.stdout).toMatch(/^Usage: cardflow/m);

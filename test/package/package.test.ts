@@ -2,7 +2,7 @@
 // `npm install ./cardflow-*.tgz` in an empty directory, then plain node (no tsx, no TypeScript
 // at run time) imports the library, the client and the machines, and runs `npx cardflow --help`.
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -43,11 +43,12 @@ describe("the npm package", () => {
 
     const app = join(dir, "app");
     await run("mkdir", [app]);
-    await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-    // --offline: the dependencies come from npm's cache (filled by the repository's own install).
     // --ignore-scripts and the copied addon: better-sqlite3 would otherwise compile its native
-    // addon for minutes; the addon built for this repository is the same version for the same node.
-    await run("npm", ["install", tarball, "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: app, maxBuffer: 1 << 24 });
+    // addon for minutes; the override pins the version whose addon this repository built.
+    const sqliteVersion = JSON.parse(await readFile(join(root, "node_modules/better-sqlite3/package.json"), "utf8")).version;
+    await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", overrides: { "better-sqlite3": sqliteVersion } }));
+    // --prefer-offline: from npm's cache where it can (filled by the repository's own install)
+    await run("npm", ["install", tarball, "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: app, maxBuffer: 1 << 24 });
     const addon = "node_modules/better-sqlite3/build/Release";
     await run("mkdir", ["-p", join(app, addon)]);
     await copyFile(join(root, addon, "better_sqlite3.node"), join(app, addon, "better_sqlite3.node"));

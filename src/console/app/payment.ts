@@ -3,8 +3,8 @@
 // highlighted, and its state as of a chosen moment.
 import { useState } from "preact/hooks";
 import type { Payment } from "../../client/index.js";
-import { isUnauthorized, type PageProps } from "./api.js";
-import { Confirm, ErrorAlert, html, Status, time, useLoad } from "./ui.js";
+import type { PageProps } from "./api.js";
+import { Confirm, ErrorAlert, html, Status, time, useLoad, useSignOutOn401 } from "./ui.js";
 
 type Action = { command: "capture" | "cancel" | "refund"; amount?: string };
 
@@ -18,7 +18,7 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
   const [pending, setPending] = useState<Action | null>(null);
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);
 
-  if (isUnauthorized(view.error)) onUnauthorized();
+  useSignOutOn401(view.error, onUnauthorized);
   if (!view.data) return html`<h1>Payment ${paymentId}</h1>${view.loading ? html`<p role="status">Loading…</p>` : html`<${ErrorAlert} error=${view.error} />`}`;
   const { audit, svg } = view.data;
   const record = audit.record!;

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import type { PaymentStatus } from "../../client/index.js";
 import type { PageProps } from "./api.js";
-import { ErrorAlert, html, Status, time, useLoad } from "./ui.js";
+import { ErrorAlert, html, Status, time, useLoad, useSignOutOn401 } from "./ui.js";
 
 const PAGE = 20;
 /** Written out so the bundle does not carry the machine (xstate); the type keeps it complete. */
@@ -11,7 +11,7 @@ const STATUSES = ["requires_payment_method", "payment_method_requested", "requir
 const complete: Exclude<PaymentStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
 void complete;
 
-export function PaymentsPage({ session }: PageProps) {
+export function PaymentsPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
   const [filter, setFilter] = useState<{ status: string; q: string }>({ status: "", q: "" });
   // the last payment id of each page before this one
@@ -28,6 +28,7 @@ export function PaymentsPage({ session }: PageProps) {
       }),
     [filter, starting_after],
   );
+  useSignOutOn401(list.error, onUnauthorized);
   function apply(e: Event) {
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);

@@ -1,11 +1,12 @@
 // The account's terminals (GET /v2/hardware) and a customer's cards on file (GET /v1/customer/card).
 import { useState } from "preact/hooks";
 import type { PageProps } from "./api.js";
-import { ErrorAlert, html, time, useLoad } from "./ui.js";
+import { ErrorAlert, html, time, useLoad, useSignOutOn401 } from "./ui.js";
 
-export function TerminalsPage({ session }: PageProps) {
+export function TerminalsPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
   const list = useLoad(() => session.client.listTerminals({ external_account_id: account }), [account]);
+  useSignOutOn401(list.error, onUnauthorized);
   const rows = list.data?.data ?? [];
   return html`<h1>Terminals</h1>
     <${ErrorAlert} error=${list.error} />
@@ -16,10 +17,11 @@ export function TerminalsPage({ session }: PageProps) {
     </table></div>`;
 }
 
-export function CardsPage({ session }: PageProps) {
+export function CardsPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
   const [customer, setCustomer] = useState("");
   const list = useLoad(async () => (customer ? session.client.listCustomerCards({ external_account_id: account, external_customer_id: customer }) : null), [customer]);
+  useSignOutOn401(list.error, onUnauthorized);
   const rows = list.data?.data ?? [];
   return html`<h1>Customer cards</h1>
     <form class="row" role="search" onSubmit=${(e: Event) => (e.preventDefault(), setCustomer(String(new FormData(e.target as HTMLFormElement).get("customer") ?? "").trim()))}>

@@ -3,7 +3,7 @@
 import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { errorWords } from "./api.js";
+import { errorWords, isUnauthorized } from "./api.js";
 
 export { html };
 
@@ -56,4 +56,11 @@ export function Confirm({ question, confirmLabel, onConfirm, onCancel }: { quest
       <button type="button" class="secondary" onClick=${onCancel} autofocus>Back</button>
     </div>
   </dialog>`;
+}
+
+/** A key that stops being valid (revoked, or the account's keys rotated) signs the person out. */
+export function useSignOutOn401(error: unknown, onUnauthorized: () => void): void {
+  useEffect(() => {
+    if (isUnauthorized(error)) onUnauthorized();
+  }, [error]);
 }

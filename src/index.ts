@@ -24,11 +24,22 @@ export type * from "./store/port.js";
 export { WrongExpectedRevision, IdempotencyClaimLost } from "./store/port.js";
 export { createMemoryStore } from "./store/memory.js";
 export { createMemoryReadModels } from "./store/memory-read-models.js";
+// the durable stores `npm start` and the CLI compose (each returns its events and read models)
+export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "./store/sqlite.js";
+export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./store/postgres.js";
+export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb.js";
+export { configFromEnv, openStores, type ServiceConfig, type Stores } from "./config.js";
 export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
+export type { TerminalRecord } from "../projections/terminals.js";
+export type { CustomerCardRecord } from "../projections/customer-cards.js";
+// the HTTP API as `npm start` serves it (fastify), and its API keys
+export { createServer, apiRoutes, serviceOpenApi, type ServerOptions } from "./http/server.js";
+export { createApiKeys, type ApiKeys, type ApiKeyOwner } from "./api-keys.js";
+export { createProgram as createCli } from "./cli/index.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
 // audit and review tooling (src/audit)
 export { canonicalJson, eventHash, verifyChain, headOf, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";

@@ -41,7 +41,7 @@ process.stderr.write(
     `Create a merchant account and its API key (prints only the key):\n` +
     `  DATA_DIR=${config.dataDir} npx cardflow accounts create acct_demo --exists-ok\n` +
     `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
-    `OpenAPI: ${base}/openapi.json\n\n`,
+    `OpenAPI: ${base}/openapi.json   Web console: ${base}/console\n\n`,
 );
 
 let stopping = false;

@@ -16,7 +16,8 @@ describe("README.md", () => {
     expect(expected, "the example ends with console.log(...); // expected output").toBeDefined();
     await mkdir(".tmp", { recursive: true });
     await writeFile(".tmp/readme-embedding.ts", block!);
-    const { stdout } = await run(process.execPath, ["--import", "tsx", ".tmp/readme-embedding.ts"]);
+    // `import "cardflow"` resolves to the sources in a checkout (package.json exports, condition cardflow-source)
+    const { stdout } = await run(process.execPath, ["--conditions=cardflow-source", "--import", "tsx", ".tmp/readme-embedding.ts"]);
     expect(stdout.trim()).toBe(expected);
   });
 });

@@ -10,13 +10,16 @@ import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
+import { registerConsole } from "../console/routes.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
+import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
 import { hardwareRoutes } from "./routes/hardware.js";
+import { paymentHistoryRoutes } from "./routes/payment-history.js";
 import { paymentRoutes } from "./routes/payments.js";
 import { serviceRoutes } from "./routes/service.js";
 import { simulatorRoutes } from "./routes/simulator.js";
@@ -120,6 +123,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   app.addHook("onClose", async () => clearInterval(purge));
 
   for (const route of apiRoutes(engine, simulators, webhooks)) registerRoute(app, route, idempotency);
+  registerConsole(app);
   return app;
 }
 
@@ -128,6 +132,8 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
+    ...paymentHistoryRoutes(engine),
+    ...accountRoutes(engine),
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...eventRoutes(webhooks),

@@ -1,0 +1,7 @@
+// `cardflow/machines`: the payment machine and its domain events, for diagram, replay or
+// verification tooling that needs no engine, store or server.
+export { paymentMachine, PAYMENT_STATUSES, initialPaymentContext, type PaymentMachine, type PaymentContext, type PaymentStatus } from "./payment.js";
+export * from "./events.js";
+export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode, type FailureStatus } from "./failures.js";
+export { applyPaymentEvent, foldStored, stateOf, snapshotOf, acceptedEventTypes, hasTag, initialPaymentSnapshot, type PaymentState, type PaymentSnapshot } from "./fold.js";
+export { machineTransitions, machineStates, finalStates, type MachineTransition } from "./transitions.js";

@@ -1,0 +1,131 @@
+// `cardflow/client`: a typed client of the HTTP API, one method per endpoint. Requests are typed
+// by the same zod schemas the service validates with (src/inputs.ts, src/http/routes/*), answers
+// by the schemas that generate the OpenAPI document (src/http/schemas.ts); only types are
+// imported, so the client runs in node and in a browser with no dependency. Retries, the
+// Idempotency-Key and errors: ./transport.ts; polling a payment: waitForPayment (spec §8).
+import type { z } from "zod";
+import type { PaymentStatus } from "../../machines/payment.js";
+import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { AccountOut } from "../http/routes/account.js";
+import type { ListCustomerCardsInput } from "../http/routes/customer-cards.js";
+import type { ListTerminalsInput } from "../http/routes/hardware.js";
+import type {
+  ListPaymentsInput,
+  PaymentAsOfInput,
+  PaymentAsOfOut,
+  PaymentAuditInput,
+  PaymentAuditOut,
+  PaymentDiagramInput,
+  PaymentDiagramOut,
+} from "../http/routes/payment-history.js";
+import type { ClerkCancelInput, PresentCardInput } from "../http/routes/simulator.js";
+import type { ClientIntentOut, CreatedIntentOut, CustomerCardOut, TerminalOut } from "../http/schemas.js";
+import type {
+  AuthorizeInput,
+  CancelInput,
+  CaptureInput,
+  CollectPaymentMethodInput,
+  CreateIntentInput,
+  GetPaymentInput,
+  ProcessPaymentInput,
+  RefundInput,
+  RegisterTerminalInput,
+  SaveCardInput,
+} from "../inputs.js";
+import { WaitTimeout } from "./errors.js";
+import { createTransport, sleep, type CallOptions, type ClientOptions } from "./transport.js";
+
+export { ApiError, ConnectionError, WaitTimeout, type Problem } from "./errors.js";
+export type { CallOptions, ClientOptions } from "./transport.js";
+
+type In<S extends z.ZodType> = z.input<S>;
+type Out<S extends z.ZodType> = z.output<S>;
+
+/** The payment record of spec §2.1 as /v2 writes it (final success status `succeeded`). */
+export type Payment = PaymentRecord;
+export type { PaymentStatus };
+export type CreatedIntent = Omit<Out<ReturnType<typeof CreatedIntentOut>>, "status"> & { status: PaymentStatus };
+export type Terminal = Out<typeof TerminalOut>;
+export type CustomerCard = Out<typeof CustomerCardOut>;
+export type ClientIntent = Omit<Out<typeof ClientIntentOut>, "status"> & { status: PaymentStatus };
+export type Account = Out<typeof AccountOut>;
+export type PaymentList = { data: Payment[]; has_more: boolean };
+export type PaymentAudit = Omit<Out<typeof PaymentAuditOut>, "record"> & { record: Payment | null };
+export type PaymentDiagram = Out<typeof PaymentDiagramOut>;
+export type PaymentAsOf = Omit<Out<typeof PaymentAsOfOut>, "record"> & { record: Payment | null };
+
+export interface WaitOptions extends Pick<CallOptions, "signal"> {
+  external_account_id: string;
+  /** Resolve once the payment has one of these statuses (default: once it no longer waits on the terminal or processor). */
+  until?: readonly PaymentStatus[];
+  /** Between reads: 500–1000 ms (spec §8: about 1 s, 0.5 s for a responsive interface); default 1000. */
+  intervalMs?: number;
+  /** Give up after this long: at least 180000 (spec §8: at least 3 minutes); default 180000. */
+  timeoutMs?: number;
+}
+
+/** Statuses in which a payment waits for a shopper, a terminal or a processor. */
+const WAITING: readonly PaymentStatus[] = ["payment_method_requested", "capture_requested"];
+
+export function createClient(options: ClientOptions) {
+  const send = createTransport(options);
+  const post = <T>(path: string, body: unknown, call?: CallOptions, auth = true) => send<T>({ method: "POST", path, body, auth }, call);
+  const get = <T>(path: string, query: Record<string, string | number | undefined>, call?: CallOptions) => send<T>({ method: "GET", path, query }, call);
+  const pathOf = (base: string, id: string, rest = "") => `${base}/${encodeURIComponent(id)}${rest}`;
+
+  const client = {
+    /** The merchant account of the API key (extension); ApiError 401 when the key is not valid. */
+    account: (call?: CallOptions) => get<Account>("/v2/account", {}, call),
+    // spec §4.1, §4.2
+    registerTerminal: (body: In<typeof RegisterTerminalInput>, call?: CallOptions) => post<Terminal>("/v2/hardware", body, call),
+    listTerminals: (query: In<typeof ListTerminalsInput>, call?: CallOptions) => get<{ data: Terminal[] }>("/v2/hardware", query, call),
+    // spec §4.3–4.6
+    createIntent: (body: In<typeof CreateIntentInput>, call?: CallOptions) => post<CreatedIntent>("/v2/payment/intent", body, call),
+    authorize: (body: In<typeof AuthorizeInput>, call?: CallOptions) => post<Payment>("/v2/payment/auth", body, call),
+    getPayment: ({ payment_id, ...query }: In<typeof GetPaymentInput>, call?: CallOptions) => get<Payment>(pathOf("/v2/payment/intent", payment_id), query, call),
+    capture: (body: In<typeof CaptureInput>, call?: CallOptions) => post<Payment>("/v2/payment/capture", body, call),
+    // extensions: cancel (void) and refunds
+    cancel: (body: In<typeof CancelInput>, call?: CallOptions) => post<Payment>("/v2/payment/cancel", body, call),
+    refund: (body: In<typeof RefundInput>, call?: CallOptions) => post<Payment>("/v2/payment/refund", body, call),
+    // spec §4.7 and the list extension
+    saveCard: (body: In<typeof SaveCardInput>, call?: CallOptions) => post<CustomerCard>("/v1/customer/card", body, call),
+    listCustomerCards: (query: In<typeof ListCustomerCardsInput>, call?: CallOptions) => get<{ data: CustomerCard[] }>("/v1/customer/card", query, call),
+    // extensions for consoles and audits (src/http/routes/payment-history.ts)
+    listPayments: (query: Omit<In<typeof ListPaymentsInput>, "limit"> & { limit?: number }, call?: CallOptions) => get<PaymentList>("/v2/payments", query, call),
+    auditPayment: ({ payment_id, ...query }: In<typeof PaymentAuditInput>, call?: CallOptions) => get<PaymentAudit>(pathOf("/v2/payment/intent", payment_id, "/audit"), query, call),
+    paymentDiagram: ({ payment_id, ...query }: In<typeof PaymentDiagramInput>, call?: CallOptions) => get<PaymentDiagram>(pathOf("/v2/payment/intent", payment_id, "/diagram"), query, call),
+    paymentAsOf: ({ payment_id, ...query }: In<typeof PaymentAsOfInput>, call?: CallOptions) => get<PaymentAsOf>(pathOf("/v2/payment/intent", payment_id, "/as-of"), query, call),
+    /** The processor B client SDK's calls: authorised by the intent's client secret, no API key. */
+    sdk: {
+      collectPaymentMethod: (body: In<typeof CollectPaymentMethodInput>, call?: CallOptions) => post<ClientIntent>("/v2/sdk/payment-method", body, call, false),
+      processPayment: (body: In<typeof ProcessPaymentInput>, call?: CallOptions) => post<ClientIntent>("/v2/sdk/process-payment", body, call, false),
+    },
+    /** The sandbox's simulated terminal (served by `npm start`). */
+    sandbox: {
+      presentCard: (body: In<typeof PresentCardInput>, call?: CallOptions) => post<Payment>("/sim/terminal/present-card", body, call),
+      clerkCancel: (body: In<typeof ClerkCancelInput>, call?: CallOptions) => post<Payment>("/sim/terminal/clerk-cancel", body, call),
+    },
+    health: (call?: CallOptions) => get<{ status: "ok" }>("/healthz", {}, call),
+
+    /**
+     * Polls the status read (spec §4.5) until the payment has a status of `until`, as spec §8
+     * advises after an asynchronous terminal auth: every 0.5–1 s, giving up after at least 3
+     * minutes (WaitTimeout). Network errors and 503 are retried by each read.
+     */
+    async waitForPayment(payment_id: string, { external_account_id, until, intervalMs = 1000, timeoutMs = 180_000, signal }: WaitOptions): Promise<Payment> {
+      if (!(intervalMs >= 500 && intervalMs <= 1000)) throw new RangeError(`intervalMs: ${intervalMs} is outside 500–1000 (spec §8)`);
+      if (!(timeoutMs >= 180_000)) throw new RangeError(`timeoutMs: ${timeoutMs} is under 180000 (spec §8: poll at least 3 minutes)`);
+      const done = (status: PaymentStatus) => (until ? until.includes(status) : !WAITING.includes(status));
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const payment = await client.getPayment({ external_account_id, payment_id }, signal ? { signal } : {});
+        if (done(payment.status)) return payment;
+        if (Date.now() + intervalMs > deadline) throw new WaitTimeout(payment_id, payment.status, timeoutMs);
+        await sleep(intervalMs, signal);
+      }
+    },
+  };
+  return client;
+}
+
+export type Client = ReturnType<typeof createClient>;

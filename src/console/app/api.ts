@@ -1,0 +1,65 @@
+// The console's session: the typed client (cardflow/client) with the API key the person signed in
+// with, kept in sessionStorage only (gone when the tab closes), and errors put into words.
+import { ApiError, ConnectionError, createClient, type Account, type Client } from "../../client/index.js";
+
+export interface Session {
+  client: Client;
+  account: Account;
+}
+
+/** What every page gets. */
+export interface PageProps {
+  session: Session;
+  /** Called when the key stops being valid (revoked): back to sign-in. */
+  onUnauthorized: () => void;
+}
+
+const KEY = "cardflow.console.key";
+
+/** Signs in: the key is valid when the service names its account. */
+export async function signIn(apiKey: string): Promise<Session> {
+  const client = createClient({ baseUrl: location.origin, apiKey, maxRetries: 2 });
+  const account = await client.account();
+  sessionStorage.setItem(KEY, apiKey);
+  return { client, account };
+}
+
+export async function resumeSession(): Promise<Session | null> {
+  const key = sessionStorage.getItem(KEY);
+  if (!key) return null;
+  try {
+    return await signIn(key);
+  } catch {
+    sessionStorage.removeItem(KEY);
+    return null;
+  }
+}
+
+export function signOut(): void {
+  sessionStorage.removeItem(KEY);
+}
+
+export interface ErrorWords {
+  title: string;
+  detail: string;
+  meta: string | null;
+}
+
+/** A problem+json answer, in words: what was refused and why, then its code, field and request. */
+export function errorWords(error: unknown): ErrorWords {
+  if (error instanceof ApiError) {
+    const title =
+      error.status === 401 ? "That API key is not valid" :
+      error.status === 404 ? "Not found" :
+      error.status === 409 ? "Not allowed now" :
+      error.status === 402 ? "The processor refused" :
+      error.status >= 500 ? "The service failed" : "The request was refused";
+    const steps = error.allowed_next_steps ? ` The payment is ${error.current_status}; allowed next: ${error.allowed_next_steps.join(", ") || "nothing"}.` : "";
+    const meta = [`HTTP ${error.status}`, error.code, error.param && `field ${error.param}`, error.request_id && `request ${error.request_id}`].filter(Boolean).join(" · ");
+    return { title, detail: `${error.detail.charAt(0).toUpperCase()}${error.detail.slice(1)}.${steps}`, meta };
+  }
+  if (error instanceof ConnectionError) return { title: "The service does not answer", detail: "Check that it is running, then try again.", meta: null };
+  return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), meta: null };
+}
+
+export const isUnauthorized = (error: unknown) => error instanceof ApiError && error.status === 401;

@@ -1,0 +1,47 @@
+// GET /console: the web console (src/console/app), served by the API's own server. The page and
+// its two assets are public (they hold no data); every call the console makes is an API call
+// with the API key the person signed in with. Assets are sent gzip-compressed when accepted.
+import { gzipSync } from "node:zlib";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { consoleScript } from "./bundle.js";
+import { CONSOLE_CSS, CONSOLE_HTML } from "./page.js";
+
+const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache",
+};
+
+interface Asset {
+  type: string;
+  body: Buffer;
+  gzip: Buffer;
+}
+const assetOf = (type: string, text: string): Asset => ({ type, body: Buffer.from(text), gzip: gzipSync(text, { level: 9 }) });
+
+export function registerConsole(app: FastifyInstance): void {
+  let script: Promise<Asset> | undefined;
+  const html = assetOf("text/html; charset=utf-8", CONSOLE_HTML);
+  const css = assetOf("text/css; charset=utf-8", CONSOLE_CSS);
+
+  function send(req: FastifyRequest, reply: FastifyReply, asset: Asset) {
+    const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
+    reply.headers(SECURITY_HEADERS).header("vary", "accept-encoding").type(asset.type);
+    if (gzip) reply.header("content-encoding", "gzip");
+    return reply.send(gzip ? asset.gzip : asset.body);
+  }
+  app.get("/console", (req, reply) => send(req, reply, html));
+  app.get("/console/console.css", (req, reply) => send(req, reply, css));
+  app.get("/console/console.js", async (req, reply) => {
+    script ??= consoleScript().then(
+      (text) => assetOf("text/javascript; charset=utf-8", text),
+      (error) => {
+        script = undefined; // try again on the next request
+        throw error;
+      },
+    );
+    return send(req, reply, await script);
+  });
+}

@@ -1,0 +1,28 @@
+// Which merchant account an API key belongs to (extension): how a console or a tool signs in
+// with a key alone, and a cheap way to check that a key is valid.
+import { z } from "zod";
+import type { Engine } from "../../engine.js";
+import { defineRoute } from "../route.js";
+
+export const AccountOut = z.strictObject({ external_account_id: z.string(), processor: z.enum(["A", "B"]), currency: z.string(), key_id: z.string() }).meta({ title: "Account" });
+
+export function accountRoutes(engine: Engine) {
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/account",
+      versions: ["v2"],
+      summary: "The merchant account of the API key",
+      description: "401 when the key is not valid.",
+      extension: true,
+      auth: "api_key",
+      input: z.strictObject({}),
+      response: () => AccountOut,
+      async run(_input, { account, command }) {
+        const { external_account_id, processor, currency } = await engine.getAccount(account!);
+        return { external_account_id, processor, currency, key_id: String(command.actor) };
+      },
+      present: (answer) => answer,
+    }),
+  ];
+}

@@ -1,0 +1,174 @@
+// Extensions for people looking at payments (the web console, an auditor, a support desk): the
+// account's payments with a status filter, a search and paging; one payment's audit (event
+// timeline, hash-chain verdict, read models compared with a fresh replay), its transition
+// diagram with its own path highlighted, and its state as of a moment. All read-only, all
+// scoped to the API key's account (another account's payment reads as 404).
+import { z } from "zod";
+import { streams } from "../../../machines/events.js";
+import { PAYMENT_STATUSES } from "../../../machines/payment.js";
+import type { PaymentDoc } from "../../../projections/payments.js";
+import { paymentsProjection } from "../../../projections/payments.js";
+import { asOf } from "../../audit/as-of.js";
+import { audit } from "../../audit/audit.js";
+import type { ChainFindingKind } from "../../audit/chain.js";
+import { diagram } from "../../audit/diagram.js";
+import type { Engine } from "../../engine.js";
+import { NotFound } from "../../errors.js";
+import { Id } from "../../inputs.js";
+import { presentPayment } from "../presenters.js";
+import { defineRoute } from "../route.js";
+import { PaymentRecordOut } from "../schemas.js";
+
+export const ListPaymentsInput = z.strictObject({
+  external_account_id: Id,
+  status: z.enum(PAYMENT_STATUSES).optional(),
+  /** A payment id or an external transaction (payment) id, matched exactly. */
+  q: Id.optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  /** Paging: the last payment id of the page before. */
+  starting_after: Id.optional(),
+});
+const PaymentRef = { external_account_id: Id, payment_id: Id };
+export const PaymentAuditInput = z.strictObject(PaymentRef);
+export const PaymentDiagramInput = z.strictObject({ ...PaymentRef, format: z.enum(["svg", "mermaid", "dot"]).default("svg") });
+export const PaymentAsOfInput = z.strictObject({ ...PaymentRef, timestamp: z.string().min(1) });
+
+const PaymentOut = PaymentRecordOut("v2");
+export const PaymentListOut = z.strictObject({ data: z.array(PaymentOut), has_more: z.boolean() });
+const FindingOut = z.strictObject({ kind: z.string(), subject: z.string(), event_id: z.string().optional(), revision: z.number().int().optional(), message: z.string() });
+const TimelineRowOut = z.strictObject({
+  revision: z.number().int(),
+  position: z.number().int(),
+  event_id: z.string(),
+  type: z.string(),
+  timestamp: z.string(),
+  request_id: z.number().int(),
+  actor: z.string().nullable(),
+  terminal_id: z.string().nullable(),
+  idempotency_key: z.string().nullable(),
+  status_before: z.string(),
+  status_after: z.string(),
+  allowed: z.boolean(),
+  amounts_after: z.strictObject({ authorized: z.string(), captured: z.string(), refunded: z.string() }),
+});
+export const PaymentAuditOut = z
+  .strictObject({
+    payment_id: z.string(),
+    /** intact: every event's hash and link to the one before verify (README: the hash chain). */
+    chain: z.enum(["intact", "broken"]),
+    head_hash: z.string().nullable(),
+    read_models: z.enum(["equal", "differ", "not_compared"]),
+    findings: z.array(FindingOut),
+    /** The commands the machine allows the payment now (capture, cancel, refund...). */
+    allowed_next_steps: z.array(z.string()),
+    timeline: z.array(TimelineRowOut),
+    record: PaymentOut.nullable(),
+  })
+  .meta({ title: "PaymentAudit" });
+export const PaymentDiagramOut = z.strictObject({ format: z.enum(["svg", "mermaid", "dot"]), diagram: z.string() });
+export const PaymentAsOfOut = z.strictObject({
+  timestamp: z.string(),
+  /** null: the payment did not exist yet at that moment. */
+  record: PaymentOut.nullable(),
+  revision: z.number().int().nullable(),
+  event_id: z.string().nullable(),
+});
+
+const CHAIN_KINDS: Record<ChainFindingKind, true> = { edited: true, removed: true, reordered: true, inserted: true, revision_gap: true };
+const newestFirst = (a: PaymentDoc, b: PaymentDoc) => b.record.date_created.localeCompare(a.record.date_created) || b.record.payment_id.localeCompare(a.record.payment_id);
+
+export function paymentHistoryRoutes(engine: Engine) {
+  /** The payment's events, after checking it is the account's (404 otherwise). */
+  async function eventsOf(external_account_id: string, payment_id: string) {
+    await engine.getPayment({ external_account_id, payment_id });
+    return engine.store.readStream(streams.payment(payment_id));
+  }
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/payments",
+      versions: ["v2"],
+      summary: "List the account's payments, newest first",
+      description:
+        "Filter by `status`; `q` finds a payment by its `payment_id` or `external_transaction_id`. Paging: `limit` (1–100, default 20) and `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Reads the payments read model (all of the account's payments are scanned: meant for a console, not for bulk export).",
+      extension: true,
+      auth: "api_key",
+      input: ListPaymentsInput,
+      response: () => PaymentListOut,
+      async run({ external_account_id, status, q, limit, starting_after }) {
+        await engine.projections.catchUp();
+        const docs = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
+          .filter(({ record: r }) => r.external_account_id === external_account_id && (!status || r.status === status))
+          .filter(({ record: r }) => q === undefined || r.payment_id === q || String(r.external_transaction_id) === q)
+          .sort(newestFirst);
+        let start = 0;
+        if (starting_after !== undefined) {
+          const at = docs.findIndex((d) => d.record.payment_id === starting_after);
+          if (at < 0) throw new NotFound("payment", starting_after, "starting_after");
+          start = at + 1;
+        }
+        const page = docs.slice(start, start + limit);
+        return { data: page.map((d) => d.record), has_more: start + limit < docs.length };
+      },
+      present: ({ data, has_more }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/payment/intent/:payment_id/audit",
+      versions: ["v2"],
+      summary: "A payment's audit: its event timeline, hash-chain verdict and findings",
+      description:
+        "The timeline has one row per event (type, time, request id, actor, status before and after, amounts). `chain` is `broken` when an event was edited, removed, reordered or inserted; `findings` name each problem. The same as `cardflow audit <payment_id>`.",
+      extension: true,
+      auth: "api_key",
+      input: PaymentAuditInput,
+      response: () => PaymentAuditOut,
+      async run({ external_account_id, payment_id }) {
+        const allowed_next_steps = await engine.allowedNextSteps(external_account_id, payment_id);
+        await engine.projections.catchUp();
+        return { ...(await audit({ store: engine.store, readModels: engine.readModels }, payment_id)), allowed_next_steps };
+      },
+      present: ({ payment_id, head_hash, read_models, findings, allowed_next_steps, timeline, record }) => ({
+        payment_id,
+        chain: findings.some((f) => f.kind in CHAIN_KINDS) ? ("broken" as const) : ("intact" as const),
+        head_hash,
+        read_models,
+        findings,
+        allowed_next_steps,
+        timeline,
+        record: record && presentPayment(record, "v2"),
+      }),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/payment/intent/:payment_id/diagram",
+      versions: ["v2"],
+      summary: "The payment machine's transition diagram with this payment's path highlighted",
+      description: "`format`: `svg` (default, rendered by Graphviz), `mermaid` or `dot`; the steps the payment took are numbered. The same as `cardflow diagram --payment <payment_id>`.",
+      extension: true,
+      auth: "api_key",
+      input: PaymentDiagramInput,
+      response: () => PaymentDiagramOut,
+      async run({ external_account_id, payment_id, format }) {
+        return { format, diagram: await diagram({ format, path: await eventsOf(external_account_id, payment_id) }) };
+      },
+      present: (answer) => answer,
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/payment/intent/:payment_id/as-of",
+      versions: ["v2"],
+      summary: "The payment as it stood at a moment",
+      description: "`timestamp`: ISO 8601. The record folded from the events recorded at or before it; `record` is null when the payment did not exist yet. The same as `cardflow as-of`.",
+      extension: true,
+      auth: "api_key",
+      input: PaymentAsOfInput,
+      response: () => PaymentAsOfOut,
+      async run({ external_account_id, payment_id, timestamp }) {
+        await engine.getPayment({ external_account_id, payment_id });
+        return { timestamp, at: await asOf(engine.store, payment_id, timestamp) };
+      },
+      present: ({ timestamp, at }) => ({ timestamp, record: at && presentPayment(at.record, "v2"), revision: at?.revision ?? null, event_id: at?.event_id ?? null }),
+    }),
+  ];
+}

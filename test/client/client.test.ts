@@ -1,0 +1,207 @@
+// The typed client (cardflow/client) against the real server over HTTP: every call of the
+// README's walk-through, typed errors, the Idempotency-Key reused by a call's own retries,
+// retries on no answer / 409 idempotency_key_in_use / 503, and waitForPayment (spec §8).
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { ApiError, ConnectionError, createClient, WaitTimeout, type Client } from "../../src/client/index.js";
+import { startApi, type Api } from "../http/harness.js";
+
+let api: Api;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(() => api.close());
+
+/** A fetch that records each try (its Idempotency-Key and the status answered) before the real one. */
+function recordingFetch(tries: Array<{ key: string | null; status: number | "no answer" }>, inject?: (n: number) => Response | "drop" | undefined) {
+  return async (url: string | URL | Request, init?: RequestInit) => {
+    const key = new Headers(init?.headers).get("idempotency-key");
+    const injected = inject?.(tries.length);
+    if (injected instanceof Response) {
+      tries.push({ key, status: injected.status });
+      return injected;
+    }
+    const response = await fetch(url, init);
+    if (injected === "drop") {
+      // the server acted, but its answer is lost on the way back
+      tries.push({ key, status: "no answer" });
+      throw new TypeError("fetch failed: socket hang up");
+    }
+    tries.push({ key, status: response.status });
+    return response;
+  };
+}
+
+async function merchantClient(account: string, options: Partial<Parameters<typeof createClient>[0]> = {}): Promise<Client> {
+  const { key } = await api.merchant(account);
+  return createClient({ baseUrl: api.base, apiKey: key, retryDelayMs: 10, ...options });
+}
+
+describe("the typed client", () => {
+  it("runs the walk-through: terminal, intent, auth, the shopper's card, waitForPayment, capture, refund", async () => {
+    const client = await merchantClient("acct_walk");
+    const terminal = await client.registerTerminal({ external_account_id: "acct_walk", terminal_type: "A_async" });
+    const intent = await client.createIntent(
+      { external_account_id: "acct_walk", amount: "25.00", payment_method_types: "card_present", capture_method: "manual", external_payment_id: "order-1001" },
+      { idempotencyKey: "order-1001" },
+    );
+    expect(intent).toMatchObject({ status: "requires_payment_method", external_transaction_id: "order-1001" });
+    const pending = await client.authorize({ external_account_id: "acct_walk", payment_id: intent.payment_id, terminal_id: terminal.terminal_id });
+    expect(pending.status).toBe("payment_method_requested");
+
+    const waiting = client.waitForPayment(intent.payment_id, { external_account_id: "acct_walk", intervalMs: 500 });
+    setTimeout(() => void client.sandbox.presentCard({ external_account_id: "acct_walk", terminal_id: terminal.terminal_id, card_number: "4242424242424242" }), 700);
+    const authorized = await waiting;
+    expect(authorized).toMatchObject({ status: "requires_capture", amount_capturable: "25.00", terminal_id: terminal.terminal_id });
+
+    const captured = await client.capture({ external_account_id: "acct_walk", payment_id: intent.payment_id, amount: 25 });
+    expect(captured).toMatchObject({ status: "succeeded", amount_captured: "25.00", amount_refundable: "25.00" });
+    const refunded = await client.refund({ external_account_id: "acct_walk", payment_id: intent.payment_id, amount: "5.00" });
+    expect(refunded.amount_refunded).toBe("5.00");
+    expect((await client.listTerminals({ external_account_id: "acct_walk" })).data.map((t) => t.terminal_id)).toEqual([terminal.terminal_id]);
+    expect((await client.health()).status).toBe("ok");
+  });
+
+  it("throws typed errors carrying status, code, param and request_id", async () => {
+    const client = await merchantClient("acct_errors");
+    const intent = await client.createIntent({ external_account_id: "acct_errors", amount: "12.50", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+    await client.authorize({ external_account_id: "acct_errors", payment_id: intent.payment_id });
+    const tooPrecise = await client.capture({ external_account_id: "acct_errors", payment_id: intent.payment_id, amount: "1.001" }).catch((e: unknown) => e);
+    expect(tooPrecise).toBeInstanceOf(ApiError);
+    expect(tooPrecise).toMatchObject({ status: 400, param: "amount", code: "amount_invalid", detail: "amount: has more than 2 decimal places, the minor units of USD" });
+    expect((tooPrecise as ApiError).request_id).toBeGreaterThan(0);
+
+    const refund = await client.refund({ external_account_id: "acct_errors", payment_id: intent.payment_id }).catch((e: unknown) => e);
+    expect(refund).toMatchObject({ status: 409, current_status: "requires_capture", allowed_next_steps: expect.arrayContaining(["capture", "cancel"]) });
+
+    const other = await merchantClient("acct_other");
+    const hidden = await other.getPayment({ external_account_id: "acct_other", payment_id: intent.payment_id }).catch((e: unknown) => e);
+    expect(hidden).toMatchObject({ name: "ApiError", status: 404, code: "resource_missing", param: "payment_id" });
+    const wrongKey = createClient({ baseUrl: api.base, apiKey: "sk_wrong" });
+    await expect(wrongKey.listTerminals({ external_account_id: "acct_errors" })).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("a call's retries reuse its Idempotency-Key: an answer lost after the server acted does not act twice", async () => {
+    const tries: Array<{ key: string | null; status: number | "no answer" }> = [];
+    const client = await merchantClient("acct_lost", { fetch: recordingFetch(tries, (n) => (n === 0 ? "drop" : undefined)) });
+    const intent = await client.createIntent({ external_account_id: "acct_lost", amount: "3.00", payment_method_types: "card", capture_method: "automatic" });
+    expect(tries.map((t) => t.status)).toEqual(["no answer", 200]);
+    expect(tries[0]!.key).toMatch(/^[0-9a-f]{32}$/);
+    expect(tries[1]!.key).toBe(tries[0]!.key);
+    const { data } = await client.listPayments({ external_account_id: "acct_lost" });
+    expect(data.map((p) => p.payment_id)).toEqual([intent.payment_id]); // one intent, not two
+
+    // another call gets another key
+    await client.createIntent({ external_account_id: "acct_lost", amount: "4.00", payment_method_types: "card", capture_method: "automatic" });
+    expect(tries[2]!.key).not.toBe(tries[0]!.key);
+  });
+
+  it("retries 409 idempotency_key_in_use while its first try still runs, then gets the first answer", async () => {
+    const m = await api.merchant("acct_inuse");
+    const terminal = await m.terminal("A_sync");
+    const tries: Array<{ key: string | null; status: number | "no answer" }> = [];
+    const client = createClient({ baseUrl: api.base, apiKey: m.key, retryDelayMs: 20, maxRetries: 20, fetch: recordingFetch(tries) });
+    const intent = await client.createIntent({ external_account_id: "acct_inuse", amount: "8.00", payment_method_types: "card_present", capture_method: "manual" });
+    const body = { external_account_id: "acct_inuse", payment_id: intent.payment_id, terminal_id: terminal };
+    const first = client.authorize(body, { idempotencyKey: "auth-1" }); // blocks: synchronous terminal
+    await api.simulators.terminal.untilCollecting(terminal);
+    const retried = client.authorize(body, { idempotencyKey: "auth-1" });
+    await vi.waitFor(() => expect(tries.filter((t) => t.status === 409).length).toBeGreaterThanOrEqual(2));
+    await api.simulators.terminal.presentCard(terminal);
+    const [a, b] = await Promise.all([first, retried]);
+    expect(a.status).toBe("requires_capture");
+    expect(b).toEqual(a);
+  });
+
+  it("retries 503 (honouring Retry-After) and gives up on no answer with a ConnectionError", async () => {
+    const tries: Array<{ key: string | null; status: number | "no answer" }> = [];
+    const unavailable = () => new Response(JSON.stringify({ type: "urn:cardflow:problem:unavailable", title: "Service Unavailable", status: 503, detail: "the store is unreachable", code: "service_unavailable", param: null, request_id: 1 }), { status: 503, headers: { "content-type": "application/problem+json", "retry-after": "0" } });
+    const client = await merchantClient("acct_503", { fetch: recordingFetch(tries, (n) => (n < 2 ? unavailable() : undefined)) });
+    const terminal = await client.registerTerminal({ external_account_id: "acct_503", terminal_type: "A_async" });
+    expect(tries.map((t) => t.status)).toEqual([503, 503, 200]);
+    expect(new Set(tries.map((t) => t.key)).size).toBe(1);
+    expect(terminal.terminal_id).toBeTruthy();
+
+    const alwaysDown = await merchantClient("acct_503b", { maxRetries: 1, fetch: recordingFetch([], () => unavailable()) });
+    await expect(alwaysDown.listTerminals({ external_account_id: "acct_503b" })).rejects.toMatchObject({ status: 503, code: "service_unavailable" });
+
+    const nowhere = createClient({ baseUrl: "http://127.0.0.1:9", apiKey: "k", maxRetries: 2, retryDelayMs: 5 });
+    const error = await nowhere.health().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toMatch(/after 3 tries/);
+  });
+
+  it("lists, filters and pages payments; audits one, draws its path, reads it as of a moment", async () => {
+    const client = await merchantClient("acct_hist");
+    const ids: string[] = [];
+    for (const amount of ["1.00", "2.00", "3.00"]) {
+      await api.clock.advance(1_000);
+      ids.push((await client.createIntent({ external_account_id: "acct_hist", amount, payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_h", external_payment_id: `ord-${amount}` })).payment_id);
+    }
+    await api.clock.advance(1_000);
+    const before = new Date(api.clock.now()).toISOString();
+    await api.clock.advance(1_000);
+    await client.authorize({ external_account_id: "acct_hist", payment_id: ids[0]! });
+
+    const page1 = await client.listPayments({ external_account_id: "acct_hist", limit: 2 });
+    expect(page1.data.map((p) => p.payment_id)).toEqual([ids[2], ids[1]]);
+    expect(page1.has_more).toBe(true);
+    const page2 = await client.listPayments({ external_account_id: "acct_hist", limit: 2, starting_after: ids[1]! });
+    expect(page2).toMatchObject({ data: [{ payment_id: ids[0] }], has_more: false });
+    expect((await client.listPayments({ external_account_id: "acct_hist", status: "requires_capture" })).data.map((p) => p.payment_id)).toEqual([ids[0]]);
+    expect((await client.listPayments({ external_account_id: "acct_hist", q: "ord-2.00" })).data.map((p) => p.payment_id)).toEqual([ids[1]]);
+    expect((await client.listPayments({ external_account_id: "acct_hist", q: ids[2]! })).data.map((p) => p.amount)).toEqual(["3.00"]);
+    const elsewhere = await merchantClient("acct_hist_other");
+    expect((await elsewhere.listPayments({ external_account_id: "acct_hist_other" })).data).toEqual([]);
+
+    const audit = await client.auditPayment({ external_account_id: "acct_hist", payment_id: ids[0]! });
+    expect(audit).toMatchObject({ chain: "intact", read_models: "equal", findings: [], record: { status: "requires_capture" } });
+    expect(audit.timeline.map((r) => [r.type, r.status_after])).toEqual([
+      ["PaymentIntentCreated", "requires_payment_method"],
+      ["PaymentAuthorized", "requires_capture"],
+    ]);
+    expect(audit.timeline[1]!.actor).toMatch(/^key_/);
+
+    const { diagram } = await client.paymentDiagram({ external_account_id: "acct_hist", payment_id: ids[0]!, format: "mermaid" });
+    expect(diagram).toMatch(/requires_payment_method --> requires_capture : 2\. PaymentAuthorized/);
+    expect((await client.paymentDiagram({ external_account_id: "acct_hist", payment_id: ids[0]! })).diagram).toMatch(/^<svg|<\?xml/);
+
+    const earlier = await client.paymentAsOf({ external_account_id: "acct_hist", payment_id: ids[0]!, timestamp: before });
+    expect(earlier).toMatchObject({ record: { status: "requires_payment_method" }, revision: 0 });
+    const none = await client.paymentAsOf({ external_account_id: "acct_hist", payment_id: ids[0]!, timestamp: "2000-01-01T00:00:00Z" });
+    expect(none).toMatchObject({ record: null, revision: null });
+    await expect(elsewhere.auditPayment({ external_account_id: "acct_hist_other", payment_id: ids[0]! })).rejects.toMatchObject({ status: 404 });
+    await expect(client.paymentAsOf({ external_account_id: "acct_hist", payment_id: ids[0]!, timestamp: "yesterday" })).rejects.toMatchObject({ status: 400, param: "timestamp" });
+  });
+});
+
+describe("waitForPayment", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("keeps to spec §8: polls every 0.5–1 s, for at least 3 minutes", async () => {
+    const client = createClient({ baseUrl: api.base, apiKey: "k" });
+    await expect(client.waitForPayment("pi_1", { external_account_id: "a", intervalMs: 200 })).rejects.toThrow(RangeError);
+    await expect(client.waitForPayment("pi_1", { external_account_id: "a", timeoutMs: 60_000 })).rejects.toThrow(/at least 3 minutes/);
+  });
+
+  it("gives up with WaitTimeout after timeoutMs, and stops when its signal aborts", async () => {
+    vi.useFakeTimers();
+    let reads = 0;
+    const stillWaiting = async () => {
+      reads++;
+      return Response.json({ payment_id: "pi_1", status: "payment_method_requested" });
+    };
+    const client = createClient({ baseUrl: "http://cardflow.test", apiKey: "k", fetch: stillWaiting });
+    const waiting = client.waitForPayment("pi_1", { external_account_id: "a", intervalMs: 1000, timeoutMs: 180_000 }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(181_000);
+    const error = await waiting;
+    expect(error).toBeInstanceOf(WaitTimeout);
+    expect(error).toMatchObject({ payment_id: "pi_1", last_status: "payment_method_requested" });
+    expect(reads).toBe(181); // one read a second, from 0 s to 180 s
+
+    const abort = new AbortController();
+    const aborted = client.waitForPayment("pi_1", { external_account_id: "a", signal: abort.signal }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(2_500);
+    abort.abort(new Error("the clerk closed the page"));
+    expect(await aborted).toMatchObject({ message: "the clerk closed the page" });
+  });
+});

@@ -1,0 +1,83 @@
+// The published package, as a user gets it: `npm pack` (which builds dist/ first), then
+// `npm install ./cardflow-*.tgz` in an empty directory, then plain node (no tsx, no TypeScript
+// at run time) imports the library, the client and the machines, and runs `npx cardflow --help`.
+import { execFile } from "node:child_process";
+import { copyFile, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = new URL("../..", import.meta.url).pathname;
+
+const consumer = `
+import { createEngine, createSqliteStore, createServer, createPostgresStore, createKurrentStore, createSimulators, createMemoryReadModels } from "cardflow";
+import { createClient, ApiError } from "cardflow/client";
+import { paymentMachine, PAYMENT_STATUSES } from "cardflow/machines";
+
+const { events, readModels } = createSqliteStore({ path: process.argv[2] });
+const engine = createEngine({ store: events, readModels });
+await engine.openAccount({ external_account_id: "acct_pkg", processor: "A", currency: "USD" });
+const intent = await engine.createIntent({ external_account_id: "acct_pkg", amount: "9.99", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+const paid = await engine.authorize({ external_account_id: "acct_pkg", payment_id: intent.payment_id });
+// the compiled server serves the console's prebuilt bundle (no esbuild, no sources in the package)
+const memory = createEngine();
+const app = createServer({ engine: memory });
+await app.listen({ port: 0, host: "127.0.0.1" });
+const script = await fetch(\`http://127.0.0.1:\${app.server.address().port}/console/console.js\`, { headers: { "accept-encoding": "identity" } });
+const consoleJs = script.status === 200 && (await script.text()).length > 1000;
+await app.close();
+await memory.close();
+await engine.close();
+const kinds = [createServer, createPostgresStore, createKurrentStore, createSimulators, createMemoryReadModels, createClient, ApiError].map((f) => typeof f);
+console.log(JSON.stringify({ status: paid.status, captured: paid.amount_captured, kinds, machine: paymentMachine.id, statuses: PAYMENT_STATUSES.length, consoleJs }));
+`;
+
+describe("the npm package", () => {
+  it("installs from its tarball and works with plain node: library, client, machines, the cardflow bin, the types", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cardflow-package-"));
+    const { stdout: packed } = await run("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: root, maxBuffer: 1 << 24 });
+    const tarball = join(dir, packed.trim().split("\n").pop()!);
+    expect(tarball).toMatch(/cardflow-.*\.tgz$/);
+
+    const app = join(dir, "app");
+    await run("mkdir", [app]);
+    // --ignore-scripts and the copied addon: better-sqlite3 would otherwise compile its native
+    // addon for minutes; the override pins the version whose addon this repository built.
+    const sqliteVersion = JSON.parse(await readFile(join(root, "node_modules/better-sqlite3/package.json"), "utf8")).version;
+    await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", overrides: { "better-sqlite3": sqliteVersion } }));
+    // --prefer-offline: from npm's cache where it can (filled by the repository's own install)
+    await run("npm", ["install", tarball, "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: app, maxBuffer: 1 << 24 });
+    const addon = "node_modules/better-sqlite3/build/Release";
+    await run("mkdir", ["-p", join(app, addon)]);
+    await copyFile(join(root, addon, "better_sqlite3.node"), join(app, addon, "better_sqlite3.node"));
+
+    const installed = await readdir(join(app, "node_modules"));
+    expect(installed).toContain("cardflow");
+    expect(installed).not.toContain("tsx"); // a devDependency only
+    expect(installed).not.toContain("typescript");
+    expect(await readdir(join(app, "node_modules/cardflow"))).not.toContain("src"); // compiled code only
+
+    await writeFile(join(app, "use.mjs"), consumer);
+    const { stdout } = await run(process.execPath, ["use.mjs", join(dir, "pkg.sqlite")], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual({ status: "succeeded", captured: "9.99", kinds: Array(7).fill("function"), machine: "payment", statuses: expect.any(Number), consoleJs: true });
+
+    const help = await run("npx", ["--no-install", "cardflow", "--help"], { cwd: app });
+    expect(help.stdout).toMatch(/^Usage: cardflow/m);
+    expect(help.stdout).toMatch(/^  audit /m);
+
+    // the .d.ts files type a consumer's TypeScript (checked with the repository's compiler)
+    await writeFile(
+      join(app, "use.ts"),
+      `import { createEngine, type PaymentRecord } from "cardflow";\nimport { createClient } from "cardflow/client";\nimport { paymentMachine } from "cardflow/machines";\n` +
+        `const engine = createEngine();\nconst record: Promise<PaymentRecord> = engine.getPayment({ external_account_id: "a", payment_id: "p" });\n` +
+        `const client = createClient({ baseUrl: "http://localhost:8080", apiKey: "k" });\nconst read: Promise<{ status: string }> = client.getPayment({ external_account_id: "a", payment_id: "p" });\n` +
+        `// @ts-expect-error: amount is required by the capture schema\nvoid client.capture({ external_account_id: "a", payment_id: "p" });\nexport { record, read, paymentMachine };\n`,
+    );
+    const tsc = join(root, "node_modules/typescript/bin/tsc");
+    await run(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "--types", "node", "--typeRoots", join(root, "node_modules/@types"), "use.ts"], { cwd: app }).catch((e) => {
+      throw new Error(`consumer typecheck failed:\n${e.stdout}${e.stderr}`);
+    });
+  }, 300_000);
+});

@@ -2,7 +2,7 @@
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/postgres.js";
 import { createSqliteStore } from "./store/sqlite.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
@@ -42,18 +42,13 @@ function databaseUrl(raw: string | undefined): string | null {
   return raw;
 }
 
-/**
- * The data directory when DATA_DIR is not set: `data/` in the repository (beside package.json),
- * whatever folder a command is run from, so `npm start` and `npx cardflow` from a subfolder open
- * the same store. A DATA_DIR that is set is taken as it is (a relative one from the current folder).
- */
-export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../data", import.meta.url));
+/** A DATA_DIR that is set is taken as it is (a relative one from the current folder); else see defaultDataDir. */
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {
     port: number(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
-    dataDir: resolve(env.DATA_DIR || DEFAULT_DATA_DIR),
+    dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
     sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),

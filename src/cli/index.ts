@@ -2,20 +2,19 @@
 // its own module and registers itself on the program here. Exit codes (README): 0 done/clean,
 // 1 findings, 2 the command could not run, usage errors included (unknown command or option, a
 // missing argument, a bad choice).
-import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerAccounts, type OpenService } from "./accounts.js";
 import { registerAudit } from "./audit.js";
 import { registerDiagram } from "./diagram.js";
 import { registerEvents } from "./events.js";
+import { packageVersion } from "../package-root.js";
 import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
   const program = new Command("cardflow")
     .description("cardflow: event-sourced payment orchestration core")
-    .version(version, "-V, --version", "print the version")
+    .version(packageVersion, "-V, --version", "print the version")
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError()
     // usage errors are thrown (exitCode below) instead of exiting the process with 1

@@ -105,7 +105,8 @@ describe("the typed client", () => {
     const first = client.authorize(body, { idempotencyKey: "auth-1" }); // blocks: synchronous terminal
     await api.simulators.terminal.untilCollecting(terminal);
     const retried = client.authorize(body, { idempotencyKey: "auth-1" });
-    await vi.waitFor(() => expect(tries.filter((t) => t.status === 409).length).toBeGreaterThanOrEqual(2));
+    // the server's Retry-After (1 s) paces the retries
+    await vi.waitFor(() => expect(tries.filter((t) => t.status === 409).length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
     await api.simulators.terminal.presentCard(terminal);
     const [a, b] = await Promise.all([first, retried]);
     expect(a.status).toBe("requires_capture");

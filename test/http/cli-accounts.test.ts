@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_DATA_DIR } from "../../src/config.js";
+import { defaultDataDir } from "../../src/package-root.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
@@ -84,7 +84,7 @@ describe("cardflow accounts", () => {
 
   it("the default data directory is the repository's data/, from whatever folder, for the CLI and npm start alike", async () => {
     const root = new URL("../..", import.meta.url).pathname;
-    expect(DEFAULT_DATA_DIR).toBe(join(root, "data"));
+    expect(defaultDataDir()).toBe(join(root, "data"));
     const script = `import("${join(root, "src/config.ts")}").then((c) => console.log(c.configFromEnv({}).dataDir))`;
     const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "-e", script], { cwd: join(root, "test", "http") });
     expect(stdout.trim()).toBe(join(root, "data"));

@@ -89,6 +89,7 @@ describe("the typed client", () => {
     expect(tries[1]!.key).toBe(tries[0]!.key);
     const { data } = await client.listPayments({ external_account_id: "acct_lost" });
     expect(data.map((p) => p.payment_id)).toEqual([intent.payment_id]); // one intent, not two
+    expect((await client.listPayments({ external_account_id: "acct_lost", q: "null" })).data).toEqual([]); // no external id is not the text "null"
 
     // another call gets another key
     await client.createIntent({ external_account_id: "acct_lost", amount: "4.00", payment_method_types: "card", capture_method: "automatic" });

@@ -156,7 +156,10 @@ describe("the web console in Chromium", () => {
     expect(await page.getByRole("status").filter({ hasText: "Captured" }).innerText()).toBe("Captured: the payment is now succeeded.");
     expect((await m.read(terminalPayment)).body).toMatchObject({ status: "succeeded", amount_captured: "25.00" });
     await expect.poll(() => page.getByTestId("timeline").locator("tbody tr").count()).toBe(4);
-    await page.setViewportSize({ width: 1280, height: 900 });
+    // the README's screenshot, with the state as of the moment before the shopper paid
+    await page.getByLabel("As of (UTC)").fill("2026-01-01T00:01:30");
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => page.getByTestId("as-of").innerText()).toMatch(/was payment_method_requested/);
     await page.screenshot({ path: "docs/console-payment.png", fullPage: true });
   });
 

@@ -99,7 +99,7 @@ export function paymentHistoryRoutes(engine: Engine) {
         await engine.projections.catchUp();
         const docs = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
           .filter(({ record: r }) => r.external_account_id === external_account_id && (!status || r.status === status))
-          .filter(({ record: r }) => q === undefined || r.payment_id === q || String(r.external_transaction_id) === q)
+          .filter(({ record: r }) => q === undefined || r.payment_id === q || (r.external_transaction_id !== null && String(r.external_transaction_id) === q))
           .sort(newestFirst);
         let start = 0;
         if (starting_after !== undefined) {

@@ -265,7 +265,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
     }
     // documents no event explains
     for (const name of comparable) {
-      const extra = (await readModels.list(name, "")).length - writers.get(name)!.size;
+      const extra = (await readModels.count(name)) - writers.get(name)!.size;
       if (extra > 0) readModelFindings.push({ kind: "read_model_mismatch", subject: `read_model:${name}`, message: `read model ${name} has ${extra} document(s) no event explains` });
     }
   }

@@ -29,6 +29,9 @@ export function createMemoryReadModels(): ReadModelStore {
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([, d]) => structuredClone(d) as T);
     },
+    async count(projection: string) {
+      return table(projection).size;
+    },
     async commitBatch(commits) {
       // Every check before any write: all or nothing.
       for (const c of commits) checkCheckpoint(c.projection, c.expectedCheckpoint, checkpoints.get(c.projection) ?? 0);

@@ -150,6 +150,8 @@ export interface ReadModelStore {
   getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
   /** Documents whose key starts with the prefix, ordered by key. */
   list<T>(projection: string, keyPrefix: string): Promise<T[]>;
+  /** How many documents the projection has (audits compare it without loading them). */
+  count(projection: string): Promise<number>;
   /**
    * Upserts each projection's documents and sets its checkpoint, all of them in one transaction.
    * A commit with `expectedCheckpoint` applies only if that projection's stored checkpoint (0 when

@@ -12,7 +12,7 @@ import { Decimal } from "../money.js";
 import { replay } from "../replay.js";
 import type { ReadModelStore, RecordedEvent } from "../store/port.js";
 import { headOf, sameJson, verifyChain, type ChainFindingKind } from "./chain.js";
-import { batchesOf, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
+import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
 
 export type FindingKind =
   | ChainFindingKind
@@ -124,27 +124,27 @@ function foldProjections(events: Iterable<RecordedEvent>, projections: readonly 
   return docs;
 }
 
-/**
- * Compares stored read-model documents with fresh ones. A read model whose checkpoint is behind
- * `lastPosition` is reported as such (catch it up first: the projection runner's catchUp).
- */
-async function compareReadModels(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>, lastPosition: number, everyDoc: boolean): Promise<Finding[]> {
+/** Read models whose checkpoint is behind `lastPosition` (catch them up first: the projection runner's catchUp). */
+async function readModelsBehind(readModels: ReadModelStore, names: Iterable<string>, lastPosition: number): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  for (const name of names) {
+    const checkpoint = await readModels.checkpoint(name);
+    if (checkpoint < lastPosition) findings.push({ kind: "read_model_behind", subject: `read_model:${name}`, message: `read model ${name} is at position ${checkpoint}, the events reach ${lastPosition}` });
+  }
+  return findings;
+}
+
+/** Stored read-model documents against fresh ones (one read per projection). */
+async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const [name, docs] of fresh) {
+    if (docs.size === 0) continue;
     const subject = `read_model:${name}`;
-    const checkpoint = await readModels.checkpoint(name);
-    if (checkpoint < lastPosition) {
-      findings.push({ kind: "read_model_behind", subject, message: `read model ${name} is at position ${checkpoint}, the events reach ${lastPosition}` });
-      continue;
-    }
+    const stored = await readModels.getMany(name, [...docs.keys()]);
     for (const [key, doc] of docs) {
-      const stored = await readModels.get(name, key);
-      if (stored === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
-      else if (!sameJson(stored, doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
-    }
-    if (everyDoc) {
-      const extra = (await readModels.list(name, "")).length - docs.size;
-      if (extra > 0) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name} has ${extra} document(s) no event explains` });
+      const found = stored.get(key);
+      if (found === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
+      else if (!sameJson(found, doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
     }
   }
   return findings;
@@ -161,8 +161,10 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
   const legal = !findings.some((f) => f.kind === "illegal_transition");
   const compared = source.readModels !== undefined && legal;
   if (compared) {
-    const lastPosition = Math.max(...events.map((e) => e.position));
-    findings.push(...(await compareReadModels(source.readModels!, foldProjections(events), lastPosition, false)));
+    const fresh = foldProjections(events);
+    const behind = await readModelsBehind(source.readModels!, fresh.keys(), Math.max(...events.map((e) => e.position)));
+    for (const f of behind) fresh.delete(f.subject.slice("read_model:".length));
+    findings.push(...behind, ...(await compareDocuments(source.readModels!, fresh)));
   }
   const lastRequest = events[events.length - 1]!.metadata.request_id;
   return {
@@ -181,35 +183,104 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
  * Every stream of the store: chains intact, transitions legal, amounts within their invariants,
  * and (with read models) every document equal to a fresh replay. Read models are compared only
  * when every payment stream replays legally (a fold of an illegal stream has no right answer).
+ *
+ * Memory stays bounded by a page of events and one stream, not by the store: (1) the events are
+ * read once in global order, a page at a time, to learn the streams and which stream writes each
+ * read-model document; (2) each stream is read and verified on its own, and the documents only it
+ * writes are folded and compared then; (3) documents written by several streams (none, for the
+ * projections of this repository) are folded in one more paged pass. What is kept across the
+ * store is per stream or per document: names, keys, findings.
  */
-export async function auditAll(source: AuditSource, { onProgress, anchors = {} }: { onProgress?: OnProgress; anchors?: Anchors } = {}): Promise<StoreAudit> {
-  const byStream = new Map<string, RecordedEvent[]>();
-  const all: RecordedEvent[] = [];
-  for await (const batch of batchesOf(source.store)) {
-    for (const e of batch) {
-      all.push(e);
-      const list = byStream.get(e.stream);
-      if (list) list.push(e);
-      else byStream.set(e.stream, [e]);
+export async function auditAll(source: AuditSource, { onProgress, anchors = {}, pageSize = PAGE_SIZE, projections = PROJECTIONS }: AuditAllOptions = {}): Promise<StoreAudit> {
+  const { store, readModels } = source;
+  const last = await lastPosition(store);
+
+  // (1) streams, and the stream that writes each document (null: more than one)
+  const streams = new Set<string>();
+  const writers = new Map(projections.map((p) => [p.name, new Map<string, string | null>()]));
+  let events = 0;
+  for await (const page of batchesOf(store, pageSize)) {
+    for (const e of page) {
+      events++;
+      streams.add(e.stream);
+      for (const p of projections) {
+        const key = p.keyOf(e);
+        if (key === null) continue;
+        const byKey = writers.get(p.name)!;
+        const writer = byKey.get(key);
+        if (writer === undefined) byKey.set(key, e.stream);
+        else if (writer !== e.stream) byKey.set(key, null);
+      }
     }
-    onProgress?.({ events: all.length, streams: byStream.size });
+    onProgress?.({ phase: "reading events", done: page[page.length - 1]!.position, total: last, unit: "events" });
   }
+
   const findings: Finding[] = [];
+  const readModelFindings: Finding[] = [];
+  // a read model behind the events is reported as such, and its documents are not compared
+  const comparable = new Set<string>();
+  if (readModels) {
+    readModelFindings.push(...(await readModelsBehind(readModels, projections.map((p) => p.name), last)));
+    for (const p of projections) if (!readModelFindings.some((f) => f.subject === `read_model:${p.name}`)) comparable.add(p.name);
+  }
+
+  // (2) each stream on its own
   let payments = 0;
-  for (const [stream, events] of byStream) {
-    if (paymentIdOf(stream) === null) findings.push(...checkOtherStream(events));
+  let done = 0;
+  for (const stream of streams) {
+    // in global order, as the store committed them (a reordered stream shows as such)
+    const streamEvents = (await store.readStream(stream)).sort((a, b) => a.position - b.position);
+    if (paymentIdOf(stream) === null) findings.push(...checkOtherStream(streamEvents));
     else {
       payments++;
-      findings.push(...checkPaymentStream(events).findings);
+      findings.push(...checkPaymentStream(streamEvents).findings);
+    }
+    if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }));
+    if (readModels && comparable.size) {
+      const owned = projections.filter((p) => comparable.has(p.name));
+      const fresh = foldProjections(streamEvents, owned);
+      for (const [name, docs] of fresh) for (const key of docs.keys()) if (writers.get(name)!.get(key) !== stream) docs.delete(key);
+      readModelFindings.push(...(await compareDocuments(readModels, fresh)));
+    }
+    onProgress?.({ phase: "verifying streams", done: ++done, total: streams.size, unit: "streams" });
+  }
+  findings.push(...checkAnchors(new Map(), Object.fromEntries(Object.entries(anchors).filter(([stream]) => !streams.has(stream)))));
+
+  // (3) documents several streams write, folded in global order
+  if (readModels) {
+    const shared = new Map([...writers].filter(([name]) => comparable.has(name)).map(([name, byKey]) => [name, new Set([...byKey].filter(([, w]) => w === null).map(([k]) => k))]));
+    if ([...shared.values()].some((keys) => keys.size > 0)) {
+      const docs = new Map([...shared.keys()].map((name) => [name, new Map<string, unknown>()]));
+      for await (const page of batchesOf(store, pageSize)) {
+        for (const e of page) {
+          for (const p of projections) {
+            const key = p.keyOf(e);
+            if (key === null || !shared.get(p.name)?.has(key)) continue;
+            docs.get(p.name)!.set(key, p.apply(docs.get(p.name)!.get(key), e));
+          }
+        }
+        onProgress?.({ phase: "folding shared documents", done: page[page.length - 1]!.position, total: last, unit: "events" });
+      }
+      readModelFindings.push(...(await compareDocuments(readModels, docs)));
+    }
+    // documents no event explains
+    for (const name of comparable) {
+      const extra = (await readModels.count(name)) - writers.get(name)!.size;
+      if (extra > 0) readModelFindings.push({ kind: "read_model_mismatch", subject: `read_model:${name}`, message: `read model ${name} has ${extra} document(s) no event explains` });
     }
   }
-  findings.push(...checkAnchors(byStream, anchors));
-  const compared = source.readModels !== undefined && !findings.some((f) => f.kind === "illegal_transition");
-  if (compared) {
-    const lastPosition = all.length ? all[all.length - 1]!.position : 0;
-    findings.push(...(await compareReadModels(source.readModels!, foldProjections(all), lastPosition, true)));
-  }
-  return { streams: byStream.size, payments, events: all.length, read_models: readModelVerdict(compared, findings), findings };
+
+  const compared = readModels !== undefined && !findings.some((f) => f.kind === "illegal_transition");
+  if (compared) findings.push(...readModelFindings);
+  return { streams: streams.size, payments, events, read_models: readModelVerdict(compared, findings), findings };
+}
+
+export interface AuditAllOptions {
+  onProgress?: OnProgress;
+  anchors?: Anchors;
+  /** Events per read (the memory bound of the reads). */
+  pageSize?: number;
+  projections?: readonly Projection<any>[];
 }
 
 /**

@@ -6,7 +6,7 @@ import { initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fol
 import { NotFound } from "../errors.js";
 import { replay, replayStep, type ReplayReport } from "../replay.js";
 import type { EventStore } from "../store/port.js";
-import { batchesOf, paymentIdOf, type OnProgress } from "./source.js";
+import { batchesOf, lastPosition, paymentIdOf, type OnProgress } from "./source.js";
 
 export interface IllegalTransition {
   payment_id: string;
@@ -38,15 +38,14 @@ export interface ReplayStoreOptions {
 
 export async function replayStore(store: EventStore, { onProgress, now = () => performance.now() }: ReplayStoreOptions = {}): Promise<ReplaySummary> {
   const started = now();
+  const total = onProgress ? await lastPosition(store) : 0;
   const snapshots = new Map<string, PaymentSnapshot>();
   const illegal: IllegalTransition[] = [];
-  const streams = new Set<string>();
   let events = 0;
   let paymentEvents = 0;
   for await (const batch of batchesOf(store)) {
     for (const e of batch) {
       events++;
-      streams.add(e.stream);
       const paymentId = paymentIdOf(e.stream);
       if (paymentId === null) continue;
       paymentEvents++;
@@ -58,7 +57,7 @@ export async function replayStore(store: EventStore, { onProgress, now = () => p
         illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: before.value, refused: step.refused });
       }
     }
-    onProgress?.({ events, streams: streams.size });
+    onProgress?.({ phase: "replaying", done: batch[batch.length - 1]!.position, total, unit: "events" });
   }
   const by_status: Record<string, number> = {};
   for (const s of snapshots.values()) by_status[String(s.value)] = (by_status[String(s.value)] ?? 0) + 1;

@@ -12,8 +12,11 @@ export const PAYMENT_STREAM_PREFIX = "payment-";
 export const paymentIdOf = (stream: string): string | null =>
   stream.startsWith(PAYMENT_STREAM_PREFIX) ? stream.slice(PAYMENT_STREAM_PREFIX.length) : null;
 
-/** Every stored event in global order, a batch at a time (a whole store need not fit one read). */
-export async function* batchesOf(store: EventStore, batchSize = 2000): AsyncGenerator<RecordedEvent[]> {
+/** Events per read: what an audit holds of the store at a time, beside its per-stream results. */
+export const PAGE_SIZE = 2000;
+
+/** Every stored event in global order, a page at a time (a whole store need not fit one read). */
+export async function* batchesOf(store: EventStore, batchSize = PAGE_SIZE): AsyncGenerator<RecordedEvent[]> {
   let after = 0;
   for (;;) {
     const batch = await store.readAll({ after, maxCount: batchSize });
@@ -23,8 +26,28 @@ export async function* batchesOf(store: EventStore, batchSize = 2000): AsyncGene
   }
 }
 
-/** Reports progress of a long run: events done so far. */
-export type OnProgress = (progress: { events: number; streams: number }) => void;
+/**
+ * The global position of the last stored event (0 for an empty store): the port has no count, so
+ * it is found with reads of one event, doubling then bisecting (about 2·log2 of it reads). Long
+ * runs use it as their total, so progress shows a percentage.
+ */
+export async function lastPosition(store: EventStore): Promise<number> {
+  const after = async (position: number) => (await store.readAll({ after: position, maxCount: 1 })).length > 0;
+  if (!(await after(0))) return 0;
+  // invariant: an event lies after `low`, none after `high`
+  let low = 0;
+  let high = 1024;
+  while (await after(high)) [low, high] = [high, high * 2];
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (await after(middle)) low = middle;
+    else high = middle;
+  }
+  return high;
+}
+
+/** Reports progress of a long run: the phase, and how much of its total is done. */
+export type OnProgress = (progress: { phase: string; done: number; total: number; unit: "events" | "streams" }) => void;
 
 /**
  * A read-only event store over recorded events as they are (an export file, a copy under

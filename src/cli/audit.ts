@@ -41,7 +41,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
             const report = await replayPayment(store, opts.payment);
             return show(io, opts.json, report, formatReplay, report.illegal.length);
           }
-          const summary = await withProgress(io, "replaying", opts.progress, (onProgress) => replayStore(store, { onProgress }));
+          const summary = await withProgress(io, "replay", opts.progress, (onProgress) => replayStore(store, { onProgress }));
           return show(io, opts.json, summary, formatReplaySummary, summary.illegal.length);
         }),
       ),
@@ -68,7 +68,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
             return show(io, opts.json, report, formatAudit, report.findings.length);
           }
           const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
-          const report = await withProgress(io, "auditing", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors }));
+          const report = await withProgress(io, "audit", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors }));
           return show(io, opts.json, report, formatStoreAudit, report.findings.length);
         });
       }),

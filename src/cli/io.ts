@@ -1,4 +1,5 @@
 // Where commands write: the process's streams, or a test's buffers.
+import type { OnProgress } from "../audit/source.js";
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
@@ -35,23 +36,25 @@ export function show<T>(io: CliIo, asJson: boolean | undefined, value: T, text: 
   return problems ? EXIT_FINDINGS : 0;
 }
 
-type Progress = (progress: { events: number; streams: number }) => void;
-
 /**
- * Runs a long read with a progress line on stderr (only on a terminal): events and streams done
- * and the rate. The store port has no count, so the line shows progress, not a percentage.
+ * Runs a long read with a progress line on stderr (only on a terminal): the phase, a bar and a
+ * percentage of its total, how many of how many, and the rate; redrawn as each phase of the run
+ * moves (reading, verifying, comparing), so no phase looks frozen.
  */
-export async function withProgress<T>(io: CliIo, label: string, enabled: boolean, run: (onProgress?: Progress) => Promise<T>): Promise<T> {
+export async function withProgress<T>(io: CliIo, label: string, enabled: boolean, run: (onProgress?: OnProgress) => Promise<T>): Promise<T> {
   if (!enabled || !io.interactive) return run();
-  const started = Date.now();
+  let phase: { name: string; started: number } | undefined;
   let drawn = false;
   try {
-    return await run(({ events, streams }) => {
-      const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+    return await run(({ phase: name, done, total, unit }) => {
+      if (phase?.name !== name) phase = { name, started: Date.now() };
+      const seconds = Math.max((Date.now() - phase.started) / 1000, 0.001);
+      const ratio = total > 0 ? Math.min(done / total, 1) : 1;
       const width = 24;
-      const at = Math.floor(Date.now() / 120) % width;
-      const bar = "░".repeat(at) + "█" + "░".repeat(width - at - 1);
-      io.err(`\r${label} ${bar} ${events.toLocaleString("en")} events · ${streams.toLocaleString("en")} streams · ${Math.round(events / seconds).toLocaleString("en")} events/s`);
+      const filled = Math.round(ratio * width);
+      const bar = "█".repeat(filled) + "░".repeat(width - filled);
+      const count = (n: number) => n.toLocaleString("en");
+      io.err(`\r\x1b[2K${label}: ${name} ${bar} ${Math.floor(ratio * 100)}% · ${count(done)} of ${count(total)} ${unit} · ${count(Math.round(done / seconds))} ${unit}/s`);
       drawn = true;
     });
   } finally {

@@ -30,6 +30,9 @@ export function createMemoryReadModels(): ReadModelStore {
         .slice(0, limit)
         .map(([, d]) => structuredClone(d) as T);
     },
+    async count(projection: string) {
+      return table(projection).size;
+    },
     async commitBatch(commits) {
       // Every check before any write: all or nothing.
       for (const c of commits) checkCheckpoint(c.projection, c.expectedCheckpoint, checkpoints.get(c.projection) ?? 0);

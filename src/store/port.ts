@@ -213,6 +213,8 @@ export interface ReadModelStore {
   getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
   /** Documents whose key starts with the prefix, ordered by key (a page: keys after `after`, at most `limit`). */
   list<T>(projection: string, keyPrefix: string, page?: ListPage): Promise<T[]>;
+  /** How many documents the projection has (audits compare it without loading them). */
+  count(projection: string): Promise<number>;
   /**
    * Upserts each projection's documents and sets its checkpoint, all of them in one transaction.
    * A commit with `expectedCheckpoint` applies only if that projection's stored checkpoint (0 when

@@ -417,6 +417,10 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       );
       return rows.map((r) => r.doc);
     },
+    async count(projection) {
+      const [r] = await query<{ n: string }>("SELECT count(*) AS n FROM read_models WHERE projection = $1", [projection]);
+      return Number(r!.n);
+    },
     async commitBatch(commits) {
       await inTransaction(pool, async (c) => {
         // Read models are rebuilt from the events: their commit need not wait for the WAL flush

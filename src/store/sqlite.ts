@@ -178,6 +178,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     listDocs: db.prepare<[string, string, string, string, string, number], { doc: string }>(
       "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND substr(key, 1, length(?)) = ? AND key > ? ORDER BY key LIMIT ?",
     ),
+    countDocs: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
     putDoc: db.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: db.prepare("DELETE FROM read_models WHERE projection = ?"),
     resetCheckpoint: db.prepare("DELETE FROM checkpoints WHERE projection = ?"),
@@ -378,6 +379,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
       return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix, after, limit).map((r) => JSON.parse(r.doc) as T);
+    },
+    async count(projection) {
+      return q.countDocs.get(projection)!.n;
     },
     async commitBatch(commits) {
       // Read models are rebuilt from the events, so their commits skip the fsync (docs/stores.md):

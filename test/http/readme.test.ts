@@ -55,6 +55,8 @@ describe("README.md Quick start and HTTP walk-through", () => {
     let output = "";
     server.stdout.on("data", (d) => (output += d));
     server.stderr.on("data", (d) => (output += d));
+    // every process of the group holding the pipes has exited, and all their output is read
+    const closed = new Promise<void>((resolve) => server.on("close", () => resolve()));
     try {
       for (let i = 0; ; i++) {
         const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
@@ -77,8 +79,8 @@ describe("README.md Quick start and HTTP walk-through", () => {
       process.kill(-server.pid!, "SIGTERM");
     }
     try {
-      for (let i = 0; i < 100 && !output.includes('"msg":"stopped"'); i++) await new Promise((r) => setTimeout(r, 100));
-      if (!output.includes('"msg":"stopped"')) process.kill(-server.pid!, "SIGKILL"); // leave nothing running
+      const stopped = await Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 30_000))]);
+      if (!stopped) process.kill(-server.pid!, "SIGKILL"); // leave nothing running
       expect(output).toContain('"msg":"stopped"');
       expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "up", () => "down")).toBe("down");
       // the request log never holds a key

@@ -548,6 +548,7 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect(await rm.list("cards", "acct_1/")).toEqual([{ key: "acct_1/B" }, { key: "acct_1/a" }, { key: "acct_1/b" }]);
       expect(await rm.list("cards", "acct%")).toEqual([{ key: "acct%1/a" }]);
       expect((await rm.list<{ key: string }>("cards", "")).map((d) => d.key)).toEqual([...keys].sort());
+      expect([await rm.count("cards"), await rm.count("payments")]).toEqual([keys.length, 0]);
     });
 
     it("lists a page: keys after a key, at most a limit", async () => {

@@ -1,0 +1,91 @@
+// audit --all holds a page of events and one stream at a time, not the store: checked on the reads
+// it makes (through a wrapped store), not by timing or by measuring memory.
+import { beforeAll, describe, expect, it } from "vitest";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { defineProjection } from "../../projections/projection.js";
+import { auditAll } from "../../src/audit/audit.js";
+import { eventsStore, lastPosition } from "../../src/audit/source.js";
+import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import type { EventStore, RecordedEvent } from "../../src/store/port.js";
+import { runFlows, type Flows } from "./flows.js";
+
+let flows: Flows;
+let stored: RecordedEvent[];
+beforeAll(async () => {
+  flows = await runFlows();
+  stored = await flows.engine.store.readAll();
+});
+
+/** The store, with every read recorded: how many events each asked for and got. */
+function watched(store: EventStore) {
+  const reads: Array<{ kind: "all" | "stream"; asked?: number; got: number; stream?: string }> = [];
+  const wrapped: EventStore = {
+    ...store,
+    async readAll(options = {}) {
+      const got = await store.readAll(options);
+      reads.push({ kind: "all", asked: options.maxCount, got: got.length });
+      return got;
+    },
+    async readStream(stream, options) {
+      const got = await store.readStream(stream, options);
+      reads.push({ kind: "stream", stream, asked: options?.maxCount, got: got.length });
+      return got;
+    },
+  };
+  return { store: wrapped, reads };
+}
+
+describe("auditAll reads in pages", () => {
+  it("every read of the whole store is a page of at most pageSize events; each stream is read once, on its own", async () => {
+    const { store, reads } = watched(flows.engine.store);
+    const report = await auditAll({ store, readModels: flows.engine.readModels }, { pageSize: 5 });
+    expect(report).toMatchObject({ events: stored.length, findings: [], read_models: "equal" });
+
+    const all = reads.filter((r) => r.kind === "all");
+    expect(all.length).toBeGreaterThan(stored.length / 5); // it paged
+    for (const r of all) {
+      expect(r.asked).toBeDefined();
+      expect(r.asked!).toBeLessThanOrEqual(5);
+    }
+    const streams = new Set(stored.map((e) => e.stream));
+    const streamReads = reads.filter((r) => r.kind === "stream");
+    expect(streamReads.map((r) => r.stream).sort()).toEqual([...streams].sort());
+    const longest = Math.max(...[...streams].map((s) => stored.filter((e) => e.stream === s).length));
+    for (const r of streamReads) expect(r.got).toBeLessThanOrEqual(longest);
+
+    // the same verdicts as with the default page size
+    expect(await auditAll({ store: flows.engine.store, readModels: flows.engine.readModels })).toEqual(report);
+  });
+
+  it("documents several streams write are folded in a further paged pass, and compared", async () => {
+    // one document written by every payment stream
+    const shared = defineProjection<{ events: number }>({
+      name: "payment_events",
+      keyOf: (e) => (e.stream.startsWith("payment-") ? "all" : null),
+      apply: (doc, _e) => ({ events: (doc?.events ?? 0) + 1 }),
+    });
+    const readModels = createMemoryReadModels();
+    await createProjectionRunner({ store: flows.engine.store, readModels, projections: [shared] }).catchUp();
+    const { store, reads } = watched(flows.engine.store);
+    const clean = await auditAll({ store, readModels }, { pageSize: 7, projections: [shared] });
+    expect(clean).toMatchObject({ findings: [], read_models: "equal" });
+    for (const r of reads.filter((r) => r.kind === "all")) expect(r.asked!).toBeLessThanOrEqual(7);
+
+    const checkpoint = await readModels.checkpoint("payment_events");
+    await readModels.commitBatch([{ projection: "payment_events", docs: [{ key: "all", doc: { events: 1 } }], checkpoint }]);
+    const tampered = await auditAll({ store, readModels }, { pageSize: 7, projections: [shared] });
+    expect(tampered.findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payment_events" })]);
+  });
+});
+
+describe("lastPosition", () => {
+  it("finds the last global position with single-event reads, gaps included", async () => {
+    const event = (position: number): RecordedEvent => ({ id: `e${position}`, type: "T", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00Z", request_id: 1 }, stream: "s", revision: position, position });
+    for (const [count, gap] of [[0, 1], [1, 1], [2, 1], [1023, 1], [1024, 1], [1025, 1], [3000, 1], [500, 7]] as const) {
+      const { store, reads } = watched(eventsStore(Array.from({ length: count }, (_, i) => event((i + 1) * gap))));
+      expect(await lastPosition(store), `${count} events every ${gap}`).toBe(count * gap);
+      for (const r of reads) expect(r.asked).toBe(1);
+      expect(reads.length).toBeLessThanOrEqual(2 * Math.log2(Math.max(count * gap, 1024)) + 2);
+    }
+  });
+});

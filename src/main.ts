@@ -26,7 +26,7 @@ logger.info({ port: config.port, store: description }, "cardflow listening");
 process.stderr.write(
   `\ncardflow is listening on ${base} (store: ${description})\n` +
     `Create a merchant account and its API key (prints only the key):\n` +
-    `  DATA_DIR=${config.dataDir} npx cardflow accounts create acct_demo --processor A\n` +
+    `  ${config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`} npx cardflow accounts create acct_demo --processor A\n` +
     `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
     `OpenAPI: ${base}/openapi.json\n\n`,
 );

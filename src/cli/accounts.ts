@@ -1,5 +1,5 @@
 // `cardflow accounts create <external_account_id>`: opens a merchant account in the service's store
-// (DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues another. Only the
+// (DATABASE_URL, else DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues another. Only the
 // key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts create acct_1).
 import { Option, type Command } from "commander";
 import { createApiKeys } from "../api-keys.js";
@@ -11,7 +11,7 @@ type Open = (dataDir: string) => Promise<Stores>;
 
 const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory").env("DATA_DIR").default("./data");
 
-export function registerAccounts(program: Command, io: CliIo = processIo, open: Open = (dataDir) => openStores(configFromEnv({ DATA_DIR: dataDir }))): void {
+export function registerAccounts(program: Command, io: CliIo = processIo, open: Open = (dataDir) => openStores(configFromEnv({ ...process.env, DATA_DIR: dataDir }))): void {
   /** Runs with an engine on the service's store, closing it whatever happens. */
   async function withEngine(dataDir: string, run: (engine: ReturnType<typeof createEngine>) => Promise<void>) {
     const { store, readModels } = await open(dataDir);

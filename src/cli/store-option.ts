@@ -4,8 +4,9 @@
 //   kurrentdb:URL   KurrentDB / EventStoreDB, events only (a kurrentdb:// URL also as it is)
 //   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
 //   memory          an empty in-memory store (tests, dry runs)
-// Default: the CARDFLOW_STORE environment variable, else the service's own store (DATA_DIR, as
-// `npm start` opens it: src/config.ts).
+// Default: the CARDFLOW_STORE environment variable, else the service's own store as `npm start`
+// opens it (src/config.ts): PostgreSQL when DATABASE_URL is set, else SQLite under DATA_DIR.
+// PostgreSQL uses the schema DATABASE_SCHEMA (default cardflow).
 import { readFile } from "node:fs/promises";
 import { Option } from "commander";
 import { configFromEnv, openStores } from "../config.js";
@@ -26,7 +27,7 @@ export interface OpenedStore {
 }
 
 export const storeOption = () =>
-  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
+  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store (DATABASE_URL, else DATA_DIR)").env("CARDFLOW_STORE");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
@@ -53,7 +54,7 @@ export async function openStore(spec: string | undefined): Promise<OpenedStore> 
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
-      const { events, readModels } = await createPostgresStore({ connectionString: location });
+      const { events, readModels } = await createPostgresStore({ connectionString: location, schema: configFromEnv().databaseSchema });
       return both({ store: events, readModels });
     }
     case "kurrentdb": {

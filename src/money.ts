@@ -37,8 +37,14 @@ function unitsOf(currency: string): number {
 }
 
 /**
- * Parses an amount sent by a caller. Rejects what is not a finite positive number, and more
- * decimals than the currency has (no silent rounding of money).
+ * The largest amount accepted, in minor units (999,999,999.99 USD): far below 2^53, so every
+ * amount is exact as an integer of minor units wherever a processor or a report needs one.
+ */
+export const MAX_MINOR_UNITS = 99_999_999_999;
+
+/**
+ * Parses an amount sent by a caller. Rejects what is not a finite positive number, more
+ * decimals than the currency has (no silent rounding of money), and more than MAX_MINOR_UNITS.
  */
 export function parseAmount(input: unknown, currency: string): Decimal {
   if (typeof input === "number" && !Number.isFinite(input)) throw new InvalidAmount("must be a finite number");
@@ -52,6 +58,8 @@ export function parseAmount(input: unknown, currency: string): Decimal {
   if (value.decimalPlaces() > units) {
     throw new InvalidAmount(`has more than ${units} decimal place${units === 1 ? "" : "s"}, the minor units of ${currency}`);
   }
+  const max = new Decimal(MAX_MINOR_UNITS).dividedBy(new Decimal(10).pow(units));
+  if (value.greaterThan(max)) throw new InvalidAmount(`must be at most ${max.toFixed(units)} ${currency}`);
   return value;
 }
 

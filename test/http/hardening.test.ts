@@ -99,4 +99,23 @@ describe("HTTP hardening", () => {
     expectProblem(await api.request("GET", "/v2/hardware?external_account_id=acct_h"), 429, "too_many_failed_authentications");
     expect((await m.get("/v2/hardware?external_account_id=acct_h")).status).toBe(200);
   });
+
+  it("refuses amounts above the upper bound and numeric external_payment_id beyond 2^53 - 1; keeps the largest exact one", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_h");
+    const intent = { payment_method_types: "card", capture_method: "manual" };
+    const tooMuch = expectProblem(await m.post("/v2/payment/intent", { ...intent, amount: "1000000000.00" }), 400, "amount_invalid", "amount");
+    expect(tooMuch.detail).toContain("at most 999999999.99 USD");
+    expect((await m.post("/v2/payment/intent", { ...intent, amount: "999999999.99" })).status).toBe(200);
+    const raw = (id: string) => `{"external_account_id":"acct_h","amount":"1.00","payment_method_types":"card","capture_method":"manual","external_payment_id":${id}}`;
+    for (const id of ["9007199254740993", "9007199254740992", "1e300"]) {
+      const res = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw(id) });
+      expect([res.status, res.body.param]).toEqual([400, "external_payment_id"]);
+    }
+    const exact = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw("9007199254740991") });
+    expect(exact.status).toBe(200);
+    const stored = (await api.store.readAll()).filter((e) => e.type === "PaymentIntentCreated");
+    expect(stored).toHaveLength(2);
+    expect(JSON.stringify(stored[1]!.data)).toContain("9007199254740991");
+  });
 });

@@ -16,9 +16,17 @@ const { store, readModels, description } = await openStores(config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 const { captures, captureSettleMs, processorLatencyMs } = config;
-const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
+const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
-const app = createServer({ engine, simulators, idempotencyTtlMs: config.idempotencyTtlMs, logger });
+// SANDBOX=off: the simulators' test helpers (/sim/*) are not served
+const app = createServer({
+  engine,
+  ...(config.sandbox ? { simulators } : {}),
+  idempotencyTtlMs: config.idempotencyTtlMs,
+  // a claim outlives the longest request: the blocking auth
+  idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
+  logger,
+});
 
 await app.listen({ port: config.port, host: config.host });
 const base = `http://localhost:${config.port}`;

@@ -11,7 +11,7 @@ const dir = mkdtempSync(join(tmpdir(), "cardflow-sandbox-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("SANDBOX switch", () => {
-  it("off: no /sim/* endpoints and a declining test amount is approved; on: both as documented", async () => {
+  it("off: no /sim/* endpoints and a declining test amount is approved; on: both as documented", { timeout: 240_000 }, async () => {
     const declining = testAmountIn(amountFailingWith("ONLINE_DECLINED"), "USD");
     const outcomes: Record<string, { sim: number; auth: string }> = {};
     for (const sandbox of ["on", "off"]) {

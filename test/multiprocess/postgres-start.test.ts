@@ -20,7 +20,7 @@ async function cardflow(env: Record<string, string>, ...args: string[]): Promise
 }
 
 describe("PostgreSQL from npm start and the CLI", () => {
-  it("servers started together migrate once; the CLI and every server share the database", async () => {
+  it("servers started together migrate once; the CLI and every server share the database", { timeout: 240_000 }, async () => {
     const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
     const env = { DATABASE_URL: database, DATABASE_SCHEMA: schema };
     const servers = await Promise.all([0, 1, 2].map(() => startServer(env)));

@@ -26,6 +26,8 @@ export interface ServiceConfig {
   /** Simulated processor answer time. */
   processorLatencyMs: number;
   logLevel: string;
+  /** SANDBOX=off: no /sim/* endpoints and no scripted test-card or test-amount outcomes. */
+  sandbox: boolean;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -34,6 +36,12 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name}: expected a non-negative number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+function sandbox(raw: string | undefined): boolean {
+  if (raw === undefined || raw === "" || raw === "on") return true;
+  if (raw === "off") return false;
+  throw new Error(`SANDBOX: expected on or off, got ${JSON.stringify(raw)}`);
 }
 
 function databaseUrl(raw: string | undefined): string | null {
@@ -58,6 +66,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
     processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
     logLevel: env.LOG_LEVEL || "info",
+    sandbox: sandbox(env.SANDBOX),
   };
 }
 

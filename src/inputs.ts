@@ -22,13 +22,25 @@ export const RegisterTerminalInput = z.strictObject({
   serial_number: z.string().max(255).nullable().optional(),
 });
 
+/**
+ * A string, or a number kept exactly: JSON numbers beyond ±(2^53 - 1) have already lost digits
+ * when parsed, so they are refused (send such ids as strings).
+ */
+const ExternalPaymentId = z.union([
+  Id,
+  z
+    .number()
+    .finite()
+    .refine((n) => Math.abs(n) <= Number.MAX_SAFE_INTEGER, "a number above 2^53 - 1 loses digits in JSON; send it as a string"),
+]);
+
 export const CreateIntentInput = z
   .strictObject({
     external_account_id: Id,
     amount: AmountInput,
     payment_method_types: PaymentMethodType,
     capture_method: CaptureMethod,
-    external_payment_id: z.union([Id, z.number().finite()]).optional(),
+    external_payment_id: ExternalPaymentId.optional(),
     external_transaction_id: Id.optional(),
     payment_method_id: Id.optional(),
     external_customer_id: Id.optional(),
@@ -48,7 +60,7 @@ const PaymentRef = { external_account_id: Id, payment_id: Id };
 export const AuthorizeInput = z.strictObject({
   ...PaymentRef,
   terminal_id: Id.optional(),
-  external_payment_id: z.union([Id, z.number().finite()]).optional(),
+  external_payment_id: ExternalPaymentId.optional(),
 });
 
 export const CaptureInput = z.strictObject({ ...PaymentRef, amount: AmountInput });

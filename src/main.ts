@@ -18,11 +18,26 @@ const { store, readModels, description } = await openStores(config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 const { captures, captureSettleMs, processorLatencyMs } = config;
-const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
+const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
 const webhookConfig = webhookConfigFromEnv();
-const webhooks = createWebhooks({ engine, signingKey: loadSigningKey(config.dataDir), ...webhookConfig, onError: (err) => logger.warn({ err }, "webhook delivery") });
-const app = createServer({ engine, simulators, webhooks, idempotencyTtlMs: config.idempotencyTtlMs, logger });
+const webhooks = createWebhooks({
+  engine,
+  signingKey: loadSigningKey(config.dataDir),
+  ...webhookConfig,
+  sandbox: config.sandbox,
+  onError: (err) => logger.warn({ err }, "webhook delivery"),
+});
+// SANDBOX=off: the simulators' test helpers (/sim/*) are not served
+const app = createServer({
+  engine,
+  ...(config.sandbox ? { simulators } : {}),
+  webhooks,
+  idempotencyTtlMs: config.idempotencyTtlMs,
+  // a claim outlives the longest request: the blocking auth
+  idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
+  logger,
+});
 
 try {
   await app.listen({ port: config.port, host: config.host });
@@ -35,11 +50,11 @@ try {
 }
 await webhooks.delivery.start();
 const base = `http://localhost:${config.port}`;
-logger.info({ port: config.port, store: description, sandbox: webhookConfig.sandbox }, "cardflow listening");
+logger.info({ port: config.port, store: description, sandbox: config.sandbox }, "cardflow listening");
 process.stderr.write(
   `\ncardflow is listening on ${base} (store: ${description})\n` +
     `Create a merchant account and its API key (prints only the key):\n` +
-    `  DATA_DIR=${config.dataDir} npx cardflow accounts create acct_demo --exists-ok\n` +
+    `  ${config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`} npx cardflow accounts create acct_demo --exists-ok\n` +
     `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
     `OpenAPI: ${base}/openapi.json   Web console: ${base}/console\n\n`,
 );

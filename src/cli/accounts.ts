@@ -1,7 +1,7 @@
 // `cardflow accounts create <external_account_id>`: opens a merchant account in the service's store
-// (DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues another. Only the
-// key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts create acct_1); the
-// store used is said on stderr.
+// (DATABASE_URL, else DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues
+// another. Only the key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts
+// create acct_1); the store used is said on stderr.
 import { Option, type Command } from "commander";
 import { createApiKeys } from "../api-keys.js";
 import { configFromEnv, openStores, StoreMissing, type Stores } from "../config.js";

@@ -4,10 +4,11 @@
 //   kurrentdb:URL   KurrentDB / EventStoreDB, events only (a kurrentdb:// URL also as it is)
 //   jsonl:PATH      an export file, read-only (audit a copy without touching any database)
 //   memory          an empty in-memory store (tests, dry runs)
-// Default: the CARDFLOW_STORE environment variable, else the service's own store (DATA_DIR, as
-// `npm start` opens it: src/config.ts). Commands that only read refuse a store that does not exist
-// (a mistyped path must never read as an empty, clean store), and every command says on stderr
-// which store it used.
+// Default: the CARDFLOW_STORE environment variable, else the service's own store as `npm start`
+// opens it (src/config.ts): PostgreSQL when DATABASE_URL is set (schema DATABASE_SCHEMA, default
+// cardflow), else SQLite under DATA_DIR. Commands that only read refuse a store that does not
+// exist (a mistyped path must never read as an empty, clean store), and every command says on
+// stderr which store it used.
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -33,7 +34,7 @@ export interface OpenedStore {
 }
 
 export const storeOption = () =>
-  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store under DATA_DIR").env("CARDFLOW_STORE");
+  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store (DATABASE_URL, else DATA_DIR)").env("CARDFLOW_STORE");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
@@ -80,7 +81,7 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
-      const { events, readModels } = await createPostgresStore({ connectionString: location });
+      const { events, readModels } = await createPostgresStore({ connectionString: location, schema: configFromEnv().databaseSchema });
       return both(`PostgreSQL ${withoutPassword(location)}`, { store: events, readModels });
     }
     case "kurrentdb": {

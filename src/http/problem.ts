@@ -13,6 +13,8 @@ export class HttpProblem extends CardflowError {
     readonly code: string,
     message: string,
     param: string | null = null,
+    /** Seconds after which a retry is worth it (the HTTP Retry-After). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.param = param;

@@ -11,6 +11,7 @@ import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
 import { registerConsole } from "../console/routes.js";
+import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
@@ -40,6 +41,10 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** pino logger; false for none. */
   logger?: Logger | false;
+  /** How long a client may take to send a request (src/http/hardening.ts). */
+  timeouts?: Timeouts;
+  /** Failed API-key authentications allowed per client address before 429. */
+  authFailures?: AuthFailureLimit;
 }
 
 const HOUR = 3_600_000;
@@ -50,13 +55,13 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
   const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
   if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
-  // framework errors are answered before the onSend hook that sets it on other answers
-  reply.header("request-id", req.id);
+  // framework errors are answered before the onSend hook that sets these on other answers
+  reply.header("request-id", req.id).headers(SECURITY_HEADERS);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
     // one line per request, written by the onResponse hook below
@@ -72,22 +77,26 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     return503OnClosing: true,
     // errors found before routing (a malformed URL, an overlong path parameter)
     frameworkErrors: replyProblem,
+    // and before fastify sees a request (headers too large, too slow): src/http/hardening.ts
+    clientErrorHandler: clientErrorHandler(() => engine.ids.requestId()),
+    ...timeoutOptions(timeouts),
   });
   app.removeContentTypeParser("text/plain");
   drainOnClose(app);
   app.decorateRequest("owner", null);
+  const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
     if ((req.routeOptions.config as { auth?: Auth }).auth !== "api_key") return;
     const presented = BEARER.exec(req.headers.authorization ?? "")?.[1];
-    if (!presented) throw new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>");
+    if (!presented) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>"));
     const owner = await apiKeys.authenticate(presented);
-    if (!owner) throw new HttpProblem(401, "unauthorized", "the API key is not valid");
+    if (!owner) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "the API key is not valid"));
     req.owner = owner;
   });
 
   app.addHook("onSend", async (req, reply) => {
-    reply.header("request-id", req.id);
+    reply.header("request-id", req.id).headers(SECURITY_HEADERS);
   });
 
   app.addHook("onResponse", async (req, reply) => {

@@ -24,6 +24,11 @@ export interface SimulatorOptions {
   shopperTimeoutMs?: number;
   /** The processor answers a call (charge, authorize, capture, void, refund, save) after this. */
   processorLatencyMs?: number;
+  /**
+   * false (SANDBOX=off): no scripted outcomes; declining test cards and test amounts are approved
+   * like any card. Default true.
+   */
+  scripted?: boolean;
 }
 
 /** How a terminal finishes a collection with automatic capture (spec §3's three rows). */
@@ -69,7 +74,7 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
  */
 export function createSimulators(options: SimulatorOptions): Simulators {
   refuseUndefinedOptions("createSimulators", options);
-  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0 } = options;
+  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true } = options;
   let report: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
@@ -101,6 +106,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
 
   /** A declining card keeps its outcome; with an approving card a test amount selects one. */
   function testOutcome(payment: PaymentView, test: TestCard): TestOutcome {
+    if (!scripted) return { approve: true };
     const key = `${payment.intent.payment_id}/${test.number}`;
     const attempt = (attempts.get(key) ?? 0) + 1;
     remember(attempts, key, attempt);
@@ -109,7 +115,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   }
 
   const requestsCapture = (payment: PaymentView) => {
-    const selected = testAmount(payment.intent.amount, payment.intent.currency);
+    const selected = scripted ? testAmount(payment.intent.amount, payment.intent.currency) : undefined;
     return captures === "requested" || (selected?.approve === true && selected.captureRequested === true);
   };
 

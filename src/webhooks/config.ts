@@ -7,9 +7,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backoff } from "./delivery.js";
 
+/** Whether loopback and private receiver addresses are allowed comes from the service's SANDBOX (src/config.ts). */
 export interface WebhookConfig {
-  /** Loopback and private receiver addresses allowed (default true for `npm start`: a sandbox). */
-  sandbox: boolean;
   backoff: Backoff;
   leaseMs: number;
   timeoutMs: number;
@@ -25,7 +24,6 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
 
 export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
   return {
-    sandbox: env.SANDBOX !== "false",
     backoff: {
       baseMs: number(env, "WEBHOOK_RETRY_BASE_MS", 5_000),
       maxMs: number(env, "WEBHOOK_RETRY_MAX_MS", 3_600_000),

@@ -8,7 +8,7 @@ import { expect } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
-import { createServer } from "../../src/http/server.js";
+import { createServer, type ServerOptions } from "../../src/http/server.js";
 import { ProblemOut } from "../../src/http/schemas.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
@@ -29,6 +29,8 @@ export interface StartOptions {
   bodyLimit?: number;
   /** Capture the pino log lines. */
   log?: string[];
+  /** Passed to createServer as they are. */
+  server?: Pick<ServerOptions, "timeouts" | "authFailures">;
 }
 
 export async function startApi(options: StartOptions = {}) {
@@ -56,6 +58,7 @@ export async function startApi(options: StartOptions = {}) {
     logger,
     ...(options.idempotencyTtlMs !== undefined ? { idempotencyTtlMs: options.idempotencyTtlMs } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...options.server,
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

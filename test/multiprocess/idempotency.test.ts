@@ -29,7 +29,7 @@ const EFFECT = { create: "PaymentIntentCreated", auth: "PaymentAuthorized", capt
 type Operation = keyof typeof EFFECT;
 
 describe.each(["sqlite", "postgres"] as const)("two server processes on one %s store", (kind) => {
-  it("the same Idempotency-Key sent to both at once acts exactly once; answers are the first answer or 409; no 5xx; request ids unique", async () => {
+  it("the same Idempotency-Key sent to both at once acts exactly once; answers are the first answer or 409; no 5xx; request ids unique", { timeout: 240_000 }, async () => {
     const store = stores[kind]();
     const key = await merchantKey(store, ACCOUNT);
     // a processor latency widens the window in which the copies of a request overlap

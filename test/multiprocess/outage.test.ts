@@ -32,7 +32,7 @@ async function terminateConnections(url: string): Promise<number> {
 }
 
 describe("the database goes away under load", () => {
-  it("terminated connections and a PostgreSQL restart: the process stays up, answers 503 meanwhile, recovers by itself, loses nothing acknowledged", async () => {
+  it("terminated connections and a PostgreSQL restart: the process stays up, answers 503 meanwhile, recovers by itself, loses nothing acknowledged", { timeout: 240_000 }, async () => {
     const store: StoreEnv = { DATABASE_URL: postgres.url, DATABASE_SCHEMA: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` };
     const key = await merchantKey(store, ACCOUNT);
     const server = await startServer(store);

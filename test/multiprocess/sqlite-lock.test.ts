@@ -30,7 +30,7 @@ async function holdWriteLock(path: string) {
 }
 
 describe("another process holds the SQLite write lock", () => {
-  it("writes are refused with 503 after the bound, the process stays responsive, and writes resume after the lock is released", async () => {
+  it("writes are refused with 503 after the bound, the process stays responsive, and writes resume after the lock is released", { timeout: 240_000 }, async () => {
     const store: StoreEnv = { DATA_DIR: dir };
     const key = await merchantKey(store, ACCOUNT);
     const server = await startServer(store, { SQLITE_BUSY_TIMEOUT_MS: "1500" });

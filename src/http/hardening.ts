@@ -1,0 +1,86 @@
+// What the HTTP server does against slow, malformed or hostile clients, in one place:
+// - timeouts: the headers and the whole request must arrive in bounded time (a client sending a
+//   body one byte at a time is cut off); an idle keep-alive connection is closed. The time a
+//   handler takes is not bounded by them: the blocking auth may answer after 120 s;
+// - every answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff;
+// - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 408
+//   request timeout, 400 malformed) are problem+json too;
+// - repeated failed API-key authentication from one client address: 429 with Retry-After
+//   (@fastify/rate-limit counts the failures, per process).
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from "./problem.js";
+
+export interface Timeouts {
+  /** The request's headers must arrive within this (ms). Default 10 s. */
+  headersMs?: number;
+  /** The whole request (headers and body) must arrive within this (ms). Default 30 s. */
+  requestMs?: number;
+  /** An idle keep-alive connection is closed after this (ms). Default 72 s (above common load balancers' 60 s). */
+  keepAliveMs?: number;
+  /** How often Node checks the two first (ms). Default 1 s. */
+  checkIntervalMs?: number;
+}
+
+export interface AuthFailureLimit {
+  /** Failed authentications allowed per client address and window. Default 20. */
+  max?: number;
+  /** Default 60 s. */
+  windowMs?: number;
+}
+
+export const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const;
+
+/** Fastify options for the timeouts. */
+export function timeoutOptions({ headersMs = 10_000, requestMs = 30_000, keepAliveMs = 72_000, checkIntervalMs = 1_000 }: Timeouts = {}) {
+  return {
+    requestTimeout: requestMs,
+    keepAliveTimeout: keepAliveMs,
+    http: { headersTimeout: Math.min(headersMs, requestMs), connectionsCheckingInterval: checkIntervalMs },
+  };
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: "headers_too_large", detail: "the request's headers are larger than this API accepts" },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: "request_timeout", detail: "the request did not arrive in time" },
+};
+
+/** Answers errors of Node's HTTP parser as problem+json, with a request id of its own. */
+export function clientErrorHandler(requestId: () => number) {
+  return (error: Error & { code?: string }, socket: Socket) => {
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const { status, code, detail } = CLIENT_ERRORS[error.code ?? ""] ?? { status: 400, code: "bad_request", detail: "the request is not valid HTTP" };
+    const id = requestId();
+    const body = JSON.stringify(problem(status, code, detail, null, id));
+    const headers = {
+      "content-type": PROBLEM_CONTENT_TYPE,
+      "content-length": Buffer.byteLength(body),
+      "request-id": id,
+      ...SECURITY_HEADERS,
+      connection: "close",
+    };
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
+  };
+}
+
+/**
+ * Counts failed authentications per client address; after `max` in a window, the failure is
+ * answered 429 (Retry-After: until the window ends) instead of 401. A valid key is never refused.
+ */
+export function authFailureLimit(app: FastifyInstance, { max = 20, windowMs = 60_000 }: AuthFailureLimit = {}) {
+  let count: ReturnType<FastifyInstance["createRateLimit"]> | undefined;
+  void app.register(rateLimit, { global: false }).after(() => {
+    count = app.createRateLimit({ max, timeWindow: windowMs });
+  });
+  return async (req: FastifyRequest, unauthorized: HttpProblem): Promise<HttpProblem> => {
+    const limit = await count!(req);
+    if (limit.isAllowed || !limit.isExceeded) return unauthorized;
+    const detail = "too many requests with a missing or invalid API key from this client; retry later";
+    return new HttpProblem(429, "too_many_failed_authentications", detail, null, Math.max(1, limit.ttlInSeconds));
+  };
+}

@@ -1,0 +1,121 @@
+// Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 as
+// problem+json, slow clients cut off by the header and request timeouts while a blocking auth
+// longer than those still answers, and 429 after repeated failed authentication.
+import { connect } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { expectProblem, startApi, type Api } from "./harness.js";
+
+let api: Api;
+afterEach(async () => {
+  await api.close();
+});
+
+/** Writes `chunks` to a raw connection, `gapMs` apart; resolves with all it read until the server closed it. */
+function rawExchange(base: string, chunks: string[], gapMs = 0): Promise<{ text: string; closedAfterMs: number }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(Number(port), hostname);
+    let text = "";
+    let timer: NodeJS.Timeout | undefined;
+    socket.on("data", (d) => (text += d.toString()));
+    socket.on("error", () => undefined); // a reset after the answer: the close below still resolves
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ text, closedAfterMs: Date.now() - started });
+    });
+    let i = 0;
+    const next = () => {
+      if (i >= chunks.length || socket.destroyed) return;
+      socket.write(chunks[i++]!);
+      timer = setTimeout(next, gapMs);
+    };
+    socket.on("connect", next);
+    setTimeout(() => reject(new Error(`connection still open after 20 s; read: ${text}`)), 20_000).unref();
+  });
+}
+
+const problemIn = (text: string) => JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4));
+
+describe("HTTP hardening", () => {
+  it("every answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_h");
+    const answers = [
+      await api.request("GET", "/healthz"),
+      await m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "manual" }),
+      await api.request("GET", "/nowhere"),
+      await api.request("POST", "/v2/payment/intent", { raw: "{not json", key: m.key }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 404, 400]);
+    for (const a of answers) expect([a.headers.get("cache-control"), a.headers.get("x-content-type-options")]).toEqual(["no-store", "nosniff"]);
+  });
+
+  it("headers larger than the server accepts: 431 problem+json", async () => {
+    api = await startApi();
+    const { text } = await rawExchange(api.base, [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`]);
+    expect(text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(text).toMatch(/content-type: application\/problem\+json/i);
+    expect(text).toMatch(/cache-control: no-store/i);
+    expect(problemIn(text)).toMatchObject({ status: 431, code: "headers_too_large", type: "urn:cardflow:problem:headers_too_large" });
+  });
+
+  it("a client sending its body a byte at a time, or nothing at all, is cut off with 408", async () => {
+    api = await startApi({ server: { timeouts: { headersMs: 300, requestMs: 600, checkIntervalMs: 50 } } });
+    // a route authorised by its body (client_secret): the server must read the body to answer
+    const head = `POST /v2/sdk/payment-method HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+    const [slowBody, silent] = await Promise.all([
+      rawExchange(api.base, [head, ...Array.from({ length: 1000 }, () => " ")], 50),
+      rawExchange(api.base, []),
+    ]);
+    for (const { text, closedAfterMs } of [slowBody, silent]) {
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(problemIn(text)).toMatchObject({ status: 408, code: "request_timeout" });
+      expect(closedAfterMs).toBeLessThan(10_000);
+    }
+  });
+
+  it("a blocking auth that answers after the request timeout still answers", async () => {
+    api = await startApi({ server: { timeouts: { headersMs: 200, requestMs: 300, checkIntervalMs: 50 } } });
+    const m = await api.merchant("acct_h");
+    const terminal = await m.terminal("A_sync");
+    const { body } = await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
+    const blocking = m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal });
+    await api.simulators.terminal.untilCollecting(terminal);
+    await new Promise((r) => setTimeout(r, 1_000)); // well past both timeouts
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal });
+    const answer = await blocking;
+    expect([answer.status, answer.body.status]).toEqual([200, "requires_capture"]);
+  });
+
+  it("repeated failed authentication from one client: 429 with Retry-After; a valid key still works", async () => {
+    api = await startApi({ server: { authFailures: { max: 3, windowMs: 60_000 } } });
+    const m = await api.merchant("acct_h");
+    const wrong = () => api.request("GET", "/v2/hardware?external_account_id=acct_h", { key: "sk_wrong" });
+    for (let i = 0; i < 3; i++) expectProblem(await wrong(), 401, "unauthorized");
+    const limited = await wrong();
+    expectProblem(limited, 429, "too_many_failed_authentications");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expectProblem(await api.request("GET", "/v2/hardware?external_account_id=acct_h"), 429, "too_many_failed_authentications");
+    expect((await m.get("/v2/hardware?external_account_id=acct_h")).status).toBe(200);
+  });
+
+  it("refuses amounts above the upper bound and numeric external_payment_id beyond 2^53 - 1; keeps the largest exact one", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_h");
+    const intent = { payment_method_types: "card", capture_method: "manual" };
+    const tooMuch = expectProblem(await m.post("/v2/payment/intent", { ...intent, amount: "1000000000.00" }), 400, "amount_invalid", "amount");
+    expect(tooMuch.detail).toContain("at most 999999999.99 USD");
+    expect((await m.post("/v2/payment/intent", { ...intent, amount: "999999999.99" })).status).toBe(200);
+    const raw = (id: string) => `{"external_account_id":"acct_h","amount":"1.00","payment_method_types":"card","capture_method":"manual","external_payment_id":${id}}`;
+    for (const id of ["9007199254740993", "9007199254740992", "1e300"]) {
+      const res = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw(id) });
+      expect([res.status, res.body.param]).toEqual([400, "external_payment_id"]);
+    }
+    const exact = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw("9007199254740991") });
+    expect(exact.status).toBe(200);
+    const stored = (await api.store.readAll()).filter((e) => e.type === "PaymentIntentCreated");
+    expect(stored).toHaveLength(2);
+    expect(JSON.stringify(stored[1]!.data)).toContain("9007199254740991");
+  });
+});

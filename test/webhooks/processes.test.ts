@@ -76,7 +76,7 @@ describe("webhook delivery across processes (SQLite store)", () => {
       receiver.answerWith(() => 500);
       const payments = [];
       for (let i = 0; i < 20; i++) payments.push(await payment(server, key!, "acct_crash"));
-      receiver.answerWith(async () => (await new Promise((r) => setTimeout(r, 15)), 200));
+      receiver.answerWith(async () => (await new Promise((r) => setTimeout(r, 40)), 200));
       await until(() => receiver.acknowledged().length >= 25, 20_000, "some deliveries before the kill");
       await server.kill("SIGKILL");
       const beforeRestart = receiver.acknowledged().length;

@@ -30,7 +30,7 @@ async function start(dataDir: string, env: Record<string, string> = FAST) {
 async function payment(server: ServerProcess, key: string, account: string): Promise<string> {
   const post = async (path: string, body: object) => {
     const res = await server.call("POST", path, key, { external_account_id: account, ...body });
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}\n${server.output().slice(-3000)}`);
     return res.body;
   };
   const { payment_id } = await post("/v2/payment/intent", { amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });

@@ -64,7 +64,12 @@ export function createProjectionRunner({
       const commits = await Promise.all(
         projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
           if (last <= checkpoints[i]!) return null;
-          const docs = await fold(projection, batch, checkpoints[i]!, written[i]);
+          const docs = await fold(projection, batch, checkpoints[i]!, written[i]).catch(async (error: unknown) => {
+            // documents another process committed past our checkpoint meanwhile do not take this
+            // batch's events again: that is a conflict (read again), not a broken stream
+            const actual = await readModels.checkpoint(projection.name);
+            throw actual !== checkpoints[i] ? new CheckpointConflict(projection.name, checkpoints[i]!, actual) : error;
+          });
           return { projection: projection.name, docs: [...docs].map(([key, doc]) => ({ key, doc })), checkpoint: last, expectedCheckpoint: checkpoints[i] };
         }),
       );

@@ -37,7 +37,21 @@ export function formatAudit(report: PaymentAudit): string {
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}`,
     `hash chain: ${chainBroken ? "BROKEN" : "intact"}; head ${report.head_hash ?? "(none)"}`,
     ...formatFindings(report.findings),
+    ...formatDeliveries(report.deliveries),
   ].join("\n") + "\n";
+}
+
+/** The webhook deliveries of the payment's public events, when there were any. */
+function formatDeliveries(deliveries: PaymentAudit["deliveries"]): string[] {
+  if (deliveries.length === 0) return [];
+  const rows = deliveries.map((d) => [
+    d.timestamp,
+    d.endpoint_id,
+    `#${d.sequence} ${d.event_type}`,
+    String(d.attempt),
+    d.delivered ? `delivered (${d.status_code})` : `failed: ${d.error ?? "-"}${d.next_attempt_at ? `; next ${d.next_attempt_at}` : ""}`,
+  ]);
+  return ["", `webhook deliveries: ${deliveries.length} attempts`, ...table(["time", "endpoint", "event", "attempt", "result"], rows)];
 }
 
 export function formatStoreAudit(report: StoreAudit): string {

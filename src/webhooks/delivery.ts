@@ -72,6 +72,8 @@ export interface DeliveryState {
   lease: { owner: string; until: number } | null;
 }
 
+/** After the store fails (not the receiver), the pause before trying again. */
+const PAUSE_AFTER_ERROR_MS = 1_000;
 const stateName = (endpointId: string) => `webhook_delivery:${endpointId}`;
 const KEY = "state";
 
@@ -257,7 +259,12 @@ export function createDelivery(options: DeliveryOptions) {
             if (stopping || inFlight.size >= concurrency) break;
             if (inFlight.has(stream) || pending.next_at > now) continue;
             const sending = send(stream)
-              .catch(onError)
+              .catch((error: unknown) => {
+                // the store or the feed failed us, not the receiver: try this stream again shortly
+                onError(error);
+                const failed = state.pending[stream];
+                if (failed) failed.next_at = Math.max(failed.next_at, clock.now() + PAUSE_AFTER_ERROR_MS);
+              })
               .finally(() => {
                 inFlight.delete(stream);
                 wake();
@@ -266,6 +273,7 @@ export function createDelivery(options: DeliveryOptions) {
           }
         } catch (error) {
           onError(error);
+          await new Promise<void>((resolve) => clock.setTimer(PAUSE_AFTER_ERROR_MS, resolve));
         }
         if (stopping || dirty) continue;
         // sleep until woken (new events, a send done), the next retry is due, or the lease needs renewing

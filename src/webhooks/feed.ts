@@ -4,7 +4,7 @@
 // tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
 // The fold state of each stream and the webhook endpoints are committed in the same transaction,
 // with the checkpoint each was read at (several processes fold alike; the loser folds again).
-import { CheckpointConflict, type EventStore, type ReadModelStore, type Subscription } from "../store/port.js";
+import { CheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "./public-events.js";
 
@@ -46,37 +46,52 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
   const listeners = new Set<() => void>();
   let subscription: Subscription | undefined;
 
+  type Folded = StreamFold & { endpoint?: EndpointDoc };
+
+  /** The batch folded into the streams' states: changed states, feed entries, endpoints. */
+  function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>) {
+    const changed = new Map<string, Folded>();
+    const entries: Array<{ key: string; doc: FeedEntry }> = [];
+    const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
+    for (const e of batch) {
+      const fold = changed.get(e.stream) ?? folded.get(e.stream);
+      const endpoint = endpointOf(fold?.endpoint, e);
+      if (endpoint) {
+        changed.set(e.stream, { account: endpoint.external_account_id, sequence: 0, endpoint });
+        endpoints.push({ key: `${endpoint.external_account_id}/${endpoint.endpoint_id}`, doc: endpoint });
+        continue;
+      }
+      const next = publicEventOf(fold, e);
+      if (!next) continue;
+      changed.set(e.stream, next.fold);
+      if (!next.event) continue;
+      const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
+      entries.push({ key: feedKeys.all(e.position), doc: entry }, { key: feedKeys.account(next.event.external_account_id, e.position), doc: entry });
+      if (next.event.payment_id) entries.push({ key: feedKeys.payment(next.event.payment_id, e.position), doc: entry });
+    }
+    return { changed, entries, endpoints };
+  }
+
   async function catchUpOnce(): Promise<number> {
     let checkpoint = await readModels.checkpoint(FEED.events);
     for (;;) {
       const batch = await store.readAll({ after: checkpoint, maxCount: batchSize });
       if (batch.length === 0) return checkpoint;
       const last = batch[batch.length - 1]!.position;
-      const folded = await readModels.getMany<StreamFold & { endpoint?: EndpointDoc }>(FEED.streams, [...new Set(batch.map((e) => e.stream))]);
-      const changed = new Map<string, StreamFold & { endpoint?: EndpointDoc }>();
-      const entries: Array<{ key: string; doc: FeedEntry }> = [];
-      const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
-      for (const e of batch) {
-        const fold = changed.get(e.stream) ?? folded.get(e.stream);
-        const endpoint = endpointOf(fold?.endpoint, e);
-        if (endpoint) {
-          changed.set(e.stream, { account: endpoint.external_account_id, sequence: 0, endpoint });
-          endpoints.push({ key: `${endpoint.external_account_id}/${endpoint.endpoint_id}`, doc: endpoint });
-          continue;
-        }
-        const next = publicEventOf(fold, e);
-        if (!next) continue;
-        changed.set(e.stream, next.fold);
-        if (!next.event) continue;
-        const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
-        entries.push({ key: feedKeys.all(e.position), doc: entry }, { key: feedKeys.account(next.event.external_account_id, e.position), doc: entry });
-        if (next.event.payment_id) entries.push({ key: feedKeys.payment(next.event.payment_id, e.position), doc: entry });
+      const folded = await readModels.getMany<Folded>(FEED.streams, [...new Set(batch.map((e) => e.stream))]);
+      let result: ReturnType<typeof foldBatch>;
+      try {
+        result = foldBatch(batch, folded);
+      } catch (error) {
+        // states another process committed past our checkpoint meanwhile: a conflict, read again
+        const actual = await readModels.checkpoint(FEED.events);
+        throw actual !== checkpoint ? new CheckpointConflict(FEED.events, checkpoint, actual) : error;
       }
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
       await readModels.commitBatch([
-        commit(FEED.events, entries),
-        commit(FEED.streams, [...changed].map(([key, doc]) => ({ key, doc }))),
-        commit(FEED.endpoints, endpoints),
+        commit(FEED.events, result.entries),
+        commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))),
+        commit(FEED.endpoints, result.endpoints),
       ]);
       checkpoint = last;
       listeners.forEach((listener) => listener());

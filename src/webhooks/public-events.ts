@@ -2,6 +2,7 @@
 // public type is read from how its record changed (status, refunded amount, card on file), not
 // from the domain event's name, so internal events that change nothing a merchant sees (attempt
 // markers, say) map to nothing and new ones need no mapping.
+import { PaymentEvent } from "../../machines/events.js";
 import { foldStored, type PaymentState } from "../../machines/fold.js";
 import { customerCardsProjection } from "../../projections/customer-cards.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
@@ -73,6 +74,9 @@ export function paymentEventType(before: PaymentRecord | undefined, after: Payme
   return null;
 }
 
+/** The events the payment machine folds; any other event on a payment stream is not the merchant's business. */
+const MACHINE_EVENTS = new Set<string>(PaymentEvent.options.map((o) => o.shape.type.value));
+
 export const publicEventId = (domainEventId: string) => `evt_${domainEventId.replaceAll("-", "")}`;
 
 /**
@@ -98,6 +102,7 @@ export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent): {
     return { fold: next, event };
   };
   if (e.stream.startsWith("payment-")) {
+    if (!MACHINE_EVENTS.has(e.type)) return fold ? { fold, event: null } : null;
     const { state } = foldStored(fold?.payment, e);
     const before = fold?.payment ? paymentRecord(fold.payment, 0) : undefined;
     const after = paymentRecord(state, e.metadata.request_id);

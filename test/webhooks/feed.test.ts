@@ -119,6 +119,17 @@ describe("/v2/webhook_endpoints", () => {
     expectProblem(await del(a, `/v2/webhook_endpoints/${endpoint.id}?external_account_id=${a.account}`), 404, "resource_missing", "endpoint_id");
   });
 
+  it("with an Idempotency-Key, a retried create answers the same endpoint and creates no second one", async () => {
+    const body = { url: "https://example.com/idem" };
+    const first = await a.post("/v2/webhook_endpoints", body, { "Idempotency-Key": "we-1" });
+    const again = await a.post("/v2/webhook_endpoints", body, { "Idempotency-Key": "we-1" });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const listed = (await a.get(`/v2/webhook_endpoints?external_account_id=${a.account}`)).body.data;
+    expect(listed.filter((e: { url: string }) => e.url === body.url)).toHaveLength(1);
+    await del(a, `/v2/webhook_endpoints/${first.body.id}?external_account_id=${a.account}`);
+  });
+
   it("accepts only http(s) URLs and unknown event types are refused; nothing is appended", async () => {
     const before = (await engine.store.readAll()).length;
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "ftp://example.com/x" }), 400, "url_invalid", "url");

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/engine.js";
 import { createWebhooks, verifyWebhook, type Webhooks } from "../../src/index.js";
 import { deliveriesKey, type DeliveriesDoc } from "../../projections/timeline.js";
-import { auditAll } from "../../src/audit/audit.js";
+import { audit, auditAll } from "../../src/audit/audit.js";
+import { formatAudit } from "../../src/audit/format.js";
 import { runFlows } from "../audit/flows.js";
 import { startReceiver, until, type Received } from "./receiver.js";
 
@@ -107,5 +108,10 @@ describe("webhooks over every flow", () => {
     );
     const report = await auditAll({ store: engine.store, readModels: engine.readModels });
     expect(report.findings).toEqual([]);
+    // `cardflow audit <payment>` prints them under the payment's timeline
+    const text = formatAudit(await audit({ store: engine.store, readModels: engine.readModels }, payments.terminal_manual!));
+    expect(text).toContain("webhook deliveries: 6 attempts");
+    expect(text).toMatch(/we_\S+\s+#6 payment_intent\.refunded\s+1\s+delivered \(200\)/);
+    expect(text).toContain("read models: equal to a fresh replay");
   });
 });

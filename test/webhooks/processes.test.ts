@@ -30,7 +30,7 @@ async function start(dataDir: string, env: Record<string, string> = FAST) {
 async function payment(server: ServerProcess, key: string, account: string): Promise<string> {
   const post = async (path: string, body: object) => {
     const res = await server.call("POST", path, key, { external_account_id: account, ...body });
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}\n${server.output().slice(-3000)}`);
     return res.body;
   };
   const { payment_id } = await post("/v2/payment/intent", { amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
@@ -76,7 +76,7 @@ describe("webhook delivery across processes (SQLite store)", () => {
       receiver.answerWith(() => 500);
       const payments = [];
       for (let i = 0; i < 20; i++) payments.push(await payment(server, key!, "acct_crash"));
-      receiver.answerWith(async () => (await new Promise((r) => setTimeout(r, 15)), 200));
+      receiver.answerWith(async () => (await new Promise((r) => setTimeout(r, 40)), 200));
       await until(() => receiver.acknowledged().length >= 25, 20_000, "some deliveries before the kill");
       await server.kill("SIGKILL");
       const beforeRestart = receiver.acknowledged().length;

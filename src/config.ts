@@ -28,6 +28,11 @@ export interface ServiceConfig {
   logLevel: string;
   /** SANDBOX=off: no /sim/* endpoints and no scripted test-card or test-amount outcomes. */
   sandbox: boolean;
+  /**
+   * TRUST_PROXY: behind a load balancer, the client address is taken from X-Forwarded-For
+   * (true: trust every hop, or the proxies' addresses/CIDRs, comma separated); default false.
+   */
+  trustProxy: boolean | string;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -42,6 +47,12 @@ function sandbox(raw: string | undefined): boolean {
   if (raw === undefined || raw === "" || raw === "on") return true;
   if (raw === "off") return false;
   throw new Error(`SANDBOX: expected on or off, got ${JSON.stringify(raw)}`);
+}
+
+function trustProxy(raw: string | undefined): boolean | string {
+  if (raw === undefined || raw === "" || raw === "false") return false;
+  if (raw === "true") return true;
+  return raw;
 }
 
 function databaseUrl(raw: string | undefined): string | null {
@@ -67,6 +78,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
     logLevel: env.LOG_LEVEL || "info",
     sandbox: sandbox(env.SANDBOX),
+    trustProxy: trustProxy(env.TRUST_PROXY),
   };
 }
 

@@ -18,10 +18,10 @@ export {
   type Answer as IdempotentAnswer,
 } from "./idempotency.js";
 export { systemClock, manualClock, isoTimestamp, type Clock, type ManualClock } from "./clock.js";
-export { randomIds, sequentialIds, type Ids } from "./ids.js";
+export { randomIds, sequentialIds, blockRequestIds, type Ids } from "./ids.js";
 export { Decimal, parseAmount, formatAmount, minorUnits } from "./money.js";
 export type * from "./store/port.js";
-export { WrongExpectedRevision, IdempotencyClaimLost } from "./store/port.js";
+export { WrongExpectedRevision, IdempotencyClaimLost, StoreUnavailable } from "./store/port.js";
 export { createMemoryStore } from "./store/memory.js";
 export { createMemoryReadModels } from "./store/memory-read-models.js";
 // the durable stores `npm start` and the CLI compose (each returns its events and read models)

@@ -36,6 +36,7 @@ const app = createServer({
   idempotencyTtlMs: config.idempotencyTtlMs,
   // a claim outlives the longest request: the blocking auth
   idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
+  trustProxy: config.trustProxy,
   logger,
 });
 

@@ -45,6 +45,8 @@ export interface ServerOptions {
   timeouts?: Timeouts;
   /** Failed API-key authentications allowed per client address before 429. */
   authFailures?: AuthFailureLimit;
+  /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
+  trustProxy?: boolean | string;
 }
 
 const HOUR = 3_600_000;
@@ -61,7 +63,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
     // one line per request, written by the onResponse hook below
@@ -80,6 +82,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     // and before fastify sees a request (headers too large, too slow): src/http/hardening.ts
     clientErrorHandler: clientErrorHandler(() => engine.ids.requestId()),
     ...timeoutOptions(timeouts),
+    trustProxy,
   });
   app.removeContentTypeParser("text/plain");
   drainOnClose(app);

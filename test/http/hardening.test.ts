@@ -100,6 +100,14 @@ describe("HTTP hardening", () => {
     expect((await m.get("/v2/hardware?external_account_id=acct_h")).status).toBe(200);
   });
 
+  it("behind a trusted proxy, failures count per X-Forwarded-For client, not per balancer", async () => {
+    api = await startApi({ server: { authFailures: { max: 2, windowMs: 60_000 }, trustProxy: true } });
+    const from = (client: string) => api.request("GET", "/v2/hardware?external_account_id=acct_h", { key: "sk_wrong", headers: { "x-forwarded-for": client } });
+    for (let i = 0; i < 2; i++) expectProblem(await from("203.0.113.1"), 401, "unauthorized");
+    expectProblem(await from("203.0.113.1"), 429, "too_many_failed_authentications");
+    expectProblem(await from("203.0.113.2"), 401, "unauthorized");
+  });
+
   it("refuses amounts above the upper bound and numeric external_payment_id beyond 2^53 - 1; keeps the largest exact one", async () => {
     api = await startApi();
     const m = await api.merchant("acct_h");

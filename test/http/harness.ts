@@ -30,7 +30,7 @@ export interface StartOptions {
   /** Capture the pino log lines. */
   log?: string[];
   /** Passed to createServer as they are. */
-  server?: Pick<ServerOptions, "timeouts" | "authFailures">;
+  server?: Pick<ServerOptions, "timeouts" | "authFailures" | "trustProxy">;
 }
 
 export async function startApi(options: StartOptions = {}) {

@@ -6,6 +6,7 @@ import { configFromEnv, openStores } from "./config.js";
 import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
 import { randomIds } from "./ids.js";
+import { ledgerFileIn } from "./processors/ledger.js";
 import { createSimulators } from "./processors/simulator.js";
 
 const config = configFromEnv();
@@ -14,11 +15,17 @@ const clock = systemClock;
 const ids = randomIds();
 const { store, readModels, description } = await openStores(config);
 const { captures, captureSettleMs, processorLatencyMs } = config;
-const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs });
-const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
+const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, ledgerFile: ledgerFileIn(config.dataDir) });
+const reconcileGraceMs = Number(process.env.RECONCILE_GRACE_MS || 30_000);
+const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs });
 const app = createServer({ engine, simulators, idempotencyTtlMs: config.idempotencyTtlMs, logger });
 
 await app.listen({ port: config.port, host: config.host });
+// processor calls a crash left without outcome: resolved at start-up, then on an interval
+engine.startReconciler(Number(process.env.RECONCILE_INTERVAL_MS || 10_000), (pass) => {
+  if (pass instanceof Error) logger.error({ err: pass }, "reconcile pass failed");
+  else if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
+});
 const base = `http://localhost:${config.port}`;
 logger.info({ port: config.port, store: description }, "cardflow listening");
 process.stderr.write(

@@ -5,6 +5,7 @@ import { registerAccounts } from "./accounts.js";
 import { registerAudit } from "./audit.js";
 import { registerDiagram } from "./diagram.js";
 import { registerEvents } from "./events.js";
+import { registerReconcile } from "./reconcile.js";
 
 export function createProgram(): Command {
   const program = new Command("cardflow")
@@ -15,6 +16,7 @@ export function createProgram(): Command {
   registerAudit(program);
   registerEvents(program);
   registerDiagram(program);
+  registerReconcile(program);
   return program;
 }
 

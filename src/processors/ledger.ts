@@ -3,7 +3,7 @@
 // file that survives the cardflow process), so a test can kill cardflow and ask what really
 // happened. Written before the answer leaves the processor: an answer lost in a crash is found here.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { RecordedOutcome } from "./port.js";
 
 export interface Ledger {
@@ -32,3 +32,6 @@ export function createLedger(file?: string): Ledger {
     entries: () => [...recorded.entries()],
   };
 }
+
+/** Where the service keeps the simulated processors' ledger: beside its store, so `cardflow reconcile` reads the same one. */
+export const ledgerFileIn = (dataDir: string) => join(dataDir, "simulator-ledger.jsonl");

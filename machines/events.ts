@@ -44,6 +44,13 @@ export type Authorization = z.infer<typeof Authorization>;
 const event = <T extends string, D extends z.ZodType>(type: T, data: D) =>
   z.object({ type: z.literal(type), version: z.literal(1), data });
 
+/**
+ * The attempt an outcome answers (the processor idempotency key of the call). Absent in streams
+ * written before attempts were recorded, and in what a processor reports on its own (a terminal's
+ * outcome, a settlement): the machine accepts those only while no attempt is in flight.
+ */
+const answers = { attempt_id: z.string().optional() };
+
 // --- payment stream: `payment-<payment_id>` -------------------------------------------------
 
 export const PaymentIntentCreated = event(
@@ -63,8 +70,13 @@ export const PaymentIntentCreated = event(
     payment_method_id: z.string().nullable(),
     stored_card: Card.nullable(),
     allow_saving_card: z.boolean(),
-    /** Lets the processor B client SDK collect a card for this intent (spec §4.8). */
+    /**
+     * Lets the processor B client SDK collect a card for this intent (spec §4.8). Only its SHA-256
+     * is recorded (client_secret_sha256; the secret is shown once); streams written before that
+     * hold the secret itself here, and null in client_secret_sha256's place.
+     */
     client_secret: z.string().nullable(),
+    client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
     date_created: z.string(),
   }),
 );
@@ -72,7 +84,7 @@ export const PaymentIntentCreated = event(
 /** An authorization was started on a processor A terminal; the terminal now asks for the card. */
 export const TerminalAuthorizationStarted = event(
   "TerminalAuthorizationStarted",
-  z.object({ terminal_id: z.string(), terminal_type: TerminalType }),
+  z.object({ terminal_id: z.string(), terminal_type: TerminalType, ...answers }),
 );
 
 /**
@@ -84,40 +96,74 @@ export const PaymentMethodCollected = event(
   z.object({ card: Card, terminal_id: z.string().nullable() }),
 );
 
-export const PaymentAuthorized = event("PaymentAuthorized", Authorization);
+export const PaymentAuthorized = event("PaymentAuthorized", Authorization.extend(answers));
 
 export const AuthorizationFailed = event(
   "AuthorizationFailed",
-  z.object({ last_error: z.string(), last_error_code: z.enum(LAST_ERROR_CODES).nullable() }),
+  z.object({ last_error: z.string(), last_error_code: z.enum(LAST_ERROR_CODES).nullable(), ...answers }),
 );
 
 /** `authorization` is set when the processor authorized and captured in one step (spec §3). */
 export const CaptureRequested = event(
   "CaptureRequested",
-  z.object({ amount: AmountString, authorization: Authorization.nullable() }),
+  z.object({ amount: AmountString, authorization: Authorization.nullable(), ...answers }),
 );
 export const PaymentCaptured = event(
   "PaymentCaptured",
-  z.object({ amount: AmountString, authorization: Authorization.nullable() }),
+  z.object({ amount: AmountString, authorization: Authorization.nullable(), ...answers }),
 );
 
 /** Extension: void before capture. */
 export const PaymentCanceled = event(
   "PaymentCanceled",
-  z.object({ cancellation_reason: z.enum(["requested_by_customer", "duplicate", "fraudulent", "abandoned"]).nullable() }),
+  z.object({ cancellation_reason: z.enum(["requested_by_customer", "duplicate", "fraudulent", "abandoned"]).nullable(), ...answers }),
 );
 
 /** Extension: a full or partial refund; the status stays succeeded. */
 export const PaymentRefunded = event(
   "PaymentRefunded",
-  z.object({ refund_id: z.string(), amount: AmountString, reason: z.string().nullable() }),
+  z.object({ refund_id: z.string(), amount: AmountString, reason: z.string().nullable(), ...answers }),
 );
 
 /** The card of this payment was saved on file for a customer (spec §2.3, §4.7). */
 export const CardSaved = event(
   "CardSaved",
-  z.object({ payment_method_id: z.string(), external_account_id: z.string(), external_customer_id: z.string(), card: Card }),
+  z.object({ payment_method_id: z.string(), external_account_id: z.string(), external_customer_id: z.string(), card: Card, ...answers }),
 );
+
+// --- attempts: appended before a processor call that moves money or changes a card ----------
+// The attempt id is the call's idempotency key; the outcome event names it. An attempt without an
+// outcome is an unknown outcome: the reconciler (src/engine/reconcile.ts) asks the processor.
+
+/** A stored-card charge or the authorization of a card the client SDK collected. */
+export const AuthorizationAttempted = event("AuthorizationAttempted", z.object({ attempt_id: z.string(), amount: AmountString }));
+/** A processor A terminal is asked to start collecting. */
+export const TerminalAuthorizationAttempted = event(
+  "TerminalAuthorizationAttempted",
+  z.object({ attempt_id: z.string(), terminal_id: z.string(), terminal_type: TerminalType }),
+);
+export const CaptureAttempted = event("CaptureAttempted", z.object({ attempt_id: z.string(), amount: AmountString }));
+/** Releasing an authorization (cancel after authorization). */
+export const VoidAttempted = event("VoidAttempted", z.object({ attempt_id: z.string(), cancellation_reason: PaymentCanceled.shape.data.shape.cancellation_reason }));
+export const RefundAttempted = event("RefundAttempted", z.object({ attempt_id: z.string(), amount: AmountString, reason: z.string().nullable() }));
+export const CardSaveAttempted = event("CardSaveAttempted", z.object({ attempt_id: z.string(), external_customer_id: z.string() }));
+/**
+ * The processor did nothing for the attempt: it never received the call, or refused it before
+ * acting (a busy terminal, a card that cannot be saved). The command may be tried again.
+ */
+export const AttemptAbandoned = event("AttemptAbandoned", z.object({ attempt_id: z.string(), reason: z.string() }));
+
+/** Each attempt's outcome events (besides AttemptAbandoned). */
+export const OUTCOMES = {
+  AuthorizationAttempted: ["PaymentAuthorized", "CaptureRequested", "PaymentCaptured", "AuthorizationFailed"],
+  TerminalAuthorizationAttempted: ["TerminalAuthorizationStarted"],
+  CaptureAttempted: ["CaptureRequested", "PaymentCaptured"],
+  VoidAttempted: ["PaymentCanceled"],
+  RefundAttempted: ["PaymentRefunded"],
+  CardSaveAttempted: ["CardSaved"],
+} as const;
+export type AttemptType = keyof typeof OUTCOMES;
+export const ATTEMPT_TYPES = Object.keys(OUTCOMES) as AttemptType[];
 
 export const PaymentEvent = z.discriminatedUnion("type", [
   PaymentIntentCreated,
@@ -130,10 +176,18 @@ export const PaymentEvent = z.discriminatedUnion("type", [
   PaymentCanceled,
   PaymentRefunded,
   CardSaved,
+  AuthorizationAttempted,
+  TerminalAuthorizationAttempted,
+  CaptureAttempted,
+  VoidAttempted,
+  RefundAttempted,
+  CardSaveAttempted,
+  AttemptAbandoned,
 ]);
 export type PaymentEvent = z.infer<typeof PaymentEvent>;
 export type PaymentEventType = PaymentEvent["type"];
 export type PaymentEventOf<T extends PaymentEventType> = Extract<PaymentEvent, { type: T }>;
+export type AttemptEvent = PaymentEventOf<AttemptType>;
 
 // --- account and terminal streams --------------------------------------------------------------
 

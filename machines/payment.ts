@@ -1,9 +1,16 @@
 // The payment intent as an XState v5 machine: the single source of truth for which domain event
 // may follow which. States are the spec's statuses (§3) plus `canceled` (void, an extension);
 // events are exactly the domain events of ./events.ts. Pure: guards and assigns only.
+//
+// Processor calls are attempts: `XxxAttempted` (a self-transition, the status does not change)
+// opens one in the context, its outcome event closes it (it names the attempt), or
+// AttemptAbandoned does. While an attempt is in flight nothing else may happen to the payment,
+// so no capture can race a void, no refund another refund. Outcomes without an attempt id are
+// what processors report on their own and what streams written before attempts hold: accepted
+// only while no attempt is in flight.
 import { and, assertEvent, assign, setup, type SnapshotFrom } from "xstate";
 import { amounts, formatAmount } from "../src/money.js";
-import type { Authorization, Card, PaymentEvent, PaymentEventOf, TerminalType } from "./events.js";
+import { OUTCOMES, type AttemptEvent, type Authorization, type Card, type PaymentEvent, type PaymentEventOf, type TerminalType } from "./events.js";
 import { failureLeadsTo, type LastErrorCode } from "./failures.js";
 
 type Intent = PaymentEventOf<"PaymentIntentCreated">["data"];
@@ -12,7 +19,8 @@ export interface PaymentContext {
   /** Set by PaymentIntentCreated; null only in the state `none`. */
   intent: Intent | null;
   processor: Intent["processor"] | null;
-  terminal: { terminal_id: string; terminal_type: TerminalType } | null;
+  /** attempt_id: the attempt that started the terminal (the key to ask the processor about it). */
+  terminal: { terminal_id: string; terminal_type: TerminalType; attempt_id?: string } | null;
   card: Card | null;
   authorization: Omit<Authorization, "card"> | null;
   amount_authorized: string;
@@ -24,6 +32,10 @@ export interface PaymentContext {
   last_error: string | null;
   last_error_code: LastErrorCode | null;
   saved_card: { payment_method_id: string; external_customer_id: string } | null;
+  /** The processor call in flight (its attempt event): appended before the call, closed by its outcome. */
+  attempt: AttemptEvent | null;
+  /** The last attempt made (kept after it closes): the key of a call whose result is reported later. */
+  last_attempt_id: string | null;
 }
 
 export const initialPaymentContext: PaymentContext = {
@@ -40,6 +52,8 @@ export const initialPaymentContext: PaymentContext = {
   last_error: null,
   last_error_code: null,
   saved_card: null,
+  attempt: null,
+  last_attempt_id: null,
 };
 
 type Args = { context: PaymentContext; event: PaymentEvent };
@@ -54,6 +68,8 @@ const { compare, sum, difference } = amounts;
 const authorizationOf = (event: PaymentEvent): Authorization | null =>
   (event as { data: { authorization?: Authorization | null } }).data.authorization ?? null;
 
+const attemptIdOf = (event: PaymentEvent): string | null => (event.data as { attempt_id?: string }).attempt_id ?? null;
+
 const coversIntent = (context: PaymentContext, a: Authorization) =>
   compare(a.amount_authorized, sum(sum(intentOf(context).amount, a.tip_amount), a.donation_amount)) === 0;
 
@@ -64,9 +80,10 @@ export const paymentMachine = setup({
     isStoredCard: ({ context }: Args) => intentOf(context).payment_method_id !== null,
     isCardPresent: ({ context }: Args) => intentOf(context).payment_method_types === "card_present",
     isProcessorATerminal: ({ event }: Args) => {
-      assertEvent(event, "TerminalAuthorizationStarted");
+      assertEvent(event, ["TerminalAuthorizationAttempted", "TerminalAuthorizationStarted"]);
       return event.data.terminal_type !== "B_reader";
     },
+    hasCollectedCard: ({ context }: Args) => context.processor === "B" && context.card !== null,
     collectsWithClientSdk: ({ context, event }: Args) => {
       assertEvent(event, "PaymentMethodCollected");
       const intent = intentOf(context);
@@ -91,6 +108,14 @@ export const paymentMachine = setup({
       authorizationOf(event) === null && compare(amountOf(event), context.amount_capture_requested) === 0,
     withinRefundable: ({ context, event }: Args) =>
       compare(amountOf(event), "0") > 0 && compare(amountOf(event), difference(context.amount_captured, context.amount_refunded)) <= 0,
+    // attempts: one processor call in flight at a time; an outcome answers the attempt in flight
+    noAttemptInFlight: ({ context }: Args) => context.attempt === null,
+    answersAttempt: ({ context, event }: Args) => {
+      const id = attemptIdOf(event);
+      if (context.attempt === null) return id === null;
+      return id === context.attempt.data.attempt_id && (OUTCOMES[context.attempt.type] as readonly string[]).includes(event.type);
+    },
+    abandonsAttempt: ({ context, event }: Args) => context.attempt !== null && attemptIdOf(event) === context.attempt.data.attempt_id,
     // failures (spec §7 table in ./failures.ts)
     isRetryableFailure: ({ event }: Args) => {
       assertEvent(event, "AuthorizationFailed");
@@ -127,6 +152,8 @@ export const paymentMachine = setup({
         amount_refunded: zero,
       };
     }),
+    recordAttempt: assign(({ event }) => ({ attempt: event as AttemptEvent, last_attempt_id: attemptIdOf(event) })),
+    closeAttempt: assign({ attempt: null }),
     recordTerminal: assign(({ event }) => {
       assertEvent(event, "TerminalAuthorizationStarted");
       return { terminal: { ...event.data }, processor: "A" as const, last_error: null, last_error_code: null };
@@ -145,7 +172,7 @@ export const paymentMachine = setup({
     recordAuthorization: assign(({ context, event }) => {
       const authorization = event.type === "PaymentAuthorized" ? event.data : authorizationOf(event);
       if (!authorization) return {};
-      const { card, ...rest } = authorization;
+      const { card, attempt_id: _answered, ...rest } = authorization as Authorization & { attempt_id?: string };
       return {
         card,
         authorization: rest,
@@ -188,55 +215,65 @@ export const paymentMachine = setup({
     none: {
       on: { PaymentIntentCreated: { target: "requires_payment_method", actions: "recordIntent" } },
     },
-    requires_payment_method: { on: authorizationAttempts() },
+    requires_payment_method: { on: authorizationSteps() },
     payment_method_requested: {
       // the terminal or reader is collecting: its outcome is reported by the processor
       tags: ["awaiting_processor", "collecting_card"],
       on: {
+        // processor B: the card the client SDK collected is authorized
+        AuthorizationAttempted: attempt("hasCollectedCard"),
         // terminal collects card (manual; automatic passes through and moves on)
-        PaymentAuthorized: { target: "requires_capture", guard: "authorizesIntentAmount", actions: "recordAuthorization" },
+        PaymentAuthorized: outcome({ target: "requires_capture", guards: ["authorizesIntentAmount"], actions: "recordAuthorization" }),
         // terminal collects, capture requested / terminal collects and captures
-        CaptureRequested: {
+        CaptureRequested: outcome({
           target: "capture_requested",
-          guard: and(["isAutomaticCapture", "authorizesAndCapturesInFull"]),
+          guards: ["isAutomaticCapture", "authorizesAndCapturesInFull"],
           actions: ["recordAuthorization", "recordCaptureRequest"],
-        },
-        PaymentCaptured: {
+        }),
+        PaymentCaptured: outcome({
           target: "succeeded",
-          guard: and(["isAutomaticCapture", "authorizesAndCapturesInFull"]),
+          guards: ["isAutomaticCapture", "authorizesAndCapturesInFull"],
           actions: ["recordAuthorization", "recordCapture"],
-        },
+        }),
         // timeout or cancellation / decline
         AuthorizationFailed: [
-          { target: "requires_payment_method", guard: "isRetryableFailure", actions: "recordFailure" },
-          { target: "error", actions: "recordFailure" },
+          outcome({ target: "requires_payment_method", guards: ["isRetryableFailure"], actions: "recordFailure" }),
+          outcome({ target: "error", actions: "recordFailure" }),
         ],
-        PaymentCanceled: { target: "canceled", actions: "releaseAuthorization" },
+        PaymentCanceled: outcome({ target: "canceled", actions: "releaseAuthorization" }),
+        AttemptAbandoned: abandon(),
       },
     },
     requires_capture: {
       on: {
-        CaptureRequested: { target: "capture_requested", guard: "withinCapturable", actions: "recordCaptureRequest" },
-        PaymentCaptured: { target: "succeeded", guard: "withinCapturable", actions: "recordCapture" },
-        CardSaved: { guard: "canSaveBeforeCapture", actions: "recordSavedCard" },
-        PaymentCanceled: { target: "canceled", actions: "releaseAuthorization" },
+        CaptureAttempted: attempt("withinCapturable"),
+        CaptureRequested: outcome({ target: "capture_requested", guards: ["withinCapturable"], actions: "recordCaptureRequest" }),
+        PaymentCaptured: outcome({ target: "succeeded", guards: ["withinCapturable"], actions: "recordCapture" }),
+        CardSaveAttempted: attempt("canSaveBeforeCapture"),
+        CardSaved: outcome({ guards: ["canSaveBeforeCapture"], actions: "recordSavedCard" }),
+        VoidAttempted: attempt(),
+        PaymentCanceled: outcome({ target: "canceled", actions: "releaseAuthorization" }),
+        AttemptAbandoned: abandon(),
       },
     },
     capture_requested: {
       // the capture settles when the processor confirms it
       tags: ["awaiting_processor"],
       on: {
-        PaymentCaptured: { target: "succeeded", guard: "settlesRequestedCapture", actions: "recordCapture" },
+        PaymentCaptured: outcome({ target: "succeeded", guards: ["settlesRequestedCapture"], actions: "recordCapture" }),
       },
     },
     succeeded: {
       on: {
-        PaymentRefunded: { guard: "withinRefundable", actions: "recordRefund" },
-        CardSaved: { guard: "canSaveAfterCapture", actions: "recordSavedCard" },
+        RefundAttempted: attempt("withinRefundable"),
+        PaymentRefunded: outcome({ guards: ["withinRefundable"], actions: "recordRefund" }),
+        CardSaveAttempted: attempt("canSaveAfterCapture"),
+        CardSaved: outcome({ guards: ["canSaveAfterCapture"], actions: "recordSavedCard" }),
+        AttemptAbandoned: abandon(),
       },
     },
     // retry with the same or another card
-    error: { on: authorizationAttempts() },
+    error: { on: authorizationSteps() },
     canceled: { type: "final" },
   },
 });
@@ -246,51 +283,62 @@ export const paymentMachine = setup({
  * error | auth again"): start a terminal, collect with the client SDK, charge a stored card
  * (authorized; or authorized and captured at once), fail, or cancel.
  */
-function authorizationAttempts() {
+function authorizationSteps() {
   return {
-    TerminalAuthorizationStarted: startOnTerminal(),
-    PaymentMethodCollected: collectWithClientSdk(),
-    PaymentAuthorized: authorizeStoredCard(),
+    TerminalAuthorizationAttempted: attempt("isCardPresent", "isProcessorATerminal"),
+    TerminalAuthorizationStarted: outcome({ target: "payment_method_requested", guards: ["isCardPresent", "isProcessorATerminal"], actions: "recordTerminal" }),
+    PaymentMethodCollected: { target: "payment_method_requested", guard: and(["noAttemptInFlight", "collectsWithClientSdk"]), actions: "recordCollectedCard" },
+    AuthorizationAttempted: attempt("isStoredCard"),
+    PaymentAuthorized: outcome({ target: "requires_capture", guards: ["isStoredCard", "isManualCapture", "authorizesIntentAmount"], actions: "recordAuthorization" }),
     CaptureRequested: authorizeAndCaptureStoredCard("capture_requested"),
     PaymentCaptured: authorizeAndCaptureStoredCard("succeeded"),
-    AuthorizationFailed: storedCardFailure(),
-    PaymentCanceled: { target: "canceled", actions: "releaseAuthorization" },
+    AuthorizationFailed: [
+      outcome({ target: "requires_payment_method", guards: ["isStoredCard", "isRetryableFailure"], actions: "recordFailure" }),
+      outcome({ target: "error", guards: ["isStoredCard"], actions: "recordFailure" }),
+    ],
+    PaymentCanceled: outcome({ target: "canceled", actions: "releaseAuthorization" }),
+    AttemptAbandoned: abandon(),
   } as const;
 }
 
-function startOnTerminal() {
-  return {
-    target: "payment_method_requested",
-    guard: and(["isCardPresent", "isProcessorATerminal"]),
-    actions: "recordTerminal",
-  } as const;
-}
-function collectWithClientSdk() {
-  return { target: "payment_method_requested", guard: "collectsWithClientSdk", actions: "recordCollectedCard" } as const;
-}
-function authorizeStoredCard() {
-  return {
-    target: "requires_capture",
-    guard: and(["isStoredCard", "isManualCapture", "authorizesIntentAmount"]),
-    actions: "recordAuthorization",
-  } as const;
-}
 function authorizeAndCaptureStoredCard(target: "capture_requested" | "succeeded") {
-  return {
+  return outcome({
     target,
-    guard: and(["isStoredCard", "isAutomaticCapture", "authorizesAndCapturesInFull"]),
+    guards: ["isStoredCard", "isAutomaticCapture", "authorizesAndCapturesInFull"],
     actions: ["recordAuthorization", target === "succeeded" ? "recordCapture" : "recordCaptureRequest"],
-  } as const;
+  });
 }
-function storedCardFailure() {
-  return [
-    { target: "requires_payment_method", guard: and(["isStoredCard", "isRetryableFailure"]), actions: "recordFailure" },
-    { target: "error", guard: "isStoredCard", actions: "recordFailure" },
-  ] as const;
+
+type GuardName =
+  | "isStoredCard" | "isCardPresent" | "isProcessorATerminal" | "hasCollectedCard" | "collectsWithClientSdk" | "isManualCapture"
+  | "isAutomaticCapture" | "authorizesIntentAmount" | "authorizesAndCapturesInFull" | "withinCapturable" | "settlesRequestedCapture"
+  | "withinRefundable" | "isRetryableFailure" | "canSaveBeforeCapture" | "canSaveAfterCapture";
+type ActionName =
+  | "recordTerminal" | "recordAuthorization" | "recordFailure" | "recordCaptureRequest" | "recordCapture"
+  | "releaseAuthorization" | "recordRefund" | "recordSavedCard";
+type Status = "requires_payment_method" | "payment_method_requested" | "requires_capture" | "capture_requested" | "succeeded" | "error" | "canceled";
+
+/** A processor call is about to be made (the status stays); only when none is in flight. */
+function attempt(...guards: GuardName[]) {
+  return { guard: and(["noAttemptInFlight", ...guards]), actions: "recordAttempt" } as const;
+}
+
+/**
+ * What a processor call answered (or the processor reported on its own): allowed when the guards
+ * hold and it answers the attempt in flight (none in flight: it names none); closes the attempt.
+ */
+function outcome(t: { target?: Status; guards?: GuardName[]; actions: ActionName | ActionName[] }) {
+  const actions = typeof t.actions === "string" ? [t.actions] : t.actions;
+  return { target: t.target, guard: and(["answersAttempt", ...(t.guards ?? [])]), actions: [...actions, "closeAttempt"] } as const;
+}
+
+/** The processor did nothing for the attempt in flight: the command may be tried again. */
+function abandon() {
+  return { guard: "abandonsAttempt", actions: "closeAttempt" } as const;
 }
 
 function savableCard(context: PaymentContext, event: PaymentEvent): boolean {
-  assertEvent(event, "CardSaved");
+  assertEvent(event, ["CardSaveAttempted", "CardSaved"]);
   const intent = intentOf(context);
   return (
     context.card !== null &&

@@ -19,6 +19,10 @@ export interface ServiceConfig {
   sqliteBusyTimeoutMs: number;
   /** Blocking auth on a synchronous terminal gives up after this (spec §8: 120 s). */
   syncAuthTimeoutMs: number;
+  /** The reconciler resolves processor calls left without outcome for longer than this (above any call's timeout). */
+  reconcileGraceMs: number;
+  /** How often the server looks for such calls (it also does at start-up). */
+  reconcileIntervalMs: number;
   idempotencyTtlMs: number;
   /** Simulated captures: "immediate" (success at once) or "requested" (capture_requested, settled after captureSettleMs). */
   captures: "immediate" | "requested";
@@ -72,6 +76,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
     sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
     syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
+    reconcileGraceMs: number(env, "RECONCILE_GRACE_MS", 30_000),
+    reconcileIntervalMs: number(env, "RECONCILE_INTERVAL_MS", 10_000),
     idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
     captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),

@@ -7,6 +7,7 @@ import { configFromEnv, openStores } from "./config.js";
 import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
+import { ledgerFileIn } from "./processors/ledger.js";
 import { createSimulators } from "./processors/simulator.js";
 import { createWebhooks } from "./webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
@@ -18,8 +19,8 @@ const { store, readModels, description } = await openStores(config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 const { captures, captureSettleMs, processorLatencyMs } = config;
-const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox });
-const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true });
+const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox, ledgerFile: ledgerFileIn(config.dataDir) });
+const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs });
 const webhookConfig = webhookConfigFromEnv();
 const webhooks = createWebhooks({
   engine,
@@ -50,6 +51,11 @@ try {
   process.exit(1);
 }
 await webhooks.delivery.start();
+// processor calls a crash left without outcome: resolved at start-up, then on an interval
+engine.startReconciler(config.reconcileIntervalMs, (pass) => {
+  if (pass instanceof Error) logger.error({ err: pass }, "reconcile pass failed");
+  else if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
+});
 const base = `http://localhost:${config.port}`;
 logger.info({ port: config.port, store: description, sandbox: config.sandbox }, "cardflow listening");
 process.stderr.write(

@@ -9,6 +9,7 @@ import { registerDiagram } from "./diagram.js";
 import { registerEvents } from "./events.js";
 import { packageVersion } from "../package-root.js";
 import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
+import { registerReconcile } from "./reconcile.js";
 
 
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
@@ -24,6 +25,7 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
   registerAudit(program, io);
   registerEvents(program, io);
   registerDiagram(program, io);
+  registerReconcile(program, io);
   return program;
 }
 

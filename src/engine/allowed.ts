@@ -1,5 +1,5 @@
 // What the machine allows a payment now, asked of the machine itself: each command stands for
-// the events it could append ("probes"), and a command is allowed when the machine accepts one of
+// the first event it could append (its attempt, for a processor call: "probes"), and a command is allowed when the machine accepts one of
 // them in the current state, guards included. No status rules live here.
 import type { Authorization, Card, PaymentEvent } from "../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
@@ -39,31 +39,28 @@ function probes(snapshot: PaymentSnapshot, command: Command): PaymentEvent[] {
   switch (command) {
     case "authorize":
       return [
-        { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: "probe", terminal_type: "A_sync" } },
-        { type: "PaymentAuthorized", version: 1, data: authorization },
-        { type: "PaymentCaptured", version: 1, data: { amount: authorization.amount_authorized, authorization } },
+        { type: "TerminalAuthorizationAttempted", version: 1, data: { attempt_id: "probe", terminal_id: "probe", terminal_type: "A_sync" } },
+        { type: "AuthorizationAttempted", version: 1, data: { attempt_id: "probe", amount: authorization.amount_authorized } },
       ];
     case "collect_payment_method":
       return [{ type: "PaymentMethodCollected", version: 1, data: { card: authorization.card, terminal_id: intent.payment_method_types === "card_present" ? "probe" : null } }];
     case "capture":
-      return [{ type: "CaptureRequested", version: 1, data: { amount: amount_capturable, authorization: null } }];
+      return [{ type: "CaptureAttempted", version: 1, data: { attempt_id: "probe", amount: amount_capturable } }];
     case "cancel":
-      return [{ type: "PaymentCanceled", version: 1, data: { cancellation_reason: null } }];
+      return [
+        { type: "VoidAttempted", version: 1, data: { attempt_id: "probe", cancellation_reason: null } },
+        { type: "PaymentCanceled", version: 1, data: { cancellation_reason: null } },
+      ];
     case "refund":
-      return amount_captured === amount_refunded ? [] : [{ type: "PaymentRefunded", version: 1, data: { refund_id: "probe", amount: smallest, reason: null } }];
+      return amount_captured === amount_refunded ? [] : [{ type: "RefundAttempted", version: 1, data: { attempt_id: "probe", amount: smallest, reason: null } }];
     case "save_card":
-      return [cardSavedProbe(snapshot, intent.external_customer_id ?? "probe")];
+      return [cardSaveProbe(intent.external_customer_id ?? "probe")];
   }
 }
 
 /** Saving the payment's card on file for this customer, as the machine would be asked it. */
-export function cardSavedProbe(snapshot: PaymentSnapshot, customerId: string): PaymentEvent {
-  const { intent } = snapshot.context;
-  return {
-    type: "CardSaved",
-    version: 1,
-    data: { payment_method_id: "probe", external_account_id: intent!.external_account_id, external_customer_id: customerId, card: probeCard(snapshot) },
-  };
+export function cardSaveProbe(customerId: string): PaymentEvent {
+  return { type: "CardSaveAttempted", version: 1, data: { attempt_id: "probe", external_customer_id: customerId } };
 }
 
 export function commandAllowed(snapshot: PaymentSnapshot, command: Command): boolean {

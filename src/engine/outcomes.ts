@@ -1,16 +1,59 @@
-// A processor's authorization outcome as the payment events that record it.
+// What a processor answered, as the payment events that record it. One mapping for the command
+// that made the call and for the reconciler that learned the answer later (processor lookup).
 import type { PaymentEvent } from "../../machines/events.js";
-import type { AuthorizationOutcome } from "../processors/port.js";
+import type { AuthorizationOutcome, PaymentView, RecordedOutcome } from "../processors/port.js";
 
-export function outcomeEvents(outcome: AuthorizationOutcome): PaymentEvent[] {
+/** An authorization outcome (a charge, a collected card, a terminal's report); attempt_id when it answers one. */
+export function authorizationEvents(outcome: AuthorizationOutcome, attempt_id?: string): PaymentEvent[] {
+  const answers = attempt_id === undefined ? {} : { attempt_id };
   switch (outcome.kind) {
     case "authorized":
-      return [{ type: "PaymentAuthorized", version: 1, data: outcome.authorization }];
+      return [{ type: "PaymentAuthorized", version: 1, data: { ...outcome.authorization, ...answers } }];
     case "captured":
-      return [{ type: "PaymentCaptured", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization } }];
+      return [{ type: "PaymentCaptured", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization, ...answers } }];
     case "capture_requested":
-      return [{ type: "CaptureRequested", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization } }];
+      return [{ type: "CaptureRequested", version: 1, data: { amount: outcome.authorization.amount_authorized, authorization: outcome.authorization, ...answers } }];
     case "failed":
-      return [{ type: "AuthorizationFailed", version: 1, data: { last_error: outcome.last_error, last_error_code: outcome.last_error_code } }];
+      return [{ type: "AuthorizationFailed", version: 1, data: { last_error: outcome.last_error, last_error_code: outcome.last_error_code, ...answers } }];
   }
+}
+
+/** The outcome events of the payment's attempt in flight, from what the processor recorded for it. */
+export function outcomeEvents(payment: PaymentView, recorded: RecordedOutcome): PaymentEvent[] {
+  const attempt = payment.attempt;
+  if (!attempt) throw new Error(`payment ${payment.intent.payment_id} has no attempt in flight`);
+  const { attempt_id } = attempt.data;
+  if (recorded.call === "refused") return [{ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason: recorded.code } }];
+  switch (attempt.type) {
+    case "AuthorizationAttempted":
+      return authorizationEvents(expect(recorded, "authorize").outcome, attempt_id);
+    case "TerminalAuthorizationAttempted": {
+      const { terminal_id, terminal_type } = attempt.data;
+      const started: PaymentEvent = { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id, terminal_type, attempt_id } };
+      // the terminal may have finished already (an outcome found by the reconciler): it follows as a report
+      const finished = expect(recorded, "start_terminal").outcome;
+      return finished ? [started, ...authorizationEvents(finished)] : [started];
+    }
+    case "CaptureAttempted": {
+      const type = expect(recorded, "capture").outcome.kind === "captured" ? "PaymentCaptured" : "CaptureRequested";
+      return [{ type, version: 1, data: { amount: attempt.data.amount, authorization: null, attempt_id } }];
+    }
+    case "VoidAttempted":
+      expect(recorded, "void");
+      return [{ type: "PaymentCanceled", version: 1, data: { cancellation_reason: attempt.data.cancellation_reason, attempt_id } }];
+    case "RefundAttempted": {
+      const { refund_id } = expect(recorded, "refund");
+      return [{ type: "PaymentRefunded", version: 1, data: { refund_id, amount: attempt.data.amount, reason: attempt.data.reason, attempt_id } }];
+    }
+    case "CardSaveAttempted": {
+      const { payment_method_id } = expect(recorded, "save_card");
+      const data = { payment_method_id, external_account_id: payment.intent.external_account_id, external_customer_id: attempt.data.external_customer_id, card: payment.card!, attempt_id };
+      return [{ type: "CardSaved", version: 1, data }];
+    }
+  }
+}
+
+function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, call: C): Extract<RecordedOutcome, { call: C }> {
+  if (recorded.call !== call) throw new Error(`processor recorded ${recorded.call} for an attempt that called ${call}`);
+  return recorded as Extract<RecordedOutcome, { call: C }>;
 }

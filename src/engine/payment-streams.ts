@@ -15,6 +15,8 @@ import { allowedCommands } from "./allowed.js";
 
 /** Who and what caused a command: recorded in the metadata of every event it appends. */
 export interface CommandContext {
+  /** The command's one clock reading (ISO 8601): every event and field it produces uses it. */
+  now?: string;
   request_id?: number;
   idempotency_key?: string | null;
   /** e.g. an API key id; defaults to "library". */
@@ -44,9 +46,16 @@ export interface Loaded {
   hash: string | null;
 }
 
+/** The context with the command's clock reading, taken once (kept if the caller took it already). */
+export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext => (ctx.now ? ctx : { ...ctx, now: isoTimestamp(clock.now()) });
+
 export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
 
-export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: EventStore; clock: Clock; ids: Ids; cacheSize: number }) {
+/**
+ * inFlightWaitMs: how long a command waits for another process's processor call on the same
+ * payment to finish (polling the store) before answering 409 attempt_in_flight.
+ */
+export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWaitMs = 2_000 }: { store: EventStore; clock: Clock; ids: Ids; cacheSize: number; inFlightWaitMs?: number }) {
   const cache = new Map<string, Loaded>();
   const locks = new Map<string, Promise<unknown>>();
   const waiters = new Map<string, Set<() => void>>();
@@ -71,7 +80,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: 
   /** Events ready to append to `stream` after the event whose hash is `prevHash` (null: a new stream). */
   function envelopes(stream: string, prevHash: string | null, events: DomainEvent[], ctx: CommandContext): EventData[] {
     const metadata = {
-      timestamp: isoTimestamp(clock.now()),
+      timestamp: ctx.now ?? isoTimestamp(clock.now()),
       request_id: ctx.request_id ?? ids.requestId(),
       idempotency_key: ctx.idempotency_key ?? null,
       actor: ctx.actor ?? "library",
@@ -153,6 +162,8 @@ export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: 
    */
   function onPayment(accountId: string | null, paymentId: string, decide: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
     return withLock(paymentId, async () => {
+      const waitUntil = Date.now() + inFlightWaitMs;
+      let conflicts = 0;
       for (let attempt = 1; ; attempt++) {
         const cached = attempt === 1 ? cache.get(paymentId) : undefined;
         try {
@@ -162,10 +173,15 @@ export function createPaymentStreams({ store, clock, ids, cacheSize }: { store: 
           }
           return await decide(loaded);
         } catch (error) {
-          const stale = error instanceof WrongExpectedRevision || (cached !== undefined && error instanceof CardflowError);
-          if (!stale) throw error;
+          // a refusal decided on cached state, before this command appended anything, is re-checked
+          const appended = cache.get(paymentId) !== undefined && cache.get(paymentId) !== cached;
+          const stale = error instanceof WrongExpectedRevision || (cached !== undefined && !appended && error instanceof CardflowError);
+          // another process's processor call in flight: wait for its outcome (a lock, as across processes)
+          const inFlight = error instanceof Conflict && error.code === "attempt_in_flight" && Date.now() < waitUntil;
+          if (!stale && !inFlight) throw error;
           cache.delete(paymentId);
-          if (attempt >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
+          if (inFlight) await new Promise((r) => setTimeout(r, Math.min(5 * attempt, 100)));
+          else if (++conflicts >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
         }
       }
     });

@@ -25,14 +25,31 @@ export type AuthorizationOutcome =
 
 export type CaptureOutcome = { kind: "captured" } | { kind: "capture_requested" };
 
+/**
+ * What the processor recorded for one call, by its idempotency key (the attempt id): the answer
+ * it gave, so an answer lost in a crash can be found again (ProcessorPort.lookup).
+ */
+export type RecordedOutcome =
+  | { call: "authorize"; outcome: AuthorizationOutcome }
+  /** The terminal started collecting; its outcome once the shopper paid, canceled or timed out (null: still collecting). */
+  | { call: "start_terminal"; outcome: AuthorizationOutcome | null }
+  | { call: "capture"; outcome: CaptureOutcome }
+  | { call: "void" }
+  | { call: "refund"; refund_id: string }
+  | { call: "save_card"; payment_method_id: string }
+  /** The processor refused the call without acting (a busy terminal, a card that cannot be saved). */
+  | { call: "refused"; code: string; message: string };
+
 /** Reported asynchronously by a processor about one payment. */
 export type ProcessorEvent = AuthorizationOutcome | { kind: "capture_settled"; amount: string };
 
 export type ProcessorReport = (paymentId: string, event: ProcessorEvent) => Promise<void>;
 
 /**
- * Every call carries `key`, an idempotency key derived from the payment and the stream revision the
- * engine decided on: a processor must not act twice for one key (a retried or raced command).
+ * Every call that moves money or changes a card carries `key`, the id of the attempt the engine
+ * recorded before calling: a processor must not act twice for one key, and answers lookup(key).
+ * A CardflowError thrown by a call is the processor's answer that it did nothing (a refusal);
+ * anything else (a timeout, a lost connection) leaves the outcome unknown until lookup() tells it.
  */
 export interface ProcessorPort {
   /** Card not present: charge a card on file; the outcome is the answer. */
@@ -57,6 +74,11 @@ export interface ProcessorPort {
   refund(req: { payment: PaymentView; amount: string; key: string }): Promise<{ refund_id: string }>;
   /** Vaults the payment's card for the customer; refuses (ProcessorRefused) a card that cannot be saved. */
   saveCard(req: { payment: PaymentView; external_customer_id: string; key: string }): Promise<{ payment_method_id: string }>;
+  /**
+   * What the processor recorded for the call with this idempotency key, or "never_received" when
+   * no call with it reached the processor (then nothing was done and the call may be made again).
+   */
+  lookup(key: string): Promise<RecordedOutcome | "never_received">;
   /** A card on file the processor knows by token (its vault, or sandbox test tokens), or undefined. */
   retrieveStoredCard(req: { external_account_id: string; payment_method_id: string }): Promise<Card | undefined>;
 }

@@ -3,11 +3,12 @@
 // test amounts (./test-cards.ts) select every outcome; time comes from the injected clock.
 import type { Authorization, Card } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
-import { Conflict, NotFound, ProcessorRefused } from "../errors.js";
+import { CardflowError, Conflict, NotFound, ProcessorRefused } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { Decimal, formatAmount } from "../money.js";
 import { refuseUndefinedOptions } from "../options.js";
-import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors } from "./port.js";
+import { createLedger, type Ledger } from "./ledger.js";
+import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors, RecordedOutcome } from "./port.js";
 import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testAmount, testCard, type TestCard, type TestOutcome } from "./test-cards.js";
 
 export interface SimulatorOptions {
@@ -29,6 +30,8 @@ export interface SimulatorOptions {
    * like any card. Default true.
    */
   scripted?: boolean;
+  /** Where the processors keep their record of calls (JSON lines); in memory when omitted. */
+  ledgerFile?: string;
 }
 
 /** How a terminal finishes a collection with automatic capture (spec §3's three rows). */
@@ -36,6 +39,8 @@ export type TerminalCapture = "separately" | "on_terminal" | "requested";
 
 interface Session {
   payment: PaymentView;
+  /** The key the engine started the collection with: its outcome is recorded under it. */
+  key: string;
   cancelTimeout: () => void;
 }
 
@@ -55,6 +60,8 @@ export interface Simulators extends Processors {
   };
   /** The card a client SDK would read for this test card number. */
   cardFor(cardNumber: string, type: Card["type"]): Card;
+  /** The processors' own record of every call, by idempotency key (the truth a test compares with). */
+  ledger: Ledger;
 }
 
 /**
@@ -74,7 +81,8 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
  */
 export function createSimulators(options: SimulatorOptions): Simulators {
   refuseUndefinedOptions("createSimulators", options);
-  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true } = options;
+  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, ledgerFile } = options;
+  const ledger = createLedger(ledgerFile);
   let report: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
@@ -87,11 +95,39 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   /** Authorization attempts per payment and card (for cards that fail the first attempt only). */
   const attempts = new Map<string, number>();
 
-  /** At most one effect per idempotency key: a repeated key gets the first answer (after the latency). */
-  function once<T>(key: string, run: () => Promise<T>): Promise<T> {
-    let p = memo.get(key) as Promise<T> | undefined;
-    if (!p) remember(memo, key, (p = processorLatencyMs > 0 ? new Promise<void>((r) => clock.setTimer(processorLatencyMs, r)).then(run) : run()));
-    return p;
+  /**
+   * At most one effect per idempotency key: the call runs once and its answer is recorded in the
+   * ledger; a repeated key gets the recorded answer (a refusal is refused again).
+   */
+  function once<T>(key: string, run: () => Promise<RecordedOutcome>, answer: (recorded: RecordedOutcome) => T, latencyMs = processorLatencyMs): Promise<T> {
+    const known = ledger.get(key);
+    if (known) return Promise.resolve().then(() => answer(replayRefusal(known)));
+    let p = memo.get(key) as Promise<RecordedOutcome> | undefined;
+    if (!p) {
+      const act = () =>
+        run().then(
+          (recorded) => (ledger.set(key, recorded), recorded),
+          (error: unknown) => {
+            if (error instanceof CardflowError) ledger.set(key, { call: "refused", code: error.code, message: error.message });
+            throw error;
+          },
+        );
+      remember(memo, key, (p = latencyMs > 0 ? new Promise<void>((r) => clock.setTimer(latencyMs, r)).then(act) : act()));
+    }
+    return p.then(answer);
+  }
+
+  function replayRefusal(recorded: RecordedOutcome): RecordedOutcome {
+    if (recorded.call === "refused") throw new ProcessorRefused(recorded.message, recorded.code);
+    return recorded;
+  }
+
+  /** The answer a call of this kind gave (a key reused for another kind of call is a caller's bug). */
+  function as<C extends RecordedOutcome["call"]>(call: C) {
+    return (recorded: RecordedOutcome) => {
+      if (recorded.call !== call) throw new Error(`idempotency key reused: recorded ${recorded.call}, asked ${call}`);
+      return recorded as Extract<RecordedOutcome, { call: C }>;
+    };
   }
 
   const lookup = (number: string): TestCard => {
@@ -148,42 +184,57 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     clock.setTimer(captureSettleMs, () => void report(paymentId, { kind: "capture_settled", amount }).catch(() => undefined));
   }
 
-  function endSession(terminalId: string): Session | undefined {
+  /** Ends a terminal's collection; its outcome is recorded under the key it was started with. */
+  function endSession(terminalId: string, outcome: AuthorizationOutcome): Session | undefined {
     const session = sessions.get(terminalId);
     session?.cancelTimeout();
     sessions.delete(terminalId);
+    if (session) ledger.set(session.key, { call: "start_terminal", outcome });
     return session;
   }
+  const CANCELED_BY_POS: AuthorizationOutcome = { kind: "failed", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" };
+  const SHOPPER_TIMEOUT: AuthorizationOutcome = { kind: "failed", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" };
 
   function port(): ProcessorPort {
     return {
       chargeStoredCard: ({ payment, key }) =>
-        once(key, async () => {
-          const stored = vault.get(payment.intent.payment_method_id ?? "");
-          const number = stored?.number ?? TEST_PAYMENT_METHODS[payment.intent.payment_method_id ?? ""] ?? DEFAULT_TEST_CARD;
-          // automatic stored-card charges capture in the same step (spec §3)
-          return outcome(payment, lookup(number), "card_not_present", "on_terminal");
-        }),
+        once(
+          key,
+          async () => {
+            const stored = vault.get(payment.intent.payment_method_id ?? "");
+            const number = stored?.number ?? TEST_PAYMENT_METHODS[payment.intent.payment_method_id ?? ""] ?? DEFAULT_TEST_CARD;
+            // automatic stored-card charges capture in the same step (spec §3)
+            return { call: "authorize", outcome: outcome(payment, lookup(number), "card_not_present", "on_terminal") };
+          },
+          (r) => as("authorize")(r).outcome,
+        ),
 
-      async startTerminalAuthorization({ payment, terminal }) {
-        const busy = sessions.get(terminal.terminal_id);
-        if (busy && busy.payment.intent.payment_id !== payment.intent.payment_id) {
-          throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy");
-        }
-        busy?.cancelTimeout();
-        const paymentId = payment.intent.payment_id;
-        const cancelTimeout = clock.setTimer(shopperTimeoutMs, () => {
-          if (sessions.get(terminal.terminal_id)?.payment.intent.payment_id !== paymentId) return;
-          endSession(terminal.terminal_id);
-          void report(paymentId, { kind: "failed", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" }).catch(() => undefined);
-        });
-        sessions.set(terminal.terminal_id, { payment, cancelTimeout });
-        collectingWaiters.get(terminal.terminal_id)?.forEach((wake) => wake(paymentId));
-        collectingWaiters.delete(terminal.terminal_id);
-      },
+      startTerminalAuthorization: ({ payment, terminal, key }) =>
+        once(
+          key,
+          async () => {
+            const busy = sessions.get(terminal.terminal_id);
+            if (busy && busy.payment.intent.payment_id !== payment.intent.payment_id) {
+              throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy");
+            }
+            busy?.cancelTimeout();
+            const paymentId = payment.intent.payment_id;
+            const cancelTimeout = clock.setTimer(shopperTimeoutMs, () => {
+              if (sessions.get(terminal.terminal_id)?.payment.intent.payment_id !== paymentId) return;
+              endSession(terminal.terminal_id, SHOPPER_TIMEOUT);
+              void report(paymentId, SHOPPER_TIMEOUT).catch(() => undefined);
+            });
+            sessions.set(terminal.terminal_id, { payment, key, cancelTimeout });
+            collectingWaiters.get(terminal.terminal_id)?.forEach((wake) => wake(paymentId));
+            collectingWaiters.delete(terminal.terminal_id);
+            return { call: "start_terminal", outcome: null };
+          },
+          () => undefined,
+          0, // the terminal starts at once; the shopper takes the time
+        ),
 
       async cancelTerminalAuthorization({ payment, terminal_id }) {
-        if (sessions.get(terminal_id)?.payment.intent.payment_id === payment.intent.payment_id) endSession(terminal_id);
+        if (sessions.get(terminal_id)?.payment.intent.payment_id === payment.intent.payment_id) endSession(terminal_id, CANCELED_BY_POS);
       },
 
       async readCardFromClient({ payment, card_number }) {
@@ -193,37 +244,51 @@ export function createSimulators(options: SimulatorOptions): Simulators {
       },
 
       authorizeCollectedCard: ({ payment, key }) =>
-        once(key, async () => {
-          const number = numbers.get(payment.intent.payment_id) ?? DEFAULT_TEST_CARD;
-          return outcome(payment, lookup(number), payment.card?.type ?? "card_present", "separately");
-        }),
+        once(
+          key,
+          async () => {
+            const number = numbers.get(payment.intent.payment_id) ?? DEFAULT_TEST_CARD;
+            return { call: "authorize", outcome: outcome(payment, lookup(number), payment.card?.type ?? "card_present", "separately") };
+          },
+          (r) => as("authorize")(r).outcome,
+        ),
 
       capture: ({ payment, amount, key }) =>
-        once(key, async () => {
-          if (requestsCapture(payment)) {
-            settleLater(payment.intent.payment_id, amount);
-            return { kind: "capture_requested" as const };
-          }
-          return { kind: "captured" as const };
-        }),
+        once(
+          key,
+          async () => {
+            if (requestsCapture(payment)) {
+              settleLater(payment.intent.payment_id, amount);
+              return { call: "capture", outcome: { kind: "capture_requested" } };
+            }
+            return { call: "capture", outcome: { kind: "captured" } };
+          },
+          (r) => as("capture")(r).outcome,
+        ),
 
-      void: ({ key }) => once(key, async () => undefined),
+      void: ({ key }) => once(key, async () => ({ call: "void" }), (r) => void as("void")(r)),
 
-      refund: ({ key }) => once(key, async () => ({ refund_id: ids.id("re") })),
+      refund: ({ key }) => once(key, async () => ({ call: "refund", refund_id: ids.id("re") }), (r) => ({ refund_id: as("refund")(r).refund_id })),
 
       saveCard: ({ payment, external_customer_id, key }) =>
-        once(key, async () => {
-          const card = payment.card;
-          if (!card) throw new ProcessorRefused("the payment has no card to save", "no_card");
-          if (!canBeSavedOnFile(card)) {
-            throw new ProcessorRefused(`card expiring ${card.exp_month}/${card.exp_year} cannot be saved on file (03/30 or later needed)`, "card_not_savable");
-          }
-          const payment_method_id = ids.id("pm");
-          const number = numbers.get(payment.intent.payment_id);
-          if (!number) throw new ProcessorRefused("the processor did not read this payment's card", "no_card");
-          vault.set(payment_method_id, { external_account_id: payment.intent.external_account_id, external_customer_id, number, card });
-          return { payment_method_id };
-        }),
+        once(
+          key,
+          async () => {
+            const card = payment.card;
+            if (!card) throw new ProcessorRefused("the payment has no card to save", "no_card");
+            if (!canBeSavedOnFile(card)) {
+              throw new ProcessorRefused(`card expiring ${card.exp_month}/${card.exp_year} cannot be saved on file (03/30 or later needed)`, "card_not_savable");
+            }
+            const payment_method_id = ids.id("pm");
+            const number = numbers.get(payment.intent.payment_id);
+            if (!number) throw new ProcessorRefused("the processor did not read this payment's card", "no_card");
+            vault.set(payment_method_id, { external_account_id: payment.intent.external_account_id, external_customer_id, number, card });
+            return { call: "save_card", payment_method_id };
+          },
+          (r) => ({ payment_method_id: as("save_card")(r).payment_method_id }),
+        ),
+
+      lookup: async (key) => ledger.get(key) ?? "never_received",
 
       async retrieveStoredCard({ external_account_id, payment_method_id }) {
         const stored = vault.get(payment_method_id);
@@ -244,19 +309,21 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     cardFor(number, type) {
       return cardFor(number, type);
     },
+    ledger,
     terminal: {
       async presentCard(terminalId, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip } = {}) {
         const session = sessions.get(terminalId);
         if (!session) throw new NotFound("collection in progress on terminal", terminalId);
         const test = lookup(cardNumber); // an unknown card is refused and the terminal keeps collecting
-        endSession(terminalId);
         numbers.set(session.payment.intent.payment_id, test.number);
-        await report(session.payment.intent.payment_id, outcome(session.payment, test, "card_present", capture, tip));
+        const result = outcome(session.payment, test, "card_present", capture, tip);
+        endSession(terminalId, result);
+        await report(session.payment.intent.payment_id, result);
       },
       async clerkCancel(terminalId) {
-        const session = endSession(terminalId);
+        const session = endSession(terminalId, CANCELED_BY_POS);
         if (!session) throw new NotFound("collection in progress on terminal", terminalId);
-        await report(session.payment.intent.payment_id, { kind: "failed", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
+        await report(session.payment.intent.payment_id, CANCELED_BY_POS);
       },
       collecting: (terminalId) => sessions.get(terminalId)?.payment.intent.payment_id,
       untilCollecting(terminalId) {

@@ -34,7 +34,7 @@ describe("asOf", () => {
     const id = flows.payments.terminal_manual!;
     const events = await flows.engine.store.readStream(`payment-${id}`);
     expect(await asOf(flows.engine.store, id, "2025-12-31T23:59:59Z")).toBeNull();
-    const between = new Date(Date.parse(events[3]!.metadata.timestamp) + 500).toISOString();
+    const between = new Date(Date.parse(events[5]!.metadata.timestamp) + 500).toISOString();
     expect((await asOf(flows.engine.store, id, between))?.record.status).toBe("succeeded");
     expect((await asOf(flows.engine.store, id, between))?.record.amount_refunded).toBe("0.00");
   });

@@ -43,10 +43,14 @@ describe("streams the engine produced", () => {
     const { timeline } = await audit(source(), flows.payments.terminal_manual!);
     expect(timeline.map((r) => [r.type, r.status_before, r.status_after, r.actor, r.amounts_after])).toEqual([
       ["PaymentIntentCreated", "none", "requires_payment_method", "key_1", { authorized: "0.00", captured: "0.00", refunded: "0.00" }],
+      ["TerminalAuthorizationAttempted", "requires_payment_method", "requires_payment_method", "key_1", { authorized: "0.00", captured: "0.00", refunded: "0.00" }],
       ["TerminalAuthorizationStarted", "requires_payment_method", "payment_method_requested", "key_1", { authorized: "0.00", captured: "0.00", refunded: "0.00" }],
       ["PaymentAuthorized", "payment_method_requested", "requires_capture", "processor:A", { authorized: "25.00", captured: "0.00", refunded: "0.00" }],
+      ["CaptureAttempted", "requires_capture", "requires_capture", "key_1", { authorized: "25.00", captured: "0.00", refunded: "0.00" }],
       ["PaymentCaptured", "requires_capture", "succeeded", "key_1", { authorized: "25.00", captured: "20.00", refunded: "0.00" }],
+      ["RefundAttempted", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "0.00" }],
       ["PaymentRefunded", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "5.00" }],
+      ["RefundAttempted", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "5.00" }],
       ["PaymentRefunded", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "20.00" }],
     ]);
     for (const row of timeline) {
@@ -87,10 +91,10 @@ describe("tampering is detected and named", () => {
 
   it("an edited event: its content no longer matches its hash", async () => {
     const { one, all, edited } = await tampered((events) => {
-      (events[4]!.data as { amount: string }).amount = "1.00";
+      (events[7]!.data as { amount: string }).amount = "1.00";
       return events;
     });
-    expect(one).toEqual([expect.objectContaining({ kind: "edited", event_id: edited[4]!.id, revision: 4 })]);
+    expect(one).toEqual([expect.objectContaining({ kind: "edited", event_id: edited[7]!.id, revision: 7 })]);
     expect(one[0]!.message).toContain("PaymentRefunded");
     expect(kinds(all)).toEqual(["edited"]);
   });
@@ -104,11 +108,11 @@ describe("tampering is detected and named", () => {
   });
 
   it("a removed event: the next one's link names a missing predecessor", async () => {
-    const { one, edited } = await tampered((events) => events.filter((_, i) => i !== 2));
+    const { one, edited } = await tampered((events) => events.filter((_, i) => i !== 3));
     expect(kinds(one)).toContain("removed");
-    // named by the event after the gap: the capture whose predecessor (the authorization) is gone
-    expect(one.find((f) => f.kind === "removed")).toMatchObject({ event_id: edited[2]!.id, revision: 2 });
-    expect(edited[2]!.type).toBe("PaymentCaptured");
+    // named by the event after the gap: the capture attempt whose predecessor (the authorization) is gone
+    expect(one.find((f) => f.kind === "removed")).toMatchObject({ event_id: edited[3]!.id, revision: 3 });
+    expect(edited[3]!.type).toBe("CaptureAttempted");
     // the machine also refuses a capture that was never authorized
     expect(kinds(one)).toContain("illegal_transition");
   });
@@ -119,22 +123,25 @@ describe("tampering is detected and named", () => {
   });
 
   it("reordered events, even when the machine accepts the new order", async () => {
-    const { one, edited } = await tampered((events) => [...events.slice(0, 4), events[5]!, events[4]!]);
-    expect(one).toEqual([expect.objectContaining({ kind: "reordered" })]);
-    expect([edited[4]!.id, edited[5]!.id]).toContain(one[0]!.event_id);
+    // the two refunds (attempt and outcome each) in the other order
+    // (an attempt and its outcome are adjacent: no single swap is one the machine accepts)
+    const { one, edited } = await tampered((events) => [...events.slice(0, 6), events[8]!, events[9]!, events[6]!, events[7]!]);
+    expect(one.length).toBeGreaterThan(0);
+    expect(new Set(kinds(one))).toEqual(new Set(["reordered"]));
+    for (const finding of one) expect(edited.slice(6).map((e) => e.id)).toContain(finding.event_id);
   });
 
   it("an inserted event with a forged, valid-looking link", async () => {
     const { one, edited } = await tampered((events) => {
-      const [forged] = chainEvents(streamOf(), events[3]!.metadata.hash as string, [
-        { ...events[4]!, id: "00000000-0000-4000-8000-0000deadbeef", data: { refund_id: "re_forged", amount: "1.00", reason: null } },
+      const [forged] = chainEvents(streamOf(), events[7]!.metadata.hash as string, [
+        { ...events[7]!, id: "00000000-0000-4000-8000-0000deadbeef", data: { refund_id: "re_forged", amount: "1.00", reason: null } },
       ]);
-      return [...events.slice(0, 4), { ...events[4]!, ...forged! }, ...events.slice(4)];
+      return [...events.slice(0, 8), { ...events[7]!, ...forged! }, ...events.slice(8)];
     });
-    expect(chainOnly(one)).toEqual([expect.objectContaining({ kind: "inserted", event_id: "00000000-0000-4000-8000-0000deadbeef", revision: 4 })]);
+    expect(chainOnly(one)).toEqual([expect.objectContaining({ kind: "inserted", event_id: "00000000-0000-4000-8000-0000deadbeef", revision: 8 })]);
     // the forged refund also leaves the last genuine refund above what was captured
     expect(kinds(one)).toContain("illegal_transition");
-    expect(edited).toHaveLength(7);
+    expect(edited).toHaveLength(11);
   });
 
   it("an inserted event without any hash", async () => {
@@ -157,10 +164,11 @@ describe("tampering is detected and named", () => {
 
   it("an edit that breaks the event's schema is reported, not thrown on", async () => {
     const { one, all } = await tampered((events) => {
-      (events[3]!.data as { amount: string }).amount = "twenty";
+      (events[5]!.data as { amount: string }).amount = "twenty";
       return events;
     });
-    expect(kinds(one)).toEqual(["edited", "illegal_transition", "illegal_transition", "illegal_transition"]);
+    // the capture is refused, and so is everything after it (the capture attempt stays in flight)
+    expect(kinds(one)).toEqual(["edited", ...Array(5).fill("illegal_transition")]);
     expect(one[1]!.message).toMatch(/PaymentCaptured .* is refused: not a valid payment event: data\.amount/);
     expect(kinds(all)).toContain("edited");
     const summary = await replayStore(eventsStore(stored.map((e) => (e.id === one[0]!.event_id ? { ...e, data: { amount: "twenty", authorization: null } } : e))));

@@ -47,11 +47,11 @@ describe("cardflow CLI", () => {
 
   it("long reads draw a progress line on an interactive stderr, and clear it", async () => {
     const { out, err } = await cardflowOn({ interactive: true }, "replay", "--store", `jsonl:${file}`);
-    expect(withoutStoreLine(err)).toMatch(/^(\r\x1b\[2Kreplay: replaying [█░]{24} \d+% · [\d,]+ of 48 events · [\d,]+ events\/s)+\r\x1b\[2K$/);
-    expect(err).toContain("replaying ████████████████████████ 100% · 48 of 48 events");
+    expect(withoutStoreLine(err)).toMatch(/^(\r\x1b\[2Kreplay: replaying [█░]{24} \d+% · [\d,]+ of 69 events · [\d,]+ events\/s)+\r\x1b\[2K$/);
+    expect(err).toContain("replaying ████████████████████████ 100% · 48 of 69 events");
     // audit --all: every phase has a total and reaches it
     const audited = await cardflowOn({ interactive: true }, "audit", "--all", "--store", `jsonl:${file}`);
-    expect(audited.err).toContain("audit: reading events ████████████████████████ 100% · 48 of 48 events");
+    expect(audited.err).toContain("audit: reading events ████████████████████████ 100% · 48 of 69 events");
     expect(audited.err).toContain("audit: verifying streams ████████████████████████ 100% · 16 of 16 streams");
     expect(out).toContain("illegal transitions: none");
     expect(withoutStoreLine((await cardflowOn({ interactive: true }, "audit", "--all", "--no-progress", "--store", `jsonl:${file}`)).err)).toBe("");
@@ -89,10 +89,10 @@ describe("cardflow CLI", () => {
 
   it("replay: a summary of the store, as text or JSON; one payment step by step", async () => {
     const text = await cardflow("replay", "--store", `jsonl:${file}`);
-    expect(text.out).toMatch(/replayed 48 events \(43 of 11 payments\) in [\d.]+ ms/);
+    expect(text.out).toMatch(/replayed 69 events \(64 of 11 payments\) in [\d.]+ ms/);
     expect(text.out).toContain("illegal transitions: none");
     const json = JSON.parse((await cardflow("replay", "--json", "--store", `jsonl:${file}`)).out);
-    expect(json).toMatchObject({ payments: 11, events: 48, illegal: [], by_status: { succeeded: 6, canceled: 3, error: 1, requires_payment_method: 1 } });
+    expect(json).toMatchObject({ payments: 11, events: 69, illegal: [], by_status: { succeeded: 6, canceled: 3, error: 1, requires_payment_method: 1 } });
     const one = await cardflow("replay", "--payment", flows.payments.retry_then_cancel!, "--store", `jsonl:${file}`);
     expect(one.out).toMatch(/AuthorizationFailed\s+payment_method_requested → error/);
     expect(one.out).toContain("final: canceled; illegal transitions: none");
@@ -102,9 +102,9 @@ describe("cardflow CLI", () => {
     const exported = await cardflow("events", "export", "--store", `jsonl:${file}`);
     expect(exported.out).toBe(lines.join("\n") + "\n");
     const one = await cardflow("events", "export", "--payment", flows.payments.reader_manual!, "--store", `jsonl:${file}`);
-    expect(one.out.trim().split("\n")).toHaveLength(4);
+    expect(one.out.trim().split("\n")).toHaveLength(6);
     const imported = await cardflow("events", "import", file, "--store", "memory");
-    expect(imported).toMatchObject({ code: 0, err: "cardflow: store: an empty in-memory store\nimported 48 events in 16 streams\n" });
+    expect(imported).toMatchObject({ code: 0, err: "cardflow: store: an empty in-memory store\nimported 69 events in 16 streams\n" });
     const bad = join(dir, "bad.jsonl");
     await writeFile(bad, lines.map((l) => l.replace('"amount":"20.00"', '"amount":"25.00"')).join("\n"));
     const refused = await cardflow("events", "import", bad, "--store", "memory");
@@ -114,7 +114,7 @@ describe("cardflow CLI", () => {
 
   it("as-of prints the record as it stood", async () => {
     const events = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.stream === `payment-${flows.payments.terminal_manual}`);
-    const { out } = await cardflow("as-of", flows.payments.terminal_manual!, events[3].metadata.timestamp, "--store", `jsonl:${file}`);
+    const { out } = await cardflow("as-of", flows.payments.terminal_manual!, events[5].metadata.timestamp, "--store", `jsonl:${file}`);
     expect(JSON.parse(out)).toMatchObject({ status: "succeeded", amount_captured: "20.00", amount_refunded: "0.00" });
   });
 
@@ -123,7 +123,7 @@ describe("cardflow CLI", () => {
     expect((await cardflow("diagram", "--format", "dot")).out).toMatch(/^digraph "payment"/);
     expect((await cardflow("diagram", "--format", "svg")).out).toContain("<svg");
     const path = await cardflow("diagram", "--payment", flows.payments.stored_card_declined!, "--store", `jsonl:${file}`);
-    expect(path.out).toContain("requires_payment_method --> error : 2. AuthorizationFailed");
+    expect(path.out).toContain("requires_payment_method --> error : 3. AuthorizationFailed");
   });
 
   it("bad input: a clear message and exit 2", async () => {

@@ -36,9 +36,9 @@ describe("diagram", () => {
     for (const f of finals) expect(mermaid).toContain(`${f} --> [*]`);
     const lines = mermaid.split("\n");
     for (const [from, event, to] of expected) expect(lines.some((l) => l.startsWith(`  ${from} --> ${to} : ${event}`)), `${from} -${event}-> ${to}`).toBe(true);
-    expect(mermaid).toContain("requires_payment_method --> payment_method_requested : TerminalAuthorizationStarted [isCardPresent and isProcessorATerminal]");
-    expect(mermaid).toContain("payment_method_requested --> error : AuthorizationFailed [else]");
-    expect(mermaid).toContain("succeeded --> succeeded : PaymentRefunded [withinRefundable]");
+    expect(mermaid).toContain("requires_payment_method --> payment_method_requested : TerminalAuthorizationStarted [answersAttempt and isCardPresent and isProcessorATerminal]");
+    expect(mermaid).toContain("payment_method_requested --> error : AuthorizationFailed [answersAttempt]");
+    expect(mermaid).toContain("succeeded --> succeeded : PaymentRefunded [answersAttempt and withinRefundable]");
   });
 
   it("DOT and SVG: every state and transition", async () => {
@@ -56,14 +56,14 @@ describe("diagram", () => {
     const path = await flows.engine.store.readStream(`payment-${id}`);
     const mermaid = await diagram({ format: "mermaid", path, title: id });
     expect(mermaid).toContain("none --> requires_payment_method : 1. PaymentIntentCreated");
-    expect(mermaid).toContain("requires_payment_method --> payment_method_requested : 2. TerminalAuthorizationStarted");
-    expect(mermaid).toContain("payment_method_requested --> requires_capture : 3. PaymentAuthorized");
-    expect(mermaid).toContain("requires_capture --> succeeded : 4. PaymentCaptured");
-    expect(mermaid).toContain("succeeded --> succeeded : 5, 6. PaymentRefunded");
+    expect(mermaid).toContain("requires_payment_method --> payment_method_requested : 3. TerminalAuthorizationStarted");
+    expect(mermaid).toContain("payment_method_requested --> requires_capture : 4. PaymentAuthorized");
+    expect(mermaid).toContain("requires_capture --> succeeded : 6. PaymentCaptured");
+    expect(mermaid).toContain("succeeded --> succeeded : 8, 10. PaymentRefunded");
     expect(mermaid).toContain("class none,requires_payment_method,payment_method_requested,requires_capture,succeeded visited");
     const dot = await diagram({ format: "dot", path });
-    expect(dot).toContain(`"requires_capture" -> "succeeded" [label="4. PaymentCaptured [withinCapturable]", color="#d9480f"`);
-    expect(dot).toMatch(/"requires_capture" -> "canceled" \[label="PaymentCanceled"\];/);
+    expect(dot).toContain(`"requires_capture" -> "succeeded" [label="6. PaymentCaptured [answersAttempt and withinCapturable]", color="#d9480f"`);
+    expect(dot).toMatch(/"requires_capture" -> "canceled" \[label="PaymentCanceled \[answersAttempt\]"\];/);
   });
 
   it("docs/ holds the diagrams generated from the current machine (run `npm run diagrams`)", async () => {

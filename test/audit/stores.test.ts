@@ -81,7 +81,7 @@ describe("the CLI on SQLite and PostgreSQL", () => {
     expect(exported.code).toBe(0);
     const file = join(dir, "cli.jsonl");
     await writeFile(file, exported.out);
-    expect(await cardflow("events", "import", file, "--store", database)).toMatchObject({ code: 0, err: expect.stringMatching(/^cardflow: store: PostgreSQL postgres:\/\/.*\nimported 48 events in 16 streams\n$/) });
+    expect(await cardflow("events", "import", file, "--store", database)).toMatchObject({ code: 0, err: expect.stringMatching(/^cardflow: store: PostgreSQL postgres:\/\/.*\nimported 69 events in 16 streams\n$/) });
     const all = await cardflow("audit", "--all", "--store", `postgres:${database}`);
     expect(all.out).toContain("read models: equal to a fresh replay");
     expect(all).toMatchObject({ code: 0 });

@@ -41,7 +41,7 @@ describe("export -> import", () => {
   it("exports one payment's stream", async () => {
     const id = flows.payments.retry_then_cancel!;
     const one = await collect(exportEvents(flows.engine.store, { paymentId: id }));
-    expect(one.map((l) => JSON.parse(l).stream)).toEqual(Array(8).fill(`payment-${id}`));
+    expect(one.map((l) => JSON.parse(l).stream)).toEqual(Array(12).fill(`payment-${id}`));
     const target = createMemoryStore();
     await importEvents(target, one);
     expect(await target.readStream(`payment-${id}`)).toEqual((await flows.engine.store.readStream(`payment-${id}`)).map((e, i) => ({ ...e, position: i + 1 })));

@@ -7,7 +7,15 @@ import type { TimelineDoc } from "../../projections/timeline.js";
 import { A, B, rig } from "./harness.js";
 
 test("every transition of the machine is reached through the simulators", async () => {
-  const r = await rig();
+  // a crash right after an attempt is recorded (the processor never called): armed per command below
+  let crashAfterAttempt = false;
+  const fault = (point: string) => {
+    if (point === "after_attempt" && crashAfterAttempt) {
+      crashAfterAttempt = false;
+      throw new Error("crash after the attempt");
+    }
+  };
+  const r = await rig({ engine: { fault } });
   const { engine, sims, sdk, intent, clock } = r;
   const asyncTerminal = await r.terminal("A_async");
   const reader = await r.terminal("B_reader");
@@ -76,6 +84,34 @@ test("every transition of the machine is reached through the simulators", async 
   await engine.capture({ ...ref(A, capture), amount: "99.13" });
   await clock.advance(1_000);
   expect((await r.get(A, capture)).status).toBe("succeeded");
+
+  // attempts a crash left open before the processor was called: the reconciler abandons them
+  const crashing = async (command: Promise<unknown>) => {
+    crashAfterAttempt = true;
+    await expect(command).rejects.toThrow("crash after the attempt");
+  };
+  const inRpm = (await stored("pm_card_visa", "manual")).payment_id;
+  await crashing(engine.authorize(ref(A, inRpm)));
+  const inError = (await stored("pm_card_declined", "manual")).payment_id;
+  await engine.authorize(ref(A, inError));
+  await crashing(engine.authorize(ref(A, inError)));
+  const inPmr = await intent(B, { payment_method_types: "card", capture_method: "manual" });
+  await sdk.collectPaymentMethod(inPmr.client_secret!);
+  await crashing(sdk.processPayment(inPmr.client_secret!));
+  const inCapture = (await stored("pm_card_visa", "manual")).payment_id;
+  await engine.authorize(ref(A, inCapture));
+  await crashing(engine.capture({ ...ref(A, inCapture), amount: "10.00" }));
+  const inSucceeded = (await stored("pm_card_visa", "automatic")).payment_id;
+  await engine.authorize(ref(A, inSucceeded));
+  await crashing(engine.refund(ref(A, inSucceeded)));
+  const reconciled = await engine.reconcile({ graceMs: 0 });
+  expect(reconciled.resolved.map((x) => [x.open, x.processor, x.appended.join()])).toEqual([
+    ["AuthorizationAttempted", "never_received", "AttemptAbandoned"],
+    ["AuthorizationAttempted", "never_received", "AttemptAbandoned"],
+    ["AuthorizationAttempted", "never_received", "AttemptAbandoned"],
+    ["CaptureAttempted", "never_received", "AttemptAbandoned"],
+    ["RefundAttempted", "never_received", "AttemptAbandoned"],
+  ]);
 
   await engine.projections.catchUp();
   const taken = new Set<string>();

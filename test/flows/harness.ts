@@ -61,7 +61,8 @@ export async function rig(options: { simulators?: Partial<SimulatorOptions>; eng
   async function statusPath(payment_id: string): Promise<string[]> {
     await engine.projections.catchUp();
     const doc = await engine.readModels.get<TimelineDoc>("timeline", payment_id);
-    return doc!.entries.map((e) => e.status_after);
+    // attempts keep the status: each status once, in order
+    return doc!.entries.map((e) => e.status_after).filter((status, i, all) => i === 0 || status !== all[i - 1]);
   }
 
   return { clock, ids, sims, engine, sdk, terminal, intent, get, poll, statusPath };

@@ -23,6 +23,19 @@ async function refused(run: () => Promise<import("./harness.js").Res>, status: n
   return problem;
 }
 
+/**
+ * A request the processor refused: the call was made, so its attempt is recorded and closed as
+ * abandoned (the processor did nothing), and nothing else is appended.
+ */
+async function refusedByProcessor(run: () => Promise<import("./harness.js").Res>, status: number, code: string) {
+  const before = await eventCount();
+  const problem = expectProblem(await run(), status, code);
+  const appended = (await api.store.readAll()).slice(before);
+  expect(appended.map((e) => e.type)).toEqual([expect.stringMatching(/Attempted$/), "AttemptAbandoned"]);
+  expect((appended[1]!.data as { reason: string }).reason).toBe(code);
+  return problem;
+}
+
 const intent = { amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" };
 
 describe("malformed requests", () => {
@@ -162,13 +175,13 @@ describe("what the payment does not allow", () => {
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
   });
 
-  it("a card the processor refuses to save is 402, and nothing is appended", async () => {
+  it("a card the processor refuses to save is 402, and only the abandoned attempt is appended", async () => {
     const b = await api.merchant("acct_b402", "B");
     const { body } = await b.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
     // approved, but it expires 02/30: before the 03/30 that card on file needs
     await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: body.client_secret, card_number: "4000000000000077" } });
     await b.post("/v2/payment/auth", { payment_id: body.payment_id });
-    const problem = await refused(() => b.post("/v1/customer/card", { payment_id: body.payment_id, external_customer_id: "c" }), 402, "card_not_savable");
+    const problem = await refusedByProcessor(() => b.post("/v1/customer/card", { payment_id: body.payment_id, external_customer_id: "c" }), 402, "card_not_savable");
     expect(problem.detail).toContain("03/30");
   });
 
@@ -178,7 +191,7 @@ describe("what the payment does not allow", () => {
     const second = (await m.post("/v2/payment/intent", { amount: "6.00", payment_method_types: "card_present", capture_method: "automatic" })).body;
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal }), 409, "terminal_idle");
     await m.post("/v2/payment/auth", { payment_id: first.payment_id, terminal_id: terminal });
-    await refused(() => m.post("/v2/payment/auth", { payment_id: second.payment_id, terminal_id: terminal }), 409, "terminal_busy");
+    await refusedByProcessor(() => m.post("/v2/payment/auth", { payment_id: second.payment_id, terminal_id: terminal }), 409, "terminal_busy");
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "1234567812345678" }), 400, "parameter_invalid", "card_number");
     await m.post("/sim/terminal/present-card", { terminal_id: terminal });
     const problem = await refused(() => m.post("/v1/customer/card", { payment_id: first.payment_id, external_customer_id: "c" }), 409, "payment_intent_unexpected_state");

@@ -31,6 +31,11 @@ const authorization: fc.Arbitrary<Authorization> = fc.record({
 });
 const customer = fc.constantFrom("cus_1", "cus_2");
 const ev = <T extends PaymentEvent["type"], D>(type: T, data: fc.Arbitrary<D>) => data.map((d) => ({ type, version: 1 as const, data: d }) as unknown as PaymentEvent);
+/** Attempts and the outcomes that answer them draw from the same few ids, so they meet. */
+const attemptId = fc.constantFrom("at_1", "at_1", "at_1", "at_2");
+/** An outcome: naming an attempt, or none (a processor's own report, a stream from before attempts). */
+const answering = <D extends object>(data: fc.Arbitrary<D>) =>
+  fc.tuple(data, fc.option(attemptId, { nil: undefined, freq: 1 })).map(([d, attempt_id]) => (attempt_id ? { ...d, attempt_id } : d));
 
 const eventsByType: Record<PaymentEvent["type"], fc.Arbitrary<PaymentEvent>> = {
   PaymentIntentCreated: ev(
@@ -52,22 +57,32 @@ const eventsByType: Record<PaymentEvent["type"], fc.Arbitrary<PaymentEvent>> = {
       date_created: fc.constant("2026-01-01T00:00:00.000Z"),
     }),
   ),
-  TerminalAuthorizationStarted: ev("TerminalAuthorizationStarted", fc.record({ terminal_id: fc.constant("tmr_1"), terminal_type: fc.constantFrom("A_async" as const, "A_sync" as const, "B_reader" as const) })),
+  TerminalAuthorizationStarted: ev("TerminalAuthorizationStarted", answering(fc.record({ terminal_id: fc.constant("tmr_1"), terminal_type: fc.constantFrom("A_async" as const, "A_sync" as const, "B_reader" as const) }))),
   PaymentMethodCollected: ev("PaymentMethodCollected", fc.record({ card, terminal_id: fc.constantFrom(null, "tmr_2") })),
-  PaymentAuthorized: ev("PaymentAuthorized", authorization),
-  AuthorizationFailed: ev("AuthorizationFailed", fc.record({ last_error: fc.constant("failed"), last_error_code: fc.constantFrom(null, ...LAST_ERROR_CODES) })),
-  CaptureRequested: ev("CaptureRequested", fc.record({ amount, authorization: fc.option(authorization) })),
-  PaymentCaptured: ev("PaymentCaptured", fc.record({ amount, authorization: fc.option(authorization) })),
-  PaymentCanceled: ev("PaymentCanceled", fc.record({ cancellation_reason: fc.constantFrom(null, "duplicate" as const) })),
-  PaymentRefunded: ev("PaymentRefunded", fc.record({ refund_id: fc.constant("re_1"), amount, reason: fc.constantFrom(null, "asked") })),
+  PaymentAuthorized: ev("PaymentAuthorized", answering(authorization)),
+  AuthorizationFailed: ev("AuthorizationFailed", answering(fc.record({ last_error: fc.constant("failed"), last_error_code: fc.constantFrom(null, ...LAST_ERROR_CODES) }))),
+  CaptureRequested: ev("CaptureRequested", answering(fc.record({ amount, authorization: fc.option(authorization) }))),
+  PaymentCaptured: ev("PaymentCaptured", answering(fc.record({ amount, authorization: fc.option(authorization) }))),
+  PaymentCanceled: ev("PaymentCanceled", answering(fc.record({ cancellation_reason: fc.constantFrom(null, "duplicate" as const) }))),
+  PaymentRefunded: ev("PaymentRefunded", answering(fc.record({ refund_id: fc.constant("re_1"), amount, reason: fc.constantFrom(null, "asked") }))),
   CardSaved: ev(
     "CardSaved",
-    fc.record({ payment_method_id: fc.constant("pm_9"), external_account_id: fc.constant("acct_1"), external_customer_id: customer, card }),
+    answering(fc.record({ payment_method_id: fc.constant("pm_9"), external_account_id: fc.constant("acct_1"), external_customer_id: customer, card })),
   ),
+  AuthorizationAttempted: ev("AuthorizationAttempted", fc.record({ attempt_id: attemptId, amount })),
+  TerminalAuthorizationAttempted: ev(
+    "TerminalAuthorizationAttempted",
+    fc.record({ attempt_id: attemptId, terminal_id: fc.constant("tmr_1"), terminal_type: fc.constantFrom("A_async" as const, "A_sync" as const, "B_reader" as const) }),
+  ),
+  CaptureAttempted: ev("CaptureAttempted", fc.record({ attempt_id: attemptId, amount })),
+  VoidAttempted: ev("VoidAttempted", fc.record({ attempt_id: attemptId, cancellation_reason: fc.constant(null) })),
+  RefundAttempted: ev("RefundAttempted", fc.record({ attempt_id: attemptId, amount, reason: fc.constant(null) })),
+  CardSaveAttempted: ev("CardSaveAttempted", fc.record({ attempt_id: attemptId, external_customer_id: customer })),
+  AttemptAbandoned: ev("AttemptAbandoned", fc.record({ attempt_id: attemptId, reason: fc.constant("never_received") })),
 };
 const TYPES = Object.keys(eventsByType) as PaymentEvent["type"][];
 /** One event of every type per step; the fold picks one, mostly among those the state accepts, to reach deep states. */
-const step = fc.record({ pick: fc.nat(), guided: fc.nat({ max: 4 }).map((n) => n > 0), candidates: fc.record(eventsByType) });
+const step = fc.record({ pick: fc.nat(), guided: fc.nat({ max: 9 }).map((n) => n > 0), candidates: fc.record(eventsByType) });
 
 type Outcome = { allowed: boolean; json: string } | { threw: string };
 const attempt = (run: () => { allowed: boolean; json: string }): Outcome => {
@@ -82,7 +97,7 @@ describe("compiled payment machine", () => {
   it("folds random event sequences exactly as XState's transition() does", () => {
     const visited = new Set<string>();
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 14 }), (steps) => {
+      fc.property(fc.array(step, { maxLength: 24 }), (steps) => {
         let reference = initialTransition(paymentMachine)[0];
         let compiled: PaymentSnapshot = initialPaymentSnapshot;
         expect(JSON.stringify([compiled.value, compiled.context])).toBe(JSON.stringify([reference.value, reference.context]));

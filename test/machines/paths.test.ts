@@ -1,6 +1,8 @@
-// Every simple path of the payment machine (xstate/graph), driven through the engine: after each
-// step the engine's payment record must be the record of the machine's state, and the amounts
-// must hold their invariants. Coverage of the machine's transitions is computed from its graph.
+// Every simple path of the payment machine (xstate/graph), driven through the engine, and the
+// shortest path into every attempt state (a command stopped by a crash right after its attempt)
+// with each way it ends (the reconciler's outcome or abandonment): after each step the engine's
+// payment record must be the record of the machine's state, and the amounts must hold their
+// invariants. Coverage of the machine's transitions is computed from its graph.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PaymentEvent } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../../machines/fold.js";
@@ -10,7 +12,7 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { assertAmountInvariants } from "../support/invariants.js";
-import { drive, simplePaths, type World } from "../support/paths.js";
+import { attemptPaths, crashFault, drive, simplePaths, type World } from "../support/paths.js";
 import { scriptedProcessors, type ScriptedProcessors } from "../support/scripted-processor.js";
 
 /** The fields the engine fills in from ids and the clock, which the model cannot know. */
@@ -32,7 +34,7 @@ describe("every simple path of the payment machine, through the engine", () => {
   beforeAll(async () => {
     scripted = scriptedProcessors();
     const clock = manualClock();
-    engine = createEngine({ processors: scripted, clock, ids: sequentialIds() });
+    engine = createEngine({ processors: scripted, clock, ids: sequentialIds(), fault: crashFault });
     await engine.openAccount({ external_account_id: "acct_a", processor: "A" });
     await engine.openAccount({ external_account_id: "acct_b", processor: "B" });
     world = {};
@@ -45,7 +47,7 @@ describe("every simple path of the payment machine, through the engine", () => {
   });
 
   it("walks every path, each step's record equal to the machine's state, and covers every transition", async () => {
-    const paths = simplePaths(world);
+    const paths = [...simplePaths(world), ...attemptPaths(world)];
     const covered = new Set<string>();
     let steps = 0;
     for (const path of paths) {

@@ -1,10 +1,12 @@
 // Path walking support: the machine's simple paths (xstate/graph) over a set of intent variants,
 // and a driver that makes the engine take each step of a path through its public API.
-import { getSimplePaths } from "xstate/graph";
-import type { Authorization, Card, PaymentEvent, PaymentEventOf } from "../../machines/events.js";
+import { getShortestPaths, getSimplePaths } from "xstate/graph";
+import type { AttemptEvent, Authorization, Card, PaymentEvent, PaymentEventOf } from "../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
 import { paymentMachine } from "../../machines/payment.js";
 import type { Engine } from "../../src/engine.js";
+import type { AttemptFault } from "../../src/engine/attempt.js";
+import type { RecordedOutcome } from "../../src/processors/port.js";
 import { TEST_CARD, type ScriptedProcessors } from "./scripted-processor.js";
 
 type Intent = PaymentEventOf<"PaymentIntentCreated">["data"];
@@ -66,6 +68,17 @@ function authorizationFor(snapshot: PaymentSnapshot): Authorization {
   };
 }
 
+/** A crash right after the next attempt is recorded (before the processor is called), when armed. */
+export const crash = { armed: false };
+export const crashFault: AttemptFault = (point) => {
+  if (point === "after_attempt" && crash.armed) {
+    crash.armed = false;
+    throw new Error("crash after the attempt");
+  }
+};
+
+const MODEL_ATTEMPT = "at_model";
+
 /** Every event worth trying in a state, with payloads that fit its context. */
 export function candidateEvents(world: World) {
   return (snapshot: PaymentSnapshot): PaymentEvent[] => {
@@ -74,6 +87,33 @@ export function candidateEvents(world: World) {
     const intent = ctx.intent;
     const authorization = authorizationFor(snapshot);
     const refundable = (Number(ctx.amount_captured) - Number(ctx.amount_refunded)).toFixed(2);
+    const outcomes = processorAnswers(world, snapshot, authorization, refundable);
+    // an attempt in flight: only its outcome (found by the reconciler) or its abandonment
+    if (ctx.attempt) {
+      const answering = { attempt_id: ctx.attempt.data.attempt_id };
+      const attempted = (ctx.attempt.data as { amount?: string }).amount;
+      // a capture or refund answers with the amount attempted
+      const answers = outcomes.filter((e) => ctx.attempt!.type === "AuthorizationAttempted" || attempted === undefined || (e.data as { amount?: string }).amount === attempted);
+      return [...answers.map((e) => ({ ...e, data: { ...e.data, ...answering } }) as PaymentEvent), { type: "AttemptAbandoned", version: 1, data: { ...answering, reason: "never_received" } }];
+    }
+    const attempt_id = MODEL_ATTEMPT;
+    return [
+      ...outcomes,
+      { type: "AuthorizationAttempted", version: 1, data: { attempt_id, amount: intent.amount } },
+      { type: "TerminalAuthorizationAttempted", version: 1, data: { attempt_id, terminal_id: world[intent.external_account_id]!.asyncTerminal, terminal_type: "A_async" } },
+      { type: "CaptureAttempted", version: 1, data: { attempt_id, amount: PARTIAL_CAPTURE } },
+      { type: "VoidAttempted", version: 1, data: { attempt_id, cancellation_reason: null } },
+      { type: "RefundAttempted", version: 1, data: { attempt_id, amount: PARTIAL_REFUND, reason: null } },
+      { type: "CardSaveAttempted", version: 1, data: { attempt_id, external_customer_id: intent.external_customer_id ?? "cus_later" } },
+    ];
+  };
+}
+
+/** What processors answer (or report), as events: the outcomes of every command. */
+function processorAnswers(world: World, snapshot: PaymentSnapshot, authorization: Authorization, refundable: string): PaymentEvent[] {
+  const ctx = snapshot.context;
+  const intent = ctx.intent!;
+  {
     return [
       { type: "TerminalAuthorizationStarted", version: 1, data: { terminal_id: world[intent.external_account_id]!.asyncTerminal, terminal_type: "A_async" } },
       { type: "PaymentMethodCollected", version: 1, data: { card: { ...TEST_CARD, type: cardType(intent) }, terminal_id: intent.payment_method_types === "card_present" ? world[intent.external_account_id]!.reader : null } },
@@ -90,7 +130,7 @@ export function candidateEvents(world: World) {
       { type: "PaymentRefunded", version: 1, data: { refund_id: "re_model", amount: refundable, reason: null } },
       { type: "CardSaved", version: 1, data: { payment_method_id: "pm_saved", external_account_id: intent.external_account_id, external_customer_id: intent.external_customer_id ?? "cus_later", card: ctx.card ?? TEST_CARD } },
     ];
-  };
+  }
 }
 
 /**
@@ -109,6 +149,7 @@ export function serializeState(snapshot: PaymentSnapshot): string {
     c.amount_captured,
     c.amount_refunded,
     c.last_error_code ?? "-",
+    c.attempt?.type ?? "-",
   ].join("|");
 }
 
@@ -123,13 +164,42 @@ function walkable(snapshot: PaymentSnapshot, event: PaymentEvent): boolean {
   return !(event.type === "PaymentAuthorized" && snapshot.value === "payment_method_requested" && intent?.capture_method === "automatic");
 }
 
+const isAttempt = (event: PaymentEvent) => event.type.endsWith("Attempted");
+
+/**
+ * Every simple path without crashes: the engine brackets each processor call itself (attempt and
+ * outcome in one command), so these walk the outcome transitions.
+ */
 export function simplePaths(world: World) {
   return getSimplePaths(paymentMachine, {
     events: candidateEvents(world),
-    filterEvents: walkable,
+    filterEvents: (s, e) => walkable(s as PaymentSnapshot, e as PaymentEvent) && !isAttempt(e as PaymentEvent),
     serializeState: (s) => serializeState(s as PaymentSnapshot),
     serializeEvent: (e) => JSON.stringify(e),
   });
+}
+
+/**
+ * The attempt states: the shortest path to every state with an attempt in flight (its last step a
+ * command stopped by a crash right after its attempt), then each way it ends: the outcome the
+ * reconciler finds at the processor, or its abandonment. (Simple paths through attempt states
+ * would number in the tens of thousands for the same transitions.)
+ */
+export function attemptPaths(world: World) {
+  const candidates = candidateEvents(world);
+  const shortest = getShortestPaths(paymentMachine, {
+    events: candidates,
+    filterEvents: (s, e) => walkable(s as PaymentSnapshot, e as PaymentEvent),
+    serializeState: (s) => serializeState(s as PaymentSnapshot),
+    serializeEvent: (e) => JSON.stringify(e),
+  });
+  return shortest
+    .filter((path) => (path.state as PaymentSnapshot).context.attempt !== null)
+    .flatMap((path) =>
+      candidates(path.state as PaymentSnapshot)
+        .filter((e) => walkable(path.state as PaymentSnapshot, e))
+        .map((event) => ({ ...path, steps: [...path.steps, { event, state: path.state }] })),
+    );
 }
 
 /** Makes the engine take one step of a path; returns the payment id (set by the first step). */
@@ -142,6 +212,20 @@ export async function drive(
   payment: { id: string; account: string; client_secret: string | null },
 ): Promise<void> {
   const ref = { external_account_id: payment.account, payment_id: payment.id };
+  if (before.context.attempt) return resolveAttempt(engine, scripted, before.context.attempt, event, payment.id);
+  if (event.type.endsWith("Attempted")) {
+    crash.armed = true;
+    const made = makeAttempt(engine, world, before, event as AttemptEvent, payment);
+    await made.then(
+      () => {
+        throw new Error(`${event.type}: the command did not stop after its attempt`);
+      },
+      (error: Error) => {
+        if (error.message !== "crash after the attempt") throw error;
+      },
+    );
+    return;
+  }
   const status = before.value;
   const onTerminalA = status === "payment_method_requested" && before.context.terminal?.terminal_type === "A_async";
   switch (event.type) {
@@ -203,5 +287,65 @@ export async function drive(
       scripted.nextPaymentMethodId = event.data.payment_method_id;
       await engine.saveCard({ ...ref, external_customer_id: event.data.external_customer_id });
       return;
+  }
+}
+
+/** Runs the command that makes this attempt (the crash fault stops it right after the attempt). */
+function makeAttempt(engine: Engine, world: World, before: PaymentSnapshot, event: AttemptEvent, payment: { id: string; account: string; client_secret: string | null }) {
+  const ref = { external_account_id: payment.account, payment_id: payment.id };
+  switch (event.type) {
+    case "AuthorizationAttempted":
+      return before.value === "payment_method_requested" ? engine.processPayment({ client_secret: payment.client_secret! }) : engine.authorize(ref);
+    case "TerminalAuthorizationAttempted":
+      return engine.authorize({ ...ref, terminal_id: world[payment.account]!.asyncTerminal });
+    case "CaptureAttempted":
+      return engine.capture({ ...ref, amount: event.data.amount });
+    case "VoidAttempted":
+      return engine.cancel(ref);
+    case "RefundAttempted":
+      return engine.refund({ ...ref, amount: event.data.amount });
+    case "CardSaveAttempted":
+      return engine.saveCard({ ...ref, external_customer_id: event.data.external_customer_id });
+  }
+}
+
+/**
+ * An attempt a crash left open is resolved by the reconciler: the processor's record (set here to
+ * the path's outcome, under the engine's own attempt id) becomes the outcome; no record abandons it.
+ */
+async function resolveAttempt(engine: Engine, scripted: ScriptedProcessors, open: AttemptEvent, event: PaymentEvent, paymentId: string) {
+  const events = await engine.store.readStream(`payment-${paymentId}`);
+  const attemptId = (events.at(-1)!.data as { attempt_id: string }).attempt_id;
+  const recorded = recordedFor(open, event);
+  if (recorded) scripted.ledger.set(attemptId, recorded);
+  // (other paths' payments may still have attempts open: they are closed too, and not looked at again)
+  const report = await engine.reconcile({ graceMs: 0 });
+  if (!report.resolved.some((r) => r.payment_id === paymentId && r.attempt_id === attemptId)) throw new Error(`reconciler did not resolve ${attemptId}`);
+}
+
+function recordedFor(open: AttemptEvent, event: PaymentEvent): RecordedOutcome | null {
+  switch (event.type) {
+    case "AttemptAbandoned":
+      return null;
+    case "TerminalAuthorizationStarted":
+      return { call: "start_terminal", outcome: null };
+    case "PaymentAuthorized":
+      return { call: "authorize", outcome: { kind: "authorized", authorization: event.data } };
+    case "AuthorizationFailed":
+      return { call: "authorize", outcome: { kind: "failed", last_error: event.data.last_error, last_error_code: event.data.last_error_code } };
+    case "CaptureRequested":
+    case "PaymentCaptured": {
+      const kind = event.type === "PaymentCaptured" ? "captured" : "capture_requested";
+      if (open.type === "CaptureAttempted") return { call: "capture", outcome: { kind } };
+      return { call: "authorize", outcome: { kind, authorization: event.data.authorization! } };
+    }
+    case "PaymentCanceled":
+      return { call: "void" };
+    case "PaymentRefunded":
+      return { call: "refund", refund_id: event.data.refund_id };
+    case "CardSaved":
+      return { call: "save_card", payment_method_id: event.data.payment_method_id };
+    default:
+      throw new Error(`${event.type} answers no attempt`);
   }
 }

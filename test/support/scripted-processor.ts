@@ -1,7 +1,7 @@
 // A processor whose next answers the test decides: lets a test make the engine append exactly
 // the event it wants (path walking, model tests) without a simulator's own rules in between.
 import type { Card } from "../../machines/events.js";
-import type { AuthorizationOutcome, CaptureOutcome, ProcessorPort, ProcessorReport, Processors } from "../../src/processors/port.js";
+import type { AuthorizationOutcome, CaptureOutcome, ProcessorPort, ProcessorReport, Processors, RecordedOutcome } from "../../src/processors/port.js";
 
 export interface ScriptedProcessors extends Processors {
   /** The answer of the next stored-card charge or collected-card authorization. */
@@ -13,6 +13,8 @@ export interface ScriptedProcessors extends Processors {
   calls: string[];
   /** Reports to the engine as a processor would (a terminal outcome, a settlement). */
   report: ProcessorReport;
+  /** What each call answered, by idempotency key (lookup's answers). */
+  ledger: Map<string, RecordedOutcome>;
 }
 
 export const TEST_CARD: Card = {
@@ -36,28 +38,39 @@ export function scriptedProcessors(): ScriptedProcessors {
     nextPaymentMethodId: "pm_scripted",
     nextCard: TEST_CARD,
     calls: [],
+    ledger: new Map(),
     report: (id, event) => report(id, event),
     get: () => port,
     connect(r) {
       report = r;
     },
   };
-  const answer = (name: string) => {
+  const answer = (name: string, key: string) => {
     s.calls.push(name);
     const outcome = s.nextAuthorization;
     if (!outcome) throw new Error(`scripted processor: no answer set for ${name}`);
-    return outcome;
+    return record(key, { call: "authorize", outcome }).outcome;
+  };
+  /** Answers once per key, like a processor: a repeated key gets the recorded answer. */
+  const record = <R extends RecordedOutcome>(key: string, recorded: R): R => {
+    if (!s.ledger.has(key)) s.ledger.set(key, recorded);
+    return s.ledger.get(key) as R;
   };
   const port: ProcessorPort = {
-    chargeStoredCard: async () => answer("chargeStoredCard"),
-    authorizeCollectedCard: async () => answer("authorizeCollectedCard"),
-    startTerminalAuthorization: async () => void s.calls.push("startTerminalAuthorization"),
+    chargeStoredCard: async ({ key }) => answer("chargeStoredCard", key),
+    authorizeCollectedCard: async ({ key }) => answer("authorizeCollectedCard", key),
+    startTerminalAuthorization: async ({ key }) => void (s.calls.push("startTerminalAuthorization"), record(key, { call: "start_terminal", outcome: null })),
     cancelTerminalAuthorization: async () => void s.calls.push("cancelTerminalAuthorization"),
     readCardFromClient: async ({ payment }) => ({ ...s.nextCard, type: payment.intent.payment_method_types === "card" ? "card_not_present" : "card_present" }),
-    capture: async ({ key }) => (s.calls.push(`capture ${key}`), { kind: s.nextCapture }),
-    void: async () => void s.calls.push("void"),
-    refund: async ({ key }) => (s.calls.push(`refund ${key}`), { refund_id: `re_${++refunds}` }),
-    saveCard: async () => (s.calls.push("saveCard"), { payment_method_id: s.nextPaymentMethodId }),
+    capture: async ({ key }) => (s.calls.push(`capture ${key}`), record(key, { call: "capture", outcome: { kind: s.nextCapture } }).outcome),
+    void: async ({ key }) => void (s.calls.push("void"), record(key, { call: "void" })),
+    refund: async ({ key }) => {
+      s.calls.push(`refund ${key}`);
+      if (!s.ledger.has(key)) refunds++;
+      return { refund_id: record(key, { call: "refund", refund_id: `re_${refunds}` }).refund_id };
+    },
+    saveCard: async ({ key }) => (s.calls.push("saveCard"), { payment_method_id: record(key, { call: "save_card", payment_method_id: s.nextPaymentMethodId }).payment_method_id }),
+    lookup: async (key) => s.ledger.get(key) ?? "never_received",
     retrieveStoredCard: async () => ({ ...TEST_CARD, type: "card_not_present" }),
   };
   return s;

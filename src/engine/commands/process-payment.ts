@@ -1,0 +1,41 @@
+// Processor B client SDK (spec §4.8): process the payment whose card the SDK collected, i.e.
+// authorize the collected card; automatic capture follows.
+import { hasTag } from "../../../machines/fold.js";
+import type { PaymentRecord } from "../../../projections/payment-record.js";
+import { parseInput, ProcessPaymentInput } from "../../inputs.js";
+import { attempt } from "../attempt.js";
+import { paymentIdOfSecret, requireSecret } from "../client-secret.js";
+import type { Core } from "../core.js";
+import { followUp } from "../follow-up.js";
+import { commandClock, type CommandContext, type Loaded } from "../payment-streams.js";
+
+/** A card the processor B client SDK collected and that is not processed yet. */
+export const collectedByClientSdk = (loaded: Loaded) => {
+  const payment = loaded.snapshot.context;
+  return payment.processor === "B" && payment.card !== null && hasTag(loaded.snapshot, "collecting_card");
+};
+
+/** Authorizes the card the client SDK collected; automatic capture follows. */
+export async function processCollected(core: Core, paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
+  core.requireAllowed(loaded, "authorize");
+  const payment = core.viewOf(loaded);
+  const after = await attempt(core, paymentId, loaded, {
+    attempt: (attempt_id) => ({ type: "AuthorizationAttempted", version: 1, data: { attempt_id, amount: payment.intent.amount } }),
+    call: async (key) => ({ call: "authorize", outcome: await core.processorOf(loaded).authorizeCollectedCard({ payment, key }) }),
+  }, ctx, "authorize");
+  return followUp(core, paymentId, after, ctx);
+}
+
+export function processPayment(core: Core) {
+  return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
+    const { client_secret } = parseInput(ProcessPaymentInput, input);
+    const paymentId = paymentIdOfSecret(client_secret);
+    ctx = commandClock(core.clock, ctx);
+    const loaded = await core.payments.onPayment(null, paymentId, async (loaded) => {
+      requireSecret(core.viewOf(loaded), client_secret);
+      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", "the client SDK processes a payment after collecting its payment method");
+      return processCollected(core, paymentId, loaded, ctx);
+    });
+    return core.recordOf(loaded);
+  };
+}

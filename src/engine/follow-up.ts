@@ -1,0 +1,30 @@
+// What follows a step on its own (spec §3/§4.4/§4.8): an automatic-capture payment that reached
+// requires_capture is captured; a synchronous-terminal payment that saves its card does so as
+// soon as it is captured, so the token is in that answer (automatic or manual capture).
+import { ProcessorRefused } from "../errors.js";
+import { commandAllowed } from "./allowed.js";
+import { attempt } from "./attempt.js";
+import { captureStep } from "./commands/capture.js";
+import { saveCardStep } from "./commands/save-card.js";
+import type { Core } from "./core.js";
+import type { CommandContext, Loaded } from "./payment-streams.js";
+
+export const SHOPPER_TIMED_OUT = { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } as const;
+
+export async function followUp(core: Core, paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
+  const { intent, terminal, amount_capturable } = core.viewOf(loaded);
+  if (intent.capture_method === "automatic" && commandAllowed(loaded.snapshot, "capture")) {
+    loaded = await attempt(core, paymentId, loaded, captureStep(core, loaded, amount_capturable), ctx, "capture");
+  }
+  const savesOnTerminal = terminal?.terminal_type === "A_sync" && intent.allow_saving_card && intent.external_customer_id !== null;
+  if (savesOnTerminal && commandAllowed(loaded.snapshot, "save_card")) {
+    try {
+      loaded = await attempt(core, paymentId, loaded, saveCardStep(core, loaded, intent.external_customer_id!), ctx, "save_card");
+    } catch (error) {
+      // the payment stands; the card just is not on file (e.g. expires before 03/30)
+      if (!(error instanceof ProcessorRefused)) throw error;
+      loaded = (await core.payments.load(paymentId))!;
+    }
+  }
+  return loaded;
+}

@@ -1,0 +1,53 @@
+// `cardflow reconcile` on the service's store: --dry-run shows what it would append and appends
+// nothing; then a pass appends the outcome the processors' ledger (beside the store) recorded.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import { afterAll, expect, it } from "vitest";
+import type { AttemptEvent } from "../../../machines/events.js";
+import { registerReconcile } from "../../../src/cli/reconcile.js";
+import { systemClock } from "../../../src/clock.js";
+import { configFromEnv, openStores } from "../../../src/config.js";
+import { createEngine } from "../../../src/engine.js";
+import { randomIds } from "../../../src/ids.js";
+import { ledgerFileIn } from "../../../src/processors/ledger.js";
+import { createSimulators } from "../../../src/processors/simulator.js";
+import { openAccounts, SCENARIOS } from "./scenarios.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-reconcile-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cardflow(...args: string[]) {
+  let out = "";
+  const io = { out: (t: string) => void (out += t), err: (t: string) => void (out += t), interactive: false };
+  const program = new Command("cardflow").exitOverride();
+  registerReconcile(program, io);
+  await program.parseAsync([...args, "--data-dir", dir], { from: "user" });
+  return out;
+}
+
+it("dry run, then a pass that appends the processor's recorded capture", async () => {
+  const { store, readModels } = await openStores(configFromEnv({ DATA_DIR: dir }));
+  const processors = createSimulators({ clock: systemClock, ids: randomIds(), ledgerFile: ledgerFileIn(dir) });
+  const fault = (at: string, attempt: AttemptEvent) => {
+    if (at === "after_call" && attempt.type === "CaptureAttempted") throw new Error("killed after the processor captured");
+  };
+  const engine = createEngine({ store, readModels, processors, fault });
+  await openAccounts(engine);
+  const prepared = await SCENARIOS.capture!.prepare(engine);
+  await expect(SCENARIOS.capture!.run(engine, prepared)).rejects.toThrow("killed");
+  await engine.close();
+
+  const dry = JSON.parse(await cardflow("reconcile", "--dry-run", "--json", "--grace", "0"));
+  expect(dry).toMatchObject({ found: 1, dry_run: true, resolved: [{ payment_id: prepared.ref.payment_id, open: "CaptureAttempted", processor: "capture", appended: ["PaymentCaptured"] }] });
+  const pass = await cardflow("reconcile", "--grace", "0");
+  expect(pass).toMatch(/^found 1 open attempt\(s\) past the grace period; resolved 1 in \d+ ms/);
+  expect(pass).toContain(`${prepared.ref.payment_id}: CaptureAttempted`);
+  expect(JSON.parse(await cardflow("reconcile", "--json", "--grace", "0"))).toMatchObject({ found: 0, resolved: [] });
+
+  const reopened = await openStores(configFromEnv({ DATA_DIR: dir }));
+  const after = createEngine({ store: reopened.store, readModels: reopened.readModels });
+  expect(await after.getPayment(prepared.ref)).toMatchObject({ status: "succeeded", amount_captured: "10.00" });
+  await after.close();
+});

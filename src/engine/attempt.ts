@@ -3,12 +3,12 @@
 // decision was made on before the processor is called; the outcome event, naming the attempt,
 // after. A crash or an unanswered call in between leaves the attempt open: the payment takes no
 // other step until the reconciler (./reconcile.ts) learns the outcome from the processor.
-import type { AttemptEvent, PaymentEvent } from "../../machines/events.js";
-import { CardflowError } from "../errors.js";
+import type { AttemptEvent } from "../../machines/events.js";
+import { CardflowError, TransitionNotAllowed } from "../errors.js";
 import type { RecordedOutcome } from "../processors/port.js";
 import { WrongExpectedRevision } from "../store/port.js";
 import type { Core } from "./core.js";
-import { outcomeEvents } from "./outcomes.js";
+import { abandoned, OUTCOME_REFUSED, outcomeEvents } from "./outcomes.js";
 import type { CommandContext, Loaded } from "./payment-streams.js";
 
 export interface AttemptStep {
@@ -33,10 +33,7 @@ export async function attempt(core: Core, paymentId: string, loaded: Loaded, ste
     recorded = await step.call(attempt_id);
   } catch (error) {
     // a processor's CardflowError is its answer that it did nothing; anything else leaves the outcome unknown
-    if (error instanceof CardflowError) {
-      const abandoned: PaymentEvent = { type: "AttemptAbandoned", version: 1, data: { attempt_id, reason: error.code } };
-      await core.payments.append(paymentId, attempted, [abandoned], { ...ctx, idempotency: undefined }, command);
-    }
+    if (error instanceof CardflowError) await core.payments.append(paymentId, attempted, [abandoned(attempt_id, error.code)], { ...ctx, idempotency: undefined }, command);
     throw error;
   }
   core.fault?.("after_call", event);
@@ -45,6 +42,12 @@ export async function attempt(core: Core, paymentId: string, loaded: Loaded, ste
     core.fault?.("after_outcome", event);
     return after;
   } catch (error) {
+    if (error instanceof TransitionNotAllowed) {
+      // the processor's answer does not fit the payment (an authorization for another amount):
+      // the attempt is closed rather than left blocking the payment, and the refusal is answered
+      await core.payments.append(paymentId, attempted, [abandoned(attempt_id, OUTCOME_REFUSED)], { ...ctx, idempotency: undefined }, command);
+      throw error;
+    }
     if (!(error instanceof WrongExpectedRevision)) throw error;
     // another process's reconciler recorded the outcome first: the payment as it now stands
     const current = await core.payments.load(paymentId);

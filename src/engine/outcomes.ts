@@ -1,6 +1,7 @@
 // What a processor answered, as the payment events that record it. One mapping for the command
 // that made the call and for the reconciler that learned the answer later (processor lookup).
 import type { PaymentEvent } from "../../machines/events.js";
+import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
 import type { AuthorizationOutcome, PaymentView, RecordedOutcome } from "../processors/port.js";
 
 /** An authorization outcome (a charge, a collected card, a terminal's report); attempt_id when it answers one. */
@@ -18,12 +19,24 @@ export function authorizationEvents(outcome: AuthorizationOutcome, attempt_id?: 
   }
 }
 
+/** The reason recorded when the machine refuses what the processor answered for an attempt. */
+export const OUTCOME_REFUSED = "outcome_refused";
+
+export const abandoned = (attempt_id: string, reason: string): PaymentEvent => ({ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason } });
+
+/** `events` if the machine accepts them after `snapshot`; else the attempt closed as abandoned (OUTCOME_REFUSED). */
+export function acceptedOrAbandoned(snapshot: PaymentSnapshot, attempt_id: string, events: PaymentEvent[]): PaymentEvent[] {
+  let next: PaymentSnapshot | null = snapshot;
+  for (const event of events) next = next && applyPaymentEvent(next, event);
+  return next ? events : [abandoned(attempt_id, OUTCOME_REFUSED)];
+}
+
 /** The outcome events of the payment's attempt in flight, from what the processor recorded for it. */
 export function outcomeEvents(payment: PaymentView, recorded: RecordedOutcome): PaymentEvent[] {
   const attempt = payment.attempt;
   if (!attempt) throw new Error(`payment ${payment.intent.payment_id} has no attempt in flight`);
   const { attempt_id } = attempt.data;
-  if (recorded.call === "refused") return [{ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason: recorded.code } }];
+  if (recorded.call === "refused") return [abandoned(attempt_id, recorded.code)];
   switch (attempt.type) {
     case "AuthorizationAttempted":
       return authorizationEvents(expect(recorded, "authorize").outcome, attempt_id);

@@ -15,7 +15,7 @@ import { hasTag } from "../../machines/fold.js";
 import type { RecordedEvent } from "../store/port.js";
 import type { Core } from "./core.js";
 import { followUp, SHOPPER_TIMED_OUT } from "./follow-up.js";
-import { authorizationEvents, outcomeEvents } from "./outcomes.js";
+import { abandoned, acceptedOrAbandoned, authorizationEvents, outcomeEvents } from "./outcomes.js";
 import { commandClock, type CommandContext, type Loaded } from "./payment-streams.js";
 
 export interface ReconcileOptions {
@@ -103,8 +103,8 @@ export function createReconciler(core: Core) {
       const { attempt_id } = attempt.data;
       const recorded = await port.lookup(attempt_id);
       const resolution = { open: attempt.type, attempt_id, processor: recorded === "never_received" ? recorded : recorded.call };
-      if (recorded === "never_received") return { resolution, events: [{ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason: "never_received" } }] };
-      const events = outcomeEvents(payment, recorded);
+      if (recorded === "never_received") return { resolution, events: [abandoned(attempt_id, "never_received")] };
+      const events = acceptedOrAbandoned(loaded.snapshot, attempt_id, outcomeEvents(payment, recorded));
       // a terminal that started and is still collecting: past the blocking auth's deadline, that is over
       if (pastTerminalDeadline && attempt.type === "TerminalAuthorizationAttempted" && events.length === 1) {
         const terminal_id = attempt.data.terminal_id;

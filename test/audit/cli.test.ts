@@ -48,10 +48,10 @@ describe("cardflow CLI", () => {
   it("long reads draw a progress line on an interactive stderr, and clear it", async () => {
     const { out, err } = await cardflowOn({ interactive: true }, "replay", "--store", `jsonl:${file}`);
     expect(withoutStoreLine(err)).toMatch(/^(\r\x1b\[2Kreplay: replaying [█░]{24} \d+% · [\d,]+ of 69 events · [\d,]+ events\/s)+\r\x1b\[2K$/);
-    expect(err).toContain("replaying ████████████████████████ 100% · 48 of 69 events");
+    expect(err).toContain("replaying ████████████████████████ 100% · 69 of 69 events");
     // audit --all: every phase has a total and reaches it
     const audited = await cardflowOn({ interactive: true }, "audit", "--all", "--store", `jsonl:${file}`);
-    expect(audited.err).toContain("audit: reading events ████████████████████████ 100% · 48 of 69 events");
+    expect(audited.err).toContain("audit: reading events ████████████████████████ 100% · 69 of 69 events");
     expect(audited.err).toContain("audit: verifying streams ████████████████████████ 100% · 16 of 16 streams");
     expect(out).toContain("illegal transitions: none");
     expect(withoutStoreLine((await cardflowOn({ interactive: true }, "audit", "--all", "--no-progress", "--store", `jsonl:${file}`)).err)).toBe("");

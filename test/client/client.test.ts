@@ -159,12 +159,13 @@ describe("the typed client", () => {
     expect(audit).toMatchObject({ chain: "intact", read_models: "equal", findings: [], record: { status: "requires_capture" } });
     expect(audit.timeline.map((r) => [r.type, r.status_after])).toEqual([
       ["PaymentIntentCreated", "requires_payment_method"],
+      ["AuthorizationAttempted", "requires_payment_method"],
       ["PaymentAuthorized", "requires_capture"],
     ]);
-    expect(audit.timeline[1]!.actor).toMatch(/^key_/);
+    expect(audit.timeline[2]!.actor).toMatch(/^key_/);
 
     const { diagram } = await client.paymentDiagram({ external_account_id: "acct_hist", payment_id: ids[0]!, format: "mermaid" });
-    expect(diagram).toMatch(/requires_payment_method --> requires_capture : 2\. PaymentAuthorized/);
+    expect(diagram).toMatch(/requires_payment_method --> requires_capture : 3\. PaymentAuthorized/);
     expect((await client.paymentDiagram({ external_account_id: "acct_hist", payment_id: ids[0]! })).diagram).toMatch(/^<svg|<\?xml/);
 
     const earlier = await client.paymentAsOf({ external_account_id: "acct_hist", payment_id: ids[0]!, timestamp: before });

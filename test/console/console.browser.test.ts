@@ -115,18 +115,20 @@ describe("the web console in Chromium", () => {
     await page.getByRole("heading", { name: `Payment ${terminalPayment}` }).waitFor();
     expect(await page.getByTestId("status").innerText()).toBe("requires_capture");
     const rows = await page.getByTestId("timeline").locator("tbody tr").allInnerTexts();
-    expect(rows.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["1 PaymentIntentCreated", "2 TerminalAuthorizationStarted", "3 PaymentAuthorized"]);
+    expect(rows.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["1 PaymentIntentCreated", "2 TerminalAuthorizationAttempted", "3 TerminalAuthorizationStarted", "4 PaymentAuthorized"]);
     expect(rows[0]).toMatch(/2026-01-01 00:00:00 UTC\t\d+\tkey_\S+\tnone → requires_payment_method/);
-    expect(rows[1]).toMatch(/2026-01-01 00:01:00 UTC\t\d+\tkey_\S+\trequires_payment_method → payment_method_requested/);
-    expect(rows[2]).toMatch(/processor:A\tpayment_method_requested → requires_capture/);
+    // the attempt before the terminal is asked, then its outcome: the same request, the same moment
+    expect(rows[1]).toMatch(/2026-01-01 00:01:00 UTC\t\d+\tkey_\S+\trequires_payment_method → requires_payment_method/);
+    expect(rows[2]).toMatch(/2026-01-01 00:01:00 UTC\t\d+\tkey_\S+\trequires_payment_method → payment_method_requested/);
+    expect(rows[3]).toMatch(/processor:A\tpayment_method_requested → requires_capture/);
     expect(await page.getByTestId("chain").innerText()).toMatch(/^Intact/);
 
     // the diagram is the CLI's: the steps this payment took are numbered and drawn in the path colour
     const diagram = page.getByTestId("diagram");
     const svg = await diagram.innerHTML();
-    for (const step of ["1. PaymentIntentCreated", "2. TerminalAuthorizationStarted", "3. PaymentAuthorized"]) expect(svg).toContain(step);
+    for (const step of ["1. PaymentIntentCreated", "2. TerminalAuthorizationAttempted", "3. TerminalAuthorizationStarted", "4. PaymentAuthorized"]) expect(svg).toContain(step);
     const highlighted = await diagram.locator('g.edge path[stroke="#d9480f"]').count();
-    expect(highlighted).toBe(3);
+    expect(highlighted).toBe(4);
     expect(await diagram.locator('g.node polygon[fill="#ffe8cc"], g.node path[fill="#ffe8cc"]').count()).toBe(4); // none + the 3 statuses reached
   });
 
@@ -155,7 +157,7 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
     expect(await page.getByRole("status").filter({ hasText: "Captured" }).innerText()).toBe("Captured: the payment is now succeeded.");
     expect((await m.read(terminalPayment)).body).toMatchObject({ status: "succeeded", amount_captured: "25.00" });
-    await expect.poll(() => page.getByTestId("timeline").locator("tbody tr").count()).toBe(4);
+    await expect.poll(() => page.getByTestId("timeline").locator("tbody tr").count()).toBe(6); // + CaptureAttempted, PaymentCaptured
     // the README's screenshot, with the state as of the moment before the shopper paid
     await page.getByLabel("As of (UTC)").fill("2026-01-01T00:01:30");
     await page.getByRole("button", { name: "Show" }).click();

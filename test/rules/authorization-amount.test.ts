@@ -1,8 +1,17 @@
 // Rule: an authorization is recorded only when it is for exactly the intent's amount plus the tip
 // plus the donation (spec §2.1: amount_authorized). Above or below, the processor's answer is
-// refused and nothing is recorded; the payment stays where it was.
+// refused: the payment stays where it was (its attempt is closed as abandoned, so it may be retried).
 import { describe, expect, test } from "vitest";
+import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { Engine } from "../../src/engine.js";
 import { ACCOUNT, authorization, givenAnEngine, refusedAsUnexpectedState } from "./given.js";
+
+/** The record is the one before (but for the request that last touched it); the refused attempt is closed. */
+async function expectUnchanged(engine: Engine, paymentId: string, before: PaymentRecord, after: PaymentRecord) {
+  expect({ ...after, request_id: before.request_id }).toEqual(before);
+  const types = (await engine.store.readStream(`payment-${paymentId}`)).map((e) => e.type);
+  expect(types.slice(-2)).toEqual(["AuthorizationAttempted", "AttemptAbandoned"]);
+}
 
 describe("Rule: the authorized amount equals amount + tip + donation", () => {
   test.each([
@@ -10,7 +19,7 @@ describe("Rule: the authorized amount equals amount + tip + donation", () => {
     ["10.01", "just above"],
     ["9.99", "just below"],
     ["5.00", "below"],
-  ])("given a 10.00 stored-card intent (manual capture), when the processor authorizes %s (%s), then it is refused and nothing is recorded", async (amount) => {
+  ])("given a 10.00 stored-card intent (manual capture), when the processor authorizes %s (%s), then it is refused and the payment stays where it was", async (amount) => {
     const { engine, processors, get, storedCardIntent } = await givenAnEngine();
     const payment_id = await storedCardIntent("manual");
     const before = await get(payment_id);
@@ -18,7 +27,7 @@ describe("Rule: the authorized amount equals amount + tip + donation", () => {
     processors.nextAuthorization = { kind: "authorized", authorization: authorization(amount) };
     await refusedAsUnexpectedState(engine.authorize({ external_account_id: ACCOUNT, payment_id }));
 
-    expect(await get(payment_id)).toEqual(before);
+    await expectUnchanged(engine, payment_id, before, await get(payment_id));
     expect(before).toMatchObject({ status: "requires_payment_method", amount_authorized: "0.00" });
   });
 
@@ -53,13 +62,13 @@ describe("Rule: the authorized amount equals amount + tip + donation", () => {
     ["captured", "9.99"],
     ["capture_requested", "15.00"],
     ["capture_requested", "9.99"],
-  ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for %s, then it is refused and nothing is recorded", async (kind, amount) => {
+  ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for %s, then it is refused and the payment stays where it was", async (kind, amount) => {
     const { engine, processors, get, storedCardIntent } = await givenAnEngine();
     const payment_id = await storedCardIntent("automatic");
     const before = await get(payment_id);
     processors.nextAuthorization = { kind, authorization: authorization(amount) };
     await refusedAsUnexpectedState(engine.authorize({ external_account_id: ACCOUNT, payment_id }));
-    expect(await get(payment_id)).toEqual(before);
+    await expectUnchanged(engine, payment_id, before, await get(payment_id));
   });
 
   test.each([

@@ -21,7 +21,9 @@ describe("public events", () => {
     const { data } = await feed.page("acct_map", { payment_id });
     expect(data.map((e) => [e.type, e.sequence])).toEqual([["payment_intent.created", 1], ["payment_intent.requires_capture", 2]]);
     const domain = await engine.store.readStream(stream);
-    expect(data.map((e) => e.id)).toEqual(domain.slice(0, 2).map((e) => publicEventId(e.id)));
+    // created; then AuthorizationAttempted (no public meaning) and PaymentAuthorized
+    expect(domain.slice(0, 3).map((e) => e.type)).toEqual(["PaymentIntentCreated", "AuthorizationAttempted", "PaymentAuthorized"]);
+    expect(data.map((e) => e.id)).toEqual([domain[0]!, domain[2]!].map((e) => publicEventId(e.id)));
     // rebuilt from zero elsewhere: the same events, ids and sequences
     const again = createEventFeed({ store: engine.store, readModels: createMemoryReadModels() });
     expect((await again.page("acct_map", { payment_id })).data).toEqual(data);

@@ -48,8 +48,9 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
 }
 
 function sandbox(raw: string | undefined): boolean {
-  if (raw === undefined || raw === "" || raw === "on") return true;
-  if (raw === "off") return false;
+  const value = (raw ?? "").trim().toLowerCase();
+  if (["", "on", "true", "1"].includes(value)) return true;
+  if (["off", "false", "0"].includes(value)) return false;
   throw new Error(`SANDBOX: expected on or off, got ${JSON.stringify(raw)}`);
 }
 

@@ -24,6 +24,18 @@ export class InvalidRequest extends CardflowError {
   }
 }
 
+/** 401: the credential sent (a client secret) is not valid; what it would have opened is not said. */
+export class Unauthorized extends CardflowError {
+  override readonly name = "Unauthorized";
+  readonly status = 401;
+  readonly code = "unauthorized";
+  override readonly param: string | null;
+  constructor(message: string, param: string | null = null) {
+    super(message);
+    this.param = param;
+  }
+}
+
 /** 404: no such resource for this merchant account (another account's resources read as missing). */
 export class NotFound extends CardflowError {
   override readonly name = "NotFound";

@@ -62,6 +62,6 @@ describe("streams written before attempt events", () => {
     expect(secret).toMatch(/_secret_/);
     // the right secret gets past the check (the payment is done: 409); a wrong one reads as missing
     await expect(engine.processPayment({ client_secret: secret })).rejects.toMatchObject({ status: 409 });
-    await expect(engine.processPayment({ client_secret: `${secret.slice(0, -1)}X` })).rejects.toMatchObject({ status: 404 });
+    await expect(engine.processPayment({ client_secret: `${secret.slice(0, -1)}X` })).rejects.toMatchObject({ status: 401 });
   });
 });

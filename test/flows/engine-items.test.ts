@@ -61,7 +61,7 @@ describe("client secrets", () => {
     const multibyte = `${secret.slice(0, -1)}é`; // same length in characters, one more byte
     expect(multibyte.length).toBe(secret.length);
     for (const wrong of [multibyte, `${secret.slice(0, -1)}X`, `${created.payment_id}_secret_`]) {
-      expect(await refused(r.engine.collectPaymentMethod({ client_secret: wrong }))).toMatchObject({ status: 404, param: "client_secret" });
+      expect(await refused(r.engine.collectPaymentMethod({ client_secret: wrong }))).toMatchObject({ status: 401, code: "unauthorized", param: "client_secret" });
     }
   });
 });

@@ -90,8 +90,8 @@ describe("processor B, client reader SDK", () => {
     const early = await refused(sdk.processPayment(created.client_secret!));
     expect(early).toMatchObject({ status: 409 });
     expect(early.message).toContain("after collecting its payment method");
-    expect(await refused(sdk.collectPaymentMethod(`${created.payment_id}_secret_wrong`))).toMatchObject({ status: 404, param: "client_secret" });
-    expect(await refused(sdk.processPayment("no-secret-here"))).toMatchObject({ status: 404, param: "client_secret" });
+    expect(await refused(sdk.collectPaymentMethod(`${created.payment_id}_secret_wrong`))).toMatchObject({ status: 401, code: "unauthorized", param: "client_secret" });
+    expect(await refused(sdk.processPayment("no-secret-here"))).toMatchObject({ status: 401, code: "unauthorized", param: "client_secret" });
     const aTerminal = await terminal("A_async", B);
     expect(await refused(sdk.collectPaymentMethod(created.client_secret!, { terminal_id: aTerminal }))).toMatchObject({ status: 400, param: "terminal_id" });
     // and a B reader is not driven by the auth call

@@ -164,14 +164,16 @@ describe("what the payment does not allow", () => {
     await refused(() => m.post("/v1/payment/auth", { payment_id: body.payment_id }), 409, "payment_intent_unexpected_state");
   });
 
-  it("missing resources: payment, terminal, stored card, client secret", async () => {
+  it("missing resources: payment, terminal, stored card; a wrong client secret", async () => {
     await refused(() => m.read("pi_nope"), 404, "resource_missing", "payment_id");
     await refused(() => m.post("/v2/payment/capture", { payment_id: "pi_nope", amount: 1 }), 404, "resource_missing", "payment_id");
     const { body } = await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
     await refused(() => m.post("/v2/payment/auth", { payment_id: body.payment_id, terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
     await refused(() => m.post("/v2/payment/auth", { payment_id: body.payment_id }), 400, "parameter_missing", "terminal_id");
     await refused(() => m.post("/v2/payment/intent", { ...intent, payment_method_id: "pm_nope" }), 400, "resource_missing", "payment_method_id");
-    await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `${body.payment_id}_secret_wrong` } }), 404, "resource_missing", "client_secret");
+    // a wrong client secret (also one with a multibyte character of the right length) is a credential refused
+    await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `${body.payment_id}_secret_wrong` } }), 401, "unauthorized", "client_secret");
+    await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `pi_nope_secret_${"é".repeat(24)}` } }), 401, "unauthorized", "client_secret");
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
   });
 

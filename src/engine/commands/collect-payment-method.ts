@@ -4,18 +4,16 @@ import type { PaymentEvent } from "../../../machines/events.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
 import { CollectPaymentMethodInput, parseInput } from "../../inputs.js";
-import { paymentIdOfSecret, requireSecret } from "../client-secret.js";
+import { onPaymentOfSecret } from "../client-secret.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext } from "../payment-streams.js";
 
 export function collectPaymentMethod(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
     const { client_secret, card_number = "4242424242424242", terminal_id } = parseInput(CollectPaymentMethodInput, input);
-    const paymentId = paymentIdOfSecret(client_secret);
     ctx = commandClock(core.clock, ctx);
-    const loaded = await core.payments.onPayment(null, paymentId, async (loaded) => {
+    const loaded = await onPaymentOfSecret(core, client_secret, async (loaded) => {
       const payment = core.viewOf(loaded);
-      requireSecret(payment, client_secret);
       if (terminal_id !== undefined) {
         const terminal = await core.getTerminal(payment.intent.external_account_id, terminal_id);
         if (terminal.terminal_type !== "B_reader") throw new InvalidRequest(`terminal_id: ${terminal_id} is not a processor B reader`, "terminal_id", "parameter_invalid");
@@ -23,7 +21,7 @@ export function collectPaymentMethod(core: Core) {
       core.requireAllowed(loaded, "collect_payment_method");
       const card = await core.processors.get("B").readCardFromClient({ payment, card_number });
       const event: PaymentEvent = { type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: terminal_id ?? null } };
-      return core.payments.append(paymentId, loaded, [event], ctx, "collect_payment_method");
+      return core.payments.append(payment.intent.payment_id, loaded, [event], ctx, "collect_payment_method");
     });
     return core.recordOf(loaded);
   };

@@ -4,7 +4,7 @@ import { hasTag } from "../../../machines/fold.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { parseInput, ProcessPaymentInput } from "../../inputs.js";
 import { attempt } from "../attempt.js";
-import { paymentIdOfSecret, requireSecret } from "../client-secret.js";
+import { onPaymentOfSecret } from "../client-secret.js";
 import type { Core } from "../core.js";
 import { followUp } from "../follow-up.js";
 import { commandClock, type CommandContext, type Loaded } from "../payment-streams.js";
@@ -29,12 +29,10 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
 export function processPayment(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
     const { client_secret } = parseInput(ProcessPaymentInput, input);
-    const paymentId = paymentIdOfSecret(client_secret);
     ctx = commandClock(core.clock, ctx);
-    const loaded = await core.payments.onPayment(null, paymentId, async (loaded) => {
-      requireSecret(core.viewOf(loaded), client_secret);
+    const loaded = await onPaymentOfSecret(core, client_secret, async (loaded) => {
       if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", "the client SDK processes a payment after collecting its payment method");
-      return processCollected(core, paymentId, loaded, ctx);
+      return processCollected(core, core.viewOf(loaded).intent.payment_id, loaded, ctx);
     });
     return core.recordOf(loaded);
   };

@@ -1,7 +1,7 @@
 // The checkpointed projection runner: reads events after each projection's checkpoint, folds them
 // into documents, and commits documents and checkpoint together. Live updates and a rebuild from
 // position zero run the very same code, so they reach the same documents.
-import { CheckpointConflict, type EventStore, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscription } from "../src/store/port.js";
+import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscription } from "../src/store/port.js";
 import type { Projection } from "./projection.js";
 
 export interface ProjectionRunner {
@@ -36,15 +36,7 @@ export function createProjectionRunner({
    * Another process may commit the same projection meanwhile: each commit states the checkpoint
    * its documents were read at, and a CheckpointConflict means "re-read and fold again".
    */
-  async function catchUpNow(): Promise<number> {
-    for (;;) {
-      try {
-        return await catchUpOnce();
-      } catch (error) {
-        if (!(error instanceof CheckpointConflict)) throw error;
-      }
-    }
-  }
+  const catchUpNow = () => retryOnCheckpointConflict(catchUpOnce);
 
   /**
    * One batch of events, read once and folded by every projection, committed in one transaction

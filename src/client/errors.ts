@@ -1,19 +1,13 @@
 // What a client call can end with besides its answer: the API's problem+json (ApiError), no
 // answer at all after the retries (ConnectionError), or a wait that ran out (WaitTimeout).
 
+import type { Problem as ServerProblem } from "../http/problem.js";
+
 /** An RFC 9457 problem the API answered (README: Errors). */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  param: string | null;
-  request_id: number;
+export interface Problem extends ServerProblem {
   /** For a step the payment's status does not allow (409). */
   current_status?: string;
   allowed_next_steps?: string[];
-  [extension: string]: unknown;
 }
 
 /** The API refused the request: its problem's fields, typed. */

@@ -253,6 +253,17 @@ export class CheckpointConflict extends Error {
   }
 }
 
+/** Runs `attempt` again while it ends in a CheckpointConflict (another process committed first: read again). */
+export async function retryOnCheckpointConflict<T>(attempt: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof CheckpointConflict)) throw error;
+    }
+  }
+}
+
 /** The check every ReadModelStore applies in commitBatch(); `actual` is 0 for a projection that never ran. */
 export function checkCheckpoint(projection: string, expected: number | undefined, actual: number): void {
   if (expected !== undefined && expected !== actual) throw new CheckpointConflict(projection, expected, actual);

@@ -4,7 +4,7 @@
 // tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
 // The fold state of each stream and the webhook endpoints are committed in the same transaction,
 // with the checkpoint each was read at (several processes fold alike; the loser folds again).
-import { CheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
+import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "./public-events.js";
 
@@ -98,15 +98,7 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
     }
   }
 
-  async function catchUpNow(): Promise<number> {
-    for (;;) {
-      try {
-        return await catchUpOnce();
-      } catch (error) {
-        if (!(error instanceof CheckpointConflict)) throw error;
-      }
-    }
-  }
+  const catchUpNow = () => retryOnCheckpointConflict(catchUpOnce);
   /** Serialized in this process: the checkpoint only moves forward. */
   const catchUp = () => (queue = queue.catch(() => 0).then(catchUpNow));
 

@@ -1,0 +1,20 @@
+// The tests a mutation run (stryker.config.mjs) gives each mutant: the direct, fast suites of the
+// mutated paths. Left out for time on a shared 2-core machine: the broad walks (machine paths
+// ~50 s, compiled table, random model) and everything that starts servers, processes or databases
+// (store, HTTP, audit): a mutant they alone would kill is listed as a survivor in docs/MUTATION.md.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: [
+      "test/rules/**/*.test.ts",
+      "test/flows/**/*.test.ts",
+      "test/money*.test.ts",
+      "test/engine/inputs.test.ts",
+      "test/engine/replay-and-projections.test.ts",
+      "test/engine/runner.test.ts",
+      "test/http/idempotency.test.ts",
+    ],
+    testTimeout: 60_000,
+  },
+});

@@ -146,5 +146,6 @@ it("after random crashes and one reconciler pass, cardflow's ledger equals the p
     { numRuns: 300 },
   );
   console.info(`random crash property: ${crashes} crashes injected over 300 runs`);
-  expect(crashes).toBeGreaterThan(40);
+  // the property is worth something only if crashes happened: 35 to 58 per 300 runs were seen
+  expect(crashes).toBeGreaterThan(10);
 });

@@ -162,7 +162,8 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("As of (UTC)").fill("2026-01-01T00:01:30");
     await page.getByRole("button", { name: "Show" }).click();
     await expect.poll(() => page.getByTestId("as-of").innerText()).toMatch(/was payment_method_requested/);
-    await page.screenshot({ path: "docs/console-payment.png", fullPage: true });
+    // written beside the test reports; UPDATE_DOCS=1 renews the README's copy (a test run leaves the tree clean)
+    await page.screenshot({ path: process.env.UPDATE_DOCS ? "docs/console-payment.png" : ".tmp/console-payment.png", fullPage: true });
   });
 
   it("a refund above what is refundable is refused, and the console says why in words", async () => {

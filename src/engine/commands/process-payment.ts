@@ -1,5 +1,9 @@
 // Processor B client SDK (spec §4.8): process the payment whose card the SDK collected, i.e.
-// authorize the collected card; automatic capture follows.
+// authorize the collected card; automatic capture follows. A card-not-present collect processes
+// its payment itself (./collect-payment-method.ts): processing it again is refused, as Stripe
+// refuses to confirm a PaymentIntent already confirmed (409 payment_intent_unexpected_state,
+// naming the status). Only when that processing did not happen (the processor did nothing) is
+// process-payment the way to retry it.
 import { hasTag } from "../../../machines/fold.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { parseInput, ProcessPaymentInput } from "../../inputs.js";
@@ -26,14 +30,20 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
   return followUp(core, paymentId, after, ctx);
 }
 
+const notCollectedReason = (types: string, loaded: Loaded) =>
+  types === "card" && loaded.snapshot.context.card !== null
+    ? "collecting the payment method of a card-not-present intent already processed the payment"
+    : "the client SDK processes a payment after collecting its payment method";
+
 export function processPayment(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
     const { client_secret } = parseInput(ProcessPaymentInput, input);
     const paymentId = paymentIdOfSecret(client_secret);
     ctx = commandClock(core.clock, ctx);
     const loaded = await core.payments.onPayment(null, paymentId, async (loaded) => {
-      requireSecret(core.viewOf(loaded), client_secret);
-      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", "the client SDK processes a payment after collecting its payment method");
+      const payment = core.viewOf(loaded);
+      requireSecret(payment, client_secret);
+      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", notCollectedReason(payment.intent.payment_method_types, loaded));
       return processCollected(core, paymentId, loaded, ctx);
     });
     return core.recordOf(loaded);

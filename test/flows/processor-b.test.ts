@@ -65,6 +65,25 @@ describe("processor B, client reader SDK", () => {
     expect(await sdk.collectPaymentMethod(created.client_secret!)).toMatchObject({ status: "requires_capture", amount_authorized: "10.00" });
   });
 
+  test("card not present: when the collect's processing never reached the processor, process-payment authorizes the collected card", async () => {
+    let crashes = 1;
+    const { engine, sdk, intent } = await rig({
+      engine: {
+        fault: (point) => {
+          if (point === "after_attempt" && crashes-- > 0) throw new Error("crash after the attempt");
+        },
+      },
+    });
+    const created = await intent(B, { payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    await expect(sdk.collectPaymentMethod(created.client_secret!)).rejects.toThrow("crash after the attempt");
+    const report = await engine.reconcile({ graceMs: 0 });
+    expect(report.resolved.map((r) => [r.open, r.processor, r.appended.join()])).toEqual([["AuthorizationAttempted", "never_received", "AttemptAbandoned"]]);
+    // the card is collected, not processed: collecting again is refused, processing is the retry
+    expect(await refused(sdk.collectPaymentMethod(created.client_secret!))).toMatchObject({ status: 409 });
+    expect(await sdk.processPayment(created.client_secret!)).toMatchObject({ status: "requires_capture", amount_authorized: "10.00" });
+    expect(await engine.saveCard({ external_account_id: B, payment_id: created.payment_id, external_customer_id: "cus_b5" })).toMatchObject({ external_customer_id: "cus_b5" });
+  });
+
   test("save card, card present, automatic capture, customer attached after the capture", async () => {
     const { engine, sdk, terminal, intent } = await rig();
     const reader = await terminal("B_reader");

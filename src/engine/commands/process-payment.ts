@@ -30,10 +30,12 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
   return followUp(core, paymentId, after, ctx);
 }
 
-const notCollectedReason = (types: string, loaded: Loaded) =>
-  types === "card" && loaded.snapshot.context.card !== null
-    ? "collecting the payment method of a card-not-present intent already processed the payment"
-    : "the client SDK processes a payment after collecting its payment method";
+/** A card form's collect processed this payment (its card is there and not waiting to be processed). */
+export const processedByCardForm = (loaded: Loaded) => {
+  const { intent, card } = loaded.snapshot.context;
+  return intent!.payment_method_types === "card" && intent!.payment_method_id === null && card !== null && !collectedByClientSdk(loaded);
+};
+export const ALREADY_PROCESSED = "collecting the payment method of a card-not-present intent already processed the payment";
 
 export function processPayment(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
@@ -43,7 +45,7 @@ export function processPayment(core: Core) {
     const loaded = await core.payments.onPayment(null, paymentId, async (loaded) => {
       const payment = core.viewOf(loaded);
       requireSecret(payment, client_secret);
-      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", notCollectedReason(payment.intent.payment_method_types, loaded));
+      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", processedByCardForm(loaded) ? ALREADY_PROCESSED : "the client SDK processes a payment after collecting its payment method");
       return processCollected(core, paymentId, loaded, ctx);
     });
     return core.recordOf(loaded);

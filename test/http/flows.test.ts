@@ -288,6 +288,19 @@ describe("processor B (client reader SDK)", () => {
     expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "5.00" });
   });
 
+  it("card not present: a collect retried with its Idempotency-Key answers the first answer and authorizes once", async () => {
+    const m = await api.merchant("acct_b5", "B");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "7.00", payment_method_types: "card", capture_method: "automatic" });
+    const send = () => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: intent.client_secret }, headers: { "idempotency-key": "collect-1" } });
+    const first = await send();
+    expect(expectShape(ClientIntentOut, first.body)).toMatchObject({ status: "succeeded" });
+    const again = await send();
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const attempts = (await api.store.readAll()).filter((e) => e.stream === `payment-${intent.payment_id}` && e.type === "AuthorizationAttempted");
+    expect(attempts).toHaveLength(1);
+  });
+
   it("card present, automatic capture, customer attached after the capture", async () => {
     const m = await api.merchant("acct_b3", "B");
     const reader = await m.terminal("B_reader");

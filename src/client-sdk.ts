@@ -1,5 +1,6 @@
 // The processor B client reader SDK, simulated for merchant front-end tests (spec §4.8): the client
-// collects the card with the intent's client secret (from create), then processes the payment. It
+// collects the card with the intent's client secret (from create), then processes the payment (a
+// card form's collect, card not present, processes it itself). It
 // reaches the service through a transport: an in-process engine, or any function (e.g. over HTTP).
 import type { PaymentRecord } from "../projections/payment-record.js";
 import type { Engine } from "./engine.js";
@@ -20,9 +21,12 @@ export interface CollectOptions {
 }
 
 export interface ReaderSdk {
-  /** Reads a card for the intent of the client secret: the intent becomes payment_method_requested. */
+  /**
+   * Reads a card for the intent of the client secret. On a reader the intent becomes
+   * payment_method_requested (process it next); a card form (card not present) also processes it.
+   */
   collectPaymentMethod(clientSecret: string, options?: CollectOptions): Promise<PaymentRecord>;
-  /** Authorizes the collected card (and captures it when the capture method is automatic). */
+  /** Authorizes the card a reader collected (and captures it when the capture method is automatic). */
   processPayment(clientSecret: string): Promise<PaymentRecord>;
 }
 

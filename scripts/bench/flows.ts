@@ -12,8 +12,8 @@ export async function openBenchAccount(engine: Engine): Promise<string> {
   await engine.openAccount({ external_account_id: ACCOUNT, processor: "B", currency: "USD" });
   const intent = await engine.createIntent({ external_account_id: ACCOUNT, amount: "1.00", payment_method_types: "card", capture_method: "manual", external_customer_id: CUSTOMER, allow_saving_card: true });
   await engine.collectPaymentMethod({ client_secret: intent.client_secret!, card_number: "4242424242424242" });
+  // the card form's collect also authorizes the card
   const ref = { external_account_id: ACCOUNT, payment_id: intent.payment_id };
-  await engine.authorize(ref);
   await engine.capture({ ...ref, amount: "1.00" });
   return (await engine.saveCard({ ...ref, external_customer_id: CUSTOMER })).payment_method_id;
 }

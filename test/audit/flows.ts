@@ -98,12 +98,11 @@ export async function runFlows(
   await step();
   await engine.capture({ ...ref(p), amount: "25.00" }, ctx("key_b"));
 
-  // processor B card form (not present), automatic capture, card saved after capture
+  // processor B card form (not present), automatic capture, card saved after capture: the
+  // collect processes the payment
   p = await intent("card_form_automatic", { payment_method_types: "card", capture_method: "automatic", allow_saving_card: true }, B);
   await step();
   await engine.collectPaymentMethod({ client_secret: p.client_secret }, ctx("sdk"));
-  await step();
-  await engine.authorize(ref(p), ctx("key_b"));
   await step();
   await engine.saveCard({ ...ref(p), external_customer_id: "cus_2" }, ctx("key_b"));
 

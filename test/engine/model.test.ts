@@ -170,16 +170,11 @@ const collectAndProcess = (n: number, outcome: "approve" | "decline") =>
     const i = target(m, n, (p) => p.variant === "sdk_saving" && retryable(p.status));
     const p = m.payments[i]!;
     const canCollect = p.variant === "sdk_saving" && retryable(p.status);
-    await expectOutcome(r, canCollect, () => r.engine.collectPaymentMethod({ client_secret: r.secrets[i] ?? `${r.ids[i]}_secret_none` }), () => {
-      p.status = "payment_method_requested";
-      p.cardCollected = true;
-    });
-    // processing is the same authorize call that charges a stored card: only an SDK intent's here
-    if (p.variant !== "sdk_saving") return checkPayment(m, r, i);
-    const canProcess = p.status === "payment_method_requested";
+    // the card form's collect also processes the payment (spec §4.8: collect, then save the card)
     r.scripted.nextAuthorization =
       outcome === "approve" ? { kind: "authorized", authorization: authorization(p.amount, "card_not_present") } : { kind: "failed", last_error: "declined", last_error_code: null };
-    await expectOutcome(r, canProcess, () => r.engine.authorize({ external_account_id: ACCOUNT[p.variant], payment_id: r.ids[i]! }), () => {
+    await expectOutcome(r, canCollect, () => r.engine.collectPaymentMethod({ client_secret: r.secrets[i] ?? `${r.ids[i]}_secret_none` }), () => {
+      p.cardCollected = true;
       if (outcome === "approve") {
         p.authorized = p.amount;
         p.status = "requires_capture";

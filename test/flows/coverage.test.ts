@@ -68,10 +68,9 @@ test("every transition of the machine is reached through the simulators", async 
 
   // processor B: collect in rpm and in error; save before and after capture
   const form = await intent(B, { payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+  // (a card form's collect also processes the payment)
   await sdk.collectPaymentMethod(form.client_secret!, { card_number: "4000000000000002" });
-  await sdk.processPayment(form.client_secret!);
   await sdk.collectPaymentMethod(form.client_secret!);
-  await sdk.processPayment(form.client_secret!);
   await engine.saveCard({ ...ref(B, form.payment_id), external_customer_id: "cus_b" });
   const present = await intent(B, { capture_method: "automatic", allow_saving_card: true });
   await sdk.collectPaymentMethod(present.client_secret!, { terminal_id: reader });
@@ -96,8 +95,7 @@ test("every transition of the machine is reached through the simulators", async 
   await engine.authorize(ref(A, inError));
   await crashing(engine.authorize(ref(A, inError)));
   const inPmr = await intent(B, { payment_method_types: "card", capture_method: "manual" });
-  await sdk.collectPaymentMethod(inPmr.client_secret!);
-  await crashing(sdk.processPayment(inPmr.client_secret!));
+  await crashing(sdk.collectPaymentMethod(inPmr.client_secret!));
   const inCapture = (await stored("pm_card_visa", "manual")).payment_id;
   await engine.authorize(ref(A, inCapture));
   await crashing(engine.capture({ ...ref(A, inCapture), amount: "10.00" }));

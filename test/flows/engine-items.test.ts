@@ -51,7 +51,7 @@ describe("client secrets", () => {
     expect(data.client_secret).toBeNull();
     expect(data.client_secret_sha256).toBe(secretDigest(created.client_secret!));
     expect(JSON.stringify(await r.engine.store.readAll())).not.toContain(created.client_secret!);
-    expect((await r.engine.collectPaymentMethod({ client_secret: created.client_secret! })).status).toBe("payment_method_requested");
+    expect((await r.engine.collectPaymentMethod({ client_secret: created.client_secret! })).status).toBe("requires_capture");
   });
 
   test("a wrong secret of the right length with a multibyte character is refused like any wrong secret, not a crash", async () => {

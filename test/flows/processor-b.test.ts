@@ -1,5 +1,6 @@
 // Spec §4.8, the three processor B save-card flows: the client reader SDK collects the card with the
-// intent's client secret, then processes the payment; the card is saved through §4.7.
+// intent's client secret; a reader's payment is then processed, a card form's collect processes it
+// itself (card not present: collect, then save, as the spec writes it); the card is saved through §4.7.
 import { describe, expect, test } from "vitest";
 import { createReaderSdk, engineTransport, type ReaderCall } from "../../src/client-sdk.js";
 import { B, A, failureOf, refused, rig } from "./harness.js";
@@ -26,12 +27,13 @@ describe("processor B, client reader SDK", () => {
     expect(await get(B, created.payment_id)).toMatchObject({ status: "succeeded", payment_method_id: saved.payment_method_id });
   });
 
-  test("save card, card not present, manual capture: the card is saved before capture, captured later, and charged again", async () => {
+  test("save card, card not present, manual capture, as the spec writes it: create, collect, save, capture later, charge again", async () => {
     const { engine, sdk, intent, get } = await rig();
     const created = await intent(B, { payment_method_types: "card", capture_method: "manual", allow_saving_card: true, amount: "30.00" });
     expect(created.client_secret).not.toBeNull();
-    expect((await sdk.collectPaymentMethod(created.client_secret!)).payment).toMatchObject({ type: "card_not_present" });
-    expect((await sdk.processPayment(created.client_secret!)).status).toBe("requires_capture");
+    // the card form's collect authorizes the card: the next step the spec names (save) works at once
+    const collected = await sdk.collectPaymentMethod(created.client_secret!);
+    expect(collected).toMatchObject({ status: "requires_capture", amount_authorized: "30.00", amount_captured: "0.00", payment: { type: "card_not_present" } });
 
     const saved = await engine.saveCard({ external_account_id: B, payment_id: created.payment_id, external_customer_id: "cus_b2" });
     expect(await get(B, created.payment_id)).toMatchObject({ status: "requires_capture", payment_method_id: saved.payment_method_id, external_customer_id: "cus_b2" });
@@ -43,12 +45,43 @@ describe("processor B, client reader SDK", () => {
     expect((await engine.authorize({ external_account_id: B, payment_id: charge.payment_id })).status).toBe("succeeded");
   });
 
-  test("saving before capture needs allow_saving_card", async () => {
+  test("card not present: the collect's processing is one attempt with its outcome, and processing again is refused", async () => {
     const { engine, sdk, intent } = await rig();
+    const created = await intent(B, { payment_method_types: "card", capture_method: "automatic" });
+    expect(await sdk.collectPaymentMethod(created.client_secret!)).toMatchObject({ status: "succeeded", amount_captured: "10.00" });
+    const types = (await engine.store.readStream(`payment-${created.payment_id}`)).map((e) => e.type);
+    expect(types).toEqual(["PaymentIntentCreated", "PaymentMethodCollected", "AuthorizationAttempted", "PaymentAuthorized", "CaptureAttempted", "PaymentCaptured"]);
+    const again = await refused(sdk.processPayment(created.client_secret!));
+    expect(again).toMatchObject({ status: 409, code: "payment_intent_unexpected_state" });
+    expect(again.message).toContain("already processed the payment");
+    expect(await refused(sdk.collectPaymentMethod(created.client_secret!))).toMatchObject({ status: 409 });
+    expect((await engine.store.readStream(`payment-${created.payment_id}`)).length).toBe(types.length);
+  });
+
+  test("card not present: a declined card form ends in error; collecting another card processes it again", async () => {
+    const { sdk, intent } = await rig();
     const created = await intent(B, { payment_method_types: "card", capture_method: "manual" });
-    await sdk.collectPaymentMethod(created.client_secret!);
-    await sdk.processPayment(created.client_secret!);
-    expect(await refused(engine.saveCard({ external_account_id: B, payment_id: created.payment_id, external_customer_id: "cus_x" }))).toMatchObject({ status: 409 });
+    expect(failureOf(await sdk.collectPaymentMethod(created.client_secret!, { card_number: "4000000000000002" }))).toMatchObject({ status: "error" });
+    expect(await sdk.collectPaymentMethod(created.client_secret!)).toMatchObject({ status: "requires_capture", amount_authorized: "10.00" });
+  });
+
+  test("card not present: when the collect's processing never reached the processor, process-payment authorizes the collected card", async () => {
+    let crashes = 1;
+    const { engine, sdk, intent } = await rig({
+      engine: {
+        fault: (point) => {
+          if (point === "after_attempt" && crashes-- > 0) throw new Error("crash after the attempt");
+        },
+      },
+    });
+    const created = await intent(B, { payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    await expect(sdk.collectPaymentMethod(created.client_secret!)).rejects.toThrow("crash after the attempt");
+    const report = await engine.reconcile({ graceMs: 0 });
+    expect(report.resolved.map((r) => [r.open, r.processor, r.appended.join()])).toEqual([["AuthorizationAttempted", "never_received", "AttemptAbandoned"]]);
+    // the card is collected, not processed: collecting again is refused, processing is the retry
+    expect(await refused(sdk.collectPaymentMethod(created.client_secret!))).toMatchObject({ status: 409 });
+    expect(await sdk.processPayment(created.client_secret!)).toMatchObject({ status: "requires_capture", amount_authorized: "10.00" });
+    expect(await engine.saveCard({ external_account_id: B, payment_id: created.payment_id, external_customer_id: "cus_b5" })).toMatchObject({ external_customer_id: "cus_b5" });
   });
 
   test("save card, card present, automatic capture, customer attached after the capture", async () => {
@@ -67,8 +100,7 @@ describe("processor B, client reader SDK", () => {
   test("a card expiring before 03/30 cannot be saved from the SDK flows either", async () => {
     const { engine, sdk, intent } = await rig();
     const created = await intent(B, { payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
-    await sdk.collectPaymentMethod(created.client_secret!, { card_number: "4000000000000077" });
-    await sdk.processPayment(created.client_secret!);
+    expect((await sdk.collectPaymentMethod(created.client_secret!, { card_number: "4000000000000077" })).status).toBe("requires_capture");
     expect(await refused(engine.saveCard({ external_account_id: B, payment_id: created.payment_id, external_customer_id: "cus_b4" }))).toMatchObject({ status: 402, code: "card_not_savable" });
   });
 
@@ -107,15 +139,16 @@ describe("processor B, client reader SDK", () => {
   });
 
   test("the SDK works through a transport function (as it would over HTTP)", async () => {
-    const { engine, intent } = await rig();
+    const { engine, intent, terminal } = await rig();
     const calls: ReaderCall["operation"][] = [];
     const toEngine = engineTransport(engine);
     const sdk = createReaderSdk(async (call) => {
       calls.push(call.operation);
       return toEngine(JSON.parse(JSON.stringify(call)) as ReaderCall);
     });
-    const created = await intent(B, { payment_method_types: "card", capture_method: "automatic" });
-    await sdk.collectPaymentMethod(created.client_secret!, { card_number: "378282246310005" });
+    const reader = await terminal("B_reader");
+    const created = await intent(B, { capture_method: "automatic" });
+    await sdk.collectPaymentMethod(created.client_secret!, { terminal_id: reader, card_number: "378282246310005" });
     const record = await sdk.processPayment(created.client_secret!);
     expect(record).toMatchObject({ status: "succeeded" });
     expect(record.payment).toMatchObject({ brand: "amex", last_4: "0005" });

@@ -75,6 +75,6 @@ describe("cross-account isolation", () => {
     const { body: intent } = await b.post("/v2/payment/intent", { amount: "4.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
     const res = await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: intent.client_secret } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ payment_id: intent.payment_id, status: "payment_method_requested", amount: "4.00", currency: "USD", payment: expect.objectContaining({ last_4: "4242" }) });
+    expect(res.body).toEqual({ payment_id: intent.payment_id, status: "requires_capture", amount: "4.00", currency: "USD", payment: expect.objectContaining({ last_4: "4242" }) });
   });
 });

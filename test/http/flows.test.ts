@@ -2,7 +2,7 @@
 // of §2.1 / §4.3 (strict: no field more, none missing, every type right) and for its values.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClientIntentOut, CreatedIntentOut, CustomerCardListOut, CustomerCardOut, PaymentRecordOut, TerminalListOut, TerminalOut } from "../../src/http/schemas.js";
-import { expectShape, startApi, type Api, type Merchant } from "./harness.js";
+import { expectProblem, expectShape, startApi, type Api, type Merchant } from "./harness.js";
 
 let api: Api;
 beforeEach(async () => {
@@ -261,16 +261,44 @@ describe("processor B (client reader SDK)", () => {
     expect(card.payment_method_id).toMatch(/^pm_/);
   });
 
-  it("card not present, manual, allow_saving_card: collect, save the card before capture, capture later", async () => {
+  it("card not present, manual, allow_saving_card, as the spec writes it: create, collect, save the card, capture later", async () => {
     const m = await api.merchant("acct_b2", "B");
+    // 1. create intent with card, manual, allow_saving_card true
     const { body: intent } = await m.post("/v2/payment/intent", { amount: "12.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
     expect(intent.client_secret).toBeDefined();
-    await collect(intent.client_secret);
-    expect((await m.post("/v2/payment/auth", { payment_id: intent.payment_id })).body.status).toBe("requires_capture");
+    // 2. collect the payment method in the client SDK: a card form's collect also processes it
+    expect(await collect(intent.client_secret)).toMatchObject({ status: "requires_capture", amount: "12.00", payment: { type: "card_not_present", last_4: "4242" } });
+    // 3. call the customer card endpoint, with no other step in between
     const saved = await m.post("/v1/customer/card", { payment_id: intent.payment_id, external_customer_id: "cus_b2" });
-    expect(expectShape(CustomerCardOut, saved.body)).toMatchObject({ external_customer_id: "cus_b2", last_4: "4242" });
+    expect(saved.status).toBe(200);
+    expect(expectShape(CustomerCardOut, saved.body)).toMatchObject({ external_customer_id: "cus_b2", last_4: "4242", payment_id: intent.payment_id });
+    expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "requires_capture", amount_authorized: "12.00", payment_method_id: saved.body.payment_method_id });
+    // 4. optionally capture later
     const captured = await m.post("/v1/payment/capture", { payment_id: intent.payment_id, amount: "12.00" });
     expect(expectShape(PaymentRecordOut("v1"), captured.body)).toMatchObject({ status: "success", payment_method_id: saved.body.payment_method_id });
+  });
+
+  it("card not present: processing again after the collect processed the payment is refused, naming why", async () => {
+    const m = await api.merchant("acct_b4", "B");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "automatic" });
+    expect(await collect(intent.client_secret, { card_number: "5555555555554444" })).toMatchObject({ status: "succeeded", payment: { last_4: "4444" } });
+    const again = await api.request("POST", "/v2/sdk/process-payment", { body: { client_secret: intent.client_secret } });
+    expect(expectProblem(again, 409, "payment_intent_unexpected_state").detail).toContain("already processed the payment");
+    expectProblem(await m.post("/v2/payment/auth", { payment_id: intent.payment_id }), 409, "payment_intent_unexpected_state");
+    expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "5.00" });
+  });
+
+  it("card not present: a collect retried with its Idempotency-Key answers the first answer and authorizes once", async () => {
+    const m = await api.merchant("acct_b5", "B");
+    const { body: intent } = await m.post("/v2/payment/intent", { amount: "7.00", payment_method_types: "card", capture_method: "automatic" });
+    const send = () => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: intent.client_secret }, headers: { "idempotency-key": "collect-1" } });
+    const first = await send();
+    expect(expectShape(ClientIntentOut, first.body)).toMatchObject({ status: "succeeded" });
+    const again = await send();
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const attempts = (await api.store.readAll()).filter((e) => e.stream === `payment-${intent.payment_id}` && e.type === "AuthorizationAttempted");
+    expect(attempts).toHaveLength(1);
   });
 
   it("card present, automatic capture, customer attached after the capture", async () => {

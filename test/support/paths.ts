@@ -6,7 +6,7 @@ import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js"
 import { paymentMachine } from "../../machines/payment.js";
 import type { Engine } from "../../src/engine.js";
 import type { AttemptFault } from "../../src/engine/attempt.js";
-import type { RecordedOutcome } from "../../src/processors/port.js";
+import type { AuthorizationOutcome, RecordedOutcome } from "../../src/processors/port.js";
 import { TEST_CARD, type ScriptedProcessors } from "./scripted-processor.js";
 
 type Intent = PaymentEventOf<"PaymentIntentCreated">["data"];
@@ -202,8 +202,84 @@ export function attemptPaths(world: World) {
     );
 }
 
-/** Makes the engine take one step of a path; returns the payment id (set by the first step). */
+/**
+ * Makes the engine take the next step of a path (`steps[0]`) with one command; returns how many of
+ * the path's steps that command took. One, except where one command takes several: a processor B
+ * card form's collect (card not present) also processes the payment (spec §4.8: collect, then save
+ * the card), so it takes the authorization outcome that follows it too (or, before a crash, its
+ * attempt). A collected card-not-present card left unprocessed (the path ends there, or cancels) is
+ * a collect whose processing the processor never received: collect, crash after the attempt, and
+ * the reconciler abandons it. The payment id is set by the first step.
+ */
 export async function drive(
+  engine: Engine,
+  scripted: ScriptedProcessors,
+  world: World,
+  before: PaymentSnapshot,
+  steps: PaymentEvent[],
+  payment: { id: string; account: string; client_secret: string | null },
+): Promise<number> {
+  const [event, next] = steps as [PaymentEvent, PaymentEvent | undefined];
+  if (before.context.attempt) {
+    await resolveAttempt(engine, scripted, payment.id, recordedFor(before.context.attempt, event));
+    return 1;
+  }
+  if (event.type.endsWith("Attempted")) {
+    crash.armed = true;
+    await stoppedByCrash(makeAttempt(engine, world, before, event as AttemptEvent, payment), event.type);
+    return 1;
+  }
+  if (event.type === "PaymentMethodCollected" && before.context.intent!.payment_method_types === "card") {
+    const collect = () => engine.collectPaymentMethod({ client_secret: payment.client_secret! });
+    if (next?.type === "AuthorizationAttempted") {
+      crash.armed = true;
+      await stoppedByCrash(collect(), next.type);
+      return 2;
+    }
+    const outcome = next && authorizationOutcome(next);
+    if (outcome) {
+      scripted.nextAuthorization = outcome;
+      await collect();
+      return 2;
+    }
+    crash.armed = true;
+    await stoppedByCrash(collect(), "AuthorizationAttempted");
+    await resolveAttempt(engine, scripted, payment.id, null);
+    return 1;
+  }
+  await driveOne(engine, scripted, world, before, event, payment);
+  return 1;
+}
+
+/** The authorization outcome an authorize call answers with to append this event, if it is one. */
+function authorizationOutcome(event: PaymentEvent): AuthorizationOutcome | null {
+  switch (event.type) {
+    case "AuthorizationFailed":
+      return { kind: "failed", ...event.data };
+    case "PaymentAuthorized":
+      return { kind: "authorized", authorization: event.data };
+    case "CaptureRequested":
+    case "PaymentCaptured":
+      return event.data.authorization ? { kind: event.type === "PaymentCaptured" ? "captured" : "capture_requested", authorization: event.data.authorization } : null;
+    default:
+      return null;
+  }
+}
+
+/** A command the armed crash fault must stop right after its attempt. */
+async function stoppedByCrash(made: Promise<unknown>, attempted: string): Promise<void> {
+  await made.then(
+    () => {
+      throw new Error(`${attempted}: the command did not stop after its attempt`);
+    },
+    (error: Error) => {
+      if (error.message !== "crash after the attempt") throw error;
+    },
+  );
+}
+
+/** One engine command for one step of a path. */
+async function driveOne(
   engine: Engine,
   scripted: ScriptedProcessors,
   world: World,
@@ -212,20 +288,6 @@ export async function drive(
   payment: { id: string; account: string; client_secret: string | null },
 ): Promise<void> {
   const ref = { external_account_id: payment.account, payment_id: payment.id };
-  if (before.context.attempt) return resolveAttempt(engine, scripted, before.context.attempt, event, payment.id);
-  if (event.type.endsWith("Attempted")) {
-    crash.armed = true;
-    const made = makeAttempt(engine, world, before, event as AttemptEvent, payment);
-    await made.then(
-      () => {
-        throw new Error(`${event.type}: the command did not stop after its attempt`);
-      },
-      (error: Error) => {
-        if (error.message !== "crash after the attempt") throw error;
-      },
-    );
-    return;
-  }
   const status = before.value;
   const onTerminalA = status === "payment_method_requested" && before.context.terminal?.terminal_type === "A_async";
   switch (event.type) {
@@ -263,12 +325,7 @@ export async function drive(
         await scripted.report(payment.id, { kind: "capture_settled", amount: (event as PaymentEventOf<"PaymentCaptured">).data.amount });
         return;
       }
-      const outcome =
-        event.type === "AuthorizationFailed"
-          ? ({ kind: "failed", ...event.data } as const)
-          : event.type === "PaymentAuthorized"
-            ? ({ kind: "authorized", authorization: event.data } as const)
-            : ({ kind: event.type === "PaymentCaptured" ? "captured" : "capture_requested", authorization: event.data.authorization! } as const);
+      const outcome = authorizationOutcome(event)!;
       if (onTerminalA) {
         await scripted.report(payment.id, outcome);
         return;
@@ -313,10 +370,9 @@ function makeAttempt(engine: Engine, world: World, before: PaymentSnapshot, even
  * An attempt a crash left open is resolved by the reconciler: the processor's record (set here to
  * the path's outcome, under the engine's own attempt id) becomes the outcome; no record abandons it.
  */
-async function resolveAttempt(engine: Engine, scripted: ScriptedProcessors, open: AttemptEvent, event: PaymentEvent, paymentId: string) {
+async function resolveAttempt(engine: Engine, scripted: ScriptedProcessors, paymentId: string, recorded: RecordedOutcome | null) {
   const events = await engine.store.readStream(`payment-${paymentId}`);
   const attemptId = (events.at(-1)!.data as { attempt_id: string }).attempt_id;
-  const recorded = recordedFor(open, event);
   if (recorded) scripted.ledger.set(attemptId, recorded);
   // (other paths' payments may still have attempts open: they are closed too, and not looked at again)
   const report = await engine.reconcile({ graceMs: 0 });

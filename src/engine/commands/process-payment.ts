@@ -1,5 +1,9 @@
 // Processor B client SDK (spec §4.8): process the payment whose card the SDK collected, i.e.
-// authorize the collected card; automatic capture follows.
+// authorize the collected card; automatic capture follows. A card-not-present collect processes
+// its payment itself (./collect-payment-method.ts): processing it again is refused, as Stripe
+// refuses to confirm a PaymentIntent already confirmed (409 payment_intent_unexpected_state,
+// naming the status). Only when that processing did not happen (the processor did nothing) is
+// process-payment the way to retry it.
 import { hasTag } from "../../../machines/fold.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { parseInput, ProcessPaymentInput } from "../../inputs.js";
@@ -26,12 +30,19 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
   return followUp(core, paymentId, after, ctx);
 }
 
+/** A card form's collect processed this payment (its card is there and not waiting to be processed). */
+export const processedByCardForm = (loaded: Loaded) => {
+  const { intent, card } = loaded.snapshot.context;
+  return intent!.payment_method_types === "card" && intent!.payment_method_id === null && card !== null && !collectedByClientSdk(loaded);
+};
+export const ALREADY_PROCESSED = "collecting the payment method of a card-not-present intent already processed the payment";
+
 export function processPayment(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
     const { client_secret } = parseInput(ProcessPaymentInput, input);
     ctx = commandClock(core.clock, ctx);
     const loaded = await onPaymentOfSecret(core, client_secret, async (loaded) => {
-      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", "the client SDK processes a payment after collecting its payment method");
+      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", processedByCardForm(loaded) ? ALREADY_PROCESSED : "the client SDK processes a payment after collecting its payment method");
       return processCollected(core, core.viewOf(loaded).intent.payment_id, loaded, ctx);
     });
     return core.recordOf(loaded);

@@ -82,7 +82,7 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
       path: "/v2/sdk/payment-method",
       summary: "Processor B client SDK: collect the card for an intent, authorised by its client secret",
       description:
-        "Called by the client (reader or card form), not the merchant server: no API key, the intent's `client_secret` authorises it. Then the server processes the payment with the auth call.",
+        "Called by the client (reader or card form), not the merchant server: no API key, the intent's `client_secret` authorises it. A card form (card not present, no `terminal_id`) also processes the payment: the answer is `requires_capture`, `succeeded` or `error`. A reader's payment is then processed with process-payment (or the auth call).",
       extension: true,
       auth: "client_secret",
       input: CollectPaymentMethodInput,

@@ -39,10 +39,18 @@ const authorized = async (engine: Engine, capture_method: "manual" | "automatic"
   await engine.authorize(p.ref);
   return p;
 };
-const collected = async (engine: Engine, allow_saving_card: boolean): Promise<Prepared> => {
+/** A card-not-present intent the processor B card form may collect (the collect processes it). */
+const cardForm = async (engine: Engine, allow_saving_card: boolean): Promise<Prepared> => {
   const { payment_id, client_secret } = await engine.createIntent({ external_account_id: B, amount: "10.00", payment_method_types: "card", capture_method: "manual", allow_saving_card });
-  await engine.collectPaymentMethod({ client_secret: client_secret! });
   return { ref: { external_account_id: B, payment_id }, client_secret, terminal_id: null };
+};
+const collectOnForm = (engine: Engine, p: Prepared) => engine.collectPaymentMethod({ client_secret: p.client_secret! });
+/** A card the processor B reader collected: process-payment authorizes it. */
+const collectedOnReader = async (engine: Engine): Promise<Prepared> => {
+  const { terminal_id } = await engine.registerTerminal({ external_account_id: B, terminal_type: "B_reader" });
+  const { payment_id, client_secret } = await engine.createIntent({ external_account_id: B, amount: "10.00", payment_method_types: "card_present", capture_method: "manual" });
+  await engine.collectPaymentMethod({ client_secret: client_secret!, terminal_id });
+  return { ref: { external_account_id: B, payment_id }, client_secret, terminal_id };
 };
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -56,7 +64,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
     run: (e, p) => e.authorize({ ...p.ref, terminal_id: p.terminal_id! }),
   },
-  "collected-card auth": { attempt: "AuthorizationAttempted", prepare: (e) => collected(e, false), run: (e, p) => e.processPayment({ client_secret: p.client_secret! }) },
+  "collected-card auth": { attempt: "AuthorizationAttempted", prepare: collectedOnReader, run: (e, p) => e.processPayment({ client_secret: p.client_secret! }) },
+  // a retried collect is refused (the card is collected); processing it again is process-payment's
+  "card form collect": { attempt: "AuthorizationAttempted", prepare: (e) => cardForm(e, false), run: collectOnForm },
   capture: { attempt: "CaptureAttempted", prepare: (e) => authorized(e, "manual"), run: (e, p) => e.capture({ ...p.ref, amount: "10.00" }) },
   void: { attempt: "VoidAttempted", prepare: (e) => authorized(e, "manual"), run: (e, p) => e.cancel(p.ref) },
   // a full refund: a retry can only refund what is left
@@ -64,8 +74,8 @@ export const SCENARIOS: Record<string, Scenario> = {
   "save card": {
     attempt: "CardSaveAttempted",
     async prepare(engine) {
-      const p = await collected(engine, true);
-      await engine.processPayment({ client_secret: p.client_secret! });
+      const p = await cardForm(engine, true);
+      await collectOnForm(engine, p);
       return p;
     },
     run: (e, p) => e.saveCard({ ...p.ref, external_customer_id: "cus_saved" }),

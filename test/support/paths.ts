@@ -6,6 +6,7 @@ import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js"
 import { paymentMachine } from "../../machines/payment.js";
 import type { Engine } from "../../src/engine.js";
 import type { AttemptFault } from "../../src/engine/attempt.js";
+import { collectProcesses } from "../../src/engine/commands/process-payment.js";
 import type { AuthorizationOutcome, RecordedOutcome } from "../../src/processors/port.js";
 import { TEST_CARD, type ScriptedProcessors } from "./scripted-processor.js";
 
@@ -229,8 +230,9 @@ export async function drive(
     await stoppedByCrash(makeAttempt(engine, world, before, event as AttemptEvent, payment), event.type);
     return 1;
   }
-  if (event.type === "PaymentMethodCollected" && before.context.intent!.payment_method_types === "card") {
-    const collect = () => engine.collectPaymentMethod({ client_secret: payment.client_secret! });
+  if (event.type === "PaymentMethodCollected" && collectProcesses(before.context.intent!)) {
+    const reader = event.data.terminal_id ? { terminal_id: world[payment.account]!.reader } : {};
+    const collect = () => engine.collectPaymentMethod({ client_secret: payment.client_secret!, ...reader });
     if (next?.type === "AuthorizationAttempted") {
       crash.armed = true;
       await stoppedByCrash(collect(), next.type);

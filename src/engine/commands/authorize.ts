@@ -9,7 +9,7 @@ import { AuthorizeInput, parseInput } from "../../inputs.js";
 import { attempt } from "../attempt.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext, type Loaded } from "../payment-streams.js";
-import { ALREADY_PROCESSED, collectedByClientSdk, processCollected, processedByCardForm } from "./process-payment.js";
+import { ALREADY_PROCESSED, collectedByClientSdk, processCollected, processedByCollect } from "./process-payment.js";
 import { SHOPPER_TIMED_OUT } from "../follow-up.js";
 
 export function authorize(core: Core) {
@@ -35,7 +35,7 @@ export function authorize(core: Core) {
       }
       if (collectedByClientSdk(loaded)) return processCollected(core, req.payment_id, loaded, ctx);
       if (payment.intent.payment_method_types !== "card_present") {
-        core.refuse(loaded, "authorize", processedByCardForm(loaded) ? ALREADY_PROCESSED : "a card not present is charged from a card on file, or collected by the processor B client SDK first");
+        core.refuse(loaded, "authorize", processedByCollect(loaded) ? ALREADY_PROCESSED : "a card not present is charged from a card on file, or collected by the processor B client SDK first");
       }
       if (req.terminal_id === undefined) throw new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing");
       const terminal = await core.getTerminal(req.external_account_id, req.terminal_id);

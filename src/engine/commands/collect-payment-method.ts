@@ -1,7 +1,7 @@
 // Processor B client SDK: a card read on a reader or a card form, for the intent of the client
-// secret. Reading the card on a reader moves no money (no attempt): the reader's payment is
-// processed by process-payment. A card form (card not present) is the whole client step of the
-// spec's flow (§4.8: collect, then save the card): collecting there also processes the payment.
+// secret. Reading the card moves no money (no attempt). Where the spec's flow has no process step
+// (§4.8: card not present, and a reader with automatic capture: collect, then save the card) the
+// collect also processes the payment (collectProcesses); else process-payment does.
 import type { PaymentEvent } from "../../../machines/events.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
@@ -9,7 +9,7 @@ import { CollectPaymentMethodInput, parseInput } from "../../inputs.js";
 import { onPaymentOfSecret } from "../client-secret.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext } from "../payment-streams.js";
-import { processCollected } from "./process-payment.js";
+import { collectProcesses, processCollected } from "./process-payment.js";
 
 export function collectPaymentMethod(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
@@ -24,7 +24,7 @@ export function collectPaymentMethod(core: Core) {
       core.requireAllowed(loaded, "collect_payment_method");
       const card = await core.processors.get("B").readCardFromClient({ payment, card_number });
       const event: PaymentEvent = { type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: terminal_id ?? null } };
-      const processes = payment.intent.payment_method_types === "card";
+      const processes = collectProcesses(payment.intent);
       // when processing follows, the answer (and so the idempotency record) is known after its outcome
       const collected = await core.payments.append(payment.intent.payment_id, loaded, [event], processes ? { ...ctx, idempotency: undefined } : ctx, "collect_payment_method");
       return processes ? processCollected(core, payment.intent.payment_id, collected, ctx) : collected;

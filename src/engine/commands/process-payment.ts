@@ -31,18 +31,29 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
 }
 
 /** A card form's collect processed this payment (its card is there and not waiting to be processed). */
-export const processedByCardForm = (loaded: Loaded) => {
+/**
+ * Whether collecting also processes the payment: on a card form (card not present: the spec's
+ * flow is collect, then save the card) and with automatic capture (the spec's reader flow is
+ * collect, then save the card once captured). A reader with manual capture is collected, then
+ * processed (the spec's flow names both steps).
+ */
+export const collectProcesses = (intent: { payment_method_types: string; capture_method: string }) =>
+  intent.payment_method_types === "card" || intent.capture_method === "automatic";
+
+export const processedByCollect = (loaded: Loaded) => {
   const { intent, card } = loaded.snapshot.context;
-  return intent!.payment_method_types === "card" && intent!.payment_method_id === null && card !== null && !collectedByClientSdk(loaded);
+  return collectProcesses(intent!) && intent!.processor === "B" && intent!.payment_method_id === null && card !== null && !collectedByClientSdk(loaded);
 };
-export const ALREADY_PROCESSED = "collecting the payment method of a card-not-present intent already processed the payment";
+export const ALREADY_PROCESSED = "collecting the payment method already processed the payment (card not present, or automatic capture)";
 
 export function processPayment(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<PaymentRecord> => {
     const { client_secret } = parseInput(ProcessPaymentInput, input);
     ctx = commandClock(core.clock, ctx);
     const loaded = await onPaymentOfSecret(core, client_secret, async (loaded) => {
-      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", processedByCardForm(loaded) ? ALREADY_PROCESSED : "the client SDK processes a payment after collecting its payment method");
+      // an SDK that processes after every collect gets the payment its collect already processed, acting no second time
+      if (processedByCollect(loaded)) return loaded;
+      if (!collectedByClientSdk(loaded)) core.refuse(loaded, "process_payment", "the client SDK processes a payment after collecting its payment method");
       return processCollected(core, core.viewOf(loaded).intent.payment_id, loaded, ctx);
     });
     return core.recordOf(loaded);

@@ -381,7 +381,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
         "cardflow_append_batch",
       );
       batch.forEach((p, i) => p.settle(rows[i]!));
-      pump.notify();
+      pump.notify(Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0))));
     } catch (e) {
       for (const p of batch) p.fail(e);
     }

@@ -14,6 +14,11 @@
 // appear later. The lock covers one statement, not the commit, so commits stay concurrent and
 // PostgreSQL flushes concurrent commits together (its own group commit).
 // Cost: a transaction that stays open anywhere in the cluster holds subscribers back until it ends.
+//
+// Appends are group-committed (append_batch): those arriving while a batch is in flight go
+// together in the next one, one statement and one commit for many streams; each keeps its own
+// expected-revision check and idempotency record (a savepoint per append). Hot statements are
+// named (prepared once per connection).
 import pg from "pg";
 import {
   checkCheckpoint,
@@ -313,7 +318,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     pool.query<R>({ text, values, name }).catch((e: unknown) => {
       throw translated(e);
     });
-  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => run<R>(sql, params).then((r) => r.rows);
+  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], name?: string) => run<R>(sql, params, name).then((r) => r.rows);
 
   /** The original result of an append whose first event is already stored in this stream. */
   async function priorResult(stream: string, events: EventData[]): Promise<AppendResult | undefined> {
@@ -421,6 +426,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
          WHERE position > $1 AND tx < pg_snapshot_xmin(pg_current_snapshot())
          ORDER BY position LIMIT $2`,
         [after, maxCount],
+        "cardflow_read_all",
       )
     ).map(toRecorded);
 
@@ -454,7 +460,9 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     async readStream(stream, options) {
       const { forwards, from, maxCount } = streamRange(options);
       const range = forwards ? "revision >= $2 ORDER BY revision" : "revision <= $2 ORDER BY revision DESC";
-      return (await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND ${range} LIMIT $3`, [stream, from, maxCount])).map(toRecorded);
+      return (await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND ${range} LIMIT $3`, [stream, from, maxCount], `cardflow_read_stream_${forwards ? "f" : "b"}`)).map(
+        toRecorded,
+      );
     },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       return readAllVisible(after, maxCount);
@@ -507,11 +515,11 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
 
   const readModels: ReadModelStore = {
     async checkpoint(projection) {
-      const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
+      const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
       return r ? Number(r.position) : 0;
     },
     async get<T>(projection: string, key: string) {
-      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key]);
+      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get");
       return r?.doc;
     },
     async getMany<T>(projection: string, keys: readonly string[]) {

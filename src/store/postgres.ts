@@ -388,7 +388,10 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       batch.forEach((p, i) => p.settle(rows[i]!));
       pump.notify(Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0))));
     } catch (e) {
-      for (const p of batch) p.fail(e);
+      // An error append_batch does not turn into a row (not one of a connection) may be one
+      // append's own: each goes again alone, so it fails only its own caller.
+      if (batch.length > 1 && !(e instanceof StoreUnavailable)) for (const p of batch) void commitAppends([p]);
+      else for (const p of batch) p.fail(e);
     }
   }
 

@@ -49,6 +49,21 @@ describe("PostgreSQL group commit", () => {
     expect((await store.readStream("contested")).map((e) => e.revision)).toEqual([0]);
     await store.close();
   });
+  it("an append the database refuses outright fails alone, not the appends batched with it", async () => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const { events: store, readModels } = await createPostgresStore({ connectionString: database, schema });
+    await readModels.close();
+    const bad = { ...event("bad"), version: 1.5 }; // not an integer: the whole statement would fail
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 10 }, (_, i) => store.append(`ok-${i}`, [event("ok")], { expectedRevision: "no_stream" })),
+      store.append("bad", [bad], { expectedRevision: "no_stream" }),
+    ]);
+    expect(results.slice(0, 10).every((r) => r.status === "fulfilled")).toBe(true);
+    expect(results[10]!.status).toBe("rejected");
+    expect(await store.readStream("bad")).toEqual([]);
+    expect(await store.readAll()).toHaveLength(10);
+    await store.close();
+  });
 });
 
 describe("PostgreSQL positions under concurrent writers", () => {

@@ -30,6 +30,8 @@ export interface BenchOptions {
   /** Directory on the disk to measure; a temp dir inside it is used and removed. */
   dir?: string;
   postgres?: boolean;
+  /** Measure SQLite (and fdatasync); default true. */
+  sqlite?: boolean;
   /** PostgreSQL connections per store handle; default: the adapter's default (10). */
   pgPoolSize?: number;
 }
@@ -81,14 +83,14 @@ async function appendRate(store: EventStore, concurrency: number, durationMs: nu
   return (n * 1000) / (performance.now() - start);
 }
 
-export async function benchAppend({ concurrencies = [1, 16, 64], runs = 3, durationMs = 1500, dir = tmpdir(), postgres = true, pgPoolSize }: BenchOptions = {}): Promise<AppendFigure[]> {
+export async function benchAppend({ concurrencies = [1, 16, 64], runs = 3, durationMs = 1500, dir = tmpdir(), postgres = true, sqlite = true, pgPoolSize }: BenchOptions = {}): Promise<AppendFigure[]> {
   const work = mkdtempSync(join(dir, "cardflow-bench-"));
   const figures: AppendFigure[] = [];
   try {
-    const fsyncRuns = Array.from({ length: runs }, () => fdatasyncRate(work, durationMs));
+    const fsyncRuns = Array.from({ length: sqlite ? runs : 0 }, () => fdatasyncRate(work, durationMs));
     figures.push({ store: "fdatasync", concurrency: 1, perSecond: median(fsyncRuns), runs: fsyncRuns });
 
-    for (const concurrency of concurrencies) {
+    for (const concurrency of sqlite ? concurrencies : []) {
       const rates: number[] = [];
       let commits = 0;
       let appends = 0;

@@ -1,9 +1,10 @@
 // Stored-card flows through the engine's library API (create + authorize + capture: three
-// commands, three appended events), driven by a number of concurrent clients. The card is a
+// commands, five appends of one event each: created, then an attempt before each processor call
+// and its outcome), driven by a number of concurrent clients. The card is a
 // real card on file: saved once for the bench customer through the processor B client SDK.
 import type { Engine } from "../../src/engine.js";
 
-export const EVENTS_PER_FLOW = 3;
+export const EVENTS_PER_FLOW = 5;
 export const ACCOUNT = "acct_bench";
 export const CUSTOMER = "cus_bench";
 

@@ -1,15 +1,18 @@
 // The servers the HTTP benchmark (scripts/bench/http.ts) talks to, each in its own process:
-//   real: cardflow's HTTP API (src/http) over the engine on a SQLite store in a temp dir, with one
-//         account, its API key and one succeeded payment to read;
+//   real: cardflow's HTTP API (src/http) over the engine on a SQLite store in a temp dir (or on
+//         PostgreSQL when DATABASE_URL is set: a fresh schema), with one account, its API key and
+//         one authorized payment to read;
 //   bare: a bare fastify route answering GET /v2/payment/intent/:id with the same JSON (BODY).
 // Prints one line `READY {json}` with the port (and key, account, payment for `real`).
 import Fastify from "fastify";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
+import { createPostgresStore } from "../../src/store/postgres.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
 import { ACCOUNT, CUSTOMER, openBenchAccount } from "./flows.js";
 
@@ -22,7 +25,10 @@ if (mode === "bare") {
   console.log(`READY ${JSON.stringify({ port: (app.server.address() as { port: number }).port })}`);
 } else {
   const work = mkdtempSync(join(tmpdir(), "cardflow-http-"));
-  const { events, readModels } = createSqliteStore({ path: join(work, "events.db") });
+  const url = process.env.DATABASE_URL;
+  const { events, readModels } = url
+    ? await createPostgresStore({ connectionString: url, schema: `bench_${randomUUID().replaceAll("-", "").slice(0, 10)}` })
+    : createSqliteStore({ path: join(work, "events.db") });
   const engine = createEngine({ store: events, readModels, liveProjections: true });
   const card = await openBenchAccount(engine);
   const { key } = await createApiKeys(engine).issue(ACCOUNT, "bench");

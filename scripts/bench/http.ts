@@ -4,41 +4,15 @@
 // an autocannon connection running the three requests in sequence).
 // Each server runs in its own process (scripts/bench/http-server.ts); autocannon runs here.
 //   npx tsx scripts/bench/http.ts [--quick]
-import autocannon from "autocannon";
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
+import type autocannon from "autocannon";
+import { authHeaders, httpFlows, run, SECONDS, start, stopped } from "./http-lib.js";
 import { emit, fmtRate, median, quick } from "./lib.js";
 
 const ROUNDS = quick ? 1 : 3;
-/** What a client remembers between the requests of its flow. */
-type Flow = { payment_id: string };
-const SECONDS = quick ? 1 : 5;
-
-interface Ready {
-  port: number;
-  key?: string;
-  account?: string;
-  customer?: string;
-  card?: string;
-  payment?: string;
-}
-
-async function start(mode: "real" | "bare", env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/http-server.ts", mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface({ input: child.stdout! });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
-    lines.on("line", (l) => l.startsWith("READY ") && resolve(JSON.parse(l.slice(6)) as Ready));
-  });
-  return { child, ready };
-}
-
-const run = (opts: autocannon.Options) => autocannon({ ...opts, duration: SECONDS });
-const stopped = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
 
 const real = await start("real");
-const { port, key, account, customer, card, payment } = real.ready;
-const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+const { port, account, payment } = real.ready;
+const headers = authHeaders(real.ready);
 const statusPath = `/v2/payment/intent/${payment}?external_account_id=${account}`;
 const body = await (await fetch(`http://127.0.0.1:${port}${statusPath}`, { headers })).text();
 const bare = await start("bare", { BODY: body });
@@ -62,38 +36,7 @@ try {
 
   // row 5: each connection is a client running create -> authorize -> capture, again and again
   const flowRuns: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const result = await run({
-      url: `http://127.0.0.1:${port}`,
-      connections: 32,
-      requests: [
-        {
-          method: "POST",
-          path: "/v2/payment/intent",
-          headers,
-          body: JSON.stringify({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: card, external_customer_id: customer }),
-          onResponse: (status, text, context) => {
-            if (status === 200 || status === 201) (context as Flow).payment_id = (JSON.parse(text) as Flow).payment_id;
-          },
-        },
-        {
-          method: "POST",
-          path: "/v2/payment/auth",
-          headers,
-          setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ external_account_id: account, payment_id: (context as Flow).payment_id }) }),
-        },
-        {
-          method: "POST",
-          path: "/v2/payment/capture",
-          headers,
-          setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ external_account_id: account, payment_id: (context as Flow).payment_id, amount: "10.00" }) }),
-        },
-      ],
-    });
-    if (result.non2xx + result.errors) throw new Error(`HTTP flows: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-    // a flow is three requests; requests of flows cut off at the end are a fraction of one flow per client
-    flowRuns.push(result.requests.total / 3 / SECONDS);
-  }
+  for (let r = 0; r < ROUNDS; r++) flowRuns.push(await httpFlows(real.ready, 32));
   const flows = median(flowRuns);
 
   emit([

@@ -22,7 +22,8 @@ const BENCHES: Bench[] = [
   { rows: ["4", "5"], script: "scripts/bench/http.ts", needs: [], title: "HTTP status read and full flows" },
   { rows: ["6"], script: "scripts/bench/rebuild.ts", needs: [], title: "projection rebuild from zero, 1M events in SQLite" },
   { rows: ["8"], script: "scripts/bench/memory.ts", needs: [], title: "RSS after 100k payments through the engine" },
-  { rows: ["9"], script: "scripts/bench/webhooks.ts", needs: ["src/webhooks/index.ts"], title: "webhook delivery latency, append to receiver" },
+  { rows: ["9", "10"], script: "scripts/bench/http-postgres.ts", needs: [], title: "PostgreSQL read-your-writes and HTTP flows, 64 clients" },
+  { rows: ["11"], script: "scripts/bench/webhooks.ts", needs: ["src/webhooks/index.ts"], title: "webhook delivery latency, append to receiver" },
 ];
 
 /** What stands in the way of the targets not met: written by people, from profiles, kept beside the scripts. */

@@ -1,4 +1,4 @@
-// Row 9 — webhook delivery latency: from an append acknowledged (a payment intent created through
+// Row 11 — webhook delivery latency: from an append acknowledged (a payment intent created through
 // the engine on the durable SQLite store) to the signed POST arriving at a receiver on loopback,
 // p50 and p99, with payments created at a steady pace by several clients. The ceiling, measured in
 // the same run, is a bare signed POST of the same body to the same receiver: what delivery adds
@@ -76,7 +76,7 @@ const latencies = [...appended].map(([id, at]) => arrived.get(id)! - at);
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 emit([
   {
-    row: "9",
+    row: "11",
     figure: `webhook delivery latency, append acknowledged → receiver, ${PAYMENTS.toLocaleString("en-US")} payments by ${CLIENTS} paced clients (SQLite store, loopback receiver)`,
     value: `p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
     ceiling: `bare signed POST p50 ${ms(percentile(bare, 50))}, p99 ${ms(percentile(bare, 99))}`,

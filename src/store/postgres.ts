@@ -14,6 +14,11 @@
 // appear later. The lock covers one statement, not the commit, so commits stay concurrent and
 // PostgreSQL flushes concurrent commits together (its own group commit).
 // Cost: a transaction that stays open anywhere in the cluster holds subscribers back until it ends.
+//
+// Appends are group-committed (append_batch): those arriving while a batch is in flight go
+// together in the next one, one statement and one commit for many streams; each keeps its own
+// expected-revision check and idempotency record (a savepoint per append). Hot statements are
+// named (prepared once per connection).
 import pg from "pg";
 import {
   checkCheckpoint,
@@ -168,6 +173,70 @@ const migrations = (schema: string): string[] => [
    END $$ SET search_path FROM CURRENT;`,
   // Named sequences (reserveIds): the next integer of each.
   `CREATE TABLE sequences (name text PRIMARY KEY, next bigint NOT NULL);`,
+  // Group commit: many appends (of any streams) in one statement and one transaction. Each append
+  // runs in its own block (a savepoint): a failed check rolls back that append only and is
+  // returned as its row's code (CF001 wrong revision, CF002 claim lost, 23505 unique violation,
+  // 40P01 deadlock), the others commit. Positions for the whole batch are reserved first, before
+  // anything else gives the transaction its id (see top); unused ones are gaps, never filled.
+  `CREATE FUNCTION append_batch(p_streams text[], p_expected text[], p_counts integer[], p_idempotency json[],
+                                p_ids text[], p_types text[], p_versions integer[], p_data json[], p_metadata json[])
+   RETURNS TABLE (next_revision bigint, last_position bigint, code text, detail text, constraint_name text) LANGUAGE plpgsql AS $$
+   DECLARE
+     total integer := coalesce(array_length(p_ids, 1), 0);
+     k integer;
+     n integer;
+     o integer := 0;
+     pos bigint;
+     prior_stream text;
+     current bigint;
+     idem json;
+   BEGIN
+     IF total > 0 THEN pos := reserve_positions(total); END IF;
+     FOR k IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
+       n := p_counts[k];
+       idem := p_idempotency[k];
+       next_revision := NULL; last_position := NULL; code := NULL; detail := NULL; constraint_name := NULL;
+       BEGIN
+         prior_stream := NULL;
+         IF n > 0 THEN
+           SELECT e.stream INTO prior_stream FROM events e WHERE e.id = p_ids[o + 1];
+         END IF;
+         IF prior_stream = p_streams[k] THEN
+           -- a retry of an append already stored: its original result
+           SELECT e.revision, e.position INTO next_revision, last_position FROM events e
+             WHERE e.id = ANY (ARRAY[p_ids[o + 1], p_ids[o + n]]) ORDER BY e.position DESC LIMIT 1;
+         ELSE
+           SELECT coalesce(max(e.revision), -1) INTO current FROM events e WHERE e.stream = p_streams[k];
+           IF NOT (p_expected[k] = 'any' OR (p_expected[k] = 'no_stream' AND current = -1) OR (p_expected[k] = 'stream_exists' AND current >= 0)
+                   OR (p_expected[k] ~ '^-?[0-9]+$' AND p_expected[k]::bigint = current)) THEN
+             RAISE EXCEPTION 'wrong expected revision' USING ERRCODE = 'CF001', DETAIL = current::text;
+           END IF;
+           IF idem IS NOT NULL THEN
+             UPDATE idempotency SET fingerprint = idem->>'fingerprint', state = idem->>'state',
+               status = (idem->>'status')::integer, body = idem->'body', expires_at = idem->>'expires_at'
+             WHERE key = idem->>'key' AND token = idem->>'token';
+             IF NOT FOUND THEN
+               RAISE EXCEPTION 'idempotency claim lost' USING ERRCODE = 'CF002';
+             END IF;
+           END IF;
+           IF n = 0 THEN
+             SELECT current, coalesce(max(e.position), 0) INTO next_revision, last_position FROM events e;
+           ELSE
+             INSERT INTO events (position, stream, revision, id, type, version, data, metadata)
+               SELECT pos + i - 1, p_streams[k], current + i, p_ids[o + i], p_types[o + i], p_versions[o + i], p_data[o + i], p_metadata[o + i]
+               FROM generate_series(1, n) AS i;
+             next_revision := current + n;
+             last_position := pos + n - 1;
+             pos := pos + n;
+           END IF;
+         END IF;
+       EXCEPTION WHEN unique_violation OR deadlock_detected OR SQLSTATE 'CF001' OR SQLSTATE 'CF002' THEN
+         GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, detail = PG_EXCEPTION_DETAIL, constraint_name = CONSTRAINT_NAME;
+       END;
+       o := o + n;
+       RETURN NEXT;
+     END LOOP;
+   END $$ SET search_path FROM CURRENT;`,
 ];
 
 async function migrate(pool: pg.Pool, schema: string): Promise<void> {
@@ -227,8 +296,9 @@ async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promi
 
 const COLUMNS = "position, stream, revision, id, type, version, data::text AS data, metadata::text AS metadata";
 
-const isUniqueViolation = (e: unknown, constraint: string) =>
-  (e as { code?: string; constraint?: string }).code === "23505" && (e as { constraint?: string }).constraint === constraint;
+/** Batches of appends in flight at once (each its own connection), and appends per batch. */
+const BATCHES_IN_FLIGHT = 2;
+const MAX_BATCH = 256;
 
 export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = 10, pollMs = 100, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
@@ -244,11 +314,11 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
   }
 
   /** Every statement outside a transaction goes through here (connection errors translated). */
-  const run = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
-    pool.query<R>(sql, params).catch((e: unknown) => {
+  const run = <R extends pg.QueryResultRow>(text: string, values: unknown[] = [], name?: string) =>
+    pool.query<R>({ text, values, name }).catch((e: unknown) => {
       throw translated(e);
     });
-  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => run<R>(sql, params).then((r) => r.rows);
+  const query = <R extends pg.QueryResultRow>(sql: string, params: unknown[] = [], name?: string) => run<R>(sql, params, name).then((r) => r.rows);
 
   /** The original result of an append whose first event is already stored in this stream. */
   async function priorResult(stream: string, events: EventData[]): Promise<AppendResult | undefined> {
@@ -266,19 +336,70 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
   const lastRevision = async (stream: string) =>
     Number((await query<{ r: string }>("SELECT coalesce(max(revision), -1) AS r FROM events WHERE stream = $1", [stream]))[0]!.r);
 
-  async function appendOnce(stream: string, events: EventData[], { expectedRevision, idempotency }: AppendOptions): Promise<AppendResult> {
-    const [r] = await query<{ next_revision: string; last_position: string }>("SELECT * FROM append_events($1, $2, $3, $4, $5, $6, $7, $8)", [
-      stream,
-      String(expectedRevision),
-      events.map((e) => e.id),
-      events.map((e) => e.type),
-      events.map((e) => e.version),
-      events.map((e) => JSON.stringify(e.data)),
-      events.map((e) => JSON.stringify(e.metadata)),
-      idempotency ? JSON.stringify(idempotency) : null,
-    ]);
-    return { nextRevision: Number(r!.next_revision), position: Number(r!.last_position) };
+  /** What one append of a batch came to: its result, or the SQLSTATE that refused it (append_batch). */
+  interface Outcome {
+    next_revision: string | null;
+    last_position: string | null;
+    code: string | null;
+    detail: string | null;
+    constraint_name: string | null;
   }
+  interface Pending {
+    stream: string;
+    events: EventData[];
+    options: AppendOptions;
+    settle: (o: Outcome) => void;
+    fail: (e: unknown) => void;
+  }
+
+  // Group commit: an append that arrives while batches are in flight waits for the next one, so
+  // many appends (of any streams) share one round trip and one commit (one WAL flush).
+  const queue: Pending[] = [];
+  let inFlight = 0;
+  function flush() {
+    while (inFlight < BATCHES_IN_FLIGHT && queue.length > 0) {
+      const batch = queue.splice(0, MAX_BATCH);
+      inFlight++;
+      void commitAppends(batch).finally(() => {
+        inFlight--;
+        flush();
+      });
+    }
+  }
+
+  async function commitAppends(batch: Pending[]) {
+    const all = batch.flatMap((p) => p.events);
+    try {
+      const { rows } = await run<Outcome>(
+        "SELECT * FROM append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        [
+          batch.map((p) => p.stream),
+          batch.map((p) => String(p.options.expectedRevision)),
+          batch.map((p) => p.events.length),
+          batch.map((p) => (p.options.idempotency ? JSON.stringify(p.options.idempotency) : null)),
+          all.map((e) => e.id),
+          all.map((e) => e.type),
+          all.map((e) => e.version),
+          all.map((e) => JSON.stringify(e.data)),
+          all.map((e) => JSON.stringify(e.metadata)),
+        ],
+        "cardflow_append_batch",
+      );
+      batch.forEach((p, i) => p.settle(rows[i]!));
+      pump.notify(Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0))));
+    } catch (e) {
+      // An error append_batch does not turn into a row (not one of a connection) may be one
+      // append's own: each goes again alone, so it fails only its own caller.
+      if (batch.length > 1 && !(e instanceof StoreUnavailable)) for (const p of batch) void commitAppends([p]);
+      else for (const p of batch) p.fail(e);
+    }
+  }
+
+  const appendOnce = (stream: string, events: EventData[], options: AppendOptions) =>
+    new Promise<Outcome>((settle, fail) => {
+      queue.push({ stream, events, options, settle, fail });
+      flush();
+    });
 
   const saveIdempotency = async (r: IdempotencyRecord) =>
     ((
@@ -308,6 +429,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
          WHERE position > $1 AND tx < pg_snapshot_xmin(pg_current_snapshot())
          ORDER BY position LIMIT $2`,
         [after, maxCount],
+        "cardflow_read_all",
       )
     ).map(toRecorded);
 
@@ -321,30 +443,29 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     async append(stream, events, options) {
       if (eventsClosed) throw new Error("PostgreSQL event store is closed");
       for (;;) {
-        try {
-          const result = await appendOnce(stream, events, options);
-          pump.notify();
-          return result;
-        } catch (e) {
-          // A concurrent retry of the same events won the race: return what it stored.
-          if (isUniqueViolation(e, "events_id_key")) {
-            const prior = await priorResult(stream, events);
-            if (prior) return prior;
-          }
-          if ((e as { code?: string }).code === "CF002") throw new IdempotencyClaimLost(options.idempotency!.key);
-          if ((e as { code?: string }).code === "CF001") throw new WrongExpectedRevision(stream, options.expectedRevision, Number((e as { detail: string }).detail));
-          if (!isUniqueViolation(e, "events_stream_revision")) throw e;
-          // Another append took the revision we read. "any" and "stream_exists" still hold: try again.
-          const { expectedRevision } = options;
-          if (expectedRevision === "any" || expectedRevision === "stream_exists") continue;
-          throw new WrongExpectedRevision(stream, expectedRevision, await lastRevision(stream));
+        const o = await appendOnce(stream, events, options);
+        if (o.code === null) return { nextRevision: Number(o.next_revision), position: Number(o.last_position) };
+        // A concurrent retry of the same events won the race: return what it stored.
+        if (o.code === "23505" && o.constraint_name === "events_id_key") {
+          const prior = await priorResult(stream, events);
+          if (prior) return prior;
+          throw new Error(`append to ${stream}: an event id is already stored in another stream (${o.detail})`);
         }
+        if (o.code === "CF002") throw new IdempotencyClaimLost(options.idempotency!.key);
+        if (o.code === "CF001") throw new WrongExpectedRevision(stream, options.expectedRevision, Number(o.detail));
+        // Another transaction took the revision we read (or a deadlock between two of them, both
+        // over the same stream). "any" and "stream_exists" still hold: try again.
+        const { expectedRevision } = options;
+        if (o.code === "40P01" || expectedRevision === "any" || expectedRevision === "stream_exists") continue;
+        throw new WrongExpectedRevision(stream, expectedRevision, await lastRevision(stream));
       }
     },
     async readStream(stream, options) {
       const { forwards, from, maxCount } = streamRange(options);
       const range = forwards ? "revision >= $2 ORDER BY revision" : "revision <= $2 ORDER BY revision DESC";
-      return (await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND ${range} LIMIT $3`, [stream, from, maxCount])).map(toRecorded);
+      return (await query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND ${range} LIMIT $3`, [stream, from, maxCount], `cardflow_read_stream_${forwards ? "f" : "b"}`)).map(
+        toRecorded,
+      );
     },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       return readAllVisible(after, maxCount);
@@ -397,11 +518,11 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
 
   const readModels: ReadModelStore = {
     async checkpoint(projection) {
-      const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection]);
+      const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
       return r ? Number(r.position) : 0;
     },
     async get<T>(projection: string, key: string) {
-      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key]);
+      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get");
       return r?.doc;
     },
     async getMany<T>(projection: string, keys: readonly string[]) {

@@ -1,6 +1,9 @@
 // Catch-up subscriptions for adapters that can read "all events after position N":
 // each subscriber reads batches after its own checkpoint, awaits its handler per event, and
 // sleeps until notify() (a local append) or the poll interval (appends by other processes).
+// A local append the read did not return yet (PostgreSQL shows it only once every older
+// transaction has ended) is looked for again after a short pause (1 ms, doubling), not a poll:
+// a process reads its own writes without waiting for pollMs.
 // A failed read (the database away) or a failed handler is retried from the same checkpoint with
 // a growing pause: the subscription outlives an outage and delivers every event exactly once.
 import type { RecordedEvent, SubscribeOptions, Subscription } from "./port.js";
@@ -8,7 +11,8 @@ import type { RecordedEvent, SubscribeOptions, Subscription } from "./port.js";
 export type ReadBatch = (after: number, maxCount: number) => Promise<RecordedEvent[]>;
 
 export interface Pump {
-  notify(): void;
+  /** A local append committed, up to `position` when known. */
+  notify(position?: number): void;
   subscribe(options: SubscribeOptions, onEvent: (e: RecordedEvent) => Promise<void> | void): Subscription;
   closeAll(): Promise<void>;
 }
@@ -27,6 +31,8 @@ export interface PumpOptions {
 export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, retryMs = 100, maxRetryMs = 5_000, onError }: PumpOptions = {}): Pump {
   const wakers = new Set<() => void>();
   const open = new Set<Subscription>();
+  /** The last position this process appended (0: unknown). */
+  let localHead = 0;
 
   function subscribe({ after = 0, streamPrefixes }: SubscribeOptions, onEvent: (e: RecordedEvent) => Promise<void> | void): Subscription {
     let closed = false;
@@ -49,6 +55,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
 
     const loop = (async () => {
       let failures = 0;
+      let behind = 0; // reads in a row that stopped short of localHead
       while (!closed) {
         dirty = false;
         let batch: RecordedEvent[];
@@ -68,7 +75,9 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
         }
         if (batch.length === batchSize || dirty) continue;
         if (closed) return; // close() ran while a handler was awaited: nobody would wake us
-        await pause(pollMs);
+        const early = checkpoint < localHead ? Math.min(2 ** behind++, 1_000) : Infinity;
+        if (early === Infinity) behind = 0;
+        await pause(pollMs > 0 ? Math.min(pollMs, early) : early === Infinity ? 0 : early);
       }
     })();
     const subscription: Subscription = {
@@ -85,7 +94,10 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
   }
 
   return {
-    notify: () => wakers.forEach((w) => w()),
+    notify(position = 0) {
+      localHead = Math.max(localHead, position);
+      wakers.forEach((w) => w());
+    },
     subscribe,
     async closeAll() {
       await Promise.all([...open].map((s) => s.close()));

@@ -46,3 +46,24 @@ describe("pump under failures", () => {
     await pump.closeAll();
   });
 });
+
+describe("pump and local appends not visible yet", () => {
+  it("looks again soon, not after the poll interval, for a local append the read did not return yet", async () => {
+    // PostgreSQL shows a committed append only once every older transaction has ended: the first
+    // reads after notify(1) come back empty although position 1 is committed.
+    let hidden = 3;
+    const pump = createPump(async (after) => (after < 1 && hidden-- <= 0 ? [recorded(1)] : []), { pollMs: 60_000 });
+    const got: number[] = [];
+    const delivered = new Promise<void>((resolve) => {
+      pump.subscribe({}, (e) => {
+        got.push(e.position);
+        resolve();
+      });
+    });
+    pump.notify(1);
+    await delivered; // without the early look this waits for the 60 s poll (the test times out)
+    expect(got).toEqual([1]);
+    expect(hidden).toBeLessThan(0);
+    await pump.closeAll();
+  });
+});

@@ -27,9 +27,15 @@ export function saveCard(core: Core) {
       return attempt(core, req.payment_id, loaded, step, ctx, "save_card");
     });
     const { intent, saved_card } = core.viewOf(loaded);
-    await core.projections.catchUp();
     const key = customerCardKey(intent.external_account_id, saved_card!.external_customer_id, saved_card!.payment_method_id);
-    return (await core.readModels.get<CustomerCardRecord>(customerCardsProjection.name, key))!;
+    // Our append is committed, but a store may show it in the global order only once older
+    // transactions end (PostgreSQL): look again after 1 ms, doubling, rather than answer without it.
+    for (let wait = 1; ; wait *= 2) {
+      await core.projections.catchUp();
+      const card = await core.readModels.get<CustomerCardRecord>(customerCardsProjection.name, key);
+      if (card || wait > 2_000) return card!;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   };
 }
 

@@ -7,7 +7,7 @@ import { configFromEnv, openStores } from "./config.js";
 import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
-import { ledgerFileIn } from "./processors/ledger.js";
+import { fileSide, processorSideIn } from "./processors/processor-side.js";
 import { createSimulators } from "./processors/simulator.js";
 import { createWebhooks } from "./webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
@@ -19,7 +19,9 @@ const { store, readModels, description } = await openStores(config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 const { captures, captureSettleMs, processorLatencyMs } = config;
-const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox, ledgerFile: ledgerFileIn(config.dataDir) });
+// the sandbox processor's side, shared by the processes on this host (one processor behind them all)
+const side = fileSide(processorSideIn(config.dataDir));
+const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox, side });
 const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs });
 const webhookConfig = webhookConfigFromEnv();
 const webhooks = createWebhooks({
@@ -75,6 +77,7 @@ async function shutdown(signal: string) {
     await app.close();
     await webhooks.delivery.stop();
     await engine.close();
+    side.close();
     logger.info("stopped");
     process.exit(0);
   } catch (err) {

@@ -5,7 +5,7 @@
 import { Option, type Command } from "commander";
 import { configFromEnv, openStores } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
-import { ledgerFileIn } from "../processors/ledger.js";
+import { fileSide, processorSideIn } from "../processors/processor-side.js";
 import { createSimulators } from "../processors/simulator.js";
 import { systemClock } from "../clock.js";
 import { randomIds } from "../ids.js";
@@ -32,13 +32,15 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
         const { store, readModels } = await openStores(config);
         const clock = systemClock;
         const ids = randomIds();
-        const processors = createSimulators({ clock, ids, ledgerFile: ledgerFileIn(config.dataDir) });
+        const side = fileSide(processorSideIn(config.dataDir));
+        const processors = createSimulators({ clock, ids, side });
         const engine = createEngine({ store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
         try {
           const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: Number(opts.grace) });
           return show(io, opts.json, report, text, 0);
         } finally {
           await engine.close();
+          side.close();
         }
       }),
     );

@@ -11,13 +11,22 @@ import type { CommandContext, Loaded } from "./payment-streams.js";
 
 export const SHOPPER_TIMED_OUT = { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } as const;
 
-export async function followUp(core: Core, paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
-  const { intent, terminal, amount_capturable } = core.viewOf(loaded);
-  if (intent.capture_method === "automatic" && commandAllowed(loaded.snapshot, "capture")) {
-    loaded = await attempt(core, paymentId, loaded, captureStep(core, loaded, amount_capturable), ctx, "capture");
-  }
+/** What follows on its own and has not happened yet at this point of the payment. */
+export function followUpsDue(core: Core, loaded: Loaded): { capture: boolean; saveCard: boolean } {
+  const { intent, terminal } = core.viewOf(loaded);
   const savesOnTerminal = terminal?.terminal_type === "A_sync" && intent.allow_saving_card && intent.external_customer_id !== null;
-  if (savesOnTerminal && commandAllowed(loaded.snapshot, "save_card")) {
+  return {
+    capture: intent.capture_method === "automatic" && commandAllowed(loaded.snapshot, "capture"),
+    saveCard: savesOnTerminal && commandAllowed(loaded.snapshot, "save_card"),
+  };
+}
+
+export async function followUp(core: Core, paymentId: string, loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
+  if (followUpsDue(core, loaded).capture) {
+    loaded = await attempt(core, paymentId, loaded, captureStep(core, loaded, core.viewOf(loaded).amount_capturable), ctx, "capture");
+  }
+  if (followUpsDue(core, loaded).saveCard) {
+    const { intent } = core.viewOf(loaded);
     try {
       loaded = await attempt(core, paymentId, loaded, saveCardStep(core, loaded, intent.external_customer_id!), ctx, "save_card");
     } catch (error) {

@@ -49,6 +49,9 @@ export interface Loaded {
 /** The context with the command's clock reading, taken once (kept if the caller took it already). */
 export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext => (ctx.now ? ctx : { ...ctx, now: isoTimestamp(clock.now()) });
 
+/** How often a blocking auth looks at the store for a card presented through another process. */
+const COLLECTING_LOOK_MS = 250;
+
 export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
 
 /**
@@ -191,15 +194,25 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
   const create = (paymentId: string, events: PaymentEvent[], ctx: CommandContext) =>
     withLock(paymentId, () => append(paymentId, NEW_PAYMENT, events, ctx, "create"));
 
-  /** Resolves when the terminal has finished collecting and its follow-ups ran (false: deadline). */
-  function waitWhileCollecting(paymentId: string, timeoutMs: number): Promise<boolean> {
+  /**
+   * Resolves when the terminal has finished collecting and its follow-ups ran (false: deadline).
+   * The card may be presented through another process, which then runs the follow-ups: so the
+   * store is also looked at every COLLECTING_LOOK_MS, and `finished` says whether a state read
+   * there is final (`quiet`: the stream has not moved since the previous look).
+   */
+  function waitWhileCollecting(paymentId: string, timeoutMs: number, finished: (loaded: Loaded, quiet: boolean) => boolean): Promise<boolean> {
     return new Promise((resolve) => {
       const set = waiters.get(paymentId) ?? new Set();
       waiters.set(paymentId, set);
+      let over = false;
+      let cancelLook = () => {};
       const done = (collected: boolean) => {
+        if (over) return;
+        over = true;
         set.delete(check);
         if (set.size === 0) waiters.delete(paymentId);
         cancelTimer();
+        cancelLook();
         resolve(collected);
       };
       const check = () => {
@@ -208,9 +221,24 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
         if (locks.has(paymentId)) void locks.get(paymentId)!.then(check);
         else done(true);
       };
+      let lastRevision: number | undefined;
+      const look = () => {
+        cancelLook = clock.setTimer(COLLECTING_LOOK_MS, () => {
+          void load(paymentId)
+            .then((current) => {
+              if (over || !current || locks.has(paymentId) || hasTag(current.snapshot, "collecting_card")) return;
+              const quiet = current.revision === lastRevision;
+              lastRevision = current.revision;
+              if (finished(current, quiet)) done(true);
+            })
+            .catch(() => undefined) // the store unreachable for a moment: look again
+            .finally(() => over || look());
+        });
+      };
       const cancelTimer = clock.setTimer(timeoutMs, () => done(false));
       set.add(check);
       check();
+      look();
     });
   }
 

@@ -8,6 +8,7 @@ import type { Ids } from "../ids.js";
 import { Decimal, formatAmount } from "../money.js";
 import { refuseUndefinedOptions } from "../options.js";
 import { createLedger, type Ledger } from "./ledger.js";
+import { memorySide, type ProcessorSide } from "./processor-side.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors, RecordedOutcome } from "./port.js";
 import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testAmount, testCard, type TestCard, type TestOutcome } from "./test-cards.js";
 
@@ -30,18 +31,30 @@ export interface SimulatorOptions {
    * like any card. Default true.
    */
   scripted?: boolean;
-  /** Where the processors keep their record of calls (JSON lines); in memory when omitted. */
-  ledgerFile?: string;
+  /**
+   * What the processors keep on their side (calls, collections in progress, cards read and on
+   * file): in memory when omitted; `fileSide(processorSideIn(DATA_DIR))` when served, so the
+   * processes sharing it see one processor.
+   */
+  side?: ProcessorSide;
 }
 
 /** How a terminal finishes a collection with automatic capture (spec §3's three rows). */
 export type TerminalCapture = "separately" | "on_terminal" | "requested";
 
+/** A terminal's collection in progress (on the processor's side: any process may end it). */
 interface Session {
   payment: PaymentView;
   /** The key the engine started the collection with: its outcome is recorded under it. */
   key: string;
-  cancelTimeout: () => void;
+}
+
+/** A card the processor keeps on file. */
+interface Vaulted {
+  external_account_id: string;
+  external_customer_id: string;
+  number: string;
+  card: Card;
 }
 
 /** Card on file needs an expiry of 03/30 or later (spec §4.8). */
@@ -64,10 +77,7 @@ export interface Simulators extends Processors {
   ledger: Ledger;
 }
 
-/**
- * Idempotency keys and attempt counts are remembered for the last this many (a processor keeps
- * keys for a retention window, not forever): a long-running process stays bounded in memory.
- */
+/** Calls in flight are remembered for the last this many keys: a long-running process stays bounded in memory. */
 const REMEMBERED = 10_000;
 function remember<V>(map: Map<string, V>, key: string, value: V): void {
   map.delete(key);
@@ -81,19 +91,16 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
  */
 export function createSimulators(options: SimulatorOptions): Simulators {
   refuseUndefinedOptions("createSimulators", options);
-  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, ledgerFile } = options;
-  const ledger = createLedger(ledgerFile);
+  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, side = memorySide() } = options;
+  const ledger = createLedger(side);
   let report: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
-  const sessions = new Map<string, Session>();
   const collectingWaiters = new Map<string, ((paymentId: string) => void)[]>();
-  const vault = new Map<string, { external_account_id: string; external_customer_id: string; number: string; card: Card }>();
+  /** This process's shopper timeouts, by terminal (the collection itself is on the processor's side). */
+  const timeouts = new Map<string, () => void>();
   const memo = new Map<string, Promise<unknown>>();
-  /** The card number behind each payment's collected card, to decide its outcome and vault it. */
-  const numbers = new Map<string, string>();
-  /** Authorization attempts per payment and card (for cards that fail the first attempt only). */
-  const attempts = new Map<string, number>();
+  const collectingFor = (terminalId: string) => side.get<Session>("sessions", terminalId)?.payment.intent.payment_id;
 
   /**
    * At most one effect per idempotency key: the call runs once and its answer is recorded in the
@@ -144,8 +151,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   function testOutcome(payment: PaymentView, test: TestCard): TestOutcome {
     if (!scripted) return { approve: true };
     const key = `${payment.intent.payment_id}/${test.number}`;
-    const attempt = (attempts.get(key) ?? 0) + 1;
-    remember(attempts, key, attempt);
+    const attempt = (side.change<number>("attempts", key, (n) => (n ?? 0) + 1) ?? 0) + 1;
     if (!test.outcome.approve && !(test.outcome.firstAttemptOnly && attempt > 1)) return test.outcome;
     return testAmount(payment.intent.amount, payment.intent.currency) ?? { approve: true };
   }
@@ -184,12 +190,16 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     clock.setTimer(captureSettleMs, () => void report(paymentId, { kind: "capture_settled", amount }).catch(() => undefined));
   }
 
-  /** Ends a terminal's collection; its outcome is recorded under the key it was started with. */
-  function endSession(terminalId: string, outcome: AuthorizationOutcome): Session | undefined {
-    const session = sessions.get(terminalId);
-    session?.cancelTimeout();
-    sessions.delete(terminalId);
-    if (session) ledger.set(session.key, { call: "start_terminal", outcome });
+  /**
+   * Ends a terminal's collection (only the one `which` accepts: by default any), once across the
+   * processes; its outcome is recorded under the key it was started with.
+   */
+  function endSession(terminalId: string, outcome: AuthorizationOutcome, which: (session: Session) => boolean = () => true): Session | undefined {
+    const session = side.change<Session>("sessions", terminalId, (current) => (current && which(current) ? undefined : current));
+    if (!session || !which(session)) return undefined;
+    timeouts.get(terminalId)?.();
+    timeouts.delete(terminalId);
+    ledger.set(session.key, { call: "start_terminal", outcome });
     return session;
   }
   const CANCELED_BY_POS: AuthorizationOutcome = { kind: "failed", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" };
@@ -201,7 +211,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
         once(
           key,
           async () => {
-            const stored = vault.get(payment.intent.payment_method_id ?? "");
+            const stored = side.get<Vaulted>("vault", payment.intent.payment_method_id ?? "");
             const number = stored?.number ?? TEST_PAYMENT_METHODS[payment.intent.payment_method_id ?? ""] ?? DEFAULT_TEST_CARD;
             // automatic stored-card charges capture in the same step (spec §3)
             return { call: "authorize", outcome: outcome(payment, lookup(number), "card_not_present", "on_terminal") };
@@ -213,18 +223,22 @@ export function createSimulators(options: SimulatorOptions): Simulators {
         once(
           key,
           async () => {
-            const busy = sessions.get(terminal.terminal_id);
-            if (busy && busy.payment.intent.payment_id !== payment.intent.payment_id) {
-              throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy");
-            }
-            busy?.cancelTimeout();
             const paymentId = payment.intent.payment_id;
-            const cancelTimeout = clock.setTimer(shopperTimeoutMs, () => {
-              if (sessions.get(terminal.terminal_id)?.payment.intent.payment_id !== paymentId) return;
-              endSession(terminal.terminal_id, SHOPPER_TIMEOUT);
-              void report(paymentId, SHOPPER_TIMEOUT).catch(() => undefined);
+            side.change<Session>("sessions", terminal.terminal_id, (busy) => {
+              if (busy && busy.payment.intent.payment_id !== paymentId) {
+                throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy");
+              }
+              return { payment, key };
             });
-            sessions.set(terminal.terminal_id, { payment, key, cancelTimeout });
+            timeouts.get(terminal.terminal_id)?.();
+            // the terminal gives up on the shopper; if this process is gone by then, the reconciler does
+            timeouts.set(
+              terminal.terminal_id,
+              clock.setTimer(shopperTimeoutMs, () => {
+                timeouts.delete(terminal.terminal_id);
+                if (endSession(terminal.terminal_id, SHOPPER_TIMEOUT, (s) => s.key === key)) void report(paymentId, SHOPPER_TIMEOUT).catch(() => undefined);
+              }),
+            );
             collectingWaiters.get(terminal.terminal_id)?.forEach((wake) => wake(paymentId));
             collectingWaiters.delete(terminal.terminal_id);
             return { call: "start_terminal", outcome: null };
@@ -234,12 +248,12 @@ export function createSimulators(options: SimulatorOptions): Simulators {
         ),
 
       async cancelTerminalAuthorization({ payment, terminal_id }) {
-        if (sessions.get(terminal_id)?.payment.intent.payment_id === payment.intent.payment_id) endSession(terminal_id, CANCELED_BY_POS);
+        endSession(terminal_id, CANCELED_BY_POS, (s) => s.payment.intent.payment_id === payment.intent.payment_id);
       },
 
       async readCardFromClient({ payment, card_number }) {
         const test = lookup(card_number);
-        numbers.set(payment.intent.payment_id, test.number);
+        side.set("cards", payment.intent.payment_id, test.number);
         return { ...test.card, type: payment.intent.payment_method_types === "card_present" ? "card_present" : "card_not_present" };
       },
 
@@ -247,7 +261,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
         once(
           key,
           async () => {
-            const number = numbers.get(payment.intent.payment_id) ?? DEFAULT_TEST_CARD;
+            const number = side.get<string>("cards", payment.intent.payment_id) ?? DEFAULT_TEST_CARD;
             return { call: "authorize", outcome: outcome(payment, lookup(number), payment.card?.type ?? "card_present", "separately") };
           },
           (r) => as("authorize")(r).outcome,
@@ -280,9 +294,9 @@ export function createSimulators(options: SimulatorOptions): Simulators {
               throw new ProcessorRefused(`card expiring ${card.exp_month}/${card.exp_year} cannot be saved on file (03/30 or later needed)`, "card_not_savable");
             }
             const payment_method_id = ids.id("pm");
-            const number = numbers.get(payment.intent.payment_id);
+            const number = side.get<string>("cards", payment.intent.payment_id);
             if (!number) throw new ProcessorRefused("the processor did not read this payment's card", "no_card");
-            vault.set(payment_method_id, { external_account_id: payment.intent.external_account_id, external_customer_id, number, card });
+            side.set("vault", payment_method_id, { external_account_id: payment.intent.external_account_id, external_customer_id, number, card } satisfies Vaulted);
             return { call: "save_card", payment_method_id };
           },
           (r) => ({ payment_method_id: as("save_card")(r).payment_method_id }),
@@ -291,7 +305,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
       lookup: async (key) => ledger.get(key) ?? "never_received",
 
       async retrieveStoredCard({ external_account_id, payment_method_id }) {
-        const stored = vault.get(payment_method_id);
+        const stored = side.get<Vaulted>("vault", payment_method_id);
         if (stored) return stored.external_account_id === external_account_id ? { ...stored.card, type: "card_not_present" } : undefined;
         const number = TEST_PAYMENT_METHODS[payment_method_id];
         return number ? cardFor(number, "card_not_present") : undefined;
@@ -312,22 +326,24 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     ledger,
     terminal: {
       async presentCard(terminalId, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip } = {}) {
-        const session = sessions.get(terminalId);
+        const session = side.get<Session>("sessions", terminalId);
         if (!session) throw new NotFound("collection in progress on terminal", terminalId);
         const test = lookup(cardNumber); // an unknown card is refused and the terminal keeps collecting
-        numbers.set(session.payment.intent.payment_id, test.number);
+        const paymentId = session.payment.intent.payment_id;
+        side.set("cards", paymentId, test.number);
         const result = outcome(session.payment, test, "card_present", capture, tip);
-        endSession(terminalId, result);
-        await report(session.payment.intent.payment_id, result);
+        // the shopper presents once: of two presentations at once (two processes), one ends it
+        if (!endSession(terminalId, result, (s) => s.key === session.key)) throw new NotFound("collection in progress on terminal", terminalId);
+        await report(paymentId, result);
       },
       async clerkCancel(terminalId) {
         const session = endSession(terminalId, CANCELED_BY_POS);
         if (!session) throw new NotFound("collection in progress on terminal", terminalId);
         await report(session.payment.intent.payment_id, CANCELED_BY_POS);
       },
-      collecting: (terminalId) => sessions.get(terminalId)?.payment.intent.payment_id,
+      collecting: collectingFor,
       untilCollecting(terminalId) {
-        const current = sessions.get(terminalId)?.payment.intent.payment_id;
+        const current = collectingFor(terminalId);
         if (current) return Promise.resolve(current);
         return new Promise((resolve) => collectingWaiters.set(terminalId, [...(collectingWaiters.get(terminalId) ?? []), resolve]));
       },

@@ -10,7 +10,7 @@ import { attempt } from "../attempt.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext, type Loaded } from "../payment-streams.js";
 import { ALREADY_PROCESSED, collectedByClientSdk, processCollected, processedByCollect } from "./process-payment.js";
-import { SHOPPER_TIMED_OUT } from "../follow-up.js";
+import { followUpsDue, SHOPPER_TIMED_OUT } from "../follow-up.js";
 
 export function authorize(core: Core) {
   const { viewOf, processorOf, payments } = core;
@@ -53,7 +53,12 @@ export function authorize(core: Core) {
     });
     if (terminalType !== "A_sync") return core.recordOf(loaded);
     // spec §4.4: the synchronous terminal blocks until the shopper pays or cancels, up to 120 s
-    const collected = await payments.waitWhileCollecting(req.payment_id, core.syncAuthTimeoutMs);
+    // seen from the store (card presented through another process): final once no processor call
+    // is in flight and what follows on its own has happened, or nothing moved for a look
+    const collected = await payments.waitWhileCollecting(req.payment_id, core.syncAuthTimeoutMs, (loaded, quiet) => {
+      const due = followUpsDue(core, loaded);
+      return loaded.snapshot.context.attempt === null && (quiet || (!due.capture && !due.saveCard));
+    });
     if (!collected) {
       await payments.onPayment(req.external_account_id, req.payment_id, async (current) => {
         if (!hasTag(current.snapshot, "collecting_card")) return current;

@@ -11,7 +11,7 @@ import { systemClock } from "../../../src/clock.js";
 import { configFromEnv, openStores } from "../../../src/config.js";
 import { createEngine } from "../../../src/engine.js";
 import { randomIds } from "../../../src/ids.js";
-import { ledgerFileIn } from "../../../src/processors/ledger.js";
+import { fileSide, processorSideIn } from "../../../src/processors/processor-side.js";
 import { createSimulators } from "../../../src/processors/simulator.js";
 import { openAccounts, SCENARIOS } from "./scenarios.js";
 
@@ -29,7 +29,7 @@ async function cardflow(...args: string[]) {
 
 it("dry run, then a pass that appends the processor's recorded capture", async () => {
   const { store, readModels } = await openStores(configFromEnv({ DATA_DIR: dir }));
-  const processors = createSimulators({ clock: systemClock, ids: randomIds(), ledgerFile: ledgerFileIn(dir) });
+  const processors = createSimulators({ clock: systemClock, ids: randomIds(), side: fileSide(processorSideIn(dir)) });
   const fault = (at: string, attempt: AttemptEvent) => {
     if (at === "after_call" && attempt.type === "CaptureAttempted") throw new Error("killed after the processor captured");
   };

@@ -11,7 +11,8 @@ import { createInterface } from "node:readline";
 import { afterAll, expect, it } from "vitest";
 import { configFromEnv, openStores } from "../../../src/config.js";
 import { createEngine } from "../../../src/engine.js";
-import { createLedger, ledgerFileIn } from "../../../src/processors/ledger.js";
+import { createLedger } from "../../../src/processors/ledger.js";
+import { fileSide, processorSideIn } from "../../../src/processors/processor-side.js";
 import { disagreements } from "./scenarios.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-kill-"));
@@ -85,7 +86,7 @@ it("SIGKILL mid-load, restart: the start-up reconciler closes every open attempt
   const { store, readModels } = await openStores(configFromEnv(env));
   const engine = createEngine({ store, readModels });
   try {
-    expect(await disagreements(engine, { ledger: createLedger(ledgerFileIn(dir)) })).toEqual([]);
+    expect(await disagreements(engine, { ledger: createLedger(fileSide(processorSideIn(dir))) })).toEqual([]);
   } finally {
     await engine.close();
   }

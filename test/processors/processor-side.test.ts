@@ -1,0 +1,66 @@
+// What the simulated processors keep on their side: in a file, every handle on it (every process
+// of a host) sees one processor: calls recorded by one are found by another, and a change (ending
+// a terminal's collection) happens once across them.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createLedger } from "../../src/processors/ledger.js";
+import { fileSide, memorySide, processorSideIn } from "../../src/processors/processor-side.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-side-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the simulators' side in a file", () => {
+  it("a call recorded through one handle is found through another, with every entry", () => {
+    const file = processorSideIn(dir);
+    const one = fileSide(file);
+    const other = fileSide(file);
+    try {
+      const ledger = createLedger(one);
+      for (let i = 0; i < 50; i++) ledger.set(`att_${i}`, { call: "capture", outcome: { kind: "captured" } });
+      expect(createLedger(other).get("att_0")).toEqual({ call: "capture", outcome: { kind: "captured" } });
+      expect(createLedger(other).get("att_never")).toBeUndefined();
+      expect(createLedger(other).entries()).toHaveLength(50);
+    } finally {
+      one.close();
+      other.close();
+    }
+  });
+
+  it("a change ends a value once across handles; a throw inside it changes nothing", () => {
+    const one = fileSide(join(dir, "change.sqlite"));
+    const other = fileSide(join(dir, "change.sqlite"));
+    try {
+      one.set("sessions", "tmr_1", { key: "att_1" });
+      const endIfAtt1 = (current: { key: string } | undefined) => (current?.key === "att_1" ? undefined : current);
+      expect(other.change("sessions", "tmr_1", endIfAtt1)).toEqual({ key: "att_1" });
+      // the second ender sees it already gone
+      expect(one.change("sessions", "tmr_1", endIfAtt1)).toBeUndefined();
+      one.set("sessions", "tmr_2", { key: "att_2" });
+      expect(() =>
+        other.change("sessions", "tmr_2", () => {
+          throw new Error("busy");
+        }),
+      ).toThrow("busy");
+      expect(one.get("sessions", "tmr_2")).toEqual({ key: "att_2" });
+    } finally {
+      one.close();
+      other.close();
+    }
+  });
+});
+
+describe("the simulators' side in memory", () => {
+  it("keeps every call and card on file, and the cards read for the last 10,000 payments only", () => {
+    const side = memorySide();
+    for (let i = 0; i < 10_001; i++) {
+      side.set("cards", `pi_${i}`, "4242424242424242");
+      side.set("ledger", `att_${i}`, { call: "void" });
+    }
+    expect(side.get("cards", "pi_0")).toBeUndefined();
+    expect(side.get("cards", "pi_1")).toBe("4242424242424242");
+    expect(side.get("ledger", "att_0")).toEqual({ call: "void" });
+    expect(side.entries("ledger")).toHaveLength(10_001);
+  });
+});

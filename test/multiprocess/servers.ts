@@ -3,6 +3,9 @@
 // an account and its API key set up beforehand in the test process, and a small HTTP client that
 // records every answer (status, request id) for the run's figures.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createApiKeys } from "../../src/api-keys.js";
 import { systemClock } from "../../src/clock.js";
@@ -30,10 +33,19 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * The data directory of the processes on one PostgreSQL store (their host's: the sandbox
+ * processor's side, the webhook signing key): a temporary one per store, not the repository's data/.
+ */
+const hostDirs = new WeakMap<StoreEnv, string>();
+const hostRoot = mkdtempSync(join(tmpdir(), "cardflow-hosts-"));
+process.once("exit", () => rmSync(hostRoot, { recursive: true, force: true }));
+const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hostDirs.get(store) ?? hostDirs.set(store, mkdtempSync(join(hostRoot, "host-"))).get(store)!);
+
 export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
-    env: { ...process.env, DATA_DIR: "", DATABASE_URL: "", ...store, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -56,13 +56,16 @@ export function memorySide(): ProcessorSide {
 
 /**
  * The processors' side in a SQLite file shared by the processes of one host. Each write commits
- * before the processor answers (synchronous, like the processor's own database); a change runs in
- * an immediate transaction, so two processes presenting a card on one terminal end it once.
+ * before the processor answers; a change runs in an immediate transaction, so two processes
+ * presenting a card on one terminal end it once.
  */
 export function fileSide(file: string): ProcessorSide {
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
+  // a write survives the cardflow process (a SIGKILL), as the processor's record must; a power
+  // loss is the simulated processor's, not cardflow's: no fsync on the request path
+  db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 5000");
   db.exec("CREATE TABLE IF NOT EXISTS side (tbl TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tbl, key))");
   const read = db.prepare<[string, string], { value: string }>("SELECT value FROM side WHERE tbl = ? AND key = ?");

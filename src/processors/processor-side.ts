@@ -9,8 +9,12 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 
-/** ledger: calls by idempotency key; sessions: collections by terminal; cards: numbers read, by payment; vault: cards on file; attempts: authorizations per payment and card. */
-export type SideTable = "ledger" | "sessions" | "cards" | "vault" | "attempts";
+/**
+ * ledger: calls by idempotency key; sessions: collections by terminal; cards: numbers read, by
+ * payment; vault: cards on file; attempts: authorizations per payment and card; settlements:
+ * requested captures not yet reported settled.
+ */
+export type SideTable = "ledger" | "sessions" | "cards" | "vault" | "attempts" | "settlements";
 
 export interface ProcessorSide {
   get<T>(table: SideTable, key: string): T | undefined;

@@ -4,6 +4,7 @@
 import type { Authorization, Card } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { CardflowError, Conflict, NotFound, ProcessorRefused } from "../errors.js";
+import { StoreUnavailable } from "../store/port.js";
 import type { Ids } from "../ids.js";
 import { Decimal, formatAmount } from "../money.js";
 import { refuseUndefinedOptions } from "../options.js";
@@ -48,6 +49,14 @@ interface Session {
   /** The key the engine started the collection with: its outcome is recorded under it. */
   key: string;
 }
+
+/** A requested capture the processor will report settled (epoch ms). */
+interface Settlement {
+  amount: string;
+  due: number;
+}
+/** How soon a settlement the store could not take is reported again. */
+const SETTLE_RETRY_MS = 1_000;
 
 /** A card the processor keeps on file. */
 interface Vaulted {
@@ -186,8 +195,27 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     return { kind: "captured", authorization: auth };
   }
 
+  /**
+   * A requested capture settles captureSettleMs later. The processor keeps it on its side until
+   * cardflow has taken the report: a report the store cannot take now (an outage) is made again,
+   * and a process that starts makes the ones a stopped or killed process left.
+   */
   function settleLater(paymentId: string, amount: string) {
-    clock.setTimer(captureSettleMs, () => void report(paymentId, { kind: "capture_settled", amount }).catch(() => undefined));
+    side.set("settlements", paymentId, { amount, due: clock.now() + captureSettleMs } satisfies Settlement);
+    settleIn(paymentId, captureSettleMs);
+  }
+  function settleIn(paymentId: string, ms: number) {
+    clock.setTimer(ms, () => {
+      const pending = side.get<Settlement>("settlements", paymentId);
+      if (!pending) return; // another process reported it
+      report(paymentId, { kind: "capture_settled", amount: pending.amount }).then(
+        () => side.set("settlements", paymentId, undefined),
+        (error: unknown) => {
+          if (error instanceof StoreUnavailable) settleIn(paymentId, SETTLE_RETRY_MS);
+          else side.set("settlements", paymentId, undefined); // refused: the payment awaits no settlement (any more)
+        },
+      );
+    });
   }
 
   /**
@@ -319,6 +347,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     get: (processor) => ports[processor],
     connect(r) {
       report = r;
+      for (const [paymentId, { due }] of side.entries<Settlement>("settlements")) settleIn(paymentId, Math.max(0, due - clock.now()));
     },
     cardFor(number, type) {
       return cardFor(number, type);

@@ -64,6 +64,8 @@ describe("README.md Quick start and HTTP walk-through", () => {
         if (i > 300) throw new Error(`npm start did not come up:\n${output}`);
         await new Promise((r) => setTimeout(r, 100));
       }
+      // the banner is written once listening; its pipe may be read after the health check's answer
+      for (let i = 0; !output.includes("cardflow accounts create") && i < 100; i++) await new Promise((r) => setTimeout(r, 100));
       expect(output).toContain("cardflow accounts create");
 
       const shell = (script: string) => run("bash", ["-euo", "pipefail", "-c", script], { env: { ...env, BASE: `http://127.0.0.1:${port}` } });

@@ -31,6 +31,7 @@ export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb.
 export { configFromEnv, openStores, type ServiceConfig, type Stores } from "./config.js";
 export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";
+export { fileSide, memorySide, processorSideIn, type ProcessorSide, type SideTable } from "./processors/processor-side.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";

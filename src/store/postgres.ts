@@ -18,7 +18,8 @@
 // Appends are group-committed (append_batch): those arriving while a batch is in flight go
 // together in the next one, one statement and one commit for many streams; each keeps its own
 // expected-revision check and idempotency record (a savepoint per append). Hot statements are
-// named (prepared once per connection).
+// named (prepared once per connection). Other processes' subscribers are woken by NOTIFY
+// (./postgres-signal.ts).
 import pg from "pg";
 import {
   checkCheckpoint,
@@ -33,6 +34,7 @@ import {
   type ListPage,
   type ReadModelStore,
 } from "./port.js";
+import { createAppendSignal } from "./postgres-signal.js";
 import { createPump } from "./pump.js";
 import { RELEASED_SQL, sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
 
@@ -42,7 +44,11 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Connections in this handle's pool. Default 10. */
   poolSize?: number;
-  /** How often subscribers look for appends made by other processes (ms). Default 100. */
+  /**
+   * How often subscribers look for appends without being told (ms). Default 1,000: other
+   * processes' appends wake them at once through LISTEN/NOTIFY (./postgres-signal.ts); the poll is
+   * the safety net for a notification lost while the listening connection was down.
+   */
   pollMs?: number;
   /** How long a statement waits for a connection while the database is away (ms). Default 5,000. */
   connectionTimeoutMillis?: number;
@@ -300,7 +306,7 @@ const COLUMNS = "position, stream, revision, id, type, version, data::text AS da
 const BATCHES_IN_FLIGHT = 2;
 const MAX_BATCH = 256;
 
-export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = 10, pollMs = 100, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
+export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = 10, pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
   // connectionTimeoutMillis: while the database is away, a request waits this long for a
   // connection, then gets a 503 (StoreUnavailable), instead of waiting forever.
@@ -386,7 +392,9 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
         "cardflow_append_batch",
       );
       batch.forEach((p, i) => p.settle(rows[i]!));
-      pump.notify(Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0))));
+      const committed = Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0)));
+      pump.notify(committed);
+      signal.send(committed);
     } catch (e) {
       // An error append_batch does not turn into a row (not one of a connection) may be one
       // append's own: each goes again alone, so it fails only its own caller.
@@ -435,6 +443,8 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
 
   let closing = false;
   const pump = createPump((after, maxCount) => (closing ? Promise.resolve([]) : readAllVisible(after, maxCount)), { pollMs });
+  // Channel names are identifiers (at most 63 bytes): schemas sharing a long prefix only wake each other for nothing.
+  const signal = createAppendSignal({ connectionString, channel: `cardflow_${schema}`.slice(0, 63), onAppended: (position) => pump.notify(position) });
 
   const release = sharedConnection(() => pool.end());
   let eventsClosed = false;
@@ -512,7 +522,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     close: release(async () => {
       eventsClosed = true;
       closing = true;
-      await pump.closeAll();
+      await Promise.all([pump.closeAll(), signal.close()]);
     }),
   };
 

@@ -243,6 +243,16 @@ const migrations = (schema: string): string[] => [
        RETURN NEXT;
      END LOOP;
    END $$ SET search_path FROM CURRENT;`,
+  // append_batch with the events' data and metadata as one JSON array each: the client joins the
+  // documents' JSON texts, instead of escaping each into an array literal (a large part of the
+  // client's CPU per append). Elements of a json array keep their text byte for byte.
+  `CREATE FUNCTION append_batch_json(p_streams text[], p_expected text[], p_counts integer[], p_idempotency json[],
+                                     p_ids text[], p_types text[], p_versions integer[], p_data json, p_metadata json)
+   RETURNS TABLE (next_revision bigint, last_position bigint, code text, detail text, constraint_name text) LANGUAGE sql AS $$
+     SELECT * FROM append_batch(p_streams, p_expected, p_counts, p_idempotency, p_ids, p_types, p_versions,
+                                ARRAY(SELECT d FROM json_array_elements(p_data) WITH ORDINALITY AS t(d, i) ORDER BY i),
+                                ARRAY(SELECT m FROM json_array_elements(p_metadata) WITH ORDINALITY AS t(m, i) ORDER BY i))
+   $$ SET search_path FROM CURRENT;`,
 ];
 
 async function migrate(pool: pg.Pool, schema: string): Promise<void> {
@@ -377,7 +387,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     const all = batch.flatMap((p) => p.events);
     try {
       const { rows } = await run<Outcome>(
-        "SELECT * FROM append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "SELECT * FROM append_batch_json($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         [
           batch.map((p) => p.stream),
           batch.map((p) => String(p.options.expectedRevision)),
@@ -386,10 +396,10 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
           all.map((e) => e.id),
           all.map((e) => e.type),
           all.map((e) => e.version),
-          all.map((e) => JSON.stringify(e.data)),
-          all.map((e) => JSON.stringify(e.metadata)),
+          `[${all.map((e) => JSON.stringify(e.data)).join(",")}]`,
+          `[${all.map((e) => JSON.stringify(e.metadata)).join(",")}]`,
         ],
-        "cardflow_append_batch",
+        "cardflow_append_batch_json",
       );
       batch.forEach((p, i) => p.settle(rows[i]!));
       const committed = Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0)));

@@ -580,10 +580,12 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
         }
         const docs = commits.flatMap(({ projection, docs }) => docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) })));
         if (docs.length > 0) {
+          // the documents as one JSON array (joined texts), not an array literal escaped by the client
           await c.query(
-            `INSERT INTO read_models (projection, key, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+            `INSERT INTO read_models (projection, key, doc)
+             SELECT p, k, d FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(p, k, i) JOIN jsonb_array_elements($3::jsonb) WITH ORDINALITY AS y(d, j) ON i = j
              ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc`,
-            [docs.map((d) => d.projection), docs.map((d) => d.key), docs.map((d) => d.doc)],
+            [docs.map((d) => d.projection), docs.map((d) => d.key), `[${docs.map((d) => d.doc).join(",")}]`],
           );
         }
         if (commits.length > 0) {

@@ -60,26 +60,43 @@ function machine(): { busy: number; total: number } {
 export type CpuShares = Record<string, number> & { machine: number };
 
 /**
- * Measures the CPU of named groups of processes (pids looked up at stop too: backends come and go)
- * from start() to stop(). Shares are % of one core; `machine` is the whole machine's busy share
+ * Measures the CPU of named groups of processes (looked up again every 100 ms: backends come and
+ * go) from start() to stop(). Shares are % of one core; `machine` is the whole machine's busy share
  * (on this 2-core machine at most 200%), other users' work included.
  */
 export function cpuMeter(groups: Record<string, () => number[]>) {
-  let begin: { at: number; m: ReturnType<typeof machine>; per: Map<number, number> } | undefined;
-  const all = () => [...new Set(Object.values(groups).flatMap((g) => g()))];
+  // per process: its group, its ticks when first seen (0 if it started during the run) and when
+  // last seen (sampled every 100 ms: a backend that exits before stop() keeps what it used)
+  const seen = new Map<number, { group: string; first: number; last: number }>();
+  let began: { at: number; m: ReturnType<typeof machine> } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const sample = () => {
+    for (const [group, pids] of Object.entries(groups)) {
+      for (const p of pids()) {
+        const t = ticks(p);
+        const s = seen.get(p);
+        if (!s) seen.set(p, { group, first: began ? 0 : t, last: t });
+        else if (t > 0) s.last = t;
+      }
+    }
+  };
   return {
     start() {
-      begin = { at: performance.now(), m: machine(), per: new Map(all().map((p) => [p, ticks(p)])) };
+      seen.clear();
+      began = undefined;
+      sample();
+      began = { at: performance.now(), m: machine() };
+      timer = setInterval(sample, 100);
+      timer.unref();
     },
     stop(): CpuShares {
-      const seconds = (performance.now() - begin!.at) / 1000;
+      clearInterval(timer);
+      sample();
+      const seconds = (performance.now() - began!.at) / 1000;
       const m = machine();
-      const shares: Record<string, number> = {};
-      for (const [name, pids] of Object.entries(groups)) {
-        const used = pids().reduce((s, p) => s + Math.max(0, ticks(p) - (begin!.per.get(p) ?? 0)), 0);
-        shares[name] = (used / TICKS_PER_SECOND / seconds) * 100;
-      }
-      return { ...shares, machine: ((m.busy - begin!.m.busy) / (m.total - begin!.m.total)) * cpus().length * 100 };
+      const shares: Record<string, number> = Object.fromEntries(Object.keys(groups).map((g) => [g, 0]));
+      for (const { group, first, last } of seen.values()) shares[group]! += ((last - first) / TICKS_PER_SECOND / seconds) * 100;
+      return { ...shares, machine: ((m.busy - began!.m.busy) / (m.total - began!.m.total)) * cpus().length * 100 };
     },
   };
 }

@@ -7,6 +7,7 @@
 //   npx tsx scripts/bench/http-postgres.ts [--quick]
 import { loadavg } from "node:os";
 import { startPostgres } from "../../test/support/postgres.js";
+import { cpuMeter, fmtShares, postgresPids } from "./cpu.js";
 import { authHeaders, createBody, httpFlows, SECONDS, start, stopped, type Ready } from "./http-lib.js";
 import { emit, fmtRate, median, quick } from "./lib.js";
 
@@ -61,8 +62,12 @@ try {
     reads.push(own.length / SECONDS);
     plain.push(p99(await statusReads(real.ready, false)));
   }
+  // who takes the CPU while the flows run: this process (the clients), the API server, PostgreSQL
+  const cpu = cpuMeter({ clients: () => [process.pid], "API server": () => [real.child.pid!], PostgreSQL: () => (server ? postgresPids(Number(new URL(url).port)) : []) });
   const flowRuns: number[] = [];
+  cpu.start();
   for (let r = 0; r < ROUNDS; r++) flowRuns.push(await httpFlows(real.ready, CLIENTS));
+  const shares = cpu.stop();
   const flows = median(flowRuns);
   const load = `load average ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end`;
   emit([
@@ -89,7 +94,10 @@ try {
       target: "≥ 1,000 flows/s",
       met: flows >= 1000,
       command: "npx tsx scripts/bench/http-postgres.ts",
-      notes: [`${ROUNDS} rounds of ${SECONDS} s (${flowRuns.map(Math.round).join("/")} flows/s); client, API server and PostgreSQL share the machine's cores; ${load}`],
+      notes: [
+        `${ROUNDS} rounds of ${SECONDS} s (${flowRuns.map(Math.round).join("/")} flows/s); client, API server and PostgreSQL share the machine's cores; ${load}`,
+        `CPU during the flows: ${fmtShares(shares)}; per flow: API server ${((shares["API server"]! * 10) / flows).toFixed(1)} ms, PostgreSQL ${((shares.PostgreSQL! * 10) / flows).toFixed(1)} ms, clients ${((shares.clients! * 10) / flows).toFixed(1)} ms`,
+      ],
     },
   ]);
 } finally {

@@ -88,13 +88,22 @@ export function createCore(options: EngineOptions) {
     return data;
   }
 
+  // Cards on file are never changed nor removed once saved: one found is kept (bounded, like the
+  // payment states), so charging a card on file costs no read-model round trip after the first.
+  const storedCards = new Map<string, Card>();
   async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<Card | undefined> {
-    // cards on file are never changed once saved: catch the read models up only when it is not there yet
-    const savedCard = () => readModels.get<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(account.external_account_id, customerId, paymentMethodId));
+    const key = customerCardKey(account.external_account_id, customerId, paymentMethodId);
+    const known = storedCards.get(key);
+    if (known) return known;
+    // catch the read models up only when it is not there yet
+    const savedCard = () => readModels.get<CustomerCardRecord>(customerCardsProjection.name, key);
     const saved = (await savedCard()) ?? (await projections.catchUp(), await savedCard());
     if (saved) {
       const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
-      return { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
+      const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
+      storedCards.set(key, card);
+      if (storedCards.size > (options.cacheSize ?? 10_000)) storedCards.delete(storedCards.keys().next().value!);
+      return card;
     }
     return processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, payment_method_id: paymentMethodId });
   }

@@ -1,9 +1,9 @@
 // Catch-up subscriptions for adapters that can read "all events after position N":
 // each subscriber reads batches after its own checkpoint, awaits its handler per event, and
-// sleeps until notify() (a local append) or the poll interval (appends by other processes).
-// A local append the read did not return yet (PostgreSQL shows it only once every older
-// transaction has ended) is looked for again after a short pause (1 ms, doubling), not a poll:
-// a process reads its own writes without waiting for pollMs.
+// sleeps until notify() (a local append, or another process's when the store can tell: PostgreSQL's
+// NOTIFY) or the poll interval. An append notified that the read did not return yet (PostgreSQL
+// shows it only once every older transaction has ended) is looked for again after a short pause
+// (1 ms, doubling), not a poll: a process reads its own writes without waiting for pollMs.
 // A failed read (the database away) or a failed handler is retried from the same checkpoint with
 // a growing pause: the subscription outlives an outage and delivers every event exactly once.
 import type { RecordedEvent, SubscribeOptions, Subscription } from "./port.js";
@@ -11,7 +11,7 @@ import type { RecordedEvent, SubscribeOptions, Subscription } from "./port.js";
 export type ReadBatch = (after: number, maxCount: number) => Promise<RecordedEvent[]>;
 
 export interface Pump {
-  /** A local append committed, up to `position` when known. */
+  /** Appends committed (here, or in another process the store heard from), up to `position` when known. */
   notify(position?: number): void;
   subscribe(options: SubscribeOptions, onEvent: (e: RecordedEvent) => Promise<void> | void): Subscription;
   closeAll(): Promise<void>;
@@ -31,8 +31,8 @@ export interface PumpOptions {
 export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, retryMs = 100, maxRetryMs = 5_000, onError }: PumpOptions = {}): Pump {
   const wakers = new Set<() => void>();
   const open = new Set<Subscription>();
-  /** The last position this process appended (0: unknown). */
-  let localHead = 0;
+  /** The highest position notified (0: unknown). */
+  let notifiedHead = 0;
 
   function subscribe({ after = 0, streamPrefixes }: SubscribeOptions, onEvent: (e: RecordedEvent) => Promise<void> | void): Subscription {
     let closed = false;
@@ -55,7 +55,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
 
     const loop = (async () => {
       let failures = 0;
-      let behind = 0; // reads in a row that stopped short of localHead
+      let behind = 0; // reads in a row that stopped short of notifiedHead
       while (!closed) {
         dirty = false;
         let batch: RecordedEvent[];
@@ -75,7 +75,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
         }
         if (batch.length === batchSize || dirty) continue;
         if (closed) return; // close() ran while a handler was awaited: nobody would wake us
-        const early = checkpoint < localHead ? Math.min(2 ** behind++, 1_000) : Infinity;
+        const early = checkpoint < notifiedHead ? Math.min(2 ** behind++, 1_000) : Infinity;
         if (early === Infinity) behind = 0;
         await pause(pollMs > 0 ? Math.min(pollMs, early) : early === Infinity ? 0 : early);
       }
@@ -95,7 +95,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
 
   return {
     notify(position = 0) {
-      localHead = Math.max(localHead, position);
+      notifiedHead = Math.max(notifiedHead, position);
       wakers.forEach((w) => w());
     },
     subscribe,

@@ -1,0 +1,110 @@
+// The append signal between processes on one PostgreSQL database (LISTEN/NOTIFY): after a group
+// commit the appender sends NOTIFY with the last position it committed, and the subscribers of
+// every other process wake at once instead of at their next poll.
+// - NOTIFY goes after the commit, outside the append's transaction: a transaction that NOTIFYs
+//   takes a database-wide lock at commit (the notification queue's), which would serialise the
+//   group commits. Sends are coalesced: one NOTIFY in flight, carrying the highest position since.
+// - It goes on a connection of its own, which commits asynchronously (synchronous_commit=off): a
+//   notification is a hint, never data, so it need not wait for a WAL flush. The same connection
+//   LISTENs; a process ignores its own notifications (its appends wake its subscribers directly).
+// - Notifications are lost while that connection is down (pg_terminate_backend, a restart): it
+//   connects again with a growing pause and, once listening, wakes the subscribers so they read
+//   what they missed, and sends what it could not send meanwhile. The subscribers' slow poll
+//   (pollMs) stays the safety net for a notification lost anyway.
+import pg from "pg";
+
+export interface AppendSignal {
+  /** Appends of this process committed up to `position`: tell the other processes. */
+  send(position: number): void;
+  close(): Promise<void>;
+}
+
+export interface AppendSignalOptions {
+  connectionString: string;
+  channel: string;
+  /** Another process committed appends up to `position` (0: unknown, read anyway). */
+  onAppended: (position: number) => void;
+  /** Pause before connecting again after the first failure (ms), doubled up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs?: number;
+}
+
+/** Shown in pg_stat_activity (and used by tests to find the connection). */
+export const SIGNAL_APPLICATION_NAME = "cardflow append signal";
+
+export function createAppendSignal({ connectionString, channel, onAppended, retryMs = 100, maxRetryMs = 5_000 }: AppendSignalOptions): AppendSignal {
+  let client: pg.Client | undefined; // connected and listening
+  let closed = false;
+  let pending = 0; // highest position not sent yet
+  let sending = false;
+  let retry: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      retry = { timer: setTimeout(resolve, ms), resolve };
+      retry.timer.unref();
+    }).then(() => void (retry = undefined));
+
+  async function connect(): Promise<void> {
+    for (let failures = 0; !closed; failures++) {
+      const c = new pg.Client({ connectionString, application_name: SIGNAL_APPLICATION_NAME, options: "-c synchronous_commit=off", connectionTimeoutMillis: 5_000 });
+      c.on("error", () => undefined); // a dropped connection also ends it: 'end' below reconnects
+      let own: number;
+      try {
+        await c.connect();
+        await c.query(`LISTEN "${channel}"`);
+        own = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      } catch {
+        await c.end().catch(() => undefined);
+        await pause(Math.min(retryMs * 2 ** failures, maxRetryMs));
+        continue;
+      }
+      if (closed) return void (await c.end().catch(() => undefined));
+      c.on("notification", (n) => n.processId !== own && onAppended(Number(n.payload) || 0));
+      c.once("end", () => {
+        client = undefined;
+        if (!closed) connecting = connect();
+      });
+      client = c;
+      onAppended(0); // appends notified while nobody listened: read them now
+      flush();
+      return;
+    }
+  }
+
+  function flush() {
+    if (sending || !client || pending === 0) return;
+    const c = client;
+    const position = pending;
+    pending = 0;
+    sending = true;
+    c.query("SELECT pg_notify($1, $2)", [channel, String(position)]).then(
+      () => {
+        sending = false;
+        flush();
+      },
+      () => {
+        // the connection went away: sent again once connected (connect() flushes)
+        sending = false;
+        pending = Math.max(pending, position);
+      },
+    );
+  }
+
+  let connecting = connect();
+  return {
+    send(position) {
+      pending = Math.max(pending, position);
+      flush();
+    },
+    async close() {
+      closed = true;
+      if (retry) {
+        clearTimeout(retry.timer);
+        retry.resolve();
+      }
+      await connecting;
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

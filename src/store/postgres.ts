@@ -286,8 +286,8 @@ const translated = (e: unknown) => (isConnectionError(e) ? new StoreUnavailable(
 
 /**
  * A transaction on a pooled client. A checked-out client has no 'error' listener of the pool's:
- * without ours, a connection dropped by the server (pg_terminate_backend, a restart) would be an
- * unhandled 'error' event that ends the process. A client that failed is discarded, not reused.
+ * ours records that the connection dropped (pg_terminate_backend, a restart), so the client is
+ * discarded, not reused (every client also has a permanent one: createPostgresStore).
  */
 async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect().catch((e: unknown) => {
@@ -322,6 +322,13 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
   // connection, then gets a 503 (StoreUnavailable), instead of waiting forever.
   const pool = new pg.Pool({ connectionString, max: poolSize, options: `-c search_path=${schema}`, connectionTimeoutMillis });
   pool.on("error", () => undefined); // an idle client lost its connection; the pool replaces it
+  // Every client also keeps a listener of its own for life: the pool removes its idle listener
+  // when it hands a client over, and our listener (inTransaction) comes a microtask later, after
+  // the rest of the socket chunk is parsed. A chunk ending a query with the server's "terminating
+  // connection" (pg_terminate_backend, a restart) emitted that error on a client without any
+  // listener, which ended the process. The client is then unusable; its next query fails, as a
+  // connection error (StoreUnavailable), and it is discarded.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   try {
     await migrate(pool, schema);
   } catch (e) {

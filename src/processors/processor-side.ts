@@ -31,8 +31,13 @@ export interface ProcessorSide {
 /** Where the served simulators keep their side: beside the store, so `cardflow reconcile` asks the same processor. */
 export const processorSideIn = (dataDir: string) => join(dataDir, "simulators.sqlite");
 
-/** In memory, the cards read and the attempt counts are kept for the last this many payments (a retention window), so a long-running process stays flat. */
+/**
+ * In memory, the calls, the cards read and the attempt counts are kept for the last this many (a
+ * processor keeps idempotency keys for a retention window), so a long-running process stays flat.
+ * Cards on file, collections in progress and settlements due are kept until they end.
+ */
 const RETAINED = 10_000;
+const RETAINED_TABLES: ReadonlySet<SideTable> = new Set(["ledger", "cards", "attempts"]);
 
 /** One process's processors (tests, embedders without a file): everything in memory. */
 export function memorySide(): ProcessorSide {
@@ -43,7 +48,7 @@ export function memorySide(): ProcessorSide {
     rows.delete(key);
     if (value === undefined) return;
     rows.set(key, value);
-    if ((name === "cards" || name === "attempts") && rows.size > RETAINED) rows.delete(rows.keys().next().value!);
+    if (RETAINED_TABLES.has(name) && rows.size > RETAINED) rows.delete(rows.keys().next().value!);
   };
   return {
     get: <T>(name: SideTable, key: string) => table(name).get(key) as T | undefined,

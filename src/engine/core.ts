@@ -58,13 +58,14 @@ export function createCore(options: EngineOptions) {
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
   const statusOf = (loaded: Loaded) => String(loaded.snapshot.value);
+  const recordOf = (loaded: Loaded) => paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
   // A Loaded never changes, so neither does its record: status reads of an unchanged payment
-  // present it once. Frozen, because every caller gets the same object.
+  // present it once (only read payments keep one). Frozen: every reader gets the same object.
   const records = new WeakMap<Loaded, PaymentRecord>();
-  function recordOf(loaded: Loaded): PaymentRecord {
+  function readRecordOf(loaded: Loaded): PaymentRecord {
     let record = records.get(loaded);
     if (!record) {
-      record = paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
+      record = recordOf(loaded);
       if (record.payment) Object.freeze(record.payment);
       records.set(loaded, Object.freeze(record));
     }
@@ -133,6 +134,7 @@ export function createCore(options: EngineOptions) {
     viewOf,
     statusOf,
     recordOf,
+    readRecordOf,
     processorOf,
     refuse,
     requireAllowed,

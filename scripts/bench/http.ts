@@ -54,7 +54,7 @@ async function statusRead() {
     command: "npx tsx scripts/bench/http.ts",
     notes: [
       `${ROUNDS} rounds of ${SECONDS} s alternating the two servers (each its own process; autocannon in a third); req/s ${reads.map((r) => Math.round(r.requests.average)).join("/")} vs ${bares.map((r) => Math.round(r.requests.average)).join("/")}; p99 ${reads.map((r) => r.latency.p99).join("/")} ms`,
-      "the read authenticates the API key, loads the payment (cached snapshot + a stream read for newer events) and presents the record",
+      "the read authenticates the API key, loads the payment (the cached state, read again from its stream only when the store's change mark says something was appended since: SQLite data_version + this connection's commits) and presents the record",
     ],
   };
 }

@@ -3,7 +3,7 @@
 // once by issue(). SHA-256 rather than a slow password hash because keys are ~190-bit random
 // tokens (nothing to guess from a dictionary), and a plain digest lets a request find its key in
 // one stream read.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { streams, type DomainEvent } from "../machines/events.js";
 import { isoTimestamp } from "./clock.js";
 import type { Engine } from "./engine.js";
@@ -13,7 +13,8 @@ export interface ApiKeyOwner {
   external_account_id: string;
 }
 
-export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+// the one-shot digest: no Hash object per request (every API-key request hashes its key)
+export const sha256 = (text: string) => hash("sha256", text, "hex");
 
 export function createApiKeys(engine: Pick<Engine, "ids" | "clock" | "getAccount" | "startStream" | "firstEvent">) {
   const { ids, clock } = engine;

@@ -22,6 +22,7 @@ if (mode === "bare") {
   const app = Fastify({ logger: false });
   app.get("/v2/payment/intent/:payment_id", async (_req, reply) => reply.type("application/json").send(body));
   await app.listen({ port: 0, host: "127.0.0.1" });
+  process.on("SIGTERM", () => process.exit(0)); // an exit, so --cpu-prof writes its profile
   console.log(`READY ${JSON.stringify({ port: (app.server.address() as { port: number }).port })}`);
 } else {
   const work = mkdtempSync(join(tmpdir(), "cardflow-http-"));

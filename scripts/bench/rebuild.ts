@@ -1,7 +1,7 @@
 // Row 6 — projection rebuild from zero over 1M events in SQLite (every read model of the engine:
 // payments, terminals, customer cards, timeline), next to reading the same rows and parsing
 // their JSON (better-sqlite3 straight on the same file, the floor of any rebuild).
-//   npx tsx scripts/bench/rebuild.ts [--quick]
+//   npx tsx scripts/bench/rebuild.ts [--quick] [--events=N]  (default 1,000,000; fewer for a profile)
 import Database from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,7 +14,7 @@ import { createProjectionRunner } from "../../projections/runner.js";
 import { flowMix, type MixEvent } from "./flow-mix.js";
 import { emit, fmtRate, median, quick, seconds } from "./lib.js";
 
-const EVENTS = quick ? 5_000 : 1_000_000;
+const EVENTS = quick ? 5_000 : Number(process.argv.find((a) => a.startsWith("--events="))?.slice(9) ?? 1_000_000);
 const ROUNDS = quick ? 1 : 2;
 const work = mkdtempSync(join(tmpdir(), "cardflow-rebuild-"));
 const path = join(work, "events.db");

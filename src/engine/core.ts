@@ -4,7 +4,7 @@
 import { streams, type Card } from "../../machines/events.js";
 import { stateOf } from "../../machines/fold.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
-import { paymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
 import { paymentsProjection } from "../../projections/payments.js";
 import { createProjectionRunner } from "../../projections/runner.js";
@@ -59,6 +59,18 @@ export function createCore(options: EngineOptions) {
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
   const statusOf = (loaded: Loaded) => String(loaded.snapshot.value);
   const recordOf = (loaded: Loaded) => paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
+  // A Loaded never changes, so neither does its record: status reads of an unchanged payment
+  // present it once (only read payments keep one). Frozen: every reader gets the same object.
+  const records = new WeakMap<Loaded, PaymentRecord>();
+  function readRecordOf(loaded: Loaded): PaymentRecord {
+    let record = records.get(loaded);
+    if (!record) {
+      record = recordOf(loaded);
+      if (record.payment) Object.freeze(record.payment);
+      records.set(loaded, Object.freeze(record));
+    }
+    return record;
+  }
   const processorOf = (loaded: Loaded): ProcessorPort => processors.get(loaded.snapshot.context.processor ?? viewOf(loaded).intent.processor);
 
   /** The machine refuses the command now: 409, naming the status and what is allowed instead. */
@@ -131,6 +143,7 @@ export function createCore(options: EngineOptions) {
     viewOf,
     statusOf,
     recordOf,
+    readRecordOf,
     processorOf,
     refuse,
     requireAllowed,

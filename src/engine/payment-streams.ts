@@ -112,9 +112,18 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
     return first;
   }
 
+  /** The store's change mark taken just before the read each cached state was folded from. */
+  const checkedAt = new WeakMap<Loaded, number | string>();
+
   /** A payment's state: the cached snapshot plus whatever any process appended since. */
   async function load(paymentId: string): Promise<Loaded | undefined> {
     const cached = cache.get(paymentId);
+    // nothing appended anywhere since the cached state was read: it is current without a read
+    const mark = store.changeMark?.();
+    if (cached && mark !== undefined && checkedAt.get(cached) === mark) {
+      remember(paymentId, cached);
+      return cached;
+    }
     const events = await store.readStream(streams.payment(paymentId), { fromRevision: cached ? cached.revision + 1 : 0 });
     if (!cached && events.length === 0) return undefined;
     let loaded = cached ?? NEW_PAYMENT;
@@ -123,6 +132,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
       if (!snapshot) throw new Error(`stored event ${e.type} at ${e.stream}@${e.revision} is not allowed by the machine`);
       loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
     }
+    if (mark !== undefined) checkedAt.set(loaded, mark);
     remember(paymentId, loaded);
     return loaded;
   }

@@ -7,7 +7,9 @@ import { successStatus, type Version } from "./schemas.js";
 const statusIn = (status: string, version: Version) => (status === "succeeded" ? successStatus(version) : status);
 
 export function presentPayment(record: PaymentRecord, version: Version) {
-  return { ...record, status: statusIn(record.status, version) };
+  const status = statusIn(record.status, version);
+  // records are not changed in place (the engine shares them), so an unchanged one is sent as it is
+  return status === record.status ? record : { ...record, status };
 }
 
 /** Spec §4.3: the create response; `client_secret` only for intents a client SDK collects. */

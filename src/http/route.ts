@@ -73,11 +73,12 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
         }
         const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? def.auth };
+        const key = req.headers[IDEMPOTENCY_HEADER];
+        // no closures on this path (reads): it runs on every status poll
+        if (def.method !== "POST" || key === undefined) return def.present(await def.run(input, { version, account, command }), version);
+
         const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd });
         const present = (answer: unknown) => def.present(answer, version);
-
-        const key = req.headers[IDEMPOTENCY_HEADER];
-        if (def.method !== "POST" || key === undefined) return present(await run(command));
         const scope = account ?? (def.auth === "client_secret" ? `client:${sha256(String((input as { client_secret?: unknown }).client_secret))}` : "public");
         const answer = await idempotency.run(
           { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${url}`, req.body) },

@@ -37,6 +37,8 @@ export function createMemoryStore(): EventStore {
   }
 
   return {
+    // one process, every append goes through here: the global order's length is the mark
+    changeMark: () => all.length,
     async append(stream: string, events: EventData[], { expectedRevision, idempotency: record }: AppendOptions): Promise<AppendResult> {
       const existing = streams.get(stream) ?? [];
       const first = events[0];

@@ -147,6 +147,13 @@ export interface EventStore {
   append(stream: string, events: EventData[], options: AppendOptions): Promise<AppendResult>;
   /** Events of one stream; an empty array when the stream does not exist. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /**
+   * Optional, for stores that answer it without a round trip: a value that changes whenever an
+   * append may have committed (through this object, another connection or another process). Taken
+   * before a read, the same value later proves nothing was appended since that read, so a state
+   * folded from it is still current (the engine's status read: src/engine/payment-streams.ts).
+   */
+  changeMark?(): number | string;
   /** Events of every stream in global position order. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /**

@@ -182,6 +182,8 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     putDoc: db.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: db.prepare("DELETE FROM read_models WHERE projection = ?"),
     resetCheckpoint: db.prepare("DELETE FROM checkpoints WHERE projection = ?"),
+    // changes whenever another connection (another process) commits; this connection's own commits leave it
+    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
 
   /** Runs a write transaction that may skip the fsync (it can be rebuilt, or its loss loses nothing acknowledged). */
@@ -216,6 +218,8 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   let queue: Pending[] = [];
   let scheduled = false;
+  /** Group commits of this connection (which data_version does not count): with it, changeMark(). */
+  let commits = 0;
 
   function flush() {
     scheduled = false;
@@ -250,6 +254,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
         }
       }
       db.exec("COMMIT");
+      commits++;
       onCommit?.(batch.length);
     } catch (error) {
       // COMMIT failed (disk full, I/O error): nothing of the batch is durable.
@@ -299,6 +304,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
         }
       });
     },
+    changeMark: () => `${q.dataVersion.get()}:${commits}`,
     async readStream(stream, options) {
       const { forwards, from, maxCount } = streamRange(options);
       return (forwards ? q.forwards : q.backwards).all(stream, from, maxCount).map(toRecorded);

@@ -98,6 +98,36 @@ describe.each(["sqlite", "postgres"] as const)("engine processes on one %s store
     await Promise.all([events.close(), readModels.close()]);
   });
 
+  it("a status read shows every change another process acknowledged, though this process holds the payment's state cached", async () => {
+    const spec = specs[kind]();
+    const [id] = (await setup(spec, 1)) as [string];
+    const { events, readModels } = await openDurable(spec);
+    const engine = createEngine({ store: events, readModels, processors: scriptedProcessors() });
+    const read = () => engine.getPayment({ external_account_id: ACCOUNT, payment_id: id });
+    expect((await read()).status).toBe("requires_capture");
+    expect((await read()).status).toBe("requires_capture"); // answered from the cached state
+    // each acknowledgement of the other process is read back here, in order, as it arrives
+    let checks = Promise.resolve();
+    let refunds = 0;
+    const seen: string[] = [];
+    const worker = startWorker({ store: spec, mode: "race", paymentIds: [id], liveProjections: false }, (ack) => {
+      if (ack.op === "refunded") refunds++;
+      const atLeast = refunds * 10;
+      checks = checks.then(async () => {
+        if (ack.op === "done") return;
+        const record = await read();
+        seen.push(ack.op);
+        expect(record.amount_captured).toBe("100.00");
+        expect(Number(record.amount_refunded)).toBeGreaterThanOrEqual(atLeast);
+      });
+    });
+    expect(await worker.exited).toBe(0);
+    await checks;
+    expect(seen).toEqual(["captured", ...Array(10).fill("refunded")]);
+    expect((await read()).amount_refunded).toBe("100.00");
+    await engine.close();
+  });
+
   it("SIGKILL mid-load: every acknowledged command is stored, nothing half-written, projections resume to a rebuild's result", async () => {
     const spec = specs[kind]();
     await setup(spec, 0);

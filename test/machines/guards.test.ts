@@ -381,3 +381,62 @@ describe("saving the card after capture (spec §4.7: allow_saving_card or a cust
     refuses(storedCardCaptured(), ev.saved("cus_1"));
   });
 });
+
+describe("capture method decides the step after authorization (spec §3)", () => {
+  test("given a stored-card intent with automatic capture, when it is only authorized, then it is refused (automatic capture captures at once)", () => {
+    refuses(given(storedCard("automatic")), ev.authorized(authorization("10.00")));
+  });
+
+  test("given a stored-card intent with manual capture, when it is authorized and captured at once, then it is refused", () => {
+    const intent = given(storedCard("manual"));
+    refuses(intent, ev.captured("10.00", authorization("10.00")));
+    refuses(intent, ev.captureRequested("10.00", authorization("10.00")));
+  });
+
+  test("given a terminal collecting for a manual capture, when it reports a capture, then it is refused; an authorization is accepted", () => {
+    const collecting = given(created({ payment_method_types: "card_present", processor: "A" }), ev.terminalStarted("A_sync"));
+    refuses(collecting, ev.captured("10.00", authorization("10.00")));
+    refuses(collecting, ev.captureRequested("10.00", authorization("10.00")));
+    expect(accepts(collecting, ev.authorized(authorization("10.00"))).value).toBe("requires_capture");
+  });
+
+  test("given an intent without a stored card and nothing collecting, when an authorization or capture is reported, then it is refused", () => {
+    const intent = given(created({ capture_method: "automatic" }));
+    refuses(intent, ev.authorized(authorization("10.00")));
+    refuses(intent, ev.captured("10.00", authorization("10.00")));
+  });
+
+  test("given an intent of 10.00, when 12.00 is authorized with a tip of 1.50 and a donation of 0.50, then it is accepted with 12.00 authorized", () => {
+    const after = accepts(given(storedCard("manual")), ev.authorized(authorization("12.00", "1.50", "0.50")));
+    expect(after.context).toMatchObject({ amount_authorized: "12.00", amount_capturable: "12.00", authorization: { tip_amount: "1.50", donation_amount: "0.50" } });
+    refuses(given(storedCard("manual")), ev.authorized(authorization("12.00", "1.50", "0.00")));
+  });
+});
+
+describe("what the machine records", () => {
+  test("given 10.00 authorized, when it is voided, then nothing is capturable any more", () => {
+    const after = accepts(storedCardAuthorized(), ev.canceled());
+    expect(after.value).toBe("canceled");
+    expect(after.context).toMatchObject({ amount_capturable: "0.00", amount_authorized: "10.00" });
+  });
+
+  test("given 10.00 authorized, when 6.00 is requested, then 6.00 is awaiting settlement and nothing else is capturable", () => {
+    const after = accepts(storedCardAuthorized(), ev.captureRequested("6.00"));
+    expect(after.value).toBe("capture_requested");
+    expect(after.context).toMatchObject({ amount_capture_requested: "6.00", amount_capturable: "0.00", amount_captured: "0.00" });
+  });
+
+  test("given a terminal that timed out, when a terminal or the client SDK collects again, then the last error is cleared", () => {
+    const timedOut = given(created({ payment_method_types: "card_present", processor: "A" }), ev.terminalStarted("A_async"), ev.failed("USER_TIMEOUT"));
+    expect(timedOut.context).toMatchObject({ last_error: "failed", last_error_code: "USER_TIMEOUT" });
+    const restarted = accepts(timedOut, ev.terminalStarted("A_sync", undefined));
+    expect(restarted.context).toMatchObject({ last_error: null, last_error_code: null, processor: "A", terminal: { terminal_id: "tml_1", terminal_type: "A_sync" } });
+    expect(accepts(timedOut, ev.collected("tml_reader", TEST_CARD)).context).toMatchObject({ last_error: null, last_error_code: null });
+  });
+
+  test("given a declined stored card (error), when it is authorized on retry, then the last error is cleared", () => {
+    const declined = given(storedCard("manual"), ev.failed("ONLINE_DECLINED"));
+    expect(declined.value).toBe("error");
+    expect(accepts(declined, ev.authorized(authorization("10.00"))).context).toMatchObject({ last_error: null, last_error_code: null, card: CARD_NOT_PRESENT });
+  });
+});

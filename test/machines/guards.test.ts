@@ -157,6 +157,18 @@ describe("who collects the card (spec §1, §4.8)", () => {
     accepts(given(created(), ev.collected(null)), ev.authAttempted("att_2"));
   });
 
+  test("given a B reader's card that timed out and an A terminal now collecting, when an authorization is attempted, then it is refused (the A terminal reports its own outcome)", () => {
+    const switched = given(
+      created({ payment_method_types: "card_present", processor: "A" }),
+      ev.collected("tml_reader", TEST_CARD),
+      ev.failed("USER_TIMEOUT"),
+      ev.terminalStarted("A_async"),
+    );
+    expect(switched.value).toBe("payment_method_requested");
+    expect(switched.context).toMatchObject({ processor: "A", card: TEST_CARD });
+    refuses(switched, ev.authAttempted("att_1"));
+  });
+
   test("given an intent without a stored card, when an authorization is attempted before any card is collected, then it is refused", () => {
     refuses(given(created()), ev.authAttempted("att_1"));
   });

@@ -8,12 +8,14 @@ export default defineConfig({
   test: {
     include: [
       "test/rules/**/*.test.ts",
+      "test/machines/guards*.test.ts",
       "test/flows/**/*.test.ts",
       "test/money*.test.ts",
       "test/engine/inputs.test.ts",
       "test/engine/replay-and-projections.test.ts",
       "test/engine/runner.test.ts",
       "test/http/idempotency.test.ts",
+      "test/idempotency/library.test.ts",
     ],
     testTimeout: 60_000,
   },

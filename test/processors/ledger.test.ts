@@ -22,4 +22,20 @@ describe("the simulators' ledger", () => {
     expect(other.get("att_0")).toBeDefined();
     expect(other.entries()).toHaveLength(calls);
   });
+
+  it("without a file keeps every call in memory, however many", () => {
+    const ledger = createLedger();
+    const calls = 10_050; // more than a ledger with a file keeps in memory
+    for (let i = 0; i < calls; i++) ledger.set(`att_${i}`, { call: "refund", refund_id: "re_1" });
+    expect(ledger.get("att_0")).toEqual({ call: "refund", refund_id: "re_1" });
+    expect(ledger.get("att_never")).toBeUndefined();
+    expect(ledger.entries()).toHaveLength(calls);
+    expect(ledger.entries()[0]).toEqual(["att_0", { call: "refund", refund_id: "re_1" }]);
+  });
+
+  it("creates the directory of its file", () => {
+    const file = join(dir, "new", "deeper", "ledger.jsonl");
+    createLedger(file).set("att_1", { call: "void" });
+    expect(createLedger(file).entries()).toEqual([["att_1", { call: "void" }]]);
+  });
 });

@@ -20,6 +20,7 @@ export default defineConfig({
       "test/http/idempotency.test.ts",
       "test/idempotency/library.test.ts",
       "test/processors/ledger.test.ts",
+      "test/projections/**/*.test.ts",
     ],
     testTimeout: 60_000,
   },

@@ -54,6 +54,22 @@ describe("money", () => {
     expect(reasons(null)).toMatch(/decimal number or string/);
   });
 
+  it("refuses a code that is not a currency, naming it, with an InvalidAmount", () => {
+    const error = (use: () => unknown) => {
+      try {
+        use();
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error("accepted");
+    };
+    for (const [use, code] of [[() => parseAmount("1.00", "ABC"), "ABC"], [() => formatAmount("1.00", "XTS"), "XTS"], [() => maxAmount("XXX"), "XXX"]] as const) {
+      const e = error(use);
+      expect(e).toBeInstanceOf(InvalidAmount);
+      expect({ name: e.name, message: e.message }).toEqual({ name: "InvalidAmount", message: `unknown currency ${code}` });
+    }
+  });
+
   it("round-trips every amount in minor units up to the bound without loss, and refuses every amount above it", () => {
     fc.assert(
       fc.property(fc.bigInt({ min: BigInt(MAX_AMOUNT_MINOR_UNITS) + 1n, max: 10n ** 40n }), fc.constantFrom("USD", "JPY", "KWD"), (minor, currency) => {

@@ -72,6 +72,22 @@ describe("projection runner", () => {
     expect((await readModels.get<{ events: number }>("counts", "s0"))!.events).toBe(6);
   });
 
+  it("a rebuild drops the projection's documents and folds every event again with its current code; an unknown name is refused", async () => {
+    const store = createMemoryStore();
+    await fill(store, 2, 3);
+    const readModels = createMemoryReadModels();
+    await createProjectionRunner({ store, readModels, projections: PROJECTIONS }).catchUp();
+    // the projection's code changed (same name): a rebuild, not a catch-up, brings its documents up to date
+    const recount = defineProjection<{ events: number }>({ name: "counts", keyOf: (e) => `v2-${e.stream}`, apply: (doc) => ({ events: (doc?.events ?? 0) + 1 }) });
+    const runner = createProjectionRunner({ store, readModels, projections: [recount, evens] });
+    expect(await runner.catchUp()).toBe(6);
+    expect((await readModels.list("counts", "")).length).toBe(2);
+    expect(await runner.rebuild("counts")).toBe(6);
+    expect(await readModels.list("counts", "")).toEqual([{ events: 3 }, { events: 3 }]);
+    expect(await readModels.get("counts", "s0")).toBeUndefined();
+    await expect(runner.rebuild("nope")).rejects.toThrow("no projection nope");
+  });
+
   it("a rebuild from zero equals catching up event by event, each time by a new runner", async () => {
     const store = createMemoryStore();
     await fill(store, 5, 4);

@@ -79,4 +79,44 @@ describe("idempotency keys for library callers", () => {
     expect((await idempotency.run(request("fix"), (ctx) => engine.createIntent(input, ctx))).replayed).toBe(false);
     expect(await created()).toBe(1);
   });
+
+  it("by default keeps an answer 24 h and a claim's lease 180 s (README: Idempotency-Key)", async () => {
+    const { clock, store, engine, created, request } = await setup();
+    const idempotency = createIdempotency({ store, clock });
+    const run = (key: string) => idempotency.run(request(key), (ctx) => engine.createIntent(input, ctx));
+    const first = await run("day");
+    expect(first.body).toMatchObject({ status: "requires_payment_method", amount: "5.00" });
+    await clock.advance(24 * 3_600_000);
+    expect(await run("day")).toEqual({ ...first, replayed: true });
+    await clock.advance(1);
+    expect((await run("day")).replayed).toBe(false);
+    expect(await created()).toBe(2);
+    // purged once past their time: the record is gone
+    await clock.advance(24 * 3_600_000 + 1);
+    await idempotency.purge();
+    expect(await store.readIdempotency("acct:day")).toBeUndefined();
+
+    let inUse: unknown;
+    let takeover: unknown;
+    const slow = idempotency.run(request("lease"), async (ctx) => {
+      await clock.advance(180_000);
+      inUse = await run("lease").catch((e: unknown) => e);
+      await clock.advance(1);
+      takeover = await run("lease");
+      return engine.createIntent(input, ctx);
+    });
+    await expect(slow).rejects.toBeInstanceOf(IdempotencyKeyInUse);
+    expect(inUse).toBeInstanceOf(IdempotencyKeyInUse);
+    expect(takeover).toMatchObject({ replayed: false });
+    expect(await created()).toBe(3);
+  });
+
+  it("takes keys of 1 to 255 visible ASCII characters and refuses others with a 400 naming the header", async () => {
+    const { engine, idempotency, request } = await setup();
+    const run = (key: string) => idempotency.run(request(key), (ctx) => engine.createIntent(input, ctx));
+    for (const key of ["", "k".repeat(256), "order 1", "clé", "tab\t"]) {
+      await expect(run(key)).rejects.toMatchObject({ status: 400, code: "idempotency_key_invalid", param: "Idempotency-Key", message: expect.stringContaining("1 to 255 visible ASCII characters") });
+    }
+    for (const key of ["k".repeat(255), "!", "~order-1"]) expect((await run(key)).replayed).toBe(false);
+  });
 });

@@ -28,6 +28,16 @@ describe("the simulators' side in a file", () => {
     }
   });
 
+  it("creates the directory of its file", () => {
+    const file = join(dir, "new", "deeper", "simulators.sqlite");
+    const side = fileSide(file);
+    createLedger(side).set("att_1", { call: "void" });
+    side.close();
+    const again = fileSide(file);
+    expect(createLedger(again).entries()).toEqual([["att_1", { call: "void" }]]);
+    again.close();
+  });
+
   it("a change ends a value once across handles; a throw inside it changes nothing", () => {
     const one = fileSide(join(dir, "change.sqlite"));
     const other = fileSide(join(dir, "change.sqlite"));

@@ -30,10 +30,11 @@ export function createMemoryStore(): EventStore {
     return all.slice(after, after + maxCount);
   }
 
-  /** The append's record replaces its claim (checked before anything is appended). */
-  function replaceIdempotency(record: IdempotencyRecord) {
-    if (idempotency.get(record.key)?.token !== record.token) throw new IdempotencyClaimLost(record.key);
+  /** Replaces the record of the same key and token; false when the key is no longer this token's. */
+  function saveIdempotency(record: IdempotencyRecord): boolean {
+    if (idempotency.get(record.key)?.token !== record.token) return false;
     idempotency.set(record.key, structuredClone(record));
+    return true;
   }
 
   return {
@@ -48,7 +49,8 @@ export function createMemoryStore(): EventStore {
         return { nextRevision: last.revision, position: last.position };
       }
       checkExpectedRevision(stream, expectedRevision, existing.length - 1);
-      if (record) replaceIdempotency(record);
+      // the append's record replaces its claim, checked before anything is appended
+      if (record && !saveIdempotency(record)) throw new IdempotencyClaimLost(record.key);
       if (events.length === 0) return { nextRevision: existing.length - 1, position: all.length };
       const recorded = events.map((e, i): RecordedEvent => ({
         ...structuredClone(e),
@@ -88,9 +90,7 @@ export function createMemoryStore(): EventStore {
       return undefined;
     },
     async saveIdempotency(record) {
-      if (idempotency.get(record.key)?.token !== record.token) return false;
-      idempotency.set(record.key, structuredClone(record));
-      return true;
+      return saveIdempotency(record);
     },
     async releaseIdempotency(key, token, expires_at) {
       const held = idempotency.get(key);

@@ -63,7 +63,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs = 24 * HOUR, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
     // one line per request, written by the onResponse hook below

@@ -10,6 +10,7 @@ import type { EventStore, ReadModelStore } from "./store/port.js";
 export interface ServiceConfig {
   port: number;
   host: string;
+  /** A DATA_DIR that is set is taken as it is (a relative one from the current folder); else see defaultDataDir. */
   dataDir: string;
   /** PostgreSQL (postgres://…): several processes share it. Unset: SQLite under dataDir. */
   databaseUrl: string | null;
@@ -65,8 +66,6 @@ function databaseUrl(raw: string | undefined): string | null {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error(`DATABASE_URL: expected a postgres:// URL, got ${JSON.stringify(raw.split("@").pop())}`);
   return raw;
 }
-
-/** A DATA_DIR that is set is taken as it is (a relative one from the current folder); else see defaultDataDir. */
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   return {

@@ -46,11 +46,11 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
     wakers.add(waker);
     const wanted = (e: RecordedEvent) => !streamPrefixes || streamPrefixes.some((p) => e.stream.startsWith(p));
 
-    /** Sleeps until woken or `ms` passed (0: until woken). */
+    /** Sleeps until woken or `ms` passed (Infinity: until woken). */
     const pause = (ms: number) =>
       new Promise<void>((resolve) => {
         wake = resolve;
-        if (ms > 0) setTimeout(resolve, ms).unref?.();
+        if (ms < Infinity) setTimeout(resolve, ms).unref?.();
       }).then(() => void (wake = undefined));
 
     const loop = (async () => {
@@ -77,7 +77,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
         if (closed) return; // close() ran while a handler was awaited: nobody would wake us
         const early = checkpoint < notifiedHead ? Math.min(2 ** behind++, 1_000) : Infinity;
         if (early === Infinity) behind = 0;
-        await pause(pollMs > 0 ? Math.min(pollMs, early) : early === Infinity ? 0 : early);
+        await pause(Math.min(pollMs || Infinity, early));
       }
     })();
     const subscription: Subscription = {

@@ -24,15 +24,16 @@ export interface AppendSignalOptions {
   channel: string;
   /** Another process committed appends up to `position` (0: unknown, read anyway). */
   onAppended: (position: number) => void;
-  /** Pause before connecting again after the first failure (ms), doubled up to maxRetryMs. */
-  retryMs?: number;
-  maxRetryMs?: number;
 }
+
+/** Pause before connecting again after the first failure (ms), doubled up to MAX_RETRY_MS. */
+const RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
 
 /** Shown in pg_stat_activity (and used by tests to find the connection). */
 export const SIGNAL_APPLICATION_NAME = "cardflow append signal";
 
-export function createAppendSignal({ connectionString, channel, onAppended, retryMs = 100, maxRetryMs = 5_000 }: AppendSignalOptions): AppendSignal {
+export function createAppendSignal({ connectionString, channel, onAppended }: AppendSignalOptions): AppendSignal {
   let client: pg.Client | undefined; // connected and listening
   let closed = false;
   let pending = 0; // highest position not sent yet
@@ -56,7 +57,7 @@ export function createAppendSignal({ connectionString, channel, onAppended, retr
         own = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
       } catch {
         await c.end().catch(() => undefined);
-        await pause(Math.min(retryMs * 2 ** failures, maxRetryMs));
+        await pause(Math.min(RETRY_MS * 2 ** failures, MAX_RETRY_MS));
         continue;
       }
       if (closed) return void (await c.end().catch(() => undefined));

@@ -61,7 +61,9 @@ export interface KurrentStoreOptions {
   retryMs?: number;
 }
 
+// Streams of the store's own bookkeeping, kept out of readAll and subscriptions.
 const IDEMPOTENCY = "_idempotency-";
+const SEQUENCE = "_sequence-";
 
 const streamState = (e: ExpectedRevision): AppendStreamState => (typeof e === "number" ? BigInt(e) : e);
 
@@ -70,8 +72,9 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
   const client = KurrentDBClient.connectionString(url);
   const idemPrefix = `${namespace}${IDEMPOTENCY}`;
   const idemStream = (key: string) => `${idemPrefix}${key}`;
+  const sequenceStream = (sequence: string) => `${namespace}${SEQUENCE}${sequence}`;
   const ours = (kStream: string) =>
-    kStream.startsWith(namespace) && !kStream.startsWith(idemPrefix) && !kStream.startsWith(`${namespace}_sequence-`) && !kStream.startsWith("$");
+    kStream.startsWith(namespace) && !kStream.startsWith(idemPrefix) && !kStream.startsWith(sequenceStream("")) && !kStream.startsWith("$");
 
   const toEvent = (data: EventData) =>
     jsonEvent({
@@ -249,7 +252,7 @@ export async function createKurrentStore({ url, namespace = "", retryMs = 1000 }
     // One stream per sequence; its last event holds the next integer. Appends expect the revision
     // read, so of two concurrent reservations one retries.
     async reserveIds(sequence, count) {
-      const kStream = `${namespace}_sequence-${sequence}`;
+      const kStream = sequenceStream(sequence);
       for (;;) {
         const [last] = await readStream(kStream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
         const first = last ? (last.data as { next: number }).next : 1;

@@ -12,6 +12,7 @@ import type { EventStore } from "../../src/store/port.js";
 import { createPostgresStore } from "../../src/store/postgres.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
 import { startPostgres } from "../../test/support/postgres.js";
+import { median } from "./lib.js";
 
 export interface AppendFigure {
   store: "fdatasync" | "sqlite" | "postgres";
@@ -35,12 +36,6 @@ export interface BenchOptions {
   /** PostgreSQL connections per store handle; default: the adapter's default (10). */
   pgPoolSize?: number;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 function fdatasyncRate(dir: string, durationMs: number): number {
   const fd = openSync(join(dir, "fsync.bin"), "w");

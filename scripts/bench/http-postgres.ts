@@ -9,14 +9,12 @@ import { loadavg } from "node:os";
 import { startPostgres } from "../../test/support/postgres.js";
 import { cpuMeter, fmtShares, postgresPids } from "./cpu.js";
 import { authHeaders, createBody, httpFlows, SECONDS, start, stopped, type Ready } from "./http-lib.js";
-import { emit, fmtRate, median, quick } from "./lib.js";
+import { emit, fmtRate, median, percentile, quick } from "./lib.js";
 
 const ROUNDS = quick ? 1 : 3;
 const CLIENTS = 64;
 const server = process.env.DATABASE_URL ? undefined : await startPostgres();
 const url = process.env.DATABASE_URL ?? server!.url;
-
-const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))] ?? NaN;
 
 /** Latencies (ms) of status reads by CLIENTS clients for SECONDS; with `afterCommand`, each read follows the client's own create + authorize. */
 async function statusReads(ready: Ready, afterCommand: boolean): Promise<number[]> {
@@ -58,9 +56,9 @@ try {
   const reads: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const own = await statusReads(real.ready, true);
-    after.push(p99(own));
+    after.push(percentile(own, 99));
     reads.push(own.length / SECONDS);
-    plain.push(p99(await statusReads(real.ready, false)));
+    plain.push(percentile(await statusReads(real.ready, false), 99));
   }
   // who takes the CPU while the flows run: this process (the clients), the API server, PostgreSQL
   const cpu = cpuMeter({ clients: () => [process.pid], "API server": () => [real.child.pid!], PostgreSQL: () => (server ? postgresPids(Number(new URL(url).port)) : []) });

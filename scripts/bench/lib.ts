@@ -1,4 +1,4 @@
-// Shared by the benchmarks: the quick flag, medians over repeated runs, and the result line each
+// Shared by the benchmarks: the quick flag, medians over repeated runs, percentiles, and the result line each
 // row script prints for scripts/bench/run.ts to collect into docs/BENCHMARKS.md.
 import { performance } from "node:perf_hooks";
 
@@ -10,6 +10,9 @@ export const median = (xs: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
+
+/** The p-th percentile (nearest rank, 0 < p < 100); NaN for no samples. */
+export const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
 /** Seconds taken by one call (awaited). */
 export async function seconds(run: () => unknown): Promise<number> {

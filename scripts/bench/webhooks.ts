@@ -16,7 +16,7 @@ import { createSqliteStore } from "../../src/store/sqlite.js";
 import { createWebhooks, signatureHeader } from "../../src/index.js";
 import { postWebhook } from "../../src/webhooks/transport.js";
 import { ACCOUNT, CUSTOMER, openBenchAccount } from "./flows.js";
-import { emit, quick } from "./lib.js";
+import { emit, percentile, quick } from "./lib.js";
 
 const PAYMENTS = quick ? 50 : 3_000;
 const CLIENTS = 4;
@@ -71,7 +71,6 @@ await engine.close();
 receiver.close();
 rmSync(work, { recursive: true, force: true });
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const latencies = [...appended].map(([id, at]) => arrived.get(id)! - at);
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 emit([

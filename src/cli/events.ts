@@ -8,6 +8,7 @@ import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 import { createMemoryReadModels } from "../store/memory-read-models.js";
+import { coalesced } from "../webhooks/coalesced.js";
 import { createEventFeed, feedKeys, type FeedEntry } from "../webhooks/feed.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {
@@ -86,16 +87,11 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           const head = await feed.catchUp();
           // follow: the store signals appends (other processes' too, by polling); one print at a time
           await new Promise<void>((resolve) => {
-            let printing = Promise.resolve();
-            let queued = false;
-            const subscription = store.subscribeToAll({ after: head }, () => {
-              if (queued) return;
-              queued = true;
-              printing = printing.then(() => ((queued = false), printNew())).catch((error: unknown) => io.err(`cardflow: ${String(error)}\n`));
-            });
+            const printing = coalesced(() => printNew().catch((error: unknown) => io.err(`cardflow: ${String(error)}\n`)));
+            const subscription = store.subscribeToAll({ after: head }, () => void printing());
             // the store polls on unref'd timers: keep the process alive until interrupted
             const alive = setInterval(() => undefined, 1 << 30);
-            const stop = () => void subscription.close().then(() => printing).then(() => (clearInterval(alive), resolve()));
+            const stop = () => void subscription.close().then(printing.settled).then(() => (clearInterval(alive), resolve()));
             process.once("SIGINT", stop);
             process.once("SIGTERM", stop);
           });

@@ -6,12 +6,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { consoleScript } from "./bundle.js";
 import { CONSOLE_CSS, CONSOLE_HTML } from "./page.js";
 
-const SECURITY_HEADERS = {
+// beyond the server's own on every answer (Cache-Control: no-store, nosniff: src/http/hardening.ts)
+const PAGE_HEADERS = {
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
-  "cache-control": "no-cache",
 };
 
 interface Asset {
@@ -28,7 +27,7 @@ export function registerConsole(app: FastifyInstance): void {
 
   function send(req: FastifyRequest, reply: FastifyReply, asset: Asset) {
     const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
-    reply.headers(SECURITY_HEADERS).header("vary", "accept-encoding").type(asset.type);
+    reply.headers(PAGE_HEADERS).header("vary", "accept-encoding").type(asset.type);
     if (gzip) reply.header("content-encoding", "gzip");
     return reply.send(gzip ? asset.gzip : asset.body);
   }

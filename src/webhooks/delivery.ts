@@ -16,6 +16,7 @@ import { isoTimestamp, type Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import { CheckpointConflict, type EventStore, type ReadModelStore } from "../store/port.js";
 import type { WebhookEvent } from "../../machines/events.js";
+import { coalesced } from "./coalesced.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
 import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
@@ -101,8 +102,6 @@ export function createDelivery(options: DeliveryOptions) {
   let running = false;
   let cancelTick: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
-  let supervising: Promise<void> = Promise.resolve();
-  let superviseQueued = false;
 
   const commit = (endpointId: string, state: DeliveryState, version: number) =>
     readModels.commitBatch([{ projection: stateName(endpointId), docs: [{ key: KEY, doc: state }], checkpoint: version + 1, expectedCheckpoint: version }]);
@@ -136,46 +135,29 @@ export function createDelivery(options: DeliveryOptions) {
       wakeUp?.();
     };
 
-    // State writes are serialized and coalesced: a write starts after the one in progress and
-    // carries every change made until it starts.
-    let writing: Promise<void> = Promise.resolve();
-    let queued: Promise<void> | null = null;
-    function persist(): Promise<void> {
-      if (queued) return queued;
-      const next = writing.then(async () => {
-        queued = null;
-        if (lost) return;
-        try {
-          await commit(endpoint_id, structuredClone(state), version);
-          version++;
-        } catch (error) {
-          if (!(error instanceof CheckpointConflict)) throw error;
-          // another process took the endpoint: stop without writing again
-          lost = true;
-          stopping = true;
-          wake();
-        }
-      });
-      queued = next;
-      writing = next.catch(() => undefined);
-      return next;
-    }
-
-    // Attempts are recorded on the endpoint's deliveries stream by one writer, in batches: the
-    // streams posted concurrently would otherwise race for its next revision.
-    let recorded: Promise<void> = Promise.resolve();
-    let recordQueued: Promise<void> | null = null;
+    // State writes and attempt records are each coalesced (./coalesced.ts): a write carries every
+    // change made until it starts; the attempts go to the deliveries stream in batches, by one
+    // writer, as the streams posted concurrently would otherwise race for its next revision.
+    const persist = coalesced(async () => {
+      if (lost) return;
+      try {
+        await commit(endpoint_id, structuredClone(state), version);
+        version++;
+      } catch (error) {
+        if (!(error instanceof CheckpointConflict)) throw error;
+        // another process took the endpoint: stop without writing again
+        lost = true;
+        stopping = true;
+        wake();
+      }
+    });
     const toRecord: WebhookEvent[] = [];
+    const flushRecords = coalesced(async () => {
+      await appendChained(store, webhookStreams.deliveries(endpoint_id), toRecord.splice(0), { clock, ids, actor: "webhooks" });
+    });
     function record(event: WebhookEvent): Promise<void> {
       toRecord.push(event);
-      if (recordQueued) return recordQueued;
-      const next = recorded.then(() => {
-        recordQueued = null;
-        return appendChained(store, webhookStreams.deliveries(endpoint_id), toRecord.splice(0), { clock, ids, actor: "webhooks" }).then(() => undefined);
-      });
-      recordQueued = next;
-      recorded = next.catch(() => undefined);
-      return next;
+      return flushRecords();
     }
 
     /** Queues the endpoint's public events after its cursor, per stream. */
@@ -289,7 +271,7 @@ export function createDelivery(options: DeliveryOptions) {
       }
       // finish what was posted, then hand the endpoint over at once (a crash hands it over when the lease expires)
       await Promise.all(inFlight.values());
-      await recorded;
+      await flushRecords.settled();
       if (!lost) {
         state.lease = null;
         await persist().catch(onError);
@@ -322,13 +304,9 @@ export function createDelivery(options: DeliveryOptions) {
       if (claimed && running) workers.set(endpoint.endpoint_id, startWorker(endpoint, claimed.state, claimed.version));
     }
   }
+  const supervising = coalesced(() => supervise().catch(onError));
   function superviseSoon() {
-    if (superviseQueued || !running) return;
-    superviseQueued = true;
-    supervising = supervising.then(() => {
-      superviseQueued = false;
-      return supervise().catch(onError);
-    });
+    if (running) void supervising();
   }
   function tick() {
     superviseSoon();
@@ -352,7 +330,7 @@ export function createDelivery(options: DeliveryOptions) {
       running = false;
       cancelTick?.();
       unsubscribe?.();
-      await supervising;
+      await supervising.settled();
       await Promise.all([...workers.values()].map((w) => w.stop()));
       await feed.stop();
     },

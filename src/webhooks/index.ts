@@ -41,10 +41,10 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), sandbox =
       const checked = checkEndpointUrl(url, sandbox);
       const endpoint_id = ids.id("we");
       const data = { endpoint_id, external_account_id, url: checked, event_types: event_types ?? null, signing_key_id: keyId, created_at: isoTimestamp(clock.now()) };
-      const answer = (status: EndpointDoc["status"]) => present({ ...data, position: 0, status }, secretOf(endpoint_id));
+      const answer = present({ ...data, position: 0, status: "enabled" }, secretOf(endpoint_id));
       const event = { type: "WebhookEndpointCreated", version: 1, data } as unknown as DomainEvent;
-      await engine.startStream(webhookStreams.endpoint(endpoint_id), event, ctx, ctx.idempotency?.(answer("enabled") as never));
-      return answer("enabled");
+      await engine.startStream(webhookStreams.endpoint(endpoint_id), event, ctx, ctx.idempotency?.(answer as never));
+      return answer;
     },
 
     async listEndpoints(accountId: string): Promise<EndpointOut[]> {

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Engine } from "../../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
 import { Id, CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
-import { maxAmount, parseAmount } from "../../money.js";
+import { maxAmount, parseAmount, type Decimal } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { testCard } from "../../processors/test-cards.js";
 import { presentPayment, presentToClient } from "../presenters.js";
@@ -47,13 +47,14 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
         const payment_id = await collecting(external_account_id, terminal_id);
         if (tip !== undefined) {
           const { currency, amount } = await engine.getPayment({ external_account_id, payment_id });
+          let tipAmount: Decimal;
           try {
-            parseAmount(tip, currency);
+            tipAmount = parseAmount(tip, currency);
           } catch {
             throw new InvalidRequest(`tip: not an amount in ${currency}`, "tip", "amount_invalid");
           }
           // the authorized total is captured later: it must stay within the bound every step carries
-          if (parseAmount(tip, currency).plus(amount).greaterThan(maxAmount(currency))) {
+          if (tipAmount.plus(amount).greaterThan(maxAmount(currency))) {
             throw new InvalidRequest(`tip: the amount with the tip must be at most ${maxAmount(currency)} ${currency}`, "tip", "amount_invalid");
           }
         }

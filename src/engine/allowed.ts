@@ -11,7 +11,7 @@ export type Command = (typeof COMMANDS)[number];
 export const can = (snapshot: PaymentSnapshot, event: PaymentEvent) => applyPaymentEvent(snapshot, event) !== null;
 
 /** The payment's card, or a stand-in when none was collected yet. */
-export function probeCard(snapshot: PaymentSnapshot): Card {
+function probeCard(snapshot: PaymentSnapshot): Card {
   return snapshot.context.card ?? { type: "card_present", brand: "visa", last_4: "0000", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "unknown" };
 }
 
@@ -54,13 +54,8 @@ function probes(snapshot: PaymentSnapshot, command: Command): PaymentEvent[] {
     case "refund":
       return amount_captured === amount_refunded ? [] : [{ type: "RefundAttempted", version: 1, data: { attempt_id: "probe", amount: smallest, reason: null } }];
     case "save_card":
-      return [cardSaveProbe(intent.external_customer_id ?? "probe")];
+      return [{ type: "CardSaveAttempted", version: 1, data: { attempt_id: "probe", external_customer_id: intent.external_customer_id ?? "probe" } }];
   }
-}
-
-/** Saving the payment's card on file for this customer, as the machine would be asked it. */
-export function cardSaveProbe(customerId: string): PaymentEvent {
-  return { type: "CardSaveAttempted", version: 1, data: { attempt_id: "probe", external_customer_id: customerId } };
 }
 
 export function commandAllowed(snapshot: PaymentSnapshot, command: Command): boolean {

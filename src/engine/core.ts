@@ -57,7 +57,6 @@ export function createCore(options: EngineOptions) {
   const payments = createPaymentStreams({ store, clock, ids, cacheSize: options.cacheSize ?? 10_000 });
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
-  const statusOf = (loaded: Loaded) => String(loaded.snapshot.value);
   const recordOf = (loaded: Loaded) => paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
   // A Loaded never changes, so neither does its record: status reads of an unchanged payment
   // present it once (only read payments keep one). Frozen: every reader gets the same object.
@@ -80,7 +79,7 @@ export function createCore(options: EngineOptions) {
       // another process's call (or one a crash left open, until the reconciler closes it)
       throw new Conflict(`payment ${viewOf(loaded).intent.payment_id} has a processor call in flight (${attempt.type} ${attempt.data.attempt_id}); retry shortly`, "attempt_in_flight");
     }
-    throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, statusOf(loaded), allowedCommands(loaded.snapshot), reason);
+    throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, String(loaded.snapshot.value), allowedCommands(loaded.snapshot), reason);
   }
 
   function requireAllowed(loaded: Loaded, command: Command, reason?: string) {
@@ -141,7 +140,6 @@ export function createCore(options: EngineOptions) {
     reconcileGraceMs: options.reconcileGraceMs ?? 30_000,
     fault: options.fault,
     viewOf,
-    statusOf,
     recordOf,
     readRecordOf,
     processorOf,

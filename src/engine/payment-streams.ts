@@ -52,7 +52,7 @@ export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext 
 /** How often a blocking auth looks at the store for a card presented through another process. */
 const COLLECTING_LOOK_MS = 250;
 
-export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
+const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
 
 /**
  * inFlightWaitMs: how long a command waits for another process's processor call on the same

@@ -63,9 +63,9 @@ export function createReconciler(core: Core) {
     const payment_id = e.stream.slice("payment-".length);
     open.delete(payment_id);
     const since = Date.parse(e.metadata.timestamp);
-    const terminal = e.type === "TerminalAuthorizationStarted" && (e.data as { terminal_type: string }).terminal_type !== "B_reader";
     if (ATTEMPTS.has(e.type)) open.set(payment_id, { payment_id, kind: e.type as AttemptType, since });
-    else if (terminal) open.set(payment_id, { payment_id, kind: "TerminalWait", since });
+    // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)
+    else if (e.type === "TerminalAuthorizationStarted") open.set(payment_id, { payment_id, kind: "TerminalWait", since });
   }
 
   /** Stores make positions visible in order, without gaps that fill later (src/store/port.ts). */

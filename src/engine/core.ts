@@ -10,6 +10,7 @@ import { paymentsProjection } from "../../projections/payments.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
 import { timelineProjection } from "../../projections/timeline.js";
+import { setBounded } from "../bounded.js";
 import { systemClock, type Clock } from "../clock.js";
 import { Conflict, InvalidRequest, NotFound, TransitionNotAllowed } from "../errors.js";
 import { randomIds, type Ids } from "../ids.js";
@@ -112,8 +113,7 @@ export function createCore(options: EngineOptions) {
     if (saved) {
       const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
       const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
-      storedCards.set(key, card);
-      if (storedCards.size > (options.cacheSize ?? 10_000)) storedCards.delete(storedCards.keys().next().value!);
+      setBounded(storedCards, key, card, options.cacheSize ?? 10_000);
       return card;
     }
     return processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, payment_method_id: paymentMethodId });

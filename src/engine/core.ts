@@ -10,6 +10,7 @@ import { paymentsProjection } from "../../projections/payments.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
 import { timelineProjection } from "../../projections/timeline.js";
+import { setBounded } from "../bounded.js";
 import { systemClock, type Clock } from "../clock.js";
 import { Conflict, InvalidRequest, NotFound, TransitionNotAllowed } from "../errors.js";
 import { randomIds, type Ids } from "../ids.js";
@@ -57,7 +58,6 @@ export function createCore(options: EngineOptions) {
   const payments = createPaymentStreams({ store, clock, ids, cacheSize: options.cacheSize ?? 10_000 });
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
-  const statusOf = (loaded: Loaded) => String(loaded.snapshot.value);
   const recordOf = (loaded: Loaded) => paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
   // A Loaded never changes, so neither does its record: status reads of an unchanged payment
   // present it once (only read payments keep one). Frozen: every reader gets the same object.
@@ -80,7 +80,7 @@ export function createCore(options: EngineOptions) {
       // another process's call (or one a crash left open, until the reconciler closes it)
       throw new Conflict(`payment ${viewOf(loaded).intent.payment_id} has a processor call in flight (${attempt.type} ${attempt.data.attempt_id}); retry shortly`, "attempt_in_flight");
     }
-    throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, statusOf(loaded), allowedCommands(loaded.snapshot), reason);
+    throw new TransitionNotAllowed(viewOf(loaded).intent.payment_id, command, String(loaded.snapshot.value), allowedCommands(loaded.snapshot), reason);
   }
 
   function requireAllowed(loaded: Loaded, command: Command, reason?: string) {
@@ -113,8 +113,7 @@ export function createCore(options: EngineOptions) {
     if (saved) {
       const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
       const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
-      storedCards.set(key, card);
-      if (storedCards.size > (options.cacheSize ?? 10_000)) storedCards.delete(storedCards.keys().next().value!);
+      setBounded(storedCards, key, card, options.cacheSize ?? 10_000);
       return card;
     }
     return processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, payment_method_id: paymentMethodId });
@@ -141,7 +140,6 @@ export function createCore(options: EngineOptions) {
     reconcileGraceMs: options.reconcileGraceMs ?? 30_000,
     fault: options.fault,
     viewOf,
-    statusOf,
     recordOf,
     readRecordOf,
     processorOf,

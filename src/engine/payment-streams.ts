@@ -7,6 +7,7 @@ import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type Paymen
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { TerminalRecord } from "../../projections/terminals.js";
 import { chainEvents, hashOf } from "../audit/chain.js";
+import { setBounded } from "../bounded.js";
 import { isoTimestamp, type Clock } from "../clock.js";
 import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
 import type { Ids } from "../ids.js";
@@ -52,7 +53,7 @@ export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext 
 /** How often a blocking auth looks at the store for a card presented through another process. */
 const COLLECTING_LOOK_MS = 250;
 
-export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
+const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
 
 /**
  * inFlightWaitMs: how long a command waits for another process's processor call on the same
@@ -74,11 +75,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
   }
 
   /** Least recently used payments leave first. */
-  function remember(paymentId: string, loaded: Loaded) {
-    cache.delete(paymentId);
-    cache.set(paymentId, loaded);
-    if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
-  }
+  const remember = (paymentId: string, loaded: Loaded) => setBounded(cache, paymentId, loaded, cacheSize);
 
   /** Events ready to append to `stream` after the event whose hash is `prevHash` (null: a new stream). */
   function envelopes(stream: string, prevHash: string | null, events: DomainEvent[], ctx: CommandContext): EventData[] {
@@ -105,10 +102,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
     const known = firsts.get(stream);
     if (known) return known;
     const [first] = await store.readStream(stream, { maxCount: 1 });
-    if (first) {
-      firsts.set(stream, first);
-      if (firsts.size > cacheSize) firsts.delete(firsts.keys().next().value!);
-    }
+    if (first) setBounded(firsts, stream, first, cacheSize);
     return first;
   }
 

@@ -14,7 +14,7 @@ import { ATTEMPT_TYPES, type AttemptType, type PaymentEvent } from "../../machin
 import { hasTag } from "../../machines/fold.js";
 import type { RecordedEvent } from "../store/port.js";
 import type { Core } from "./core.js";
-import { followUp, SHOPPER_TIMED_OUT } from "./follow-up.js";
+import { followUp, shopperTimedOut } from "./follow-up.js";
 import { abandoned, acceptedOrAbandoned, authorizationEvents, outcomeEvents } from "./outcomes.js";
 import { commandClock, type CommandContext, type Loaded } from "./payment-streams.js";
 
@@ -63,9 +63,9 @@ export function createReconciler(core: Core) {
     const payment_id = e.stream.slice("payment-".length);
     open.delete(payment_id);
     const since = Date.parse(e.metadata.timestamp);
-    const terminal = e.type === "TerminalAuthorizationStarted" && (e.data as { terminal_type: string }).terminal_type !== "B_reader";
     if (ATTEMPTS.has(e.type)) open.set(payment_id, { payment_id, kind: e.type as AttemptType, since });
-    else if (terminal) open.set(payment_id, { payment_id, kind: "TerminalWait", since });
+    // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)
+    else if (e.type === "TerminalAuthorizationStarted") open.set(payment_id, { payment_id, kind: "TerminalWait", since });
   }
 
   /** Stores make positions visible in order, without gaps that fill later (src/store/port.ts). */
@@ -108,7 +108,7 @@ export function createReconciler(core: Core) {
       // a terminal that started and is still collecting: past the blocking auth's deadline, that is over
       if (pastTerminalDeadline && attempt.type === "TerminalAuthorizationAttempted" && events.length === 1) {
         const terminal_id = attempt.data.terminal_id;
-        return { resolution: { ...resolution, processor: "still_collecting" }, events: [...events, timedOut()], before: () => port.cancelTerminalAuthorization({ payment, terminal_id }) };
+        return { resolution: { ...resolution, processor: "still_collecting" }, events: [...events, shopperTimedOut()], before: () => port.cancelTerminalAuthorization({ payment, terminal_id }) };
       }
       return { resolution, events };
     }
@@ -120,10 +120,8 @@ export function createReconciler(core: Core) {
       return { resolution: { ...resolution, processor: "start_terminal" }, events: authorizationEvents(recorded.outcome) };
     }
     const cancel = () => port.cancelTerminalAuthorization({ payment, terminal_id: terminal.terminal_id });
-    return { resolution: { ...resolution, processor: "still_collecting" }, events: [timedOut()], before: cancel };
+    return { resolution: { ...resolution, processor: "still_collecting" }, events: [shopperTimedOut()], before: cancel };
   }
-
-  const timedOut = (): PaymentEvent => ({ type: "AuthorizationFailed", version: 1, data: SHOPPER_TIMED_OUT });
 
   /** One pass: catch the index up, resolve every open attempt older than the grace period. */
   async function reconcile(options: ReconcileOptions = {}): Promise<ReconcileReport> {

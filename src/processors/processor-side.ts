@@ -8,6 +8,7 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { setBounded } from "../bounded.js";
 
 /**
  * ledger: calls by idempotency key; sessions: collections by terminal; cards: numbers read, by
@@ -44,11 +45,8 @@ export function memorySide(): ProcessorSide {
   const tables = new Map<SideTable, Map<string, unknown>>();
   const table = (name: SideTable) => tables.get(name) ?? tables.set(name, new Map()).get(name)!;
   const set = (name: SideTable, key: string, value: unknown) => {
-    const rows = table(name);
-    rows.delete(key);
-    if (value === undefined) return;
-    rows.set(key, value);
-    if (RETAINED_TABLES.has(name) && rows.size > RETAINED) rows.delete(rows.keys().next().value!);
+    if (value === undefined) table(name).delete(key);
+    else setBounded(table(name), key, value, RETAINED_TABLES.has(name) ? RETAINED : Infinity);
   };
   return {
     get: <T>(name: SideTable, key: string) => table(name).get(key) as T | undefined,

@@ -2,6 +2,7 @@
 // terminals, processor B with a client reader SDK, and stored-card charges on both. Test cards and
 // test amounts (./test-cards.ts) select every outcome; time comes from the injected clock.
 import type { Authorization, Card } from "../../machines/events.js";
+import { setBounded } from "../bounded.js";
 import type { Clock } from "../clock.js";
 import { CardflowError, Conflict, NotFound, ProcessorRefused } from "../errors.js";
 import { StoreUnavailable } from "../store/port.js";
@@ -88,11 +89,6 @@ export interface Simulators extends Processors {
 
 /** Calls in flight are remembered for the last this many keys: a long-running process stays bounded in memory. */
 const REMEMBERED = 10_000;
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
-}
 
 /**
  * The processor simulators: the returned object is itself the `Processors` to pass to
@@ -128,7 +124,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
             throw error;
           },
         );
-      remember(memo, key, (p = latencyMs > 0 ? new Promise<void>((r) => clock.setTimer(latencyMs, r)).then(act) : act()));
+      setBounded(memo, key, (p = latencyMs > 0 ? new Promise<void>((r) => clock.setTimer(latencyMs, r)).then(act) : act()), REMEMBERED);
     }
     return p.then(answer);
   }

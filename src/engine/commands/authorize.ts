@@ -1,7 +1,7 @@
 // Spec §4.4: authorize. A stored card is charged; a processor A terminal starts collecting (the
 // asynchronous type answers at once, the synchronous one blocks until the outcome, up to 120 s);
 // a card the processor B client SDK collected is processed.
-import type { PaymentEvent, TerminalType } from "../../../machines/events.js";
+import type { TerminalType } from "../../../machines/events.js";
 import { hasTag } from "../../../machines/fold.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
@@ -10,7 +10,7 @@ import { attempt } from "../attempt.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext, type Loaded } from "../payment-streams.js";
 import { ALREADY_PROCESSED, collectedByClientSdk, processCollected, processedByCollect } from "./process-payment.js";
-import { followUpsDue, SHOPPER_TIMED_OUT } from "../follow-up.js";
+import { followUpsDue, shopperTimedOut } from "../follow-up.js";
 
 export function authorize(core: Core) {
   const { viewOf, processorOf, payments } = core;
@@ -63,8 +63,7 @@ export function authorize(core: Core) {
       await payments.onPayment(req.external_account_id, req.payment_id, async (current) => {
         if (!hasTag(current.snapshot, "collecting_card")) return current;
         await core.processors.get("A").cancelTerminalAuthorization({ payment: viewOf(current), terminal_id: req.terminal_id! });
-        const timedOut: PaymentEvent = { type: "AuthorizationFailed", version: 1, data: SHOPPER_TIMED_OUT };
-        return payments.append(req.payment_id, current, [timedOut], commandClock(core.clock, { ...ctx, now: undefined, actor: "processor:A" }), "authorize");
+        return payments.append(req.payment_id, current, [shopperTimedOut()], commandClock(core.clock, { ...ctx, now: undefined, actor: "processor:A" }), "authorize");
       });
     }
     return core.recordOf(await payments.loadOwned(req.external_account_id, req.payment_id));

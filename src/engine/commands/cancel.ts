@@ -4,7 +4,8 @@ import type { PaymentEvent } from "../../../machines/events.js";
 import { hasTag } from "../../../machines/fold.js";
 import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { CancelInput, parseInput } from "../../inputs.js";
-import { attempt } from "../attempt.js";
+import { can } from "../allowed.js";
+import { attempt, type AttemptStep } from "../attempt.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext } from "../payment-streams.js";
 
@@ -16,12 +17,12 @@ export function cancel(core: Core) {
     const loaded = await core.payments.onPayment(req.external_account_id, req.payment_id, async (loaded) => {
       core.requireAllowed(loaded, "cancel");
       const payment = core.viewOf(loaded);
-      if (payment.authorization !== null) {
-        return attempt(core, req.payment_id, loaded, {
-          attempt: (attempt_id) => ({ type: "VoidAttempted", version: 1, data: { attempt_id, cancellation_reason } }),
-          call: async (key) => (await core.processorOf(loaded).void({ payment, key }), { call: "void" }),
-        }, ctx, "cancel");
-      }
+      const voidStep: AttemptStep = {
+        attempt: (attempt_id) => ({ type: "VoidAttempted", version: 1, data: { attempt_id, cancellation_reason } }),
+        call: async (key) => (await core.processorOf(loaded).void({ payment, key }), { call: "void" }),
+      };
+      // the machine takes a void where an authorization is held (requires_capture)
+      if (can(loaded.snapshot, voidStep.attempt("probe"))) return attempt(core, req.payment_id, loaded, voidStep, ctx, "cancel");
       if (hasTag(loaded.snapshot, "collecting_card") && payment.terminal) {
         await core.processorOf(loaded).cancelTerminalAuthorization({ payment, terminal_id: payment.terminal.terminal_id });
       }

@@ -30,7 +30,6 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
   return followUp(core, paymentId, after, ctx);
 }
 
-/** A card form's collect processed this payment (its card is there and not waiting to be processed). */
 /**
  * Whether collecting also processes the payment: on a card form (card not present: the spec's
  * flow is collect, then save the card) and with automatic capture (the spec's reader flow is
@@ -40,6 +39,7 @@ export async function processCollected(core: Core, paymentId: string, loaded: Lo
 export const collectProcesses = (intent: { payment_method_types: string; capture_method: string }) =>
   intent.payment_method_types === "card" || intent.capture_method === "automatic";
 
+/** The collect processed this payment (a card it collected is there and not waiting to be processed). */
 export const processedByCollect = (loaded: Loaded) => {
   const { intent, card } = loaded.snapshot.context;
   return collectProcesses(intent!) && intent!.processor === "B" && intent!.payment_method_id === null && card !== null && !collectedByClientSdk(loaded);

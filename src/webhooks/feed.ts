@@ -44,6 +44,14 @@ export type EventFeed = ReturnType<typeof createEventFeed>;
 export function createEventFeed({ store, readModels, batchSize = 500 }: { store: EventStore; readModels: ReadModelStore; batchSize?: number }) {
   let queue: Promise<number> = Promise.resolve(0);
   const listeners = new Set<() => void>();
+  /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
+   * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
+  let announced = 0;
+  const announce = (checkpoint: number) => {
+    if (checkpoint <= announced) return;
+    announced = checkpoint;
+    listeners.forEach((listener) => listener());
+  };
   let subscription: Subscription | undefined;
 
   type Folded = StreamFold & { endpoint?: EndpointDoc };
@@ -76,7 +84,10 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
     let checkpoint = await readModels.checkpoint(FEED.events);
     for (;;) {
       const batch = await store.readAll({ after: checkpoint, maxCount: batchSize });
-      if (batch.length === 0) return checkpoint;
+      if (batch.length === 0) {
+        announce(checkpoint);
+        return checkpoint;
+      }
       const last = batch[batch.length - 1]!.position;
       const folded = await readModels.getMany<Folded>(FEED.streams, [...new Set(batch.map((e) => e.stream))]);
       let result: ReturnType<typeof foldBatch>;
@@ -94,7 +105,7 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
         commit(FEED.endpoints, result.endpoints),
       ]);
       checkpoint = last;
-      listeners.forEach((listener) => listener());
+      announce(last);
     }
   }
 

@@ -121,6 +121,11 @@ interface Pending {
   since: number;
 }
 
+type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
+
+/** Events per multi-row INSERT of a group commit (7 parameters each). */
+const INSERT_ROWS = 64;
+
 /** How long SQLite itself waits for a lock, blocking the process (ms); longer waits are retries (write()). */
 const LOCK_WAIT_MS = 20;
 
@@ -146,6 +151,14 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
   const q = {
     byId: db.prepare<[string], { stream: string; revision: number; position: number }>("SELECT stream, revision, position FROM events WHERE id = ?"),
     last: db.prepare<[string], { revision: number | null }>("SELECT max(revision) AS revision FROM events WHERE stream = ?"),
+    // The batch path's lookups, each one statement for a whole batch (a JSON array parameter);
+    // the subquery per stream seeks the end of its (stream, revision) index range.
+    byIds: db.prepare<[string], { id: string; stream: string; revision: number; position: number }>(
+      "SELECT id, stream, revision, position FROM events WHERE id IN (SELECT value FROM json_each(?))",
+    ),
+    lasts: db.prepare<[string], { stream: string; revision: number | null }>(
+      "SELECT value AS stream, (SELECT max(revision) FROM events WHERE stream = value) AS revision FROM json_each(?)",
+    ),
     head: db.prepare<[], { position: number | null }>("SELECT max(position) AS position FROM events"),
     insert: db.prepare("INSERT INTO events (stream, revision, id, type, version, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"),
     forwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
@@ -216,6 +229,94 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     return { nextRevision: current + events.length, position };
   }
 
+  /** The batch one append at a time, each in its own savepoint: a failed append rolls back alone. */
+  function applyEach(batch: readonly Pending[]): Outcome[] {
+    return batch.map((p) => {
+      db.exec("SAVEPOINT append");
+      try {
+        const result = applyAppend(p);
+        db.exec("RELEASE append");
+        return { ok: true, result };
+      } catch (error) {
+        db.exec("ROLLBACK TO append; RELEASE append");
+        return { ok: false, error };
+      }
+    });
+  }
+
+  /** INSERT of n events in one statement, prepared once per n. */
+  const insertMany = new Map<number, Database.Statement>();
+  function insertStatement(n: number) {
+    let s = insertMany.get(n);
+    if (!s) {
+      s = db.prepare(`INSERT INTO events (stream, revision, id, type, version, data, metadata) VALUES ${Array(n).fill("(?, ?, ?, ?, ?, ?, ?)").join(", ")}`);
+      insertMany.set(n, s);
+    }
+    return s;
+  }
+
+  /**
+   * The whole batch in a few statements: one query for its ids already stored (retries), one for
+   * its streams' last revisions, the checks in memory, one INSERT per INSERT_ROWS events. A failed
+   * check needs no rollback: it is decided before anything of its append is written (an
+   * idempotency record that lost its claim is not written either). Returns undefined when the
+   * batch needs the careful path (applyEach): an event id twice in the batch, an empty append.
+   */
+  function applyBatch(batch: readonly Pending[]): Outcome[] | undefined {
+    const ids = new Set<string>();
+    const streams = new Set<string>();
+    for (const { stream, events } of batch) {
+      if (events.length === 0) return undefined;
+      for (const e of events) {
+        if (ids.has(e.id)) return undefined;
+        ids.add(e.id);
+      }
+      streams.add(stream);
+    }
+    const stored = new Map(q.byIds.all(JSON.stringify([...ids])).map((r) => [r.id, r]));
+    const heads = new Map(q.lasts.all(JSON.stringify([...streams])).map((r) => [r.stream, r.revision ?? -1]));
+    const rows: Array<string | number> = [];
+    const outcomes: Outcome[] = [];
+    /** Index in `rows` (÷ 7) of each accepted append's last event, to give it its position. */
+    const lastRow: Array<number | undefined> = [];
+    for (const { stream, events, options } of batch) {
+      const first = stored.get(events[0]!.id);
+      if (first && first.stream === stream) {
+        const last = stored.get(events[events.length - 1]!.id) ?? first;
+        outcomes.push({ ok: true, result: { nextRevision: last.revision, position: last.position } });
+        lastRow.push(undefined);
+        continue;
+      }
+      const current = heads.get(stream)!;
+      try {
+        checkExpectedRevision(stream, options.expectedRevision, current);
+        if (options.idempotency && !saveIdempotency(options.idempotency)) throw new IdempotencyClaimLost(options.idempotency.key);
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+        lastRow.push(undefined);
+        continue;
+      }
+      events.forEach((e, i) => rows.push(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)));
+      heads.set(stream, current + events.length);
+      outcomes.push({ ok: true, result: { nextRevision: current + events.length, position: 0 } });
+      lastRow.push(rows.length / 7 - 1);
+    }
+    // Rowids are max + 1 for each row inserted (INTEGER PRIMARY KEY, this connection holding the
+    // write lock), so the rows of the batch take consecutive positions from the first.
+    const total = rows.length / 7;
+    let firstPosition = 0;
+    for (let at = 0; at < total; at += INSERT_ROWS) {
+      const n = Math.min(INSERT_ROWS, total - at);
+      const end = Number(insertStatement(n).run(rows.slice(at * 7, (at + n) * 7)).lastInsertRowid);
+      if (at === 0) firstPosition = end - n + 1;
+    }
+    outcomes.forEach((o, i) => {
+      const row = lastRow[i];
+      if (o.ok && row !== undefined) o.result.position = firstPosition + row;
+    });
+    return outcomes;
+  }
+
   let queue: Pending[] = [];
   let scheduled = false;
   /** Group commits of this connection (which data_version does not count): with it, changeMark(). */
@@ -241,18 +342,19 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     }
     const batch = queue;
     queue = [];
-    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    let outcomes: Outcome[];
     try {
-      for (const p of batch) {
-        db.exec("SAVEPOINT append");
-        try {
-          outcomes.push({ ok: true, result: applyAppend(p) });
-          db.exec("RELEASE append");
-        } catch (error) {
-          db.exec("ROLLBACK TO append; RELEASE append");
-          outcomes.push({ ok: false, error });
-        }
+      // A statement of the batch path that fails (an event id stored in another stream) undoes
+      // the batch path's writes; the careful path then finds which append it was.
+      db.exec("SAVEPOINT batch");
+      let fast: Outcome[] | undefined;
+      try {
+        fast = applyBatch(batch);
+        db.exec("RELEASE batch");
+      } catch {
+        db.exec("ROLLBACK TO batch; RELEASE batch");
       }
+      outcomes = fast ?? applyEach(batch);
       db.exec("COMMIT");
       commits++;
       onCommit?.(batch.length);

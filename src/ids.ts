@@ -1,6 +1,6 @@
 // Ids are injected so that tests and replays are exact. Event ids are UUIDs (KurrentDB requires
 // them); resource ids carry a readable prefix; request ids are integers (spec §2.1 `request_id`).
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomFillSync, randomUUID } from "node:crypto";
 
 export interface Ids {
   /** A resource id with a prefix, e.g. id("pi") -> "pi_3kF9...". */
@@ -45,20 +45,32 @@ export function uuidV7(now: () => number = Date.now): () => string {
 }
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const base62 = (bytes: Buffer) => [...bytes].map((b) => ALPHABET[b % 62]).join("");
+/** `length` random base62 characters; the random bytes are drawn 4 KB at a time (one getrandom per ~200 ids, not one each). */
+const pool = Buffer.alloc(4096);
+let poolUsed = pool.length;
+function base62(length: number): string {
+  if (poolUsed + length > pool.length) {
+    randomFillSync(pool);
+    poolUsed = 0;
+  }
+  let s = "";
+  for (let i = poolUsed; i < poolUsed + length; i++) s += ALPHABET[pool[i]! % 62];
+  poolUsed += length;
+  return s;
+}
 
 export function randomIds(): Ids {
   // time-ordered and unique across processes: ms since epoch * 2^11 + 11 random bits < 2^53
   let last = 0;
   return {
-    id: (prefix) => `${prefix}_${base62(randomBytes(20))}`,
+    id: (prefix) => `${prefix}_${base62(20)}`,
     uuid: uuidV7(),
     requestId() {
       const next = Math.max(Date.now() * 2048 + Math.floor(Math.random() * 2048), last + 1);
       last = next;
       return next;
     },
-    secret: (prefix) => `${prefix}_${base62(randomBytes(32))}`,
+    secret: (prefix) => `${prefix}_${base62(32)}`,
   };
 }
 

@@ -8,8 +8,11 @@
 // Group commit: better-sqlite3 is synchronous, so append() only queues the request and schedules a
 // flush with setImmediate. Every append that arrives before the flush runs (callers that were
 // woken by the previous commit, requests that came in while it was written) is written in one
-// transaction and one fsync. Each append runs inside its own SAVEPOINT: a failed expected-revision
-// check rolls back that append alone and rejects only its promise.
+// transaction and one fsync. The batch's checks (retried ids, expected revisions, idempotency
+// claims) are made in memory against one lookup of its ids and one of its streams' heads, before
+// its events are inserted: a failed check writes nothing of its append and rejects only its
+// promise. A failing statement (an event id stored in another stream) rolls the transaction back
+// and the batch is written again with each append in its own SAVEPOINT.
 //
 // Several processes may open the same file: SQLite serialises writers (a write waits for another
 // process's lock up to busyTimeoutMs without blocking the event loop, then StoreUnavailable), positions are the rowid assigned inside the write transaction, so they commit in
@@ -122,9 +125,6 @@ interface Pending {
 }
 
 type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
-
-/** Events per multi-row INSERT of a group commit (7 parameters each). */
-const INSERT_ROWS = 64;
 
 /** How long SQLite itself waits for a lock, blocking the process (ms); longer waits are retries (write()). */
 const LOCK_WAIT_MS = 20;
@@ -244,23 +244,15 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     });
   }
 
-  /** INSERT of n events in one statement, prepared once per n. */
-  const insertMany = new Map<number, Database.Statement>();
-  function insertStatement(n: number) {
-    let s = insertMany.get(n);
-    if (!s) {
-      s = db.prepare(`INSERT INTO events (stream, revision, id, type, version, data, metadata) VALUES ${Array(n).fill("(?, ?, ?, ?, ?, ?, ?)").join(", ")}`);
-      insertMany.set(n, s);
-    }
-    return s;
-  }
-
   /**
-   * The whole batch in a few statements: one query for its ids already stored (retries), one for
-   * its streams' last revisions, the checks in memory, one INSERT per INSERT_ROWS events. A failed
-   * check needs no rollback: it is decided before anything of its append is written (an
-   * idempotency record that lost its claim is not written either). Returns undefined when the
-   * batch needs the careful path (applyEach): an event id twice in the batch, an empty append.
+   * The whole batch in few statements: one query for its ids already stored (retries), one for
+   * its streams' last revisions, the checks in memory, then one INSERT per event. A failed check
+   * needs no savepoint: it is decided before anything of its append is written (an idempotency
+   * record that lost its claim is not written either). No savepoint means no sub-journal of every
+   * page the batch touches (past 64 KB SQLite writes it to a temporary file). A statement that
+   * fails (an event id stored in another stream) throws: the caller rolls back and writes the batch
+   * again with applyEach. Returns undefined when the batch needs applyEach from the start (an
+   * event id twice in the batch, an empty append).
    */
   function applyBatch(batch: readonly Pending[]): Outcome[] | undefined {
     const ids = new Set<string>();
@@ -275,50 +267,32 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     }
     const stored = new Map(q.byIds.all(JSON.stringify([...ids])).map((r) => [r.id, r]));
     const heads = new Map(q.lasts.all(JSON.stringify([...streams])).map((r) => [r.stream, r.revision ?? -1]));
-    const rows: Array<string | number> = [];
-    const outcomes: Outcome[] = [];
-    /** Index in `rows` (÷ 7) of each accepted append's last event, to give it its position. */
-    const lastRow: Array<number | undefined> = [];
-    for (const { stream, events, options } of batch) {
+    return batch.map(({ stream, events, options }): Outcome => {
       const first = stored.get(events[0]!.id);
       if (first && first.stream === stream) {
         const last = stored.get(events[events.length - 1]!.id) ?? first;
-        outcomes.push({ ok: true, result: { nextRevision: last.revision, position: last.position } });
-        lastRow.push(undefined);
-        continue;
+        return { ok: true, result: { nextRevision: last.revision, position: last.position } };
       }
       const current = heads.get(stream)!;
       try {
         checkExpectedRevision(stream, options.expectedRevision, current);
         if (options.idempotency && !saveIdempotency(options.idempotency)) throw new IdempotencyClaimLost(options.idempotency.key);
       } catch (error) {
-        outcomes.push({ ok: false, error });
-        lastRow.push(undefined);
-        continue;
+        return { ok: false, error };
       }
-      events.forEach((e, i) => rows.push(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)));
+      let position = 0;
+      events.forEach((e, i) => {
+        position = Number(q.insert.run(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)).lastInsertRowid);
+      });
       heads.set(stream, current + events.length);
-      outcomes.push({ ok: true, result: { nextRevision: current + events.length, position: 0 } });
-      lastRow.push(rows.length / 7 - 1);
-    }
-    // Rowids are max + 1 for each row inserted (INTEGER PRIMARY KEY, this connection holding the
-    // write lock), so the rows of the batch take consecutive positions from the first.
-    const total = rows.length / 7;
-    let firstPosition = 0;
-    for (let at = 0; at < total; at += INSERT_ROWS) {
-      const n = Math.min(INSERT_ROWS, total - at);
-      const end = Number(insertStatement(n).run(rows.slice(at * 7, (at + n) * 7)).lastInsertRowid);
-      if (at === 0) firstPosition = end - n + 1;
-    }
-    outcomes.forEach((o, i) => {
-      const row = lastRow[i];
-      if (o.ok && row !== undefined) o.result.position = firstPosition + row;
+      return { ok: true, result: { nextRevision: current + events.length, position } };
     });
-    return outcomes;
   }
 
   let queue: Pending[] = [];
   let scheduled = false;
+  /** The next flush writes its batch with applyEach: a statement of the batch path failed. */
+  let carefulNext = false;
   /** Group commits of this connection (which data_version does not count): with it, changeMark(). */
   let commits = 0;
 
@@ -344,15 +318,19 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     queue = [];
     let outcomes: Outcome[];
     try {
-      // A statement of the batch path that fails (an event id stored in another stream) undoes
-      // the batch path's writes; the careful path then finds which append it was.
-      db.exec("SAVEPOINT batch");
+      const careful = carefulNext;
+      carefulNext = false;
       let fast: Outcome[] | undefined;
-      try {
-        fast = applyBatch(batch);
-        db.exec("RELEASE batch");
-      } catch {
-        db.exec("ROLLBACK TO batch; RELEASE batch");
+      if (!careful) {
+        try {
+          fast = applyBatch(batch);
+        } catch {
+          // undo the batch path's writes; the same batch again, one append at a time
+          db.exec("ROLLBACK");
+          queue = batch.concat(queue);
+          carefulNext = true;
+          return flush();
+        }
       }
       outcomes = fast ?? applyEach(batch);
       db.exec("COMMIT");

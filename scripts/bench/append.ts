@@ -8,6 +8,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { randomUUID } from "node:crypto";
+import { randomIds } from "../../src/ids.js";
 import type { EventStore } from "../../src/store/port.js";
 import { createPostgresStore } from "../../src/store/postgres.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
@@ -54,8 +55,10 @@ function fdatasyncRate(dir: string, durationMs: number): number {
   return (n * 1000) / (performance.now() - start);
 }
 
+/** Event ids as the engine makes them (time-ordered UUIDs, src/ids.ts). */
+const eventId = randomIds().uuid;
 const benchEvent = (i: number) => ({
-  id: randomUUID(),
+  id: eventId(),
   type: "payment.captured",
   version: 1,
   data: { amount: "10.00", currency: "USD", i },

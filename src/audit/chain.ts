@@ -11,21 +11,40 @@
 // dropping the last events of a stream leaves a valid shorter chain. Anchoring each stream's head
 // hash somewhere the writer cannot reach (a ledger, a signed daily digest, the processor's own
 // records) turns both into detectable changes: compare `headOf` with the anchored value.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { EventData, RecordedEvent } from "../store/port.js";
+
+/** JSON.stringify of object keys, kept for the keys events use over and over (bounded). */
+const quotedKeys = new Map<string, string>();
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < 2_000) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
 
 /** JSON with object keys sorted at every level, no whitespace: equal values hash equally. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (typeof (value as { toJSON?: unknown }).toJSON === "function") return canonicalJson((value as { toJSON(): unknown }).toJSON());
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined || typeof v === "function" ? "null" : canonicalJson(v))).join(",")}]`;
-  const parts: string[] = [];
+  // string concatenation, no intermediate arrays: this runs for every event appended (eventHash)
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += (i === 0 ? "" : ",") + (v === undefined || typeof v === "function" ? "null" : canonicalJson(v));
+    }
+    return `${out}]`;
+  }
+  let out = "{";
   for (const key of Object.keys(value).sort()) {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined || typeof v === "function") continue;
-    parts.push(`${JSON.stringify(key)}:${canonicalJson(v)}`);
+    out += `${out.length === 1 ? "" : ","}${quoteKey(key)}:${canonicalJson(v)}`;
   }
-  return `{${parts.join(",")}}`;
+  return `${out}}`;
 }
 
 /** Equal as JSON values (key order aside); the plain serialization first, it usually settles it. */
@@ -35,7 +54,7 @@ export const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) =
 export function eventHash(stream: string, event: Pick<EventData, "id" | "type" | "version" | "data" | "metadata">): string {
   const { hash: _ignored, ...metadata } = event.metadata;
   const content = { stream, id: event.id, type: event.type, version: event.version, data: event.data, metadata };
-  return createHash("sha256").update(canonicalJson(content)).digest("hex");
+  return hash("sha256", canonicalJson(content), "hex");
 }
 
 /** Links new events onto a stream whose last event has hash `prevHash` (null: a new stream). */

@@ -8,8 +8,11 @@
 // Group commit: better-sqlite3 is synchronous, so append() only queues the request and schedules a
 // flush with setImmediate. Every append that arrives before the flush runs (callers that were
 // woken by the previous commit, requests that came in while it was written) is written in one
-// transaction and one fsync. Each append runs inside its own SAVEPOINT: a failed expected-revision
-// check rolls back that append alone and rejects only its promise.
+// transaction and one fsync. The batch's checks (retried ids, expected revisions, idempotency
+// claims) are made in memory against one lookup of its ids and one of its streams' heads, before
+// its events are inserted: a failed check writes nothing of its append and rejects only its
+// promise. A failing statement (an event id stored in another stream) rolls the transaction back
+// and the batch is written again with each append in its own SAVEPOINT.
 //
 // Several processes may open the same file: SQLite serialises writers (a write waits for another
 // process's lock up to busyTimeoutMs without blocking the event loop, then StoreUnavailable), positions are the rowid assigned inside the write transaction, so they commit in
@@ -121,6 +124,8 @@ interface Pending {
   since: number;
 }
 
+type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
+
 /** How long SQLite itself waits for a lock, blocking the process (ms); longer waits are retries (write()). */
 const LOCK_WAIT_MS = 20;
 
@@ -146,6 +151,14 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
   const q = {
     byId: db.prepare<[string], { stream: string; revision: number; position: number }>("SELECT stream, revision, position FROM events WHERE id = ?"),
     last: db.prepare<[string], { revision: number | null }>("SELECT max(revision) AS revision FROM events WHERE stream = ?"),
+    // The batch path's lookups, each one statement for a whole batch (a JSON array parameter);
+    // the subquery per stream seeks the end of its (stream, revision) index range.
+    byIds: db.prepare<[string], { id: string; stream: string; revision: number; position: number }>(
+      "SELECT id, stream, revision, position FROM events WHERE id IN (SELECT value FROM json_each(?))",
+    ),
+    lasts: db.prepare<[string], { stream: string; revision: number | null }>(
+      "SELECT value AS stream, (SELECT max(revision) FROM events WHERE stream = value) AS revision FROM json_each(?)",
+    ),
     head: db.prepare<[], { position: number | null }>("SELECT max(position) AS position FROM events"),
     insert: db.prepare("INSERT INTO events (stream, revision, id, type, version, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"),
     forwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
@@ -216,8 +229,70 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     return { nextRevision: current + events.length, position };
   }
 
+  /** The batch one append at a time, each in its own savepoint: a failed append rolls back alone. */
+  function applyEach(batch: readonly Pending[]): Outcome[] {
+    return batch.map((p) => {
+      db.exec("SAVEPOINT append");
+      try {
+        const result = applyAppend(p);
+        db.exec("RELEASE append");
+        return { ok: true, result };
+      } catch (error) {
+        db.exec("ROLLBACK TO append; RELEASE append");
+        return { ok: false, error };
+      }
+    });
+  }
+
+  /**
+   * The whole batch in few statements: one query for its ids already stored (retries), one for
+   * its streams' last revisions, the checks in memory, then one INSERT per event. A failed check
+   * needs no savepoint: it is decided before anything of its append is written (an idempotency
+   * record that lost its claim is not written either). No savepoint means no sub-journal of every
+   * page the batch touches (past 64 KB SQLite writes it to a temporary file). A statement that
+   * fails (an event id stored in another stream) throws: the caller rolls back and writes the batch
+   * again with applyEach. Returns undefined when the batch needs applyEach from the start (an
+   * event id twice in the batch, an empty append).
+   */
+  function applyBatch(batch: readonly Pending[]): Outcome[] | undefined {
+    const ids = new Set<string>();
+    const streams = new Set<string>();
+    for (const { stream, events } of batch) {
+      if (events.length === 0) return undefined;
+      for (const e of events) {
+        if (ids.has(e.id)) return undefined;
+        ids.add(e.id);
+      }
+      streams.add(stream);
+    }
+    const stored = new Map(q.byIds.all(JSON.stringify([...ids])).map((r) => [r.id, r]));
+    const heads = new Map(q.lasts.all(JSON.stringify([...streams])).map((r) => [r.stream, r.revision ?? -1]));
+    return batch.map(({ stream, events, options }): Outcome => {
+      const first = stored.get(events[0]!.id);
+      if (first && first.stream === stream) {
+        const last = stored.get(events[events.length - 1]!.id) ?? first;
+        return { ok: true, result: { nextRevision: last.revision, position: last.position } };
+      }
+      const current = heads.get(stream)!;
+      try {
+        checkExpectedRevision(stream, options.expectedRevision, current);
+        if (options.idempotency && !saveIdempotency(options.idempotency)) throw new IdempotencyClaimLost(options.idempotency.key);
+      } catch (error) {
+        return { ok: false, error };
+      }
+      let position = 0;
+      events.forEach((e, i) => {
+        position = Number(q.insert.run(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)).lastInsertRowid);
+      });
+      heads.set(stream, current + events.length);
+      return { ok: true, result: { nextRevision: current + events.length, position } };
+    });
+  }
+
   let queue: Pending[] = [];
   let scheduled = false;
+  /** The next flush writes its batch with applyEach: a statement of the batch path failed. */
+  let carefulNext = false;
   /** Group commits of this connection (which data_version does not count): with it, changeMark(). */
   let commits = 0;
 
@@ -241,18 +316,23 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     }
     const batch = queue;
     queue = [];
-    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    let outcomes: Outcome[];
     try {
-      for (const p of batch) {
-        db.exec("SAVEPOINT append");
+      const careful = carefulNext;
+      carefulNext = false;
+      let fast: Outcome[] | undefined;
+      if (!careful) {
         try {
-          outcomes.push({ ok: true, result: applyAppend(p) });
-          db.exec("RELEASE append");
-        } catch (error) {
-          db.exec("ROLLBACK TO append; RELEASE append");
-          outcomes.push({ ok: false, error });
+          fast = applyBatch(batch);
+        } catch {
+          // undo the batch path's writes; the same batch again, one append at a time
+          db.exec("ROLLBACK");
+          queue = batch.concat(queue);
+          carefulNext = true;
+          return flush();
         }
       }
+      outcomes = fast ?? applyEach(batch);
       db.exec("COMMIT");
       commits++;
       onCommit?.(batch.length);

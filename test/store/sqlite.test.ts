@@ -70,6 +70,44 @@ describe("SQLite group commit", () => {
     await store.close();
   });
 
+  it("gives each append of one group its own outcome and positions: retries, lost claims, an id stored in another stream", async () => {
+    const commits: number[] = [];
+    const { events: store, readModels } = createSqliteStore({ path: join(dir, "c.db"), onCommit: (n) => commits.push(n) });
+    await readModels.close();
+    const stored = [event("a"), event("b")];
+    const first = await store.append("done", stored, { expectedRevision: "no_stream" });
+    const taken = event("taken");
+    await store.append("other", [taken], { expectedRevision: "no_stream" });
+    const lost = claimOf("lost");
+    commits.length = 0;
+    for (const withForeignId of [false, true]) {
+      const run = withForeignId ? "y" : "x";
+      const results = await Promise.allSettled([
+        store.append(`${run}1`, [event("one"), event("two"), event("three")], { expectedRevision: "no_stream" }),
+        store.append("done", stored, { expectedRevision: "no_stream" }), // a retry: the original result
+        store.append(`${run}2`, [event("lost")], { expectedRevision: "no_stream", idempotency: idem(lost) }), // never claimed
+        ...(withForeignId ? [store.append(`${run}3`, [taken], { expectedRevision: "no_stream" })] : []),
+        store.append(`${run}1`, [event("four")], { expectedRevision: 2 }),
+      ]);
+      const [one, retry, claimLost] = results;
+      const last = results[results.length - 1]!;
+      expect(retry).toEqual({ status: "fulfilled", value: first });
+      expect(claimLost).toMatchObject({ status: "rejected", reason: { name: "IdempotencyClaimLost" } });
+      if (withForeignId) expect(results[3]).toMatchObject({ status: "rejected" });
+      expect(one.status === "fulfilled" && last.status === "fulfilled").toBe(true);
+      const written = await store.readStream(`${run}1`);
+      expect(written.map((e) => e.type)).toEqual(["one", "two", "three", "four"]);
+      expect(one).toEqual({ status: "fulfilled", value: { nextRevision: 2, position: written[2]!.position } });
+      expect(last).toEqual({ status: "fulfilled", value: { nextRevision: 3, position: written[3]!.position } });
+      expect(await store.readStream(`${run}2`)).toEqual([]);
+      expect(await store.readStream(`${run}3`)).toEqual([]);
+    }
+    expect(commits).toEqual([4, 5]);
+    expect(await store.readIdempotency("lost")).toBeUndefined();
+    expect((await store.readAll()).map((e) => e.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    await store.close();
+  });
+
   it("migrates a version-1 file: its read models move to a rowid table, documents, checkpoints and idempotency answers kept", async () => {
     const path = join(dir, "v1.db");
     const v1 = new Database(path);

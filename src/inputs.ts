@@ -94,27 +94,14 @@ export const CollectPaymentMethodInput = z.strictObject({
 export const ProcessPaymentInput = z.strictObject({ client_secret: Id });
 
 /**
- * What parseInput returned, with the schema it passed: the HTTP route validates a request, then the
- * engine command it calls parses the same object with the same schema (library callers are
- * validated there); that second parse is this lookup.
- */
-const parsed = new WeakMap<object, z.ZodType>();
-
-/**
  * Parses input with a schema, turning what is wrong into one InvalidRequest. A misspelled field is
  * both unknown and (usually) leaves a required one missing: the message names both, with the
  * likely intended name ("unknown field: ammount (did you mean amount?); amount: is required").
  * Otherwise the first issue, naming its field; a field that is absent says "is required".
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  if (typeof input === "object" && input !== null && parsed.get(input) === schema) return input as z.output<S>;
   const result = schema.safeParse(input);
-  if (result.success) {
-    const data: unknown = result.data;
-    // only an object the schema made (never the caller's own), frozen: it cannot change after validation
-    if (typeof data === "object" && data !== null && data !== input) parsed.set(Object.freeze(data), schema);
-    return result.data;
-  }
+  if (result.success) return result.data;
   const issues = result.error.issues;
   const unknown = issues.flatMap((i) => (i.code === "unrecognized_keys" ? i.keys.map((key) => [...i.path.map(String), key].join(".")) : []));
   const missing = issues.filter((i) => isMissing(i, input)).map((i) => i.path.map(String).join("."));

@@ -75,7 +75,7 @@ async function statusRead() {
     command: "npx tsx scripts/bench/http.ts",
     notes: [
       `${ROUNDS} rounds of ${SECONDS} s alternating the two servers (each its own process; autocannon in a third); req/s ${reads.map((r) => Math.round(r.requests.average)).join("/")} vs ${bares.map((r) => Math.round(r.requests.average)).join("/")}; p99 ${reads.map((r) => r.latency.p99).join("/")} ms; server CPU per request ${readCpu.map(Math.round).join("/")} vs ${bareCpu.map(Math.round).join("/")} µs; load average ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end`,
-      "the read authenticates the API key, loads the payment (the cached state, read again from its stream only when the store's change mark says something was appended since: SQLite data_version + this connection's commits) and presents the record",
+      "the read authenticates the API key, loads the payment (the cached state, read again from its stream only when the store's change mark says something was appended since: SQLite data_version + this connection's commits) and presents the record, serialized by the code fast-json-stringify compiled from its answer schema (src/http/serializer.ts)",
     ],
   };
 }

@@ -18,7 +18,9 @@ export interface Ready {
 
 /** Starts a bench server in its own process; resolves when it printed READY. */
 export async function start(mode: "real" | "bare", env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/http-server.ts", mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  // CPU_PROF=<dir>: each server writes a --cpu-prof profile there when it stops
+  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "scripts/bench/http-server.ts", mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout! });
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));

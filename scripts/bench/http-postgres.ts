@@ -4,7 +4,7 @@
 //   command's result, next to the p99 of the same read of a payment nobody writes, 64 clients,
 //   same server, rounds alternating.
 // Row 10 — HTTP stored-card flows/s (create + authorize + capture) on PostgreSQL, 64 clients.
-//   npx tsx scripts/bench/http-postgres.ts [--quick]
+//   npx tsx scripts/bench/http-postgres.ts [--quick] [--row=9|--row=10]  (default: both rows)
 import { loadavg } from "node:os";
 import { startPostgres } from "../../test/support/postgres.js";
 import { cpuMeter, fmtShares, postgresPids } from "./cpu.js";
@@ -12,6 +12,7 @@ import { authHeaders, createBody, httpFlows, SECONDS, start, stopped, type Ready
 import { emit, fmtRate, median, percentile, quick } from "./lib.js";
 
 const ROUNDS = quick ? 1 : 3;
+const only = process.argv.find((a) => a.startsWith("--row="))?.slice(6);
 const CLIENTS = 64;
 const server = process.env.DATABASE_URL ? undefined : await startPostgres();
 const url = process.env.DATABASE_URL ?? server!.url;
@@ -49,7 +50,19 @@ async function statusReads(ready: Ready, afterCommand: boolean): Promise<number[
 }
 
 const real = await start("real", { DATABASE_URL: url });
+const load = () => `load average ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end`;
 try {
+  const rows: Parameters<typeof emit>[0] = [];
+  if (only !== "10") rows.push(await readYourWrites());
+  if (only !== "9") rows.push(await fullFlows());
+  emit(rows);
+} finally {
+  await stopped(real.child);
+  await server?.stop();
+}
+
+/** Row 9: rounds alternating reads right after a command and plain reads. */
+async function readYourWrites() {
   await statusReads(real.ready, true); // warm-up
   const after: number[] = [];
   const plain: number[] = [];
@@ -60,6 +73,24 @@ try {
     reads.push(own.length / SECONDS);
     plain.push(percentile(await statusReads(real.ready, false), 99));
   }
+  return {
+    row: "9",
+    figure: `PostgreSQL read-your-writes over HTTP, ${CLIENTS} clients: p99 of a status read (GET /v2/payment/intent/{id}) right after the client's own create + authorize`,
+    value: `p99 ${median(after).toFixed(1)} ms`,
+    ceiling: `p99 of the same read of a payment nobody writes, ${CLIENTS} clients, same server: ${median(plain).toFixed(1)} ms`,
+    ratio: `${(median(after) / median(plain)).toFixed(2)}× the ceiling's p99`,
+    target: "p99 ≤ 50 ms; every read shows its command's result (checked); no polling wait on the request path",
+    met: median(after) <= 50,
+    command: "npx tsx scripts/bench/http-postgres.ts",
+    notes: [
+      `${ROUNDS} rounds of ${SECONDS} s alternating reads after a command and plain reads; p99 ${after.map((x) => x.toFixed(1)).join("/")} vs ${plain.map((x) => x.toFixed(1)).join("/")} ms; reads after a command ${reads.map(Math.round).join("/")}/s`,
+      `the reads load the payment from the engine's cached state and the stream's tail (readStream), so they do not wait for the projections; ${load()}`,
+    ],
+  };
+}
+
+/** Row 10: CLIENTS clients each running create -> authorize -> capture, with who takes the CPU. */
+async function fullFlows() {
   // who takes the CPU while the flows run: this process (the clients), the API server, PostgreSQL
   const cpu = cpuMeter({ clients: () => [process.pid], "API server": () => [real.child.pid!], PostgreSQL: () => (server ? postgresPids(Number(new URL(url).port)) : []) });
   const flowRuns: number[] = [];
@@ -67,38 +98,18 @@ try {
   for (let r = 0; r < ROUNDS; r++) flowRuns.push(await httpFlows(real.ready, CLIENTS));
   const shares = cpu.stop();
   const flows = median(flowRuns);
-  const load = `load average ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end`;
-  emit([
-    {
-      row: "9",
-      figure: `PostgreSQL read-your-writes over HTTP, ${CLIENTS} clients: p99 of a status read (GET /v2/payment/intent/{id}) right after the client's own create + authorize`,
-      value: `p99 ${median(after).toFixed(1)} ms`,
-      ceiling: `p99 of the same read of a payment nobody writes, ${CLIENTS} clients, same server: ${median(plain).toFixed(1)} ms`,
-      ratio: `${(median(after) / median(plain)).toFixed(2)}× the ceiling's p99`,
-      target: "p99 ≤ 50 ms; every read shows its command's result (checked); no polling wait on the request path",
-      met: median(after) <= 50,
-      command: "npx tsx scripts/bench/http-postgres.ts",
-      notes: [
-        `${ROUNDS} rounds of ${SECONDS} s alternating reads after a command and plain reads; p99 ${after.map((x) => x.toFixed(1)).join("/")} vs ${plain.map((x) => x.toFixed(1)).join("/")} ms; reads after a command ${reads.map(Math.round).join("/")}/s`,
-        `the reads load the payment from the engine's cached state and the stream's tail (readStream), so they do not wait for the projections; ${load}`,
-      ],
-    },
-    {
-      row: "10",
-      figure: `HTTP full stored-card flows/s (create + authorize + capture over HTTP), ${CLIENTS} concurrent clients, PostgreSQL store`,
-      value: fmtRate(flows, "flows/s"),
-      ceiling: "—",
-      ratio: "—",
-      target: "≥ 1,000 flows/s",
-      met: flows >= 1000,
-      command: "npx tsx scripts/bench/http-postgres.ts",
-      notes: [
-        `${ROUNDS} rounds of ${SECONDS} s (${flowRuns.map(Math.round).join("/")} flows/s); client, API server and PostgreSQL share the machine's cores; ${load}`,
-        `CPU during the flows: ${fmtShares(shares)}; per flow: API server ${((shares["API server"]! * 10) / flows).toFixed(1)} ms, PostgreSQL ${((shares.PostgreSQL! * 10) / flows).toFixed(1)} ms, clients ${((shares.clients! * 10) / flows).toFixed(1)} ms`,
-      ],
-    },
-  ]);
-} finally {
-  await stopped(real.child);
-  await server?.stop();
+  return {
+    row: "10",
+    figure: `HTTP full stored-card flows/s (create + authorize + capture over HTTP), ${CLIENTS} concurrent clients, PostgreSQL store`,
+    value: fmtRate(flows, "flows/s"),
+    ceiling: "—",
+    ratio: "—",
+    target: "≥ 1,000 flows/s",
+    met: flows >= 1000,
+    command: "npx tsx scripts/bench/http-postgres.ts",
+    notes: [
+      `${ROUNDS} rounds of ${SECONDS} s (${flowRuns.map(Math.round).join("/")} flows/s); client, API server and PostgreSQL share the machine's cores; ${load()}`,
+      `CPU during the flows: ${fmtShares(shares)}; per flow: API server ${((shares["API server"]! * 10) / flows).toFixed(1)} ms, PostgreSQL ${((shares.PostgreSQL! * 10) / flows).toFixed(1)} ms, clients ${((shares.clients! * 10) / flows).toFixed(1)} ms`,
+    ],
+  };
 }

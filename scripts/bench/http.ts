@@ -5,6 +5,8 @@
 // Each server runs in its own process (scripts/bench/http-server.ts); autocannon runs here.
 //   npx tsx scripts/bench/http.ts [--quick] [--row=4|--row=5]  (default: both rows)
 import type autocannon from "autocannon";
+import { loadavg } from "node:os";
+import { cpuMeter } from "./cpu.js";
 import { authHeaders, httpFlows, run, SECONDS, start, stopped } from "./http-lib.js";
 import { emit, fmtRate, median, quick } from "./lib.js";
 
@@ -27,15 +29,34 @@ try {
   await Promise.all([stopped(real.child), stopped(bare.child)]);
 }
 
+/**
+ * One autocannon run against a server, with the server's own CPU per request (utime + stime of its
+ * process ÷ requests, in µs): steadier than req/s on a shared machine, where the server gets
+ * whatever share of the cores other work leaves it.
+ */
+async function measured(pid: number, opts: autocannon.Options) {
+  const cpu = cpuMeter({ server: () => [pid] });
+  cpu.start();
+  const result = await run(opts);
+  const share = cpu.stop().server!;
+  return { result, cpuUs: ((share / 100) * SECONDS * 1e6) / result.requests.total };
+}
+
 /** Row 4: rounds alternating the real read and the bare route. */
 async function statusRead() {
   const reads: autocannon.Result[] = [];
   const bares: autocannon.Result[] = [];
+  const readCpu: number[] = [];
+  const bareCpu: number[] = [];
   await run({ url: `http://127.0.0.1:${port}${statusPath}`, headers, connections: 50 }); // warm-ups
   await run({ url: `http://127.0.0.1:${bare.ready.port}${statusPath}`, connections: 50 });
   for (let r = 0; r < ROUNDS; r++) {
-    reads.push(await run({ url: `http://127.0.0.1:${port}${statusPath}`, headers, connections: 50 }));
-    bares.push(await run({ url: `http://127.0.0.1:${bare.ready.port}${statusPath}`, connections: 50 }));
+    const read = await measured(real.child.pid!, { url: `http://127.0.0.1:${port}${statusPath}`, headers, connections: 50 });
+    reads.push(read.result);
+    readCpu.push(read.cpuUs);
+    const plain = await measured(bare.child.pid!, { url: `http://127.0.0.1:${bare.ready.port}${statusPath}`, connections: 50 });
+    bares.push(plain.result);
+    bareCpu.push(plain.cpuUs);
   }
   const bad = reads.reduce((n, r) => n + r.non2xx + r.errors, 0);
   if (bad) throw new Error(`status reads: ${bad} non-2xx answers or errors`);
@@ -53,8 +74,8 @@ async function statusRead() {
     met: ratio >= 0.5 && p99 <= 10,
     command: "npx tsx scripts/bench/http.ts",
     notes: [
-      `${ROUNDS} rounds of ${SECONDS} s alternating the two servers (each its own process; autocannon in a third); req/s ${reads.map((r) => Math.round(r.requests.average)).join("/")} vs ${bares.map((r) => Math.round(r.requests.average)).join("/")}; p99 ${reads.map((r) => r.latency.p99).join("/")} ms`,
-      "the read authenticates the API key, loads the payment (the cached state, read again from its stream only when the store's change mark says something was appended since: SQLite data_version + this connection's commits) and presents the record",
+      `${ROUNDS} rounds of ${SECONDS} s alternating the two servers (each its own process; autocannon in a third); req/s ${reads.map((r) => Math.round(r.requests.average)).join("/")} vs ${bares.map((r) => Math.round(r.requests.average)).join("/")}; p99 ${reads.map((r) => r.latency.p99).join("/")} ms; server CPU per request ${readCpu.map(Math.round).join("/")} vs ${bareCpu.map(Math.round).join("/")} µs; load average ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end`,
+      "the read authenticates the API key, loads the payment (the cached state, read again from its stream only when the store's change mark says something was appended since: SQLite data_version + this connection's commits) and presents the record, serialized by the code fast-json-stringify compiled from its answer schema (src/http/serializer.ts)",
     ],
   };
 }

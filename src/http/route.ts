@@ -2,7 +2,7 @@
 // the API validate alike), its answer schema (for OpenAPI and tests), who may call it, what it
 // runs and how each version presents the answer. registerRoute() adds what every endpoint needs:
 // validation, account scope, Idempotency-Key on POST, the command context.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifySchema } from "fastify";
 import type { z } from "zod";
 import { sha256, type ApiKeyOwner } from "../api-keys.js";
 import type { CommandContext } from "../engine.js";
@@ -10,6 +10,7 @@ import { parseInput } from "../inputs.js";
 import { fingerprintOf, type Idempotency } from "../idempotency.js";
 import { HttpProblem } from "./problem.js";
 import type { Version } from "./schemas.js";
+import { answerSchema, serializerOf } from "./serializer.js";
 
 /** api_key: `Authorization: Bearer <key>`; client_secret: the intent's client secret in the body. */
 export type Auth = "api_key" | "client_secret" | "none";
@@ -60,10 +61,15 @@ export function routeUrls(def: RouteDef): Array<{ version: Version; url: string 
 
 export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: Idempotency): void {
   for (const { version, url } of routeUrls(def)) {
+    const answer = answerSchema(def.response(version));
+    const schema: FastifySchema | undefined = answer && { response: { 200: answer } };
     app.route({
       method: def.method,
       url,
-      config: { auth: def.auth },
+      // the answer schema goes along for the tests, which check every live answer against it
+      config: { auth: def.auth, answer: def.response(version) },
+      // 200 answers serialized from the answer schema (src/http/serializer.ts); errors are problem+json
+      ...(answer ? { schema, serializerCompiler: () => serializerOf(answer) } : {}),
       async handler(req, reply) {
         const raw = def.method !== "POST" ? { ...(req.query as object), ...(req.params as object) } : req.body;
         const input = parseInput(def.input, raw);

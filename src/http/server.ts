@@ -65,11 +65,16 @@ const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
 export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
-    ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
+    ...(logger
+      ? {
+          loggerInstance: logger as FastifyBaseLogger,
+          // fastify's request ids are strings; the log writes the integer the spec and README promise
+          // (a child logger per request only when there is a log to write)
+          childLoggerFactory: (parent: FastifyBaseLogger, bindings: Record<string, unknown>, opts: object) => parent.child({ ...bindings, request_id: Number(bindings.request_id) }, opts),
+        }
+      : { logger: false }),
     // one line per request, written by the onResponse hook below
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
-    // fastify's request ids are strings; the log writes the integer the spec and README promise
-    childLoggerFactory: (parent, bindings, opts) => parent.child({ ...bindings, request_id: Number(bindings.request_id) }, opts),
     // spec §2.1: request_id is an integer, unique per API request; never taken from the client
     genReqId: () => String(engine.ids.requestId()),
     requestIdHeader: false,

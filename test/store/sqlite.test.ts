@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { WrongExpectedRevision } from "../../src/store/port.js";
+import { StoreUnavailable, WrongExpectedRevision } from "../../src/store/port.js";
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
@@ -105,6 +105,26 @@ describe("SQLite group commit", () => {
     expect(await again.readModels.getMany("payments", ["p1", "p2"])).toEqual(new Map([["p1", { s: "refunded" }], ["p2", { s: "failed" }]]));
     expect(await again.readModels.checkpoint("payments")).toBe(8);
     await Promise.all([again.events.close(), again.readModels.close()]);
+  });
+
+  it("keeps the read models in their own file: they commit while another connection holds the events' write lock, which appends wait for", async () => {
+    const path = join(dir, "lock.db");
+    const { events: store, readModels } = createSqliteStore({ path, busyTimeoutMs: 300 });
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      await readModels.commitBatch([{ projection: "payments", docs: [{ key: "p1", doc: { s: "succeeded" } }], checkpoint: 1, expectedCheckpoint: 0 }]);
+      expect(await readModels.get("payments", "p1")).toEqual({ s: "succeeded" });
+      await expect(store.append("p", [event()], { expectedRevision: "no_stream" })).rejects.toBeInstanceOf(StoreUnavailable);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    await store.append("p", [event()], { expectedRevision: "no_stream" });
+    await Promise.all([store.close(), readModels.close()]);
+    const models = new Database(readModelsPath(path), { readonly: true });
+    expect(models.prepare("SELECT position FROM checkpoints WHERE projection = 'payments'").get()).toEqual({ position: 1 });
+    models.close();
   });
 
   it("writes a WAL-mode file that a plain connection reads", async () => {

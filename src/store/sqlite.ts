@@ -142,20 +142,27 @@ function openDatabase(
  * documents and checkpoints together, under the events' write lock (one process moves them). A
  * crash after the copy and before the drop copies them again, over the first copy.
  */
-function moveReadModels(db: Database.Database, rm: Database.Database) {
+function moveReadModels(db: Database.Database, rm: Database.Database, busyTimeoutMs: number) {
   const present = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('read_models', 'checkpoints')").pluck();
   if (present.get() === 0) return;
-  db.transaction(() => {
-    if (present.get() === 0) return;
-    const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?)");
-    const putCheckpoint = rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?)");
-    rm.transaction(() => {
-      rm.exec("DELETE FROM read_models; DELETE FROM checkpoints;");
-      for (const d of db.prepare<[], { projection: string; key: string; doc: string }>("SELECT projection, key, doc FROM read_models").iterate()) putDoc.run(d.projection, d.key, d.doc);
-      for (const c of db.prepare<[], { projection: string; position: number }>("SELECT projection, position FROM checkpoints").all()) putCheckpoint.run(c.projection, c.position);
+  const waitFor = (ms: number) => [db, rm].forEach((d) => d.pragma(`busy_timeout = ${ms}`));
+  // Part of opening, like the migrations: it may wait for the other processes' locks.
+  waitFor(busyTimeoutMs);
+  try {
+    db.transaction(() => {
+      if (present.get() === 0) return;
+      const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?)");
+      const putCheckpoint = rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?)");
+      rm.transaction(() => {
+        rm.exec("DELETE FROM read_models; DELETE FROM checkpoints;");
+        for (const d of db.prepare<[], { projection: string; key: string; doc: string }>("SELECT projection, key, doc FROM read_models").iterate()) putDoc.run(d.projection, d.key, d.doc);
+        for (const c of db.prepare<[], { projection: string; position: number }>("SELECT projection, position FROM checkpoints").all()) putCheckpoint.run(c.projection, c.position);
+      }).immediate();
+      db.exec("DROP TABLE read_models; DROP TABLE checkpoints;");
     }).immediate();
-    db.exec("DROP TABLE read_models; DROP TABLE checkpoints;");
-  }).immediate();
+  } finally {
+    waitFor(LOCK_WAIT_MS);
+  }
 }
 
 interface Pending {
@@ -220,7 +227,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   // Read models: their own file and connection, committed without fsync (rebuilt from the events).
   const rm = openDatabase(readModelsPath(path), busyTimeoutMs, { migrations: READ_MODEL_MIGRATIONS, synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE });
-  moveReadModels(db, rm);
+  moveReadModels(db, rm, busyTimeoutMs);
   const rq = {
     checkpoint: rm.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
     setCheckpoint: rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),

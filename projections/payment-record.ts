@@ -3,7 +3,7 @@
 import type { Card } from "../machines/events.js";
 import type { PaymentState } from "../machines/fold.js";
 import type { PaymentStatus } from "../machines/payment.js";
-import { Decimal, formatAmount } from "../src/money.js";
+import { amounts, formatAmount } from "../src/money.js";
 
 export interface PaymentCardObject {
   type: Card["type"];
@@ -55,8 +55,7 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
   const { context } = state;
   const intent = context.intent;
   if (!intent || state.status === "none") throw new Error("no payment record before PaymentIntentCreated");
-  const money = (v: string | number | Decimal) => formatAmount(v, intent.currency);
-  const captured = new Decimal(context.amount_captured);
+  const money = (v: string | number) => formatAmount(v, intent.currency);
   const authorization = context.authorization;
   const card = context.card;
   const payment_method_id = context.saved_card?.payment_method_id ?? intent.payment_method_id;
@@ -71,7 +70,7 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
     amount_captured: context.amount_captured,
     amount_capturable: context.amount_capturable,
     amount_refunded: context.amount_refunded,
-    amount_refundable: money(captured.minus(context.amount_refunded)),
+    amount_refundable: money(amounts.difference(context.amount_captured, context.amount_refunded)),
     tip_amount: authorization?.tip_amount ?? money(0),
     donation_amount: authorization?.donation_amount ?? money(0),
     currency: intent.currency,

@@ -5,8 +5,9 @@
 // payment's own document stays what a replay of its stream alone gives.
 import type { z } from "zod";
 import type { WebhookDeliveryAttempted } from "../machines/events.js";
-import { foldStored, type PaymentState } from "../machines/fold.js";
+import type { PaymentState } from "../machines/fold.js";
 import { defineProjection } from "./projection.js";
+import { foldShared } from "./shared-fold.js";
 
 export interface TimelineEntry {
   position: number;
@@ -53,7 +54,7 @@ export const timelineProjection = defineProjection<TimelineDoc | DeliveriesDoc>(
       return { payment_id: payment_id!, deliveries: [...deliveries, { ...attempt, position: e.position, timestamp: e.metadata.timestamp }] };
     }
     const timeline = doc as TimelineDoc | undefined;
-    const { before, state } = foldStored(timeline?.state, e);
+    const { before, state } = foldShared(timeline?.state, e);
     const entry: TimelineEntry = {
       position: e.position,
       revision: e.revision,

@@ -1,9 +1,10 @@
-// SQLite adapter (better-sqlite3): the embedded default, one database file holding events,
-// idempotency records and read models.
+// SQLite adapter (better-sqlite3): the embedded default. Two database files: one holds events,
+// idempotency records and sequences; the read models (documents and checkpoints) live in a file of
+// their own next to it (readModelsPath), so their bulk never goes through the events' WAL.
 //
-// Durability: WAL with synchronous=FULL, so a commit returns only after the WAL is fsynced, and an
-// append's promise resolves only after its transaction committed. Read-model commits alone use
-// synchronous=NORMAL: they are rebuilt from the events (docs/stores.md).
+// Durability: the events' file uses WAL with synchronous=FULL, so a commit returns only after the
+// WAL is fsynced, and an append's promise resolves only after its transaction committed. The read
+// models' file uses synchronous=NORMAL: they are rebuilt from the events (docs/stores.md).
 //
 // Group commit: better-sqlite3 is synchronous, so append() only queues the request and schedules a
 // flush with setImmediate. Every append that arrives before the flush runs (callers that were
@@ -20,7 +21,7 @@
 // by polling (pollMs).
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, extname } from "node:path";
 import {
   checkCheckpoint,
   checkExpectedRevision,
@@ -49,9 +50,16 @@ export interface SqliteStoreOptions {
   onCommit?: (appends: number) => void;
 }
 
+/** The read models' file of an events' file: `data/cardflow.sqlite` → `data/cardflow.read-models.sqlite`. */
+export function readModelsPath(path: string): string {
+  if (path === ":memory:") return path;
+  const ext = extname(path);
+  return `${path.slice(0, path.length - ext.length)}.read-models${ext}`;
+}
+
 /**
- * One database, two ports. Each of `events` and `readModels` must be closed; the file is closed
- * when both are.
+ * Two databases, two ports. Each of `events` and `readModels` must be closed: the read models'
+ * file closes with its port, the events' file when both are closed.
  */
 export interface SqliteStore {
   events: EventStore;
@@ -98,20 +106,66 @@ const MIGRATIONS = [
   `CREATE TABLE sequences (name TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID;`,
 ];
 
-function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
+// The read models' file. Its pages are 16 KB: documents of 1-3 KB took a 4 KB page each (two do
+// not fit), so a rebuild wrote twice their bytes through the WAL and the checkpoints' fsyncs.
+// page_size applies when the file is created (journal_mode=WAL fixes it from then on).
+const READ_MODEL_PAGE_SIZE = 16_384;
+const READ_MODEL_MIGRATIONS = [
+  // A rowid table keeps documents out of the key B-tree (WITHOUT ROWID suits small rows only).
+  `CREATE TABLE read_models (
+     projection TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL,
+     PRIMARY KEY (projection, key)
+   );
+   CREATE TABLE checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;`,
+];
+
+function openDatabase(
+  path: string,
+  busyTimeoutMs: number,
+  { migrations = MIGRATIONS, synchronous = "FULL", pageSize }: { migrations?: readonly string[]; synchronous?: "FULL" | "NORMAL"; pageSize?: number } = {},
+): Database.Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { timeout: busyTimeoutMs });
+  if (pageSize) db.pragma(`page_size = ${pageSize}`);
   db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma("foreign_keys = ON");
   db.transaction(() => {
     const done = db.pragma("user_version", { simple: true }) as number;
-    for (let v = done; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
+    for (let v = done; v < migrations.length; v++) db.exec(migrations[v]!);
+    db.pragma(`user_version = ${migrations.length}`);
   }).immediate();
   // Opening may block (nothing is served yet); from now on lock waits are retries (write()).
   db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   return db;
+}
+
+/**
+ * Files written before the read models had their own file keep them with the events: moved once,
+ * documents and checkpoints together, under the events' write lock (one process moves them). A
+ * crash after the copy and before the drop copies them again, over the first copy.
+ */
+function moveReadModels(db: Database.Database, rm: Database.Database, busyTimeoutMs: number) {
+  const present = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('read_models', 'checkpoints')").pluck();
+  if (present.get() === 0) return;
+  const waitFor = (ms: number) => [db, rm].forEach((d) => d.pragma(`busy_timeout = ${ms}`));
+  // Part of opening, like the migrations: it may wait for the other processes' locks.
+  waitFor(busyTimeoutMs);
+  try {
+    db.transaction(() => {
+      if (present.get() === 0) return;
+      const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?)");
+      const putCheckpoint = rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?)");
+      rm.transaction(() => {
+        rm.exec("DELETE FROM read_models; DELETE FROM checkpoints;");
+        for (const d of db.prepare<[], { projection: string; key: string; doc: string }>("SELECT projection, key, doc FROM read_models").iterate()) putDoc.run(d.projection, d.key, d.doc);
+        for (const c of db.prepare<[], { projection: string; position: number }>("SELECT projection, position FROM checkpoints").all()) putCheckpoint.run(c.projection, c.position);
+      }).immediate();
+      db.exec("DROP TABLE read_models; DROP TABLE checkpoints;");
+    }).immediate();
+  } finally {
+    waitFor(LOCK_WAIT_MS);
+  }
 }
 
 interface Pending {
@@ -180,23 +234,29 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     ),
     readIdem: db.prepare<[string], IdempotencyRow>("SELECT * FROM idempotency WHERE key = ?"),
     purgeIdem: db.prepare(`DELETE FROM idempotency WHERE ${RELEASED_SQL("idempotency", "?")}`),
-    checkpoint: db.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
-    setCheckpoint: db.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),
-    getDoc: db.prepare<[string, string], { doc: string }>("SELECT doc FROM read_models WHERE projection = ? AND key = ?"),
+    // changes whenever another connection (another process) commits; this connection's own commits leave it
+    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
+  };
+
+  // Read models: their own file and connection, committed without fsync (rebuilt from the events).
+  const rm = openDatabase(readModelsPath(path), busyTimeoutMs, { migrations: READ_MODEL_MIGRATIONS, synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE });
+  moveReadModels(db, rm, busyTimeoutMs);
+  const rq = {
+    checkpoint: rm.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
+    setCheckpoint: rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),
+    getDoc: rm.prepare<[string, string], { doc: string }>("SELECT doc FROM read_models WHERE projection = ? AND key = ?"),
     // The keys come as one JSON array parameter: one statement for a whole batch, whatever its size.
-    getDocs: db.prepare<[string, string], { key: string; doc: string }>(
+    getDocs: rm.prepare<[string, string], { key: string; doc: string }>(
       "SELECT key, doc FROM read_models WHERE projection = ? AND key IN (SELECT value FROM json_each(?))",
     ),
     // key >= prefix narrows through the primary key; substr keeps the match literal (no LIKE wildcards).
-    listDocs: db.prepare<[string, string, string, string, string, number], { doc: string }>(
+    listDocs: rm.prepare<[string, string, string, string, string, number], { doc: string }>(
       "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND substr(key, 1, length(?)) = ? AND key > ? ORDER BY key LIMIT ?",
     ),
-    countDocs: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
-    putDoc: db.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
-    resetDocs: db.prepare("DELETE FROM read_models WHERE projection = ?"),
-    resetCheckpoint: db.prepare("DELETE FROM checkpoints WHERE projection = ?"),
-    // changes whenever another connection (another process) commits; this connection's own commits leave it
-    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
+    countDocs: rm.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
+    putDoc: rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
+    resetDocs: rm.prepare("DELETE FROM read_models WHERE projection = ?"),
+    resetCheckpoint: rm.prepare("DELETE FROM checkpoints WHERE projection = ?"),
   };
 
   /** Runs a write transaction that may skip the fsync (it can be rebuilt, or its loss loses nothing acknowledged). */
@@ -438,46 +498,46 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   // Run with .immediate(): checkpoints are read under the write lock, so the checks hold across processes.
   // A failed check throws out of the transaction, which rolls back every projection's writes.
-  const commitReadModels = db.transaction((commits: readonly ProjectionCommit[]) => {
+  const commitReadModels = rm.transaction((commits: readonly ProjectionCommit[]) => {
     for (const { projection, docs, checkpoint, expectedCheckpoint } of commits) {
-      checkCheckpoint(projection, expectedCheckpoint, q.checkpoint.get(projection)?.position ?? 0);
-      for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
-      q.setCheckpoint.run(projection, checkpoint);
+      checkCheckpoint(projection, expectedCheckpoint, rq.checkpoint.get(projection)?.position ?? 0);
+      for (const { key, doc } of docs) rq.putDoc.run(projection, key, JSON.stringify(doc));
+      rq.setCheckpoint.run(projection, checkpoint);
     }
   });
-  const resetReadModels = db.transaction((projection: string) => {
-    q.resetDocs.run(projection);
-    q.resetCheckpoint.run(projection);
+  const resetReadModels = rm.transaction((projection: string) => {
+    rq.resetDocs.run(projection);
+    rq.resetCheckpoint.run(projection);
   });
 
   const readModels: ReadModelStore = {
     async checkpoint(projection) {
-      return q.checkpoint.get(projection)?.position ?? 0;
+      return rq.checkpoint.get(projection)?.position ?? 0;
     },
     async get<T>(projection: string, key: string) {
-      const row = q.getDoc.get(projection, key);
+      const row = rq.getDoc.get(projection, key);
       return row && (JSON.parse(row.doc) as T);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const found = new Map<string, T>();
-      if (keys.length > 0) for (const r of q.getDocs.all(projection, JSON.stringify(keys))) found.set(r.key, JSON.parse(r.doc) as T);
+      if (keys.length > 0) for (const r of rq.getDocs.all(projection, JSON.stringify(keys))) found.set(r.key, JSON.parse(r.doc) as T);
       return found;
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
-      return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix, after, limit).map((r) => JSON.parse(r.doc) as T);
+      return rq.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix, after, limit).map((r) => JSON.parse(r.doc) as T);
     },
     async count(projection) {
-      return q.countDocs.get(projection)!.n;
+      return rq.countDocs.get(projection)!.n;
     },
     async commitBatch(commits) {
-      // Read models are rebuilt from the events, so their commits skip the fsync (docs/stores.md):
-      // atomic still, and made durable by the next event append's fsync of the same WAL.
-      await write(() => withoutFsync(() => commitReadModels.immediate(commits)));
+      // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic
+      // still, the documents with their checkpoint.
+      await write(() => commitReadModels.immediate(commits));
     },
     async reset(projection) {
       await write(() => resetReadModels.immediate(projection));
     },
-    close: release(),
+    close: release(() => void rm.close()),
   };
 
   return { events, readModels };

@@ -6,6 +6,7 @@ import { describe, expect, test } from "vitest";
 import type { Card } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, stateOf } from "../../machines/fold.js";
 import { paymentRecord } from "../../projections/payment-record.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { terminalsProjection } from "../../projections/terminals.js";
 import { deliveriesKey, timelineProjection, type DeliveriesDoc, type TimelineDoc } from "../../projections/timeline.js";
 import type { RecordedEvent } from "../../src/store/port.js";
@@ -96,5 +97,31 @@ describe("the terminals read model (spec §2.2)", () => {
     expect(terminalsProjection.keyOf(registered)).toBe("acct_1/tml_1");
     expect(terminalsProjection.keyOf(stored("payment-pay_1", "PaymentIntentCreated", intent("card", "A")))).toBeNull();
     expect(terminalsProjection.apply(undefined, registered)).toEqual({ terminal_id: "tml_1", external_account_id: "acct_1", terminal_type: "A_sync", label: null, serial_number: null, date_created: "2026-01-01T00:00:00.000+00:00" });
+  });
+});
+
+describe("one machine fold shared by the payments and timeline projections (projections/shared-fold.ts)", () => {
+  test("given both projections at the same state, then the second gets the first one's fold; from any other state object the event is folded again", () => {
+    position = 0;
+    const events = [
+      stored("payment-pay_1", "PaymentIntentCreated", intent("card", "B")),
+      stored("payment-pay_1", "PaymentMethodCollected", { card: TEST_CARD, terminal_id: null }),
+    ];
+    const authorized = stored("payment-pay_1", "PaymentAuthorized", authorization);
+    const payments = [...events, authorized].reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), undefined)!;
+    const timeline = [...events, authorized].reduce<TimelineDoc | undefined>((doc, e) => timelineProjection.apply(doc, e) as TimelineDoc, undefined)!;
+    expect(timeline.state).toBe(payments.state);
+    expect(payments.record).toMatchObject({ payment_id: "pay_1", status: "requires_capture", amount_authorized: "10.00" });
+
+    // The same event object from another payment's state: folded from that state, not remembered.
+    const other = events
+      .map((e) => ({ ...e, stream: "payment-pay_2", data: e.type === "PaymentIntentCreated" ? { ...(e.data as object), payment_id: "pay_2" } : e.data }))
+      .reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), undefined)!;
+    expect(paymentsProjection.apply(other, authorized).record).toMatchObject({ payment_id: "pay_2", status: "requires_capture" });
+    // A state equal in value but another object (a document read back from a store): folded again, to an equal state.
+    const before = [...events].reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), undefined)!;
+    const refolded = paymentsProjection.apply(structuredClone(before), authorized);
+    expect(refolded.state).not.toBe(payments.state);
+    expect(refolded).toEqual(payments);
   });
 });

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { WrongExpectedRevision } from "../../src/store/port.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { StoreUnavailable, WrongExpectedRevision } from "../../src/store/port.js";
+import { createSqliteStore, readModelsPath } from "../../src/store/sqlite.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */
@@ -108,7 +108,7 @@ describe("SQLite group commit", () => {
     await store.close();
   });
 
-  it("migrates a version-1 file: its read models move to a rowid table, documents, checkpoints and idempotency answers kept", async () => {
+  it("migrates a version-1 file: its read models move to their own file (a rowid table), documents, checkpoints and idempotency answers kept", async () => {
     const path = join(dir, "v1.db");
     const v1 = new Database(path);
     v1.exec(`CREATE TABLE read_models (projection TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (projection, key)) WITHOUT ROWID;
@@ -132,8 +132,37 @@ describe("SQLite group commit", () => {
     await Promise.all([store.close(), readModels.close()]);
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma("user_version", { simple: true })).toBe(4);
-    expect(raw.prepare("SELECT sql FROM sqlite_schema WHERE name = 'read_models'").get()).toEqual({ sql: expect.not.stringContaining("WITHOUT ROWID") });
+    expect(raw.prepare("SELECT name FROM sqlite_schema WHERE name IN ('read_models', 'checkpoints')").all()).toEqual([]);
     raw.close();
+    const models = new Database(readModelsPath(path), { readonly: true });
+    expect(models.prepare("SELECT sql FROM sqlite_schema WHERE name = 'read_models'").get()).toEqual({ sql: expect.not.stringContaining("WITHOUT ROWID") });
+    expect(models.pragma("page_size", { simple: true })).toBe(16_384);
+    models.close();
+    // opened again: nothing left to move, the moved documents stay
+    const again = createSqliteStore({ path });
+    expect(await again.readModels.getMany("payments", ["p1", "p2"])).toEqual(new Map([["p1", { s: "refunded" }], ["p2", { s: "failed" }]]));
+    expect(await again.readModels.checkpoint("payments")).toBe(8);
+    await Promise.all([again.events.close(), again.readModels.close()]);
+  });
+
+  it("keeps the read models in their own file: they commit while another connection holds the events' write lock, which appends wait for", async () => {
+    const path = join(dir, "lock.db");
+    const { events: store, readModels } = createSqliteStore({ path, busyTimeoutMs: 300 });
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      await readModels.commitBatch([{ projection: "payments", docs: [{ key: "p1", doc: { s: "succeeded" } }], checkpoint: 1, expectedCheckpoint: 0 }]);
+      expect(await readModels.get("payments", "p1")).toEqual({ s: "succeeded" });
+      await expect(store.append("p", [event()], { expectedRevision: "no_stream" })).rejects.toBeInstanceOf(StoreUnavailable);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    await store.append("p", [event()], { expectedRevision: "no_stream" });
+    await Promise.all([store.close(), readModels.close()]);
+    const models = new Database(readModelsPath(path), { readonly: true });
+    expect(models.prepare("SELECT position FROM checkpoints WHERE projection = 'payments'").get()).toEqual({ position: 1 });
+    models.close();
   });
 
   it("writes a WAL-mode file that a plain connection reads", async () => {

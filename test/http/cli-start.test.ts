@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 describe("npm start", () => {
   it("says the port is in use and how to choose another, exits non-zero, no stack trace", async () => {
@@ -14,7 +15,7 @@ describe("npm start", () => {
     const { port } = holder.address() as { port: number };
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-start-"));
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
         env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir },
         stdio: ["ignore", "pipe", "pipe"],
       });

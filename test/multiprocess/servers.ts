@@ -15,6 +15,7 @@ import { randomIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { freePort } from "../support/postgres.js";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
@@ -44,7 +45,7 @@ const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hos
 
 export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, MAIN], {
     env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -42,7 +43,7 @@ export interface ServerProcess {
 /** Starts the service (node + tsx, no npm in between: a SIGKILL reaches the service itself). */
 export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

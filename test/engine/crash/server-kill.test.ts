@@ -14,6 +14,7 @@ import { createEngine } from "../../../src/engine.js";
 import { createLedger } from "../../../src/processors/ledger.js";
 import { fileSide, processorSideIn } from "../../../src/processors/processor-side.js";
 import { disagreements } from "./scenarios.js";
+import { SERVER_NODE_ARGS } from "../../support/server-args.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-kill-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,7 +24,7 @@ const env = { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.
 
 /** Starts the server; resolves once it listens, with its log lines (pino JSON on stdout). */
 async function startServer(): Promise<{ child: ChildProcess; logs: Record<string, unknown>[] }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   const logs: Record<string, unknown>[] = [];
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on("line", (line) => {

@@ -84,6 +84,14 @@ describe("one effect per idempotency key", () => {
     expect([again.name, again.code, again.message]).toEqual(["ProcessorRefused", "card_not_savable", first.message]);
   });
 
+  it("a call that fails without a refusal (its side's database busy) records nothing: its outcome stays unknown", async () => {
+    const inner = memorySide();
+    const side = { ...inner, change: () => { throw new Error("database is locked"); } } as typeof inner;
+    const { port } = simulators({ side });
+    await expect(port.startTerminalAuthorization({ payment: payment("pi_1"), terminal: TERMINAL, key: "att_1" })).rejects.toThrow("database is locked");
+    expect(await port.lookup("att_1")).toBe("never_received");
+  });
+
   it("a key reused for another kind of call is an error, not the other call's answer", async () => {
     const { port } = simulators();
     const p = payment("pi_1");

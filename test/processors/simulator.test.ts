@@ -67,6 +67,7 @@ describe("one effect per idempotency key", () => {
     const p = payment("pi_1");
     const [first, again] = await Promise.all([one.port.refund({ payment: p, amount: "1.00", key: "att_1" }), one.port.refund({ payment: p, amount: "1.00", key: "att_1" })]);
     expect(again).toEqual(first);
+    expect(first.refund_id).toMatch(/^re_/);
     const other = simulators({ side, ids: { ...sequentialIds(), id: (prefix) => `${prefix}_other` } });
     expect(await other.port.refund({ payment: p, amount: "1.00", key: "att_1" })).toEqual(first);
     expect(await other.port.lookup("att_1")).toEqual({ call: "refund", refund_id: first.refund_id });
@@ -247,6 +248,11 @@ describe("client reader SDK (processor B) and cards on file", () => {
     const { port } = simulators();
     expect((await port.readCardFromClient({ payment: payment("pi_1", { payment_method_types: "card" }), card_number: "4242424242424242" })).type).toBe("card_not_present");
     expect((await port.readCardFromClient({ payment: payment("pi_2"), card_number: "4242424242424242" })).type).toBe("card_present");
+  });
+
+  it("cardFor gives the test card's details with the type asked for", () => {
+    const { sims } = simulators();
+    expect(sims.cardFor("5555 5555 5555 4444", "card_present")).toEqual({ ...testCard("5555555555554444")!.card, type: "card_present" });
   });
 
   it("saving needs a card on the payment that the processor read", async () => {

@@ -230,6 +230,43 @@ describe("terminal collections", () => {
     expect(await port.lookup("att_1")).toMatchObject({ outcome: { kind: "failed", last_error_code: "POS_CANCEL" } });
   });
 
+  it("the shopper timeout of a collection that another process started again (a retry) leaves the new one alone", async () => {
+    const side = memorySide();
+    const clock = manualClock();
+    const one = simulators({ side, clock, shopperTimeoutMs: 1_000 });
+    const two = simulators({ side, clock, shopperTimeoutMs: 1_000 });
+    await one.port.startTerminalAuthorization({ payment: payment("pi_1"), terminal: TERMINAL, key: "att_1" });
+    await clock.advance(500);
+    await two.port.startTerminalAuthorization({ payment: payment("pi_1"), terminal: TERMINAL, key: "att_2" });
+    await clock.advance(500);
+    expect(two.sims.terminal.collecting("tmr_1")).toBe("pi_1");
+    expect(await two.port.lookup("att_2")).toEqual({ call: "start_terminal", outcome: null });
+    expect(one.reports).toEqual([]);
+    await clock.advance(500);
+    expect(await two.port.lookup("att_2")).toMatchObject({ outcome: { last_error_code: "USER_TIMEOUT" } });
+  });
+
+  it("a card presented while another process starts the collection again ends nothing: the new collection goes on", async () => {
+    const inner = memorySide();
+    let raced = false;
+    // another process restarts the collection between this presentation's read and its end
+    const side: typeof inner = {
+      ...inner,
+      change: (table, key, fn) => {
+        if (table === "sessions" && raced) inner.set("sessions", key, { ...inner.get<object>("sessions", key), key: "att_2" });
+        return inner.change(table, key, fn);
+      },
+    };
+    const { sims, port, reports } = simulators({ side });
+    await port.startTerminalAuthorization({ payment: payment("pi_1"), terminal: TERMINAL, key: "att_1" });
+    raced = true;
+    const error = await refusal(sims.terminal.presentCard("tmr_1"));
+    expect(error.message).toBe('no collection in progress on terminal "tmr_1" for this account');
+    expect(sims.terminal.collecting("tmr_1")).toBe("pi_1");
+    expect(await port.lookup("att_1")).toEqual({ call: "start_terminal", outcome: null });
+    expect(reports).toEqual([]);
+  });
+
   it("the shopper timeout of a process whose collection another process ended reports nothing", async () => {
     const side = memorySide();
     const clock = manualClock();

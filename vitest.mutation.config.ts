@@ -19,7 +19,8 @@ export default defineConfig({
       "test/engine/runner.test.ts",
       "test/http/idempotency.test.ts",
       "test/idempotency/library.test.ts",
-      "test/processors/processor-side.test.ts",
+      // the processors' direct tests: the simulators' side and the settlement a simulator makes on its own
+      "test/processors/**/*.test.ts",
       "test/projections/**/*.test.ts",
     ],
     testTimeout: 60_000,

@@ -6,7 +6,7 @@ import { defineProjection } from "../../projections/projection.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
 import { createMemoryStore } from "../../src/store/memory.js";
-import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+import type { EventStore, ReadModelStore, RecordedEvent } from "../../src/store/port.js";
 
 // Not idempotent on purpose: an event applied twice shows in the count.
 const counts = defineProjection<{ stream: string; events: number; positions: number[] }>({
@@ -21,9 +21,9 @@ const evens = defineProjection<{ n: number }>({
 });
 const PROJECTIONS = [counts, evens];
 
-/** Appends `perStream` events to each stream, round robin, so a stream's events span batches. */
-async function fill(store: EventStore, streams: number, perStream: number) {
-  for (let r = 0; r < perStream; r++)
+/** Appends `perStream` events to each stream (revisions `from` on), round robin, so a stream's events span batches. */
+async function fill(store: EventStore, streams: number, perStream: number, from = 0) {
+  for (let r = from; r < perStream; r++)
     for (let s = 0; s < streams; s++)
       await store.append(`s${s}`, [{ id: `e-${s}-${r}`, type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: r } }], { expectedRevision: r - 1 });
 }
@@ -144,6 +144,110 @@ describe("projection runner", () => {
     const alone = createMemoryReadModels();
     await createProjectionRunner({ store, readModels: alone, projections: [strict] }).catchUp();
     expect(await shared.list("strict", "")).toEqual(await alone.list("strict", ""));
+  });
+
+  it("projections at different checkpoints each apply every event once, in batches that straddle the one ahead", async () => {
+    const store = createMemoryStore();
+    await fill(store, 1, 5);
+    const readModels = createMemoryReadModels();
+    // evens alone first: at checkpoint 5 while counts is at 0
+    await createProjectionRunner({ store, readModels, projections: [evens] }).catchUp();
+    await fill(store, 1, 12, 5);
+    // batches 1-3 (evens already past them), 4-6 (evens' checkpoint inside), 7-9, 10-12
+    expect(await createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize: 3 }).catchUp()).toBe(12);
+    expect(await readModels.list("counts", "")).toEqual([{ stream: "s0", events: 12, positions: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] }]);
+    // revisions 0, 2, ..., 10
+    expect(await readModels.list("evens", "")).toEqual([{ n: 6 }]);
+    expect(await readModels.checkpoint("evens")).toBe(12);
+  });
+
+  it("a projection that fails on an event (not a race: nobody else committed) fails the catch-up with its error", async () => {
+    const broken = defineProjection<{ n: number }>({
+      name: "broken",
+      keyOf: (e) => e.stream,
+      apply: (doc, e) => {
+        if (e.position === 3) throw new Error("cannot fold event 3");
+        return { n: (doc?.n ?? 0) + 1 };
+      },
+    });
+    const store = createMemoryStore();
+    await fill(store, 1, 4);
+    const readModels = createMemoryReadModels();
+    await expect(createProjectionRunner({ store, readModels, projections: [broken], batchSize: 2 }).catchUp()).rejects.toThrow("cannot fold event 3");
+    // the batch before it is committed, the failing one is not
+    expect(await readModels.checkpoint("broken")).toBe(2);
+  });
+});
+
+/**
+ * The memory store with its subscriptions handed to the test: `deliver` signals the runner as the
+ * store would for appended events, so a burst and its order are the test's, not a pump's.
+ */
+function drivenSubscriptions(inner: EventStore) {
+  const subscriptions: { after: number | undefined; onEvent: (e: RecordedEvent) => unknown; closed: boolean }[] = [];
+  let subscribed = () => {};
+  let catchUps = 0;
+  const store: EventStore = {
+    ...inner,
+    readAll: async (options) => {
+      const events = await inner.readAll(options);
+      if (events.length === 0) catchUps++; // every catch-up ends with one empty read
+      return events;
+    },
+    subscribeToAll: (options, onEvent) => {
+      const s = { after: options.after, onEvent, closed: false };
+      subscriptions.push(s);
+      subscribed();
+      return { close: async () => void (s.closed = true) };
+    },
+  };
+  return {
+    store,
+    subscriptions,
+    catchUps: () => catchUps,
+    nextSubscription: () => new Promise<void>((resolve) => (subscribed = resolve)),
+    deliver: async (after: number) => {
+      for (const e of await inner.readAll({ after })) subscriptions.at(-1)!.onEvent(e);
+    },
+  };
+}
+
+describe("live projections, signals delivered by the test", () => {
+  it("start twice subscribes once; a burst costs one catch-up; stop closes the subscription and waits for the signalled catch-up; start again subscribes again", async () => {
+    const inner = createMemoryStore();
+    await fill(inner, 2, 2); // positions 1-4
+    const live = drivenSubscriptions(inner);
+    const readModels = createMemoryReadModels();
+    const runner = createProjectionRunner({ store: live.store, readModels, projections: PROJECTIONS });
+    const subscribed = live.nextSubscription();
+    runner.start();
+    runner.start();
+    await subscribed;
+    // subscribed where the first catch-up got to
+    expect(live.subscriptions.map((s) => s.after)).toEqual([4]);
+
+    // a burst of three events, signalled at once: one catch-up for them (and one for our catchUp())
+    await fill(inner, 1, 5, 2); // s0, positions 5-7
+    const before = live.catchUps();
+    await live.deliver(4);
+    await runner.catchUp();
+    expect(live.catchUps() - before).toBe(2);
+    expect(await readModels.checkpoint("counts")).toBe(7);
+
+    // the next signal is acted on too, and stop() returns once its catch-up is done
+    await fill(inner, 1, 6, 5); // s0, position 8
+    await live.deliver(7);
+    await runner.stop();
+    expect(await readModels.checkpoint("counts")).toBe(8);
+    expect(live.subscriptions.map((s) => s.closed)).toEqual([true]);
+
+    const again = live.nextSubscription();
+    runner.start();
+    await again;
+    expect(live.subscriptions.map((s) => s.after)).toEqual([4, 8]);
+    await runner.stop();
+    expect(live.subscriptions.map((s) => s.closed)).toEqual([true, true]);
+    expect((await readModels.get<{ events: number }>("counts", "s0"))?.events).toBe(6);
   });
 });
 

@@ -61,6 +61,33 @@ describe("the simulators' side in a file", () => {
   });
 });
 
+describe("either side", () => {
+  it.each([
+    ["in memory", () => memorySide()],
+    ["in a file", () => fileSide(join(dir, "deletes.sqlite"))],
+  ])("%s: a value set or changed to undefined is deleted, so entries() no longer lists it", (_, open) => {
+    const side = open();
+    try {
+      side.set("settlements", "pi_1", { amount: "1.00", due: 1 });
+      side.set("settlements", "pi_2", { amount: "2.00", due: 2 });
+      side.set("settlements", "pi_3", { amount: "3.00", due: 3 });
+      expect(side.change("settlements", "pi_1", () => undefined)).toEqual({ amount: "1.00", due: 1 });
+      side.set("settlements", "pi_2", undefined);
+      expect(side.entries("settlements")).toEqual([["pi_3", { amount: "3.00", due: 3 }]]);
+      expect(side.get("settlements", "pi_1")).toBeUndefined();
+    } finally {
+      side.close();
+    }
+  });
+
+  it("in a file: a closed side is not used by mistake (it throws, it does not read an old handle)", () => {
+    const side = fileSide(join(dir, "closed.sqlite"));
+    side.set("vault", "pm_1", { number: "4242424242424242" });
+    side.close();
+    expect(() => side.get("vault", "pm_1")).toThrow();
+  });
+});
+
 describe("the simulators' side in memory", () => {
   it("keeps every card on file, and the calls and cards read of the last 10,000 only (a long-running process stays flat)", () => {
     const side = memorySide();

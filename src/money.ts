@@ -19,6 +19,7 @@ const unitsByCode = new Map<string, number | undefined>();
 
 /** ISO 4217 minor units; undefined for a code that is not a currency. Memoized: every fold formats amounts. */
 export function minorUnits(currency: string): number | undefined {
+  // Stryker disable next-line ConditionalExpression: equivalent, a memo: without it the units are looked up again, the same value
   if (unitsByCode.has(currency)) return unitsByCode.get(currency);
   const entry = currencyCodes.code(currency);
   const units = entry && !["XXX", "XTS"].includes(entry.code) ? entry.digits : undefined;
@@ -65,6 +66,7 @@ export function parseAmount(input: unknown, currency: string): Decimal {
   if (!value.greaterThan(0)) throw new InvalidAmount("must be greater than 0");
   const units = unitsOf(currency);
   if (value.decimalPlaces() > units) {
+    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent, no ISO 4217 currency has 1 minor unit (currency-codes' data)
     throw new InvalidAmount(`has more than ${units} decimal place${units === 1 ? "" : "s"}, the minor units of ${currency}`);
   }
   if (value.times(new Decimal(10).pow(units)).greaterThan(MAX_AMOUNT_MINOR_UNITS)) {
@@ -85,6 +87,7 @@ const ZEROS: string[] = [];
 export function formatAmount(value: DecimalValue, currency: string): string {
   const units = unitsOf(currency);
   if (value === 0) return (ZEROS[units] ??= new Decimal(0).toFixed(units));
+  // Stryker disable next-line ConditionalExpression,StringLiteral,OptionalChaining: equivalent, a shortcut: toFixed gives the same string; CANONICAL covers 0-4 units, every currency's
   if (typeof value === "string" && CANONICAL[units]?.test(value)) return value;
   return (value instanceof Decimal ? value : new Decimal(value)).toFixed(units);
 }
@@ -94,9 +97,12 @@ export function formatAmount(value: DecimalValue, currency: string): string {
  * to it, when the integer is exact in a double (15 digits); null otherwise (Decimal decides).
  */
 function scaled(text: string): [number, number] | null {
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: equivalent, a wider guard is caught by aligned's safe-integer checks, a narrower one falls back to Decimal
   if (text.length > 16 || !PLAIN.test(text)) return null;
   const dot = text.indexOf(".");
+  // Stryker disable next-line ArrayDeclaration: equivalent, [] makes aligned compute NaN, not a safe integer: Decimal decides
   if (dot < 0) return [Number(text), 0];
+  // Stryker disable next-line ArrayDeclaration: equivalent, as above
   return [Number(text.slice(0, dot) + text.slice(dot + 1)), text.length - dot - 1];
 }
 const PLAIN = /^\d+(\.\d+)?$/;
@@ -107,9 +113,11 @@ function aligned(a: string, b: string): [number, number, number] | null {
   const x = scaled(a);
   const y = scaled(b);
   if (!x || !y) return null;
+  // Stryker disable next-line MethodExpression: equivalent, Math.min leaves POW10 of a negative index undefined (NaN): Decimal decides
   const scale = Math.max(x[1], y[1]);
   const m = x[0] * POW10[scale - x[1]]!;
   const n = y[0] * POW10[scale - y[1]]!;
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, for m, n ≥ 0 a safe m + n implies safe m and n; false falls back to Decimal
   return Number.isSafeInteger(m) && Number.isSafeInteger(n) && Number.isSafeInteger(m + n) ? [m, n, scale] : null;
 }
 
@@ -135,9 +143,10 @@ export const amounts = {
     const ab = aligned(a, b);
     return ab ? textOf(ab[0] + ab[1], ab[2]) : new Decimal(a).plus(b).toFixed();
   },
-  /** a − b for a ≥ b, as plain decimal text. */
+  /** a − b, as plain decimal text (integers for a ≥ b, Decimal for a negative result). */
   difference(a: string, b: string): string {
     const ab = aligned(a, b);
+    // Stryker disable next-line EqualityOperator: equivalent, > and < only send more cases to Decimal, the same value
     return ab && ab[0] >= ab[1] ? textOf(ab[0] - ab[1], ab[2]) : new Decimal(a).minus(b).toFixed();
   },
 };

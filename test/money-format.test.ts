@@ -31,9 +31,15 @@ describe("money shortcuts", () => {
         const [x, y] = [new Decimal(a), new Decimal(b)];
         expect(amounts.compare(a, b)).toBe(x.comparedTo(y));
         expect(new Decimal(amounts.sum(a, b)).equals(x.plus(y))).toBe(true);
-        if (x.greaterThanOrEqualTo(y)) expect(new Decimal(amounts.difference(a, b)).equals(x.minus(y))).toBe(true);
+        expect(new Decimal(amounts.difference(a, b)).equals(x.minus(y))).toBe(true);
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("a difference below zero is exact too (the integer shortcut is for a ≥ b)", () => {
+    for (const [a, b, expected] of [["0.05", "0.10", "-0.05"], ["12.50", "100.00", "-87.5"], ["0", "0.001", "-0.001"]] as const) {
+      expect(new Decimal(amounts.difference(a, b)).equals(expected), `${a} - ${b}`).toBe(true);
+    }
   });
 });

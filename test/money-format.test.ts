@@ -42,4 +42,9 @@ describe("money shortcuts", () => {
       expect(new Decimal(amounts.difference(a, b)).equals(expected), `${a} - ${b}`).toBe(true);
     }
   });
+
+  it("a sum past 2^53 is exact (the integer shortcut is only for sums a double holds exactly)", () => {
+    expect(amounts.sum("9007199254740991", "2")).toBe("9007199254740993");
+    expect(amounts.sum("90071992547409.91", "0.02")).toBe("90071992547409.93");
+  });
 });

@@ -3,26 +3,14 @@
 // refund and cancel. Exactly one request acts per key (checked in the stored events), every answer
 // is the first answer or 409 idempotency_key_in_use, another body with the key is 422, no 5xx,
 // and request ids are unique across the two processes. Prints the run's figures.
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { testDatabase } from "../support/postgres.js";
-import { client, merchantKey, startServer, storedEvents, type Answer, type ServerProcess, type StoreEnv } from "./servers.js";
-
-const dir = mkdtempSync(join(tmpdir(), "cardflow-multiprocess-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const database = await testDatabase();
+import { describe, expect, it } from "vitest";
+import { type Answer, client, freshStores, merchantKey, type ServerProcess, startServer, storedEvents } from "./servers.js";
 
 const ACCOUNT = "acct_mp";
 const PAYMENTS = 20; // per operation: 2 x 20 created and authorized, 20 captured and refunded, 20 canceled
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const stores: Record<"sqlite" | "postgres", () => StoreEnv> = {
-  sqlite: () => ({ DATA_DIR: mkdtempSync(join(dir, "sqlite-")) }),
-  postgres: () => ({ DATABASE_URL: database, DATABASE_SCHEMA: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` }),
-};
+const stores = await freshStores("multiprocess");
 
 /** The event each operation appends once when it acts. */
 const EFFECT = { create: "PaymentIntentCreated", auth: "PaymentAuthorized", capture: "PaymentCaptured", refund: "PaymentRefunded", cancel: "PaymentCanceled" } as const;

@@ -4,11 +4,10 @@
 // process stays up, answers 503 problem+json with Retry-After while the database is away (never
 // a 500), keeps /healthz up and /readyz at 503, recovers by itself when the database returns, and
 // every acknowledged payment is in the stored events. Prints the outage timeline.
-import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { startPostgres } from "../support/postgres.js";
-import { client, merchantKey, startServer, storedEvents, type StoreEnv } from "./servers.js";
+import { client, freshSchema, merchantKey, startServer, storedEvents, type StoreEnv } from "./servers.js";
 
 const postgres = await startPostgres();
 afterAll(() => postgres.stop());
@@ -33,7 +32,7 @@ async function terminateConnections(url: string): Promise<number> {
 
 describe("the database goes away under load", () => {
   it("terminated connections and a PostgreSQL restart: the process stays up, answers 503 meanwhile, recovers by itself, loses nothing acknowledged", { timeout: 240_000 }, async () => {
-    const store: StoreEnv = { DATABASE_URL: postgres.url, DATABASE_SCHEMA: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` };
+    const store: StoreEnv = { DATABASE_URL: postgres.url, DATABASE_SCHEMA: freshSchema() };
     const key = await merchantKey(store, ACCOUNT);
     const server = await startServer(store);
     const http = client(key);

@@ -5,25 +5,13 @@
 // other started, a synchronous terminal's blocking auth answers when the card is presented
 // through the other process (not at its deadline), a card read by one is processed by the other
 // with its own outcome, and a card saved through one is charged through the other.
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { configFromEnv, openStores } from "../../src/config.js";
 import { createEngine } from "../../src/engine.js";
-import { testDatabase } from "../support/postgres.js";
-import { client, startServer, type ServerProcess, type StoreEnv } from "./servers.js";
+import { client, freshStores, type ServerProcess, startServer, type StoreEnv } from "./servers.js";
 
-const dir = mkdtempSync(join(tmpdir(), "cardflow-sandbox-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const database = await testDatabase();
-
-const stores: Record<"sqlite" | "postgres", () => StoreEnv> = {
-  sqlite: () => ({ DATA_DIR: mkdtempSync(join(dir, "sqlite-")) }),
-  postgres: () => ({ DATABASE_URL: database, DATABASE_SCHEMA: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` }),
-};
+const stores = await freshStores("sandbox");
 
 /** Opens an account of processor A and one of processor B and issues a key for each. */
 async function keys(store: StoreEnv): Promise<{ A: string; B: string }> {

@@ -3,6 +3,7 @@
 // an account and its API key set up beforehand in the test process, and a small HTTP client that
 // records every answer (status, request id) for the run's figures.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,13 +15,28 @@ import { createEngine } from "../../src/engine.js";
 import { randomIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import type { RecordedEvent } from "../../src/store/port.js";
-import { freePort } from "../support/postgres.js";
+import { afterAll } from "vitest";
+import { freePort, testDatabase } from "../support/postgres.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
 /** The store every process of a test shares, as environment variables. */
 export type StoreEnv = { DATA_DIR: string } | { DATABASE_URL: string; DATABASE_SCHEMA: string };
+
+/** A schema of its own on the test database: a fresh PostgreSQL store. */
+export const freshSchema = () => `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+
+/** Makers of a fresh store of each kind for a test file: a SQLite directory (removed after the file's tests) or a PostgreSQL schema. */
+export async function freshStores(name: string): Promise<Record<"sqlite" | "postgres", () => StoreEnv>> {
+  const dir = mkdtempSync(join(tmpdir(), `cardflow-${name}-`));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const database = await testDatabase();
+  return {
+    sqlite: () => ({ DATA_DIR: mkdtempSync(join(dir, "sqlite-")) }),
+    postgres: () => ({ DATABASE_URL: database, DATABASE_SCHEMA: freshSchema() }),
+  };
+}
 
 const storeConfig = (store: StoreEnv) => configFromEnv({ DATA_DIR: "", DATABASE_URL: "", ...store });
 

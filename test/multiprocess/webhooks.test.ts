@@ -3,24 +3,12 @@
 // endpoint's lease and delivers; the other process's payments must reach it when they are indexed,
 // even when the other process indexed them first (its own catch-up then finds nothing to fold).
 // The lease is ten minutes here, so its renewal tick (a third of it) cannot be what delivers them.
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { testDatabase } from "../support/postgres.js";
-import { client, merchantKey, startServer, type ServerProcess, type StoreEnv } from "./servers.js";
+import { describe, expect, it } from "vitest";
+import { client, freshStores, merchantKey, type ServerProcess, startServer } from "./servers.js";
 
-const dir = mkdtempSync(join(tmpdir(), "cardflow-webhooks-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const database = await testDatabase();
-
-const stores: Record<"sqlite" | "postgres", () => StoreEnv> = {
-  sqlite: () => ({ DATA_DIR: mkdtempSync(join(dir, "sqlite-")) }),
-  postgres: () => ({ DATABASE_URL: database, DATABASE_SCHEMA: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` }),
-};
+const stores = await freshStores("webhooks");
 
 /** A receiver answering 200, resolving each payment's `payment_intent.created` when it arrives. */
 async function receiver() {

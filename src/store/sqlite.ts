@@ -9,11 +9,10 @@
 // Group commit: better-sqlite3 is synchronous, so append() only queues the request and schedules a
 // flush with setImmediate. Every append that arrives before the flush runs (callers that were
 // woken by the previous commit, requests that came in while it was written) is written in one
-// transaction and one fsync. The batch's checks (retried ids, expected revisions, idempotency
-// claims) are made in memory against one lookup of its ids and one of its streams' heads, before
-// its events are inserted: a failed check writes nothing of its append and rejects only its
-// promise. A failing statement (an event id stored in another stream) rolls the transaction back
-// and the batch is written again with each append in its own SAVEPOINT.
+// transaction and one fsync. The batch's checks (retried ids, ids stored in another stream,
+// expected revisions, idempotency claims) are made in memory against one lookup of its ids and one
+// of its streams' heads, before its events are inserted: a failed check writes nothing of its
+// append and rejects only its promise.
 //
 // Several processes may open the same file: SQLite serialises writers (a write waits for another
 // process's lock up to busyTimeoutMs without blocking the event loop, then StoreUnavailable), positions are the rowid assigned inside the write transaction, so they commit in
@@ -203,9 +202,7 @@ const fromIdempotencyRow = (r: IdempotencyRow): IdempotencyRecord => ({ ...r, st
 export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, onCommit }: SqliteStoreOptions): SqliteStore {
   const db = openDatabase(path, busyTimeoutMs);
   const q = {
-    byId: db.prepare<[string], { stream: string; revision: number; position: number }>("SELECT stream, revision, position FROM events WHERE id = ?"),
-    last: db.prepare<[string], { revision: number | null }>("SELECT max(revision) AS revision FROM events WHERE stream = ?"),
-    // The batch path's lookups, each one statement for a whole batch (a JSON array parameter);
+    // A batch's lookups, each one statement for the whole batch (a JSON array parameter);
     // the subquery per stream seeks the end of its (stream, revision) index range.
     byIds: db.prepare<[string], { id: string; stream: string; revision: number; position: number }>(
       "SELECT id, stream, revision, position FROM events WHERE id IN (SELECT value FROM json_each(?))",
@@ -275,64 +272,20 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   const saveIdempotency = (r: IdempotencyRecord) => q.saveIdem.run(r.fingerprint, r.state, r.status, JSON.stringify(r.body), r.expires_at, r.key, r.token).changes > 0;
 
-  /** One append inside the open transaction; throws WrongExpectedRevision before writing anything. */
-  function applyAppend({ stream, events, options }: Pending): AppendResult {
-    const first = events[0] && q.byId.get(events[0].id);
-    if (first && first.stream === stream) {
-      const last = q.byId.get(events[events.length - 1]!.id) ?? first;
-      return { nextRevision: last.revision, position: last.position };
-    }
-    const current = q.last.get(stream)?.revision ?? -1;
-    checkExpectedRevision(stream, options.expectedRevision, current);
-    if (options.idempotency && !saveIdempotency(options.idempotency)) throw new IdempotencyClaimLost(options.idempotency.key);
-    if (events.length === 0) return { nextRevision: current, position: q.head.get()?.position ?? 0 };
-    let position = 0;
-    events.forEach((e, i) => {
-      position = Number(q.insert.run(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)).lastInsertRowid);
-    });
-    return { nextRevision: current + events.length, position };
-  }
-
-  /** The batch one append at a time, each in its own savepoint: a failed append rolls back alone. */
-  function applyEach(batch: readonly Pending[]): Outcome[] {
-    return batch.map((p) => {
-      db.exec("SAVEPOINT append");
-      try {
-        const result = applyAppend(p);
-        db.exec("RELEASE append");
-        return { ok: true, result };
-      } catch (error) {
-        db.exec("ROLLBACK TO append; RELEASE append");
-        return { ok: false, error };
-      }
-    });
-  }
-
   /**
-   * The whole batch in few statements: one query for its ids already stored (retries), one for
-   * its streams' last revisions, the checks in memory, then one INSERT per event. A failed check
-   * needs no savepoint: it is decided before anything of its append is written (an idempotency
-   * record that lost its claim is not written either). No savepoint means no sub-journal of every
-   * page the batch touches (past 64 KB SQLite writes it to a temporary file). A statement that
-   * fails (an event id stored in another stream) throws: the caller rolls back and writes the batch
-   * again with applyEach. Returns undefined when the batch needs applyEach from the start (an
-   * event id twice in the batch, an empty append).
+   * The batch inside the open transaction, in few statements: one lookup of its event ids already
+   * stored (retries), one of its streams' last revisions, the checks in memory, then one INSERT per
+   * event. Every check of an append comes before its first write, so a refused append writes
+   * nothing and needs no savepoint (a savepoint journals every page the batch touches, past 64 KB
+   * into a temporary file). Ids and heads are kept up to date as the batch is written, so a later
+   * append of the same batch sees an earlier one. A statement that fails anyway throws: flush rolls
+   * the whole batch back.
    */
-  function applyBatch(batch: readonly Pending[]): Outcome[] | undefined {
-    const ids = new Set<string>();
-    const streams = new Set<string>();
-    for (const { stream, events } of batch) {
-      if (events.length === 0) return undefined;
-      for (const e of events) {
-        if (ids.has(e.id)) return undefined;
-        ids.add(e.id);
-      }
-      streams.add(stream);
-    }
-    const stored = new Map(q.byIds.all(JSON.stringify([...ids])).map((r) => [r.id, r]));
-    const heads = new Map(q.lasts.all(JSON.stringify([...streams])).map((r) => [r.stream, r.revision ?? -1]));
+  function applyBatch(batch: readonly Pending[]): Outcome[] {
+    const stored = new Map(q.byIds.all(JSON.stringify(batch.flatMap((p) => p.events.map((e) => e.id)))).map((r) => [r.id, r]));
+    const heads = new Map(q.lasts.all(JSON.stringify([...new Set(batch.map((p) => p.stream))])).map((r) => [r.stream, r.revision ?? -1]));
     return batch.map(({ stream, events, options }): Outcome => {
-      const first = stored.get(events[0]!.id);
+      const first = events[0] && stored.get(events[0].id);
       if (first && first.stream === stream) {
         const last = stored.get(events[events.length - 1]!.id) ?? first;
         return { ok: true, result: { nextRevision: last.revision, position: last.position } };
@@ -340,13 +293,18 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
       const current = heads.get(stream)!;
       try {
         checkExpectedRevision(stream, options.expectedRevision, current);
+        const taken = events.find((e) => stored.has(e.id));
+        if (taken) throw new Error(`append to ${stream}: event id ${taken.id} is already stored in stream ${stored.get(taken.id)!.stream}`);
         if (options.idempotency && !saveIdempotency(options.idempotency)) throw new IdempotencyClaimLost(options.idempotency.key);
       } catch (error) {
         return { ok: false, error };
       }
+      if (events.length === 0) return { ok: true, result: { nextRevision: current, position: q.head.get()?.position ?? 0 } };
       let position = 0;
       events.forEach((e, i) => {
-        position = Number(q.insert.run(stream, current + 1 + i, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)).lastInsertRowid);
+        const revision = current + 1 + i;
+        position = Number(q.insert.run(stream, revision, e.id, e.type, e.version, JSON.stringify(e.data), JSON.stringify(e.metadata)).lastInsertRowid);
+        stored.set(e.id, { id: e.id, stream, revision, position });
       });
       heads.set(stream, current + events.length);
       return { ok: true, result: { nextRevision: current + events.length, position } };
@@ -355,8 +313,6 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   let queue: Pending[] = [];
   let scheduled = false;
-  /** The next flush writes its batch with applyEach: a statement of the batch path failed. */
-  let carefulNext = false;
   /** Group commits of this connection (which data_version does not count): with it, changeMark(). */
   let commits = 0;
 
@@ -382,26 +338,12 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     queue = [];
     let outcomes: Outcome[];
     try {
-      const careful = carefulNext;
-      carefulNext = false;
-      let fast: Outcome[] | undefined;
-      if (!careful) {
-        try {
-          fast = applyBatch(batch);
-        } catch {
-          // undo the batch path's writes; the same batch again, one append at a time
-          db.exec("ROLLBACK");
-          queue = batch.concat(queue);
-          carefulNext = true;
-          return flush();
-        }
-      }
-      outcomes = fast ?? applyEach(batch);
+      outcomes = applyBatch(batch);
       db.exec("COMMIT");
       commits++;
       onCommit?.(batch.length);
     } catch (error) {
-      // COMMIT failed (disk full, I/O error): nothing of the batch is durable.
+      // a statement or the COMMIT failed (disk full, I/O error): nothing of the batch is durable
       if (db.inTransaction) db.exec("ROLLBACK");
       for (const p of batch) p.reject(translated(error));
       return;

@@ -53,7 +53,7 @@ export function createEngine(options: EngineOptions = {}) {
     createIntent: createIntent(core),
     async getPayment(input: unknown): Promise<PaymentRecord> {
       const { external_account_id, payment_id } = parseInput(GetPaymentInput, input);
-      return core.readRecordOf(await payments.loadOwned(external_account_id, payment_id));
+      return core.recordOf(await payments.loadOwned(external_account_id, payment_id));
     },
     authorize: authorize(core),
     collectPaymentMethod: collectPaymentMethod(core),

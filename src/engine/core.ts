@@ -58,14 +58,13 @@ export function createCore(options: EngineOptions) {
   const payments = createPaymentStreams({ store, clock, ids, cacheSize: options.cacheSize ?? 10_000 });
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;
-  const recordOf = (loaded: Loaded) => paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
-  // A Loaded never changes, so neither does its record: status reads of an unchanged payment
-  // present it once (only read payments keep one). Frozen: every reader gets the same object.
+  // A Loaded never changes, so neither does its record: presented once per state (status reads of
+  // an unchanged payment, a command's answer), frozen since every caller gets the same object.
   const records = new WeakMap<Loaded, PaymentRecord>();
-  function readRecordOf(loaded: Loaded): PaymentRecord {
+  function recordOf(loaded: Loaded): PaymentRecord {
     let record = records.get(loaded);
     if (!record) {
-      record = recordOf(loaded);
+      record = paymentRecord(stateOf(loaded.snapshot), loaded.request_id);
       if (record.payment) Object.freeze(record.payment);
       records.set(loaded, Object.freeze(record));
     }
@@ -141,7 +140,6 @@ export function createCore(options: EngineOptions) {
     fault: options.fault,
     viewOf,
     recordOf,
-    readRecordOf,
     processorOf,
     refuse,
     requireAllowed,

@@ -1,7 +1,6 @@
 // What follows a step on its own (spec §3/§4.4/§4.8): an automatic-capture payment that reached
 // requires_capture is captured; a synchronous-terminal payment that saves its card does so as
 // soon as it is captured, so the token is in that answer (automatic or manual capture).
-import type { PaymentEvent } from "../../machines/events.js";
 import { ProcessorRefused } from "../errors.js";
 import { commandAllowed } from "./allowed.js";
 import { attempt } from "./attempt.js";
@@ -9,9 +8,6 @@ import { captureStep } from "./commands/capture.js";
 import { saveCardStep } from "./commands/save-card.js";
 import type { Core } from "./core.js";
 import type { CommandContext, Loaded } from "./payment-streams.js";
-
-/** A processor A terminal's collection ended by cardflow past the blocking auth's deadline (the command or the reconciler). */
-export const shopperTimedOut = (): PaymentEvent => ({ type: "AuthorizationFailed", version: 1, data: { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } });
 
 /** What follows on its own and has not happened yet at this point of the payment. */
 export function followUpsDue(core: Core, loaded: Loaded): { capture: boolean; saveCard: boolean } {

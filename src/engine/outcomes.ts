@@ -24,6 +24,9 @@ export const OUTCOME_REFUSED = "outcome_refused";
 
 export const abandoned = (attempt_id: string, reason: string): PaymentEvent => ({ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason } });
 
+/** A processor A terminal's collection ended by cardflow past the blocking auth's deadline (the command or the reconciler). */
+export const shopperTimedOut = (): PaymentEvent => ({ type: "AuthorizationFailed", version: 1, data: { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } });
+
 /** `events` if the machine accepts them after `snapshot`; else the attempt closed as abandoned (OUTCOME_REFUSED). */
 export function acceptedOrAbandoned(snapshot: PaymentSnapshot, attempt_id: string, events: PaymentEvent[]): PaymentEvent[] {
   let next: PaymentSnapshot | null = snapshot;

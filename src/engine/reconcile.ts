@@ -14,8 +14,8 @@ import { ATTEMPT_TYPES, type AttemptType, type PaymentEvent } from "../../machin
 import { hasTag } from "../../machines/fold.js";
 import type { RecordedEvent } from "../store/port.js";
 import type { Core } from "./core.js";
-import { followUp, shopperTimedOut } from "./follow-up.js";
-import { abandoned, acceptedOrAbandoned, authorizationEvents, outcomeEvents } from "./outcomes.js";
+import { followUp } from "./follow-up.js";
+import { abandoned, acceptedOrAbandoned, authorizationEvents, outcomeEvents, shopperTimedOut } from "./outcomes.js";
 import { commandClock, type CommandContext, type Loaded } from "./payment-streams.js";
 
 export interface ReconcileOptions {

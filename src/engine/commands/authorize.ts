@@ -10,7 +10,8 @@ import { attempt } from "../attempt.js";
 import type { Core } from "../core.js";
 import { commandClock, type CommandContext, type Loaded } from "../payment-streams.js";
 import { ALREADY_PROCESSED, collectedByClientSdk, processCollected, processedByCollect } from "./process-payment.js";
-import { followUpsDue, shopperTimedOut } from "../follow-up.js";
+import { followUpsDue } from "../follow-up.js";
+import { shopperTimedOut } from "../outcomes.js";
 
 export function authorize(core: Core) {
   const { viewOf, processorOf, payments } = core;

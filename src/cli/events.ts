@@ -8,7 +8,7 @@ import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 import { createMemoryReadModels } from "../store/memory-read-models.js";
-import { coalesced } from "../webhooks/coalesced.js";
+import { coalesced } from "../coalesced.js";
 import { createEventFeed, feedKeys, type FeedEntry } from "../webhooks/feed.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {

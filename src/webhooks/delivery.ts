@@ -16,7 +16,7 @@ import { isoTimestamp, type Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import { CheckpointConflict, type EventStore, type ReadModelStore } from "../store/port.js";
 import type { WebhookEvent } from "../../machines/events.js";
-import { coalesced } from "./coalesced.js";
+import { coalesced } from "../coalesced.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
 import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";

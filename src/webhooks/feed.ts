@@ -4,6 +4,7 @@
 // tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
 // The fold state of each stream and the webhook endpoints are committed in the same transaction,
 // with the checkpoint each was read at (several processes fold alike; the loser folds again).
+import { coalesced } from "../coalesced.js";
 import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "./public-events.js";
@@ -42,7 +43,6 @@ export interface FeedPage {
 export type EventFeed = ReturnType<typeof createEventFeed>;
 
 export function createEventFeed({ store, readModels, batchSize = 500 }: { store: EventStore; readModels: ReadModelStore; batchSize?: number }) {
-  let queue: Promise<number> = Promise.resolve(0);
   const listeners = new Set<() => void>();
   /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
@@ -109,9 +109,17 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
     }
   }
 
-  const catchUpNow = () => retryOnCheckpointConflict(catchUpOnce);
-  /** Serialized in this process: the checkpoint only moves forward. */
-  const catchUp = () => (queue = queue.catch(() => 0).then(catchUpNow));
+  /** The checkpoint the last catch-up reached. */
+  let indexed = 0;
+  // One catch-up at a time in this process (the checkpoint only moves forward); calls and signals
+  // made before the next one starts share it (../coalesced.ts).
+  const catchingUp = coalesced(async () => {
+    indexed = await retryOnCheckpointConflict(catchUpOnce);
+  });
+  const catchUp = async (): Promise<number> => {
+    await catchingUp();
+    return indexed;
+  };
 
   /** Entries after a position, in order, under one of the key prefixes above. */
   async function entries(prefix: (position?: number) => string, after: number, limit: number): Promise<FeedEntry[]> {
@@ -152,19 +160,13 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
     async start(): Promise<void> {
       const from = await catchUp();
       // the subscription only signals: one queued catch-up serves every event signalled meanwhile
-      let queued = false;
-      const signal = () => {
-        if (queued) return;
-        queued = true;
-        queue = queue.catch(() => 0).then(() => ((queued = false), catchUpNow()));
-        void queue.catch(() => undefined);
-      };
+      const signal = () => void catchingUp().catch(() => undefined);
       subscription ??= store.subscribeToAll({ after: from }, signal);
     },
     async stop(): Promise<void> {
       await subscription?.close();
       subscription = undefined;
-      await queue.catch(() => undefined);
+      await catchingUp.settled();
     },
   };
 }

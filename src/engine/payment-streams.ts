@@ -246,5 +246,5 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, startStream, firstEvent, notify, waitWhileCollecting };
+  return { load, loadOwned, append, onPayment, create, startStream, firstEvent, waitWhileCollecting };
 }

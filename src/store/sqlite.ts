@@ -526,10 +526,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
         if (--unsynced.depth === 0) {
           const { mark } = unsynced;
           unsynced = undefined;
-          if (rm.open) {
-            rm.pragma("synchronous = NORMAL");
-            syncAndUnmark(rmPath, mark);
-          }
+          // closed meanwhile: its writes are the OS's already, synced by path all the same
+          if (rm.open) rm.pragma("synchronous = NORMAL");
+          syncAndUnmark(rmPath, mark);
         }
       }
     },

@@ -100,17 +100,16 @@ export function createProjectionRunner({
 
   /** The projection's documents after the batch's events past its checkpoint, by key (only those that changed). */
   async function fold(projection: Projection<any>, batch: readonly RecordedEvent[], checkpoint: number, written: Set<string> | undefined): Promise<Map<string, unknown>> {
-    const keyed: Array<[string, RecordedEvent]> = [];
-    for (const event of batch) {
-      if (event.position <= checkpoint) continue;
-      const key = projection.keyOf(event);
-      if (key !== null) keyed.push([key, event]);
-    }
-    const keys = [...new Set(keyed.map(([key]) => key))];
-    const wanted = written ? keys.filter((k) => written.has(k)) : keys;
-    const stored = await readModels.getMany(projection.name, wanted);
+    const keys = batch.map((event) => (event.position <= checkpoint ? null : projection.keyOf(event)));
+    // stored documents are read only for keys that may have one (from zero: those written already)
+    const wanted = new Set<string>();
+    for (const key of keys) if (key !== null && (!written || written.has(key))) wanted.add(key);
+    const stored = wanted.size > 0 ? await readModels.getMany(projection.name, [...wanted]) : new Map<string, unknown>();
     const changed = new Map<string, unknown>();
-    for (const [key, event] of keyed) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
+    batch.forEach((event, i) => {
+      const key = keys[i];
+      if (key != null) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
+    });
     return changed;
   }
 

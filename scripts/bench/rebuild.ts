@@ -81,7 +81,7 @@ try {
       notes: [
         `${ROUNDS} rounds alternating rebuild and read (rebuild ${rebuilds.map(Math.round).join("/")}, read ${reads.map(Math.round).join("/")} events/s); the store was filled in ${fill.toFixed(0)} s (${streams.length.toLocaleString("en-US")} payments of the replay flow mix, one append each)`,
         "the rebuild resets every read model and runs the engine's projection runner (projections/runner.ts): batches of 1,000 events, folded by all four projections and committed in one transaction with their checkpoints, into the read models' own file (16 KB pages; a catch-up from zero commits with synchronous=OFF behind a durable mark of this boot and syncs at the end, docs/stores.md; the events' file keeps FULL); no document reads when rebuilding from zero; documents: per payment its machine state and last request id (the record is presented when read), the webhook deliveries per payment; a payment's history is its stream, not a read model",
-        "where the time goes and why 0.5 is out of reach with these documents: scripts/bench/analysis.md, row 6",
+        "where the time goes and why 0.5 is the edge (the read is the ceiling's own work; fold + write take about as long again): scripts/bench/analysis.md, row 6",
       ],
     },
   ]);

@@ -18,11 +18,14 @@ export function createProjectionRunner({
   store,
   readModels,
   projections,
+  retired = [],
   batchSize = 1000,
 }: {
   store: EventStore;
   readModels: ReadModelStore;
   projections: readonly Projection<any>[];
+  /** Projections no longer run: a store written by an earlier version drops their documents on the first catch-up. */
+  retired?: readonly string[];
   batchSize?: number;
 }): ProjectionRunner {
   let queue: Promise<number> = Promise.resolve(0);
@@ -31,12 +34,24 @@ export function createProjectionRunner({
   let started = false;
   /** Serialized: one catch-up at a time, so checkpoints only move forward. */
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
+  /** Once per runner, before its first catch-up (a reset only where the retired projection still has a checkpoint). */
+  let retiring: Promise<void> | undefined;
+  const retire = () =>
+    (retiring ??= (async () => {
+      for (const name of retired) if ((await readModels.checkpoint(name)) > 0) await readModels.reset(name);
+    })().catch((error: unknown) => {
+      retiring = undefined;
+      throw error;
+    }));
 
   /**
    * Another process may commit the same projection meanwhile: each commit states the checkpoint
    * its documents were read at, and a CheckpointConflict means "re-read and fold again".
    */
-  const catchUpNow = () => retryOnCheckpointConflict(catchUpOnce);
+  const catchUpNow = async () => {
+    await retire();
+    return retryOnCheckpointConflict(catchUpOnce);
+  };
 
   /**
    * One batch of events, read once and folded by every projection, committed in one transaction
@@ -49,48 +64,52 @@ export function createProjectionRunner({
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
     const written = checkpoints.map((c) => (c === 0 ? new Set<string>() : undefined));
     let after = Math.min(...checkpoints);
-    for (;;) {
-      const batch = await store.readAll({ after, maxCount: batchSize });
-      if (batch.length === 0) return after;
-      const last = batch[batch.length - 1]!.position;
-      const commits = await Promise.all(
-        projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
-          if (last <= checkpoints[i]!) return null;
-          // Another process may commit between our checkpoint read and our document reads: the
-          // documents then hold events past the checkpoint. Folded again, either the projection
-          // refuses them (the machine: applied twice), which is a conflict (read again), not a
-          // broken stream, or the commit below is refused for its expected checkpoint. So no
-          // checkpoint read is spent on the way when nothing failed.
-          const docs = await fold(projection, batch, checkpoints[i]!, written[i]).catch(async (error: unknown) => {
-            const actual = await readModels.checkpoint(projection.name);
-            throw actual !== checkpoints[i] ? new CheckpointConflict(projection.name, checkpoints[i]!, actual) : error;
-          });
-          return { projection: projection.name, docs: [...docs].map(([key, doc]) => ({ key, doc })), checkpoint: last, expectedCheckpoint: checkpoints[i] };
-        }),
-      );
-      await readModels.commitBatch(commits.filter((c) => c !== null));
-      for (const [i, commit] of commits.entries()) {
-        if (!commit) continue;
-        checkpoints[i] = last;
-        for (const { key } of commit.docs) written[i]?.add(key);
+    let batch = await store.readAll({ after, maxCount: batchSize });
+    const applyAll = async () => {
+      for (; batch.length > 0; batch = await store.readAll({ after, maxCount: batchSize })) {
+        const last = batch[batch.length - 1]!.position;
+        const commits = await Promise.all(
+          projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
+            if (last <= checkpoints[i]!) return null;
+            // Another process may commit between our checkpoint read and our document reads: the
+            // documents then hold events past the checkpoint. Folded again, either the projection
+            // refuses them (the machine: applied twice), which is a conflict (read again), not a
+            // broken stream, or the commit below is refused for its expected checkpoint. So no
+            // checkpoint read is spent on the way when nothing failed.
+            const docs = await fold(projection, batch, checkpoints[i]!, written[i]).catch(async (error: unknown) => {
+              const actual = await readModels.checkpoint(projection.name);
+              throw actual !== checkpoints[i] ? new CheckpointConflict(projection.name, checkpoints[i]!, actual) : error;
+            });
+            return { projection: projection.name, docs: [...docs].map(([key, doc]) => ({ key, doc })), checkpoint: last, expectedCheckpoint: checkpoints[i] };
+          }),
+        );
+        await readModels.commitBatch(commits.filter((c) => c !== null));
+        for (const [i, commit] of commits.entries()) {
+          if (!commit) continue;
+          checkpoints[i] = last;
+          for (const { key } of commit.docs) written[i]?.add(key);
+        }
+        after = last;
       }
-      after = last;
-    }
+      return after;
+    };
+    // From zero with more than a batch to go (a rebuild, a new projection, read models lost): the
+    // store may leave these commits unsynced and make them durable at the end (ReadModelStore.bulk).
+    return checkpoints.includes(0) && batch.length === batchSize && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
   }
 
   /** The projection's documents after the batch's events past its checkpoint, by key (only those that changed). */
   async function fold(projection: Projection<any>, batch: readonly RecordedEvent[], checkpoint: number, written: Set<string> | undefined): Promise<Map<string, unknown>> {
-    const keyed: Array<[string, RecordedEvent]> = [];
-    for (const event of batch) {
-      if (event.position <= checkpoint) continue;
-      const key = projection.keyOf(event);
-      if (key !== null) keyed.push([key, event]);
-    }
-    const keys = [...new Set(keyed.map(([key]) => key))];
-    const wanted = written ? keys.filter((k) => written.has(k)) : keys;
-    const stored = await readModels.getMany(projection.name, wanted);
+    const keys = batch.map((event) => (event.position <= checkpoint ? null : projection.keyOf(event)));
+    // stored documents are read only for keys that may have one (from zero: those written already)
+    const wanted = new Set<string>();
+    for (const key of keys) if (key !== null && (!written || written.has(key))) wanted.add(key);
+    const stored = wanted.size > 0 ? await readModels.getMany(projection.name, [...wanted]) : new Map<string, unknown>();
     const changed = new Map<string, unknown>();
-    for (const [key, event] of keyed) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
+    batch.forEach((event, i) => {
+      const key = keys[i];
+      if (key != null) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
+    });
     return changed;
   }
 

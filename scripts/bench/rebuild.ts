@@ -1,5 +1,5 @@
 // Row 6 — projection rebuild from zero over 1M events in SQLite (every read model of the engine:
-// payments, terminals, customer cards, timeline), next to reading the same rows and parsing
+// payments, terminals, customer cards, payment deliveries), next to reading the same rows and parsing
 // their JSON (better-sqlite3 straight on the events' file, the floor of any rebuild).
 //   npx tsx scripts/bench/rebuild.ts [--quick] [--events=N]  (default 1,000,000; fewer for a profile)
 import Database from "better-sqlite3";
@@ -80,8 +80,8 @@ try {
       command: "npx tsx scripts/bench/rebuild.ts",
       notes: [
         `${ROUNDS} rounds alternating rebuild and read (rebuild ${rebuilds.map(Math.round).join("/")}, read ${reads.map(Math.round).join("/")} events/s); the store was filled in ${fill.toFixed(0)} s (${streams.length.toLocaleString("en-US")} payments of the replay flow mix, one append each)`,
-        "the rebuild resets every read model and runs the engine's projection runner (projections/runner.ts): batches of 1,000 events, folded by all four projections (payments and timeline share one machine fold per event) and committed in one transaction with their checkpoints, into the read models' own file (16 KB pages, synchronous=NORMAL; the events' file keeps FULL); no document reads when rebuilding from zero",
-        "where the time goes and why 0.5 is out of reach with these documents: scripts/bench/analysis.md, row 6",
+        "the rebuild resets every read model and runs the engine's projection runner (projections/runner.ts): batches of 1,000 events, folded by all four projections and committed in one transaction with their checkpoints, into the read models' own file (16 KB pages; a catch-up from zero commits with synchronous=OFF behind a durable mark of this boot and syncs at the end, docs/stores.md; the events' file keeps FULL); no document reads when rebuilding from zero; documents: per payment its machine state and last request id (the record is presented when read), the webhook deliveries per payment; a payment's history is its stream, not a read model",
+        "where the time goes and why 0.5 is the edge (the read is the ceiling's own work; fold + write take about as long again): scripts/bench/analysis.md, row 6",
       ],
     },
   ]);

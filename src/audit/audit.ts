@@ -6,7 +6,7 @@ import { streams as streamNames } from "../../machines/events.js";
 import type { PaymentState } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
-import { deliveriesKey, timelineProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/timeline.js";
+import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
 import { PROJECTIONS } from "../engine.js";
 import { NotFound } from "../errors.js";
 import { Decimal } from "../money.js";
@@ -66,7 +66,7 @@ export interface PaymentAudit {
   /** How the stored read models compare with a fresh fold of the events. */
   read_models: "equal" | "differ" | "not_compared";
   findings: Finding[];
-  /** Attempts to deliver the payment's public events to webhook endpoints (from the timeline read model; empty without read models). */
+  /** Attempts to deliver the payment's public events to webhook endpoints (from the payment_deliveries read model; empty without read models). */
   deliveries: DeliveryEntry[];
 }
 
@@ -179,7 +179,7 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
     head_hash: headOf(events),
     read_models: readModelVerdict(compared, findings),
     findings,
-    deliveries: (await source.readModels?.get<DeliveriesDoc>(timelineProjection.name, deliveriesKey(paymentId)))?.deliveries ?? [],
+    deliveries: (await source.readModels?.get<DeliveriesDoc>(paymentDeliveriesProjection.name, paymentId))?.deliveries ?? [],
   };
 }
 

@@ -6,10 +6,10 @@ import { stateOf } from "../../machines/fold.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
+import { paymentDeliveriesProjection } from "../../projections/payment-deliveries.js";
 import { paymentsProjection } from "../../projections/payments.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
-import { timelineProjection } from "../../projections/timeline.js";
 import { setBounded } from "../bounded.js";
 import { systemClock, type Clock } from "../clock.js";
 import { Conflict, InvalidRequest, NotFound, TransitionNotAllowed } from "../errors.js";
@@ -46,7 +46,13 @@ export interface EngineOptions {
   fault?: AttemptFault;
 }
 
-export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, timelineProjection];
+export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, paymentDeliveriesProjection];
+/**
+ * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every
+ * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
+ * `payment_deliveries` now holds.
+ */
+export const RETIRED_PROJECTIONS: readonly string[] = ["timeline"];
 
 export function createCore(options: EngineOptions) {
   const clock = options.clock ?? systemClock;
@@ -54,7 +60,7 @@ export function createCore(options: EngineOptions) {
   const store = options.store ?? createMemoryStore();
   const readModels = options.readModels ?? createMemoryReadModels();
   const processors = options.processors ?? createSimulators({ clock, ids });
-  const projections = createProjectionRunner({ store, readModels, projections: PROJECTIONS });
+  const projections = createProjectionRunner({ store, readModels, projections: PROJECTIONS, retired: RETIRED_PROJECTIONS });
   const payments = createPaymentStreams({ store, clock, ids, cacheSize: options.cacheSize ?? 10_000 });
 
   const viewOf = (loaded: Loaded) => loaded.snapshot.context as PaymentView;

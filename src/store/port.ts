@@ -232,6 +232,13 @@ export interface ReadModelStore {
   commitBatch(commits: readonly ProjectionCommit[]): Promise<void>;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
+  /**
+   * Runs `work`, a catch-up from zero (the runner's), whose commits the store may leave unsynced
+   * until `work` ends, when it makes them durable: atomic and visible as always, only a power loss
+   * meanwhile costs more (SQLite: the read models' file is rebuilt, docs/stores.md). Absent: the
+   * store's commits cost the same either way.
+   */
+  bulk?<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,8 @@
 //
 // Durability: the events' file uses WAL with synchronous=FULL, so a commit returns only after the
 // WAL is fsynced, and an append's promise resolves only after its transaction committed. The read
-// models' file uses synchronous=NORMAL: they are rebuilt from the events (docs/stores.md).
+// models' file uses synchronous=NORMAL: they are rebuilt from the events (docs/stores.md); a bulk
+// catch-up from zero commits them with synchronous=OFF behind a durable mark (./unsynced.ts).
 //
 // Group commit: better-sqlite3 is synchronous, so append() only queues the request and schedules a
 // flush with setImmediate. Every append that arrives before the flush runs (callers that were
@@ -37,6 +38,7 @@ import {
 } from "./port.js";
 import { createPump } from "./pump.js";
 import { RELEASED_SQL, sharedConnection, streamRange, toRecorded, type EventRow } from "./sql.js";
+import { bootId, marksOf, markUnsynced, settleUnsynced, syncAndUnmark } from "./unsynced.js";
 
 export interface SqliteStoreOptions {
   /** Database file; its directory is created when missing. */
@@ -140,6 +142,20 @@ function openDatabase(
 }
 
 /**
+ * Part of opening, like the migrations: `work` under the events' write lock (one process at a
+ * time), waiting for the other processes' locks up to busyTimeoutMs.
+ */
+function underEventsLock(db: Database.Database, others: readonly Database.Database[], busyTimeoutMs: number, work: () => void) {
+  const waitFor = (ms: number) => [db, ...others].forEach((d) => d.pragma(`busy_timeout = ${ms}`));
+  waitFor(busyTimeoutMs);
+  try {
+    db.transaction(work).immediate();
+  } finally {
+    waitFor(LOCK_WAIT_MS);
+  }
+}
+
+/**
  * Files written before the read models had their own file keep them with the events: moved once,
  * documents and checkpoints together, under the events' write lock (one process moves them). A
  * crash after the copy and before the drop copies them again, over the first copy.
@@ -147,24 +163,27 @@ function openDatabase(
 function moveReadModels(db: Database.Database, rm: Database.Database, busyTimeoutMs: number) {
   const present = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('read_models', 'checkpoints')").pluck();
   if (present.get() === 0) return;
-  const waitFor = (ms: number) => [db, rm].forEach((d) => d.pragma(`busy_timeout = ${ms}`));
-  // Part of opening, like the migrations: it may wait for the other processes' locks.
-  waitFor(busyTimeoutMs);
-  try {
-    db.transaction(() => {
-      if (present.get() === 0) return;
-      const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?)");
-      const putCheckpoint = rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?)");
-      rm.transaction(() => {
-        rm.exec("DELETE FROM read_models; DELETE FROM checkpoints;");
-        for (const d of db.prepare<[], { projection: string; key: string; doc: string }>("SELECT projection, key, doc FROM read_models").iterate()) putDoc.run(d.projection, d.key, d.doc);
-        for (const c of db.prepare<[], { projection: string; position: number }>("SELECT projection, position FROM checkpoints").all()) putCheckpoint.run(c.projection, c.position);
-      }).immediate();
-      db.exec("DROP TABLE read_models; DROP TABLE checkpoints;");
+  underEventsLock(db, [rm], busyTimeoutMs, () => {
+    if (present.get() === 0) return;
+    const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?)");
+    const putCheckpoint = rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?)");
+    rm.transaction(() => {
+      rm.exec("DELETE FROM read_models; DELETE FROM checkpoints;");
+      for (const d of db.prepare<[], { projection: string; key: string; doc: string }>("SELECT projection, key, doc FROM read_models").iterate()) putDoc.run(d.projection, d.key, d.doc);
+      for (const c of db.prepare<[], { projection: string; position: number }>("SELECT projection, position FROM checkpoints").all()) putCheckpoint.run(c.projection, c.position);
     }).immediate();
-  } finally {
-    waitFor(LOCK_WAIT_MS);
-  }
+    db.exec("DROP TABLE read_models; DROP TABLE checkpoints;");
+  });
+}
+
+/**
+ * Before the read models' file is opened: marks of bulk catch-ups left by another boot discard it
+ * (it may be corrupt; the runner rebuilds it from the events), under the events' write lock so
+ * that no other process opens it meanwhile (./unsynced.ts).
+ */
+function settleReadModels(db: Database.Database, file: string, busyTimeoutMs: number) {
+  if (file === ":memory:" || marksOf(file).length === 0) return;
+  underEventsLock(db, [], busyTimeoutMs, () => void settleUnsynced(file, bootId()));
 }
 
 interface Pending {
@@ -236,7 +255,9 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
   };
 
   // Read models: their own file and connection, committed without fsync (rebuilt from the events).
-  const rm = openDatabase(readModelsPath(path), busyTimeoutMs, { migrations: READ_MODEL_MIGRATIONS, synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE });
+  const rmPath = readModelsPath(path);
+  settleReadModels(db, rmPath, busyTimeoutMs);
+  const rm = openDatabase(rmPath, busyTimeoutMs, { migrations: READ_MODEL_MIGRATIONS, synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE });
   // Checkpoints every 100 pages (1.6 MB at 16 KB pages), not SQLite's 1,000: a checkpoint runs on
   // the commit that crosses it, on the event loop, and with 16 KB pages the default one copied
   // 16 MB: webhook delivery p99 59 ms against 19 ms (scripts/bench/webhooks.ts); rebuilds pay ~10 %.
@@ -456,6 +477,10 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     rq.resetCheckpoint.run(projection);
   });
 
+  /** The open bulk window of this connection: its mark and how many bulk() calls are inside it. */
+  let unsynced: { mark: string; depth: number } | undefined;
+  const boot = rmPath === ":memory:" ? null : bootId();
+
   const readModels: ReadModelStore = {
     async checkpoint(projection) {
       return rq.checkpoint.get(projection)?.position ?? 0;
@@ -482,6 +507,30 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     },
     async reset(projection) {
       await write(() => resetReadModels.immediate(projection));
+    },
+    /**
+     * synchronous=OFF (no sync at checkpoints either: ~⅔ of a rebuild's commit time) behind a
+     * durable mark of this boot; every commit of this connection meanwhile goes unsynced (webhook
+     * delivery states too: a power loss in the window rebuilds the file, see docs/stores.md).
+     */
+    async bulk(work) {
+      if (!boot) return work();
+      if (unsynced) unsynced.depth++;
+      else {
+        unsynced = { mark: markUnsynced(rmPath, boot), depth: 1 };
+        rm.pragma("synchronous = OFF");
+      }
+      try {
+        return await work();
+      } finally {
+        if (--unsynced.depth === 0) {
+          const { mark } = unsynced;
+          unsynced = undefined;
+          // closed meanwhile: its writes are the OS's already, synced by path all the same
+          if (rm.open) rm.pragma("synchronous = NORMAL");
+          syncAndUnmark(rmPath, mark);
+        }
+      }
     },
     close: release(() => void rm.close()),
   };

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import type { PaymentDoc } from "../../projections/payments.js";
 import { audit, auditAll, streamHeads, type Finding } from "../../src/audit/audit.js";
 import { chainEvents, eventHash } from "../../src/audit/chain.js";
 import { replayStore } from "../../src/audit/replay.js";
@@ -197,9 +198,11 @@ describe("tampering is detected and named", () => {
 
   it("a read model that no longer matches its events", async () => {
     const id = paymentOf();
-    const doc = await flows.engine.readModels.get<{ record: { amount_refunded: string } }>("payments", id);
+    const doc = await flows.engine.readModels.get<PaymentDoc>("payments", id);
     const checkpoint = await flows.engine.readModels.checkpoint("payments");
-    await flows.engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: id, doc: { ...doc!, record: { ...doc!.record, amount_refunded: "0.00" } } }], checkpoint }]);
+    const tampered: PaymentDoc = { ...doc!, state: { ...doc!.state, context: { ...doc!.state.context, amount_refunded: "0.00" } } };
+    expect(doc!.state.context.amount_refunded).not.toBe("0.00");
+    await flows.engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: id, doc: tampered }], checkpoint }]);
     try {
       expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payments" })]);
       expect(kinds((await auditAll(source())).findings)).toEqual(["read_model_mismatch"]);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { recordOf, type PaymentDoc } from "../../projections/payments.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, PROJECTIONS } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
@@ -61,10 +62,10 @@ describe("projections", () => {
     await engine.close();
   });
 
-  it("the payments read model holds the record the engine returns", async () => {
+  it("the payments read model holds what the record the engine returns is presented from", async () => {
     const { engine, ref } = await storedCardCharge();
     await engine.projections.catchUp();
-    const doc = await engine.readModels.get<{ record: unknown }>("payments", ref.payment_id);
-    expect(doc?.record).toEqual(await engine.getPayment(ref));
+    const doc = await engine.readModels.get<PaymentDoc>("payments", ref.payment_id);
+    expect(recordOf(doc!)).toEqual(await engine.getPayment(ref));
   });
 });

@@ -283,4 +283,55 @@ describe("live projections", () => {
     expect(eventsRead).toBeLessThanOrEqual(2);
     await runner.stop();
   });
+
+  it("drops a retired projection's documents and checkpoint on its first catch-up, once; a store without them is not written", async () => {
+    const store = createMemoryStore();
+    await fill(store, 2, 2);
+    const inner = createMemoryReadModels();
+    await inner.commitBatch([{ projection: "timeline", docs: [{ key: "p1", doc: { old: true } }], checkpoint: 4 }]);
+    const resets: string[] = [];
+    const readModels: ReadModelStore = { ...inner, reset: (p) => (resets.push(p), inner.reset(p)) };
+    const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS, retired: ["timeline", "never_written"] });
+    expect(await runner.catchUp()).toBe(4);
+    expect([await inner.checkpoint("timeline"), await inner.count("timeline")]).toEqual([0, 0]);
+    expect(resets).toEqual(["timeline"]);
+    await inner.commitBatch([{ projection: "timeline", docs: [{ key: "p1", doc: { old: true } }], checkpoint: 4 }]);
+    await runner.catchUp();
+    expect(resets).toEqual(["timeline"]);
+    expect((await docs(readModels)).map((d) => d.checkpoint)).toEqual([4, 4]);
+  });
+
+  it("runs a catch-up from zero with more than a batch to go in the store's bulk window, and nothing else", async () => {
+    const store = createMemoryStore();
+    await fill(store, 2, 3); // 6 events
+    const inner = createMemoryReadModels();
+    const windows: number[] = [];
+    let commitsInWindow = 0;
+    let inWindow = false;
+    const readModels: ReadModelStore = {
+      ...inner,
+      commitBatch: (commits) => ((commitsInWindow += inWindow ? 1 : 0), inner.commitBatch(commits)),
+      async bulk(work) {
+        inWindow = true;
+        try {
+          return await work();
+        } finally {
+          inWindow = false;
+          windows.push(commitsInWindow);
+          commitsInWindow = 0;
+        }
+      },
+    };
+    const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize: 4 });
+    await runner.catchUp();
+    expect(windows).toEqual([2]); // batches of 4 and 2, both in the window
+    await fill(store, 2, 6, 3); // 6 more, from a checkpoint: no window
+    await runner.catchUp();
+    expect(windows).toEqual([2]);
+    await runner.rebuild("counts"); // from zero again
+    expect(windows).toEqual([2, 3]);
+    const small = createProjectionRunner({ store: createMemoryStore(), readModels, projections: [defineProjection({ ...evens, name: "fresh" })], batchSize: 4 });
+    await small.catchUp(); // from zero but nothing to apply: no window
+    expect(windows).toEqual([2, 3]);
+  });
 });

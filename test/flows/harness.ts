@@ -3,7 +3,7 @@
 import { expect } from "vitest";
 import type { TerminalType } from "../../machines/events.js";
 import type { PaymentRecord } from "../../projections/payment-record.js";
-import type { TimelineDoc } from "../../projections/timeline.js";
+import { audit } from "../../src/audit/audit.js";
 import { createReaderSdk } from "../../src/client-sdk.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type EngineOptions } from "../../src/engine.js";
@@ -59,10 +59,9 @@ export async function rig(options: { simulators?: Partial<SimulatorOptions>; eng
 
   /** The statuses the payment went through, from its event stream (the audit timeline). */
   async function statusPath(payment_id: string): Promise<string[]> {
-    await engine.projections.catchUp();
-    const doc = await engine.readModels.get<TimelineDoc>("timeline", payment_id);
+    const { timeline } = await audit({ store: engine.store }, payment_id);
     // attempts keep the status: each status once, in order
-    return doc!.entries.map((e) => e.status_after).filter((status, i, all) => i === 0 || status !== all[i - 1]);
+    return timeline.map((e) => e.status_after).filter((status, i, all) => i === 0 || status !== all[i - 1]);
   }
 
   return { clock, ids, sims, engine, sdk, terminal, intent, get, poll, statusPath };

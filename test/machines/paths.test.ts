@@ -9,7 +9,7 @@ import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapsho
 import { machineTransitions } from "../../machines/transitions.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import { manualClock } from "../../src/clock.js";
-import { createEngine, type Engine } from "../../src/engine.js";
+import { createEngine, PROJECTIONS, type Engine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { assertAmountInvariants } from "../support/invariants.js";
 import { attemptPaths, crashFault, drive, simplePaths, type World } from "../support/paths.js";
@@ -82,7 +82,7 @@ describe("every simple path of the payment machine, through the engine", () => {
 
   it("rebuilding every read model from position zero gives what live updates gave", async () => {
     await engine.projections.catchUp();
-    for (const name of ["payments", "terminals", "customer_cards", "timeline"]) {
+    for (const { name } of PROJECTIONS) {
       const live = await engine.readModels.list(name, "");
       await engine.projections.rebuild(name);
       expect(await engine.readModels.list(name, "")).toEqual(live);

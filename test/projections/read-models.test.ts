@@ -1,14 +1,17 @@
-// The read models as pure folds (projections/*.ts), fed stored events directly: the audit
-// timeline of a payment and, in its own document `<payment_id>/deliveries`, the webhook delivery
-// attempts for it (README: audit timeline, webhooks); the payment record's processor; terminals
-// keyed per account. The runner and stores around them are tested in test/engine and test/store.
+// The read models as pure folds (projections/*.ts), fed stored events directly: the webhook
+// delivery attempts of a payment (README: webhooks), while its timeline is its stream (the audit's
+// fold, README: audit timeline); the payments document and the record presented from it, the
+// record's processor; terminals keyed per account. The runner and stores around them are tested in test/engine and test/store.
 import { describe, expect, test } from "vitest";
 import type { Card } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, stateOf } from "../../machines/fold.js";
 import { paymentRecord } from "../../projections/payment-record.js";
-import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
+import { customerCardsProjection } from "../../projections/customer-cards.js";
+import { paymentDeliveriesProjection } from "../../projections/payment-deliveries.js";
+import { paymentsProjection, recordOf, type PaymentDoc } from "../../projections/payments.js";
 import { terminalsProjection } from "../../projections/terminals.js";
-import { deliveriesKey, timelineProjection, type DeliveriesDoc, type TimelineDoc } from "../../projections/timeline.js";
+import { audit } from "../../src/audit/audit.js";
+import { createMemoryStore } from "../../src/store/memory.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { TEST_CARD } from "../support/scripted-processor.js";
 
@@ -32,29 +35,33 @@ const intent = (payment_method_types: "card" | "card_present", processor: "A" | 
 });
 const authorization = { amount_authorized: "10.00", tip_amount: "0.00", donation_amount: "0.00", authorization_code: "A1", card: TEST_CARD as Card, avs_response_code: null, avs_response_message: null };
 
-describe("the timeline read model", () => {
-  test("given a payment's events, then each becomes an entry with its time, request, actor, status before and after and the amounts after", () => {
+describe("a payment's timeline is its stream (the audit folds it; no read model copies it)", () => {
+  test("given a payment's events, then each becomes a row with its time, request, actor, status before and after and the amounts after", async () => {
     position = 0;
     const events = [
       stored("payment-pay_1", "PaymentIntentCreated", intent("card", "B"), "key_1"),
       stored("payment-pay_1", "PaymentMethodCollected", { card: TEST_CARD, terminal_id: null }, null),
       stored("payment-pay_1", "PaymentAuthorized", authorization, "absent"),
     ];
-    let doc: TimelineDoc | undefined;
-    for (const e of events) {
-      expect(timelineProjection.keyOf(e)).toBe("pay_1");
-      doc = timelineProjection.apply(doc, e) as TimelineDoc;
-    }
-    expect(doc!.payment_id).toBe("pay_1");
-    expect(doc!.state.status).toBe("requires_capture");
-    expect(doc!.entries).toEqual([
-      { position: 1, revision: 0, event_id: "ev_1", type: "PaymentIntentCreated", timestamp: "2026-01-01T00:00:01.000+00:00", request_id: 101, actor: "key_1", status_before: "none", status_after: "requires_payment_method", amounts_after: { authorized: "0.00", captured: "0.00", refunded: "0.00" } },
-      { position: 2, revision: 1, event_id: "ev_2", type: "PaymentMethodCollected", timestamp: "2026-01-01T00:00:02.000+00:00", request_id: 102, actor: null, status_before: "requires_payment_method", status_after: "payment_method_requested", amounts_after: { authorized: "0.00", captured: "0.00", refunded: "0.00" } },
-      { position: 3, revision: 2, event_id: "ev_3", type: "PaymentAuthorized", timestamp: "2026-01-01T00:00:03.000+00:00", request_id: 103, actor: null, status_before: "payment_method_requested", status_after: "requires_capture", amounts_after: { authorized: "10.00", captured: "0.00", refunded: "0.00" } },
+    const store = createMemoryStore();
+    await store.append("payment-pay_1", events.map(({ id, type, version, data, metadata }) => ({ id, type, version, data, metadata })), { expectedRevision: "no_stream" });
+    const { timeline } = await audit({ store }, "pay_1");
+    const row = { terminal_id: null, idempotency_key: null, allowed: true };
+    expect(timeline).toEqual([
+      { ...row, position: 1, revision: 0, event_id: "ev_1", type: "PaymentIntentCreated", timestamp: "2026-01-01T00:00:01.000+00:00", request_id: 101, actor: "key_1", status_before: "none", status_after: "requires_payment_method", amounts_after: { authorized: "0.00", captured: "0.00", refunded: "0.00" } },
+      { ...row, position: 2, revision: 1, event_id: "ev_2", type: "PaymentMethodCollected", timestamp: "2026-01-01T00:00:02.000+00:00", request_id: 102, actor: null, status_before: "requires_payment_method", status_after: "payment_method_requested", amounts_after: { authorized: "0.00", captured: "0.00", refunded: "0.00" } },
+      { ...row, position: 3, revision: 2, event_id: "ev_3", type: "PaymentAuthorized", timestamp: "2026-01-01T00:00:03.000+00:00", request_id: 103, actor: null, status_before: "payment_method_requested", status_after: "requires_capture", amounts_after: { authorized: "10.00", captured: "0.00", refunded: "0.00" } },
+    ]);
+    expect([paymentDeliveriesProjection, terminalsProjection, customerCardsProjection].map((p) => events.map((e) => p.keyOf(e)))).toEqual([
+      [null, null, null],
+      [null, null, null],
+      [null, null, null],
     ]);
   });
+});
 
-  test("given webhook delivery attempts for a payment, then they gather in its deliveries document; other endpoint events and deliveries of no payment are ignored", () => {
+describe("the payment deliveries read model", () => {
+  test("given webhook delivery attempts for a payment, then they gather in its document; other endpoint events and deliveries of no payment are ignored", () => {
     position = 0;
     const attempt = (payment_id: string | null, n: number) =>
       stored("webhook_deliveries-we_1", "WebhookDeliveryAttempted", {
@@ -62,11 +69,11 @@ describe("the timeline read model", () => {
       });
     const first = attempt("pay_1", 1);
     const second = attempt("pay_1", 2);
-    expect(timelineProjection.keyOf(first)).toBe(deliveriesKey("pay_1"));
-    expect(deliveriesKey("pay_1")).toBe("pay_1/deliveries");
-    expect(timelineProjection.keyOf(attempt(null, 3))).toBeNull();
-    expect(timelineProjection.keyOf(stored("webhook_endpoint-we_1", "WebhookEndpointFailing", { endpoint_id: "we_1", payment_id: "pay_1" }))).toBeNull();
-    const doc = timelineProjection.apply(timelineProjection.apply(undefined, first), second) as DeliveriesDoc;
+    expect(paymentDeliveriesProjection.keyOf(first)).toBe("pay_1");
+    expect(paymentDeliveriesProjection.keyOf(attempt(null, 3))).toBeNull();
+    expect(paymentDeliveriesProjection.keyOf(stored("webhook_endpoint-we_1", "WebhookEndpointFailing", { endpoint_id: "we_1", payment_id: "pay_1" }))).toBeNull();
+    expect(paymentDeliveriesProjection.keyOf(stored("payment-pay_1", "PaymentIntentCreated", intent("card", "A")))).toBeNull();
+    const doc = paymentDeliveriesProjection.apply(paymentDeliveriesProjection.apply(undefined, first), second);
     expect(doc).toEqual({
       payment_id: "pay_1",
       deliveries: [
@@ -100,28 +107,21 @@ describe("the terminals read model (spec §2.2)", () => {
   });
 });
 
-describe("one machine fold shared by the payments and timeline projections (projections/shared-fold.ts)", () => {
-  test("given both projections at the same state, then the second gets the first one's fold; from any other state object the event is folded again", () => {
+describe("the payments read model", () => {
+  test("given a payment's events, then its document is the machine's state and the last request id, and its record is presented from them", () => {
     position = 0;
     const events = [
       stored("payment-pay_1", "PaymentIntentCreated", intent("card", "B")),
       stored("payment-pay_1", "PaymentMethodCollected", { card: TEST_CARD, terminal_id: null }),
+      stored("payment-pay_1", "PaymentAuthorized", authorization),
     ];
-    const authorized = stored("payment-pay_1", "PaymentAuthorized", authorization);
-    const payments = [...events, authorized].reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), undefined)!;
-    const timeline = [...events, authorized].reduce<TimelineDoc | undefined>((doc, e) => timelineProjection.apply(doc, e) as TimelineDoc, undefined)!;
-    expect(timeline.state).toBe(payments.state);
-    expect(payments.record).toMatchObject({ payment_id: "pay_1", status: "requires_capture", amount_authorized: "10.00" });
-
-    // The same event object from another payment's state: folded from that state, not remembered.
-    const other = events
-      .map((e) => ({ ...e, stream: "payment-pay_2", data: e.type === "PaymentIntentCreated" ? { ...(e.data as object), payment_id: "pay_2" } : e.data }))
-      .reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), undefined)!;
-    expect(paymentsProjection.apply(other, authorized).record).toMatchObject({ payment_id: "pay_2", status: "requires_capture" });
-    // A state equal in value but another object (a document read back from a store): folded again, to an equal state.
-    const before = [...events].reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), undefined)!;
-    const refolded = paymentsProjection.apply(structuredClone(before), authorized);
-    expect(refolded.state).not.toBe(payments.state);
-    expect(refolded).toEqual(payments);
+    const fold = (from: PaymentDoc | undefined, es: readonly RecordedEvent[]) => es.reduce<PaymentDoc | undefined>((doc, e) => paymentsProjection.apply(doc, e), from)!;
+    const doc = fold(undefined, events);
+    const snapshot = events.reduce((s, e) => applyPaymentEvent(s, e as never)!, initialPaymentSnapshot);
+    expect(doc).toEqual({ state: stateOf(snapshot), request_id: 103 });
+    expect(recordOf(doc)).toEqual(paymentRecord(stateOf(snapshot), 103));
+    expect(recordOf(doc)).toMatchObject({ payment_id: "pay_1", status: "requires_capture", amount_authorized: "10.00", request_id: 103 });
+    // folded on from a document read back from a store (JSON), the same document
+    expect(fold(JSON.parse(JSON.stringify(fold(undefined, events.slice(0, 2)))) as PaymentDoc, events.slice(2))).toEqual(doc);
   });
 });

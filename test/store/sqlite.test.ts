@@ -1,10 +1,17 @@
 import Database from "better-sqlite3";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defineProjection } from "../../projections/projection.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { createEngine, PROJECTIONS } from "../../src/engine.js";
 import { StoreUnavailable, WrongExpectedRevision } from "../../src/store/port.js";
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite.js";
+import { bootId, marksOf } from "../../src/store/unsynced.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */
@@ -174,5 +181,111 @@ describe("SQLite group commit", () => {
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(raw.prepare("SELECT count(*) AS n FROM events").get()).toEqual({ n: 1 });
     raw.close();
+  });
+});
+
+describe("SQLite read models committed unsynced in a catch-up from zero (synchronous=OFF behind a mark of this boot)", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "cardflow-unsynced-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A process in its bulk window, killed with SIGKILL once it committed: its mark stays behind. */
+  async function killedInBulk(path: string) {
+    const worker = fileURLToPath(new URL("./processes/bulk-worker.ts", import.meta.url));
+    const child = spawn(process.execPath, ["--import", "tsx", worker, path], { stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on("line", (line) => line === "committed" && resolve());
+      child.on("exit", (code) => reject(new Error(`the bulk worker exited (${code}) before committing`)));
+    });
+    // alive and in its window: another process opening the store keeps its mark and sees its commit
+    const other = createSqliteStore({ path });
+    expect(marksOf(readModelsPath(path))).toEqual([expect.objectContaining({ boot_id: bootId(), pid: child.pid })]);
+    expect(await other.readModels.get("worker", "p1")).toEqual({ s: "succeeded" });
+    await Promise.all([other.events.close(), other.readModels.close()]);
+    child.kill("SIGKILL");
+    await exited;
+    return child.pid!;
+  }
+
+  it("the runner's catch-up from zero of more than a batch runs in a window: its mark is durable before, gone after, and later catch-ups run without one", async () => {
+    expect(bootId()).toMatch(/^[0-9a-f-]{36}$/);
+    const path = join(dir, "c.db");
+    const { events: store, readModels } = createSqliteStore({ path });
+    for (let i = 0; i < 5; i++) await store.append(`payment-p${i}`, [event()], { expectedRevision: "no_stream" });
+    const marksSeen: number[] = [];
+    const counting = defineProjection<{ n: number }>({
+      name: "counting",
+      keyOf: (e) => e.stream,
+      apply: (doc) => {
+        marksSeen.push(marksOf(readModelsPath(path)).length);
+        return { n: (doc?.n ?? 0) + 1 };
+      },
+    });
+    const runner = createProjectionRunner({ store, readModels, projections: [counting], batchSize: 2 });
+    expect(await runner.catchUp()).toBe(5);
+    expect(marksSeen).toEqual([1, 1, 1, 1, 1]);
+    expect(marksOf(readModelsPath(path))).toEqual([]);
+    await store.append("payment-p5", [event()], { expectedRevision: "no_stream" });
+    await store.append("payment-p6", [event()], { expectedRevision: "no_stream" });
+    await runner.catchUp();
+    expect(marksSeen.slice(5)).toEqual([0, 0]);
+    // a rebuild is a catch-up from zero again
+    await runner.rebuild("counting");
+    expect(marksSeen.slice(7)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    expect(await readModels.count("counting")).toBe(7);
+    await Promise.all([store.close(), readModels.close()]);
+  });
+
+  it("a process killed in its window (the machine still up) leaves a mark of this boot: the next open syncs the file for it, removes the mark and keeps the read models", async () => {
+    const path = join(dir, "killed.db");
+    const pid = await killedInBulk(path);
+    expect(marksOf(readModelsPath(path))).toEqual([expect.objectContaining({ boot_id: bootId(), pid })]);
+    const { events, readModels } = createSqliteStore({ path });
+    expect(marksOf(readModelsPath(path))).toEqual([]);
+    expect(await readModels.checkpoint("worker")).toBe(3);
+    expect(await readModels.get("worker", "p1")).toEqual({ s: "succeeded" });
+    await Promise.all([events.close(), readModels.close()]);
+  });
+
+  it("a mark of another boot (the machine went down in a window) discards the read models' file at open; the engine rebuilds them from the events", async () => {
+    const path = join(dir, "rebooted.db");
+    const live = createSqliteStore({ path });
+    const engine = createEngine({ store: live.events, readModels: live.readModels });
+    await engine.openAccount({ external_account_id: "acct_1", processor: "A", currency: "USD" });
+    const { payment_id } = await engine.createIntent({ external_account_id: "acct_1", amount: "10.00", payment_method_types: "card_present", capture_method: "manual" });
+    await engine.projections.catchUp();
+    const before = await Promise.all(PROJECTIONS.map((p) => live.readModels.list(p.name, "")));
+    expect((await live.readModels.list("payments", "")).length).toBe(1);
+    await engine.close();
+
+    await killedInBulk(path);
+    // as after a reboot: the mark names a boot that is not this one
+    const [mark] = marksOf(readModelsPath(path));
+    writeFileSync(mark!.path, JSON.stringify({ boot_id: "00000000-0000-0000-0000-000000000000", pid: mark!.pid }));
+
+    const again = createSqliteStore({ path });
+    expect(marksOf(readModelsPath(path))).toEqual([]);
+    for (const name of ["payments", "worker"]) expect([await again.readModels.checkpoint(name), await again.readModels.count(name)]).toEqual([0, 0]);
+    expect((await again.events.readStream(`payment-${payment_id}`)).length).toBe(1);
+    const rebuilt = createEngine({ store: again.events, readModels: again.readModels });
+    await rebuilt.projections.catchUp();
+    expect(await Promise.all(PROJECTIONS.map((p) => again.readModels.list(p.name, "")))).toEqual(before);
+    expect(await rebuilt.getPayment({ external_account_id: "acct_1", payment_id })).toMatchObject({ payment_id, status: "requires_payment_method" });
+    await rebuilt.close();
+  });
+
+  it("a mark that cannot be read (its bytes never reached the disk) counts as another boot's", async () => {
+    const path = join(dir, "torn.db");
+    const first = createSqliteStore({ path });
+    await first.readModels.commitBatch([{ projection: "payments", docs: [{ key: "p1", doc: { s: "succeeded" } }], checkpoint: 1 }]);
+    await Promise.all([first.events.close(), first.readModels.close()]);
+    writeFileSync(`${readModelsPath(path)}.unsynced-torn`, "");
+    const { events, readModels } = createSqliteStore({ path });
+    expect(await readModels.count("payments")).toBe(0);
+    expect(marksOf(readModelsPath(path))).toEqual([]);
+    await Promise.all([events.close(), readModels.close()]);
   });
 });

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/engine.js";
 import { createWebhooks, verifyWebhook, type Webhooks } from "../../src/index.js";
-import { deliveriesKey, type DeliveriesDoc } from "../../projections/timeline.js";
+import { paymentDeliveriesProjection, type DeliveriesDoc } from "../../projections/payment-deliveries.js";
 import { audit, auditAll } from "../../src/audit/audit.js";
 import { formatAudit } from "../../src/audit/format.js";
 import { runFlows } from "../audit/flows.js";
@@ -100,7 +100,7 @@ describe("webhooks over every flow", () => {
     const { engine, payments } = flows;
     const deliveries = async () => {
       await engine.projections.catchUp();
-      return (await engine.readModels.get<DeliveriesDoc>("timeline", deliveriesKey(payments.terminal_manual!)))?.deliveries ?? [];
+      return (await engine.readModels.get<DeliveriesDoc>(paymentDeliveriesProjection.name, payments.terminal_manual!))?.deliveries ?? [];
     };
     await until(async () => (await deliveries()).length === 6, 5_000, "deliveries on the timeline");
     expect((await deliveries()).map((d) => [d.sequence, d.event_type, d.attempt, d.delivered, d.status_code])).toEqual(

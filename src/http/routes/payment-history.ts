@@ -6,8 +6,8 @@
 import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
-import type { PaymentDoc } from "../../../projections/payments.js";
-import { paymentsProjection } from "../../../projections/payments.js";
+import type { PaymentRecord } from "../../../projections/payment-record.js";
+import { paymentsProjection, recordOf, type PaymentDoc } from "../../../projections/payments.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
 import type { ChainFindingKind } from "../../audit/chain.js";
@@ -75,7 +75,7 @@ export const PaymentAsOfOut = z.strictObject({
 });
 
 const CHAIN_KINDS: Record<ChainFindingKind, true> = { edited: true, removed: true, reordered: true, inserted: true, revision_gap: true };
-const newestFirst = (a: PaymentDoc, b: PaymentDoc) => b.record.date_created.localeCompare(a.record.date_created) || b.record.payment_id.localeCompare(a.record.payment_id);
+const newestFirst = (a: PaymentRecord, b: PaymentRecord) => b.date_created.localeCompare(a.date_created) || b.payment_id.localeCompare(a.payment_id);
 
 export function paymentHistoryRoutes(engine: Engine) {
   /** The payment's events, after checking it is the account's (404 otherwise). */
@@ -97,18 +97,19 @@ export function paymentHistoryRoutes(engine: Engine) {
       response: () => PaymentListOut,
       async run({ external_account_id, status, q, limit, starting_after }) {
         await engine.projections.catchUp();
-        const docs = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
-          .filter(({ record: r }) => r.external_account_id === external_account_id && (!status || r.status === status))
-          .filter(({ record: r }) => q === undefined || r.payment_id === q || (r.external_transaction_id !== null && String(r.external_transaction_id) === q))
+        // The documents hold the machine's state; the account's records are presented from it.
+        const records = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
+          .filter(({ state }) => state.context.intent?.external_account_id === external_account_id)
+          .map(recordOf)
+          .filter((r) => (!status || r.status === status) && (q === undefined || r.payment_id === q || (r.external_transaction_id !== null && String(r.external_transaction_id) === q)))
           .sort(newestFirst);
         let start = 0;
         if (starting_after !== undefined) {
-          const at = docs.findIndex((d) => d.record.payment_id === starting_after);
+          const at = records.findIndex((r) => r.payment_id === starting_after);
           if (at < 0) throw new NotFound("payment", starting_after, "starting_after");
           start = at + 1;
         }
-        const page = docs.slice(start, start + limit);
-        return { data: page.map((d) => d.record), has_more: start + limit < docs.length };
+        return { data: records.slice(start, start + limit), has_more: start + limit < records.length };
       },
       present: ({ data, has_more }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more }),
     }),

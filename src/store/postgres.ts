@@ -323,6 +323,13 @@ const migrations = (schema: string): string[] => [
      FROM a LEFT JOIN prior ON prior.k = a.k LEFT JOIN h ON h.k = a.k LEFT JOIN ok ON ok.k = a.k
      ORDER BY a.k;
    END $$ SET search_path FROM CURRENT;`,
+  // The group commit's statements planned once per connection: with the default plan_cache_mode
+  // PostgreSQL kept planning append_batch_set's statement again for each batch (its custom plans,
+  // sized to the batch's arrays, looked cheaper than the generic one), which cost more CPU than
+  // running it; likewise append_batch's statements, once per append. The generic plans look rows
+  // up by index per append, whatever the batch's size.
+  `ALTER FUNCTION append_batch_set(text[], text[], integer[], json[], text[], text[], integer[], json, json) SET plan_cache_mode = force_generic_plan;
+   ALTER FUNCTION append_batch(text[], text[], integer[], json[], text[], text[], integer[], json[], json[]) SET plan_cache_mode = force_generic_plan;`,
 ];
 
 async function migrate(pool: pg.Pool, schema: string): Promise<void> {

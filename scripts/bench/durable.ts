@@ -146,7 +146,7 @@ try {
     met: pgFlow(64) >= 2000 && (pgFlow(64) * EVENTS_PER_FLOW) / insert >= 0.9,
     command: "npx tsx scripts/bench/durable.ts --postgres-only",
     notes: [
-      `medians of ${RUNS} rounds of ${MS} ms; INSERT ceiling ${inserts.map(Math.round).join("/")}/s; flows@64 ${pgFlows.get(64)!.map(Math.round).join("/")}/s; the store's pool has 10 connections (its default); appends go in group commits (src/store/postgres.ts: up to 2 batches in flight, one statement and one transaction each), each followed by a NOTIFY for other processes`,
+      `medians of ${RUNS} rounds of ${MS} ms; INSERT ceiling ${inserts.map(Math.round).join("/")}/s; flows@64 ${pgFlows.get(64)!.map(Math.round).join("/")}/s; the store's pool has 10 connections (its default); appends go in group commits (src/store/postgres.ts: up to 2 batches in flight, one statement and one transaction each; the batch's checks set-based and its events in one multi-row INSERT, append_batch_set), each followed by a NOTIFY for other processes`,
       `CPU during the flows@64 (last round, warm-up included): ${fmtShares(shares[shares.length - 1]!)}`,
       "for scale (issue 7): a leading TypeScript event-sourcing library does about 280 flows/s of the same shape on the same server here",
     ],

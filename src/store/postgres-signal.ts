@@ -79,7 +79,8 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
     const position = pending;
     pending = 0;
     sending = true;
-    c.query("SELECT pg_notify($1, $2)", [channel, String(position)]).then(
+    // named: parsed and planned once per connection, not once per group commit
+    c.query({ name: "cardflow_notify", text: "SELECT pg_notify($1, $2)", values: [channel, String(position)] }).then(
       () => {
         sending = false;
         flush();

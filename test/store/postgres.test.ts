@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { WrongExpectedRevision } from "../../src/store/port.js";
 import { createPostgresStore } from "../../src/store/postgres.js";
 import { testDatabase } from "../support/postgres.js";
-import { collect, event, eventStoreContract, readModelStoreContract, type StoreFixture } from "./contract.js";
+import { claimOf, collect, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
 const database = await testDatabase();
 
@@ -66,6 +67,125 @@ describe("PostgreSQL group commit", () => {
   });
 });
 
+describe("PostgreSQL set-based group commit (append_batch_set)", () => {
+  it("checks every append of a batch in one statement: retries, wrong revisions and lost claims answer alone, the rest commit together", async () => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const { events: store, readModels } = await createPostgresStore({ connectionString: database, schema });
+    await readModels.close();
+    const stored = [event("x0"), event("x1")];
+    const before = await store.append("x", stored, { expectedRevision: "no_stream" });
+    const held = claimOf("k-held");
+    const lost = claimOf("k-lost");
+    expect(await store.claimIdempotency(held, "2030-01-01T00:00:00.000Z")).toBeUndefined();
+    expect(await store.claimIdempotency(lost, "2030-01-01T00:00:00.000Z")).toBeUndefined();
+    const c = new pg.Client({ connectionString: database, options: `-c search_path=${schema}` });
+    await c.connect();
+    type Append = { stream: string; expected: string; events: ReturnType<typeof event>[]; idempotency?: ReturnType<typeof idem> };
+    const batch: Append[] = [
+      { stream: "x", expected: "0", events: [event("wrong")] }, // CF001, actual revision 1
+      { stream: "a", expected: "no_stream", events: [event("a0"), event("a1"), event("a2")], idempotency: idem(held) },
+      { stream: "y", expected: "no_stream", events: [event("y0")], idempotency: idem({ ...lost, token: "not-the-claim" }) }, // CF002
+      { stream: "b", expected: "any", events: [event("b0")] },
+      { stream: "e", expected: "no_stream", events: [] }, // an empty append: the stream's revision and the log's head
+    ];
+    // a retry of the stored append (its original result, whatever the expected revision); alone:
+    // a batch naming a stream twice goes append by append (append_batch_json)
+    const retryOfStored: Append = { stream: "x", expected: "5", events: stored };
+    const call = (appends: Append[]) =>
+      c.query<{ next_revision: string | null; last_position: string | null; code: string | null; detail: string | null }>(
+        "SELECT * FROM append_batch_set($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        [
+          appends.map((a) => a.stream),
+          appends.map((a) => a.expected),
+          appends.map((a) => a.events.length),
+          appends.map((a) => (a.idempotency ? JSON.stringify(a.idempotency) : null)),
+          appends.flatMap((a) => a.events.map((e) => e.id)),
+          appends.flatMap((a) => a.events.map((e) => e.type)),
+          appends.flatMap((a) => a.events.map((e) => e.version)),
+          JSON.stringify(appends.flatMap((a) => a.events.map((e) => e.data))),
+          JSON.stringify(appends.flatMap((a) => a.events.map((e) => e.metadata))),
+        ],
+      );
+    const { rows } = await call(batch);
+    // positions: reserved for the 5 events, used by the accepted appends in batch order (a then b)
+    const p = Number(rows[1]!.last_position) - 2;
+    expect(rows).toEqual([
+      { next_revision: null, last_position: null, code: "CF001", detail: "1", constraint_name: null },
+      { next_revision: "2", last_position: String(p + 2), code: null, detail: null, constraint_name: null },
+      { next_revision: null, last_position: null, code: "CF002", detail: null, constraint_name: null },
+      { next_revision: "0", last_position: String(p + 3), code: null, detail: null, constraint_name: null },
+      { next_revision: "-1", last_position: String(before.position), code: null, detail: null, constraint_name: null },
+    ]);
+    expect(p).toBeGreaterThan(before.position);
+    const retry = await call([retryOfStored]);
+    expect(retry.rows).toEqual([{ next_revision: "1", last_position: String(before.position), code: null, detail: null, constraint_name: null }]);
+    const { rows: written } = await c.query<{ stream: string; revision: string; position: string; n: string }>(
+      "SELECT stream, revision, position, count(*) OVER (PARTITION BY tx) AS n FROM events WHERE stream IN ('a', 'b', 'y') ORDER BY position",
+    );
+    expect(written.map((r) => [r.stream, r.revision, r.position, r.n])).toEqual([
+      ["a", "0", String(p), "4"],
+      ["a", "1", String(p + 1), "4"],
+      ["a", "2", String(p + 2), "4"],
+      ["b", "0", String(p + 3), "4"],
+    ]);
+    expect(await store.readIdempotency("k-held")).toEqual(idem(held));
+    expect(await store.readIdempotency("k-lost")).toEqual(lost);
+    await c.end();
+    await store.close();
+  });
+
+  it("a batch another transaction overtakes (a stream revision committed meanwhile) fails as a whole, then goes again append by append", async () => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const { events: store, readModels } = await createPostgresStore({ connectionString: database, schema });
+    await readModels.close();
+    await store.append("warm", [event("warm")], { expectedRevision: "no_stream" });
+    const client = async () => {
+      const c = new pg.Client({ connectionString: database, options: `-c search_path=${schema}` });
+      await c.connect();
+      return c;
+    };
+    // Another process holds revision 0 of "contested", uncommitted: INSERTs of it wait for that transaction.
+    const other = await client();
+    await other.query("BEGIN");
+    const { rows } = await other.query<{ p: string }>("SELECT reserve_positions(1) AS p");
+    const theirs = event("theirs");
+    await other.query("INSERT INTO events (position, stream, revision, id, type, version, data, metadata) VALUES ($1, 'contested', 0, $2, 'theirs', 1, '{}', $3)", [
+      rows[0]!.p,
+      theirs.id,
+      JSON.stringify(theirs.metadata),
+    ]);
+    // the statement itself: nothing of the batch is kept
+    const direct = await client();
+    const [ours, beside] = [event("ours"), event("beside")];
+    const statement = direct
+      .query("SELECT * FROM append_batch_set($1, $2, $3, $4, $5, $6, $7, $8, $9)", [
+        ["contested", "beside"],
+        ["no_stream", "no_stream"],
+        [1, 1],
+        [null, null],
+        [ours.id, beside.id],
+        ["ours", "beside"],
+        [1, 1],
+        "[{},{}]",
+        JSON.stringify([ours.metadata, beside.metadata]),
+      ])
+      .then(
+        () => "committed",
+        (e: { code?: string }) => e.code,
+      );
+    // the adapter: the append's batch goes again through append_batch_json, which answers it alone
+    const append = store.append("contested", [event("ours")], { expectedRevision: "no_stream" }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    await other.query("COMMIT");
+    expect(await statement).toBe("23505");
+    expect(await append).toBeInstanceOf(WrongExpectedRevision);
+    expect((await store.readStream("contested")).map((e) => e.type)).toEqual(["theirs"]);
+    expect(await store.readStream("beside")).toEqual([]);
+    await Promise.all([other.end(), direct.end()]);
+    await store.close();
+  });
+});
+
 describe("PostgreSQL positions under concurrent writers", () => {
   it("hides a committed append while an older append transaction is still open, then delivers both in order", async () => {
     const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
@@ -104,7 +224,7 @@ describe("PostgreSQL positions under concurrent writers", () => {
     await c.connect();
     const { rows } = await c.query(`SELECT version FROM ${schema}.migrations ORDER BY version`);
     await c.end();
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }]);
     await Promise.all(stores.flatMap((s) => [s.events.close(), s.readModels.close()]));
   });
 });

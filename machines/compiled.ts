@@ -13,7 +13,7 @@ export interface CompiledState<C> {
   readonly context: C;
 }
 
-/** The arguments XState gives guards and assigns; one object per step, its context kept current. */
+/** The arguments XState gives guards and assigns; one object per step (young, so no write barrier), its context the step's copy once an assign ran. */
 interface Args<C, E> {
   context: C;
   event: E;
@@ -138,13 +138,6 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     table.set(value, byEvent);
   }
 
-  // One args object for every step (steps are synchronous and never nested: guards and assigns
-  // are pure), emptied after each so it holds no payment alive.
-  const args = { context: undefined, event: undefined } as unknown as Args<C, E>;
-  const release = () => {
-    args.context = args.event = undefined as never;
-  };
-
   const [first] = initialTransition(machine);
   if (typeof first.value !== "string") unsupported("a non-string initial state");
 
@@ -153,8 +146,7 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     step(state, event) {
       const candidates = table.get(state.value)?.get(event.type);
       if (!candidates) return null;
-      args.context = state.context;
-      args.event = event;
+      const args: Args<C, E> = { context: state.context, event };
       for (const candidate of candidates) {
         if (candidate.guard && !candidate.guard(args)) continue;
         // XState's resolveAssign: each assign sees the context the previous one left, merged into a
@@ -164,11 +156,8 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
           args.context = { ...state.context };
           for (const update of candidate.actions) update(args);
         }
-        const next = { value: candidate.target ?? state.value, context: args.context };
-        release();
-        return next;
+        return { value: candidate.target ?? state.value, context: args.context };
       }
-      release();
       return null;
     },
     accepted: (value) => [...(table.get(value)?.keys() ?? [])],

@@ -13,13 +13,14 @@ export interface CompiledState<C> {
   readonly context: C;
 }
 
-/** The arguments XState gives guards and assigns; one object per step, its context kept current. */
+/** The arguments XState gives guards and assigns; one object per step (young, so no write barrier), its context the step's copy once an assign ran. */
 interface Args<C, E> {
   context: C;
   event: E;
 }
 type Check<C, E> = (args: Args<C, E>) => boolean;
-type Update<C, E> = (args: Args<C, E>) => Partial<C>;
+/** Writes an assign's update into `args.context` (the step's own copy). */
+type Update<C, E> = (args: Args<C, E>) => void;
 
 interface Candidate<C, E> {
   target: string | null;
@@ -57,9 +58,14 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     }
     if (typeof guard !== "function") return unsupported("a parameterized guard");
     const g = guard as { check?: unknown; guards?: unknown[] } & ((args: Args<C, E>, params: undefined) => boolean);
-    if (!("check" in g)) return (args) => g(args, undefined);
+    // a guard of setup() is called as XState calls it, (args, params), params undefined: as is
+    if (!("check" in g)) return g as Check<C, E>;
     const parts = (g.guards ?? []).map(compileGuard);
     if (g.check === AND) {
+      // the machine's and() guards have two or three parts: unrolled, no loop per event
+      const [p0, p1, p2] = parts;
+      if (parts.length === 2) return (args) => p0!(args) && p1!(args);
+      if (parts.length === 3) return (args) => p0!(args) && p1!(args) && p2!(args);
       return (args) => {
         for (const p of parts) if (!p(args)) return false;
         return true;
@@ -75,7 +81,11 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     return unsupported("a built-in guard other than and/or/not");
   }
 
-  /** An assign action as a function from the context to its partial update. */
+  /**
+   * An assign action as an update of the step's fresh context (`args.context`, a copy the step
+   * owns): XState's resolveAssign merges the action's partial object into the context, later
+   * keys over earlier ones, which is what Object.assign onto the copy does.
+   */
   function compileAction(action: unknown): Update<C, E> {
     if (typeof action === "string") {
       if (!(action in actions)) unsupported(`unknown action '${action}'`);
@@ -84,12 +94,20 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
     const a = action as { type?: string; assignment?: unknown };
     if (typeof action !== "function" || a.type !== "xstate.assign") return unsupported("an action other than assign");
     const assignment = a.assignment;
-    if (typeof assignment === "function") return (args) => assignment(args, undefined);
+    if (typeof assignment === "function") return (args) => void Object.assign(args.context, assignment(args, undefined));
     const entries = Object.entries(assignment as Record<string, unknown>);
+    // constant values (like `assign({ attempt: null })`): written straight into the copy
+    if (entries.every(([, value]) => typeof value !== "function")) {
+      return (args) => {
+        const context = args.context as Record<string, unknown>;
+        for (const [key, value] of entries) context[key] = value;
+      };
+    }
+    // property assigners all see the context before this action, as in XState
     return (args) => {
       const partial: Record<string, unknown> = {};
       for (const [key, value] of entries) partial[key] = typeof value === "function" ? value(args, undefined) : value;
-      return partial as Partial<C>;
+      Object.assign(args.context, partial);
     };
   }
 
@@ -132,13 +150,13 @@ export function compileMachine<C extends object, E extends { type: string }>(mac
       for (const candidate of candidates) {
         if (candidate.guard && !candidate.guard(args)) continue;
         // XState's resolveAssign: each assign sees the context the previous one left, merged into a
-        // fresh object with the old keys first; one fresh copy per step is enough.
-        let context = state.context;
-        for (let i = 0; i < candidate.actions.length; i++) {
-          const partial = candidate.actions[i]!(args);
-          args.context = context = i === 0 ? Object.assign({}, context, partial) : Object.assign(context, partial);
+        // fresh object with the old keys first. One copy per step is enough (states are
+        // immutable): a spread keeps the context's shape, where Object.assign({}, ...) rebuilds it.
+        if (candidate.actions.length) {
+          args.context = { ...state.context };
+          for (const update of candidate.actions) update(args);
         }
-        return { value: candidate.target ?? state.value, context };
+        return { value: candidate.target ?? state.value, context: args.context };
       }
       return null;
     },

@@ -173,11 +173,12 @@ export const paymentMachine = setup({
       const authorization = event.type === "PaymentAuthorized" ? event.data : authorizationOf(event);
       if (!authorization) return {};
       const { card, attempt_id: _answered, ...rest } = authorization as Authorization & { attempt_id?: string };
+      const authorized = fmt(context, authorization.amount_authorized);
       return {
         card,
         authorization: rest,
-        amount_authorized: fmt(context, authorization.amount_authorized),
-        amount_capturable: fmt(context, authorization.amount_authorized),
+        amount_authorized: authorized,
+        amount_capturable: authorized,
         last_error: null,
         last_error_code: null,
       };
@@ -191,11 +192,10 @@ export const paymentMachine = setup({
       amount_capture_requested: fmt(context, amountOf(event)),
       amount_capturable: fmt(context, 0),
     })),
-    recordCapture: assign(({ context, event }) => ({
-      amount_captured: fmt(context, amountOf(event)),
-      amount_capturable: fmt(context, 0),
-      amount_capture_requested: fmt(context, 0),
-    })),
+    recordCapture: assign(({ context, event }) => {
+      const zero = fmt(context, 0);
+      return { amount_captured: fmt(context, amountOf(event)), amount_capturable: zero, amount_capture_requested: zero };
+    }),
     releaseAuthorization: assign(({ context }) => ({ amount_capturable: fmt(context, 0) })),
     recordRefund: assign(({ context, event }) => ({
       amount_refunded: fmt(context, sum(context.amount_refunded, amountOf(event))),

@@ -8,7 +8,7 @@
 //   npx tsx scripts/bench/durable.ts [--quick] [--postgres-only | --sqlite-only]   (row 7 alone | rows 2 and 3 alone)
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { createEngine } from "../../src/engine.js";
@@ -31,13 +31,20 @@ const server = process.env.DATABASE_URL || sqliteOnly ? undefined : await startP
 const url = process.env.DATABASE_URL ?? server?.url ?? "";
 if (url) process.env.DATABASE_URL = url; // append.ts measures this server
 
+/** CPU of this process (clients and engine) per flow of the last engineFlows() run, in µs. */
+let lastCpuPerFlow = NaN;
+
 /** Flows/s of `concurrency` clients through an engine on fresh stores (after a short warm-up). */
 async function engineFlows(stores: { events: EventStore; readModels: ReadModelStore }, concurrency: number): Promise<number> {
   const engine = createEngine({ store: stores.events, readModels: stores.readModels });
   try {
     const card = await openBenchAccount(engine);
     await flowsPerSecond(engine, card, MS / 4, concurrency);
-    return await flowsPerSecond(engine, card, MS, concurrency);
+    const cpu = process.cpuUsage();
+    const rate = await flowsPerSecond(engine, card, MS, concurrency);
+    const used = process.cpuUsage(cpu);
+    lastCpuPerFlow = (used.user + used.system) / ((rate * MS) / 1000);
+    return rate;
   } finally {
     await engine.close();
   }
@@ -81,11 +88,13 @@ try {
 
   // row 3: rounds of (append@64, flows@64) on SQLite
   const flowRates: number[] = [];
+  const flowCpu: number[] = [];
   const ceilings: number[] = [];
   for (let round = 0; round < (postgresOnly ? 0 : RUNS); round++) {
     const [append] = (await benchAppend({ concurrencies: [64], runs: 1, durationMs: MS, postgres: false, dir: work })).filter((f) => f.store === "sqlite");
     ceilings.push(append!.perSecond / EVENTS_PER_FLOW);
     flowRates.push(await engineFlows(createSqliteStore({ path: join(work, `engine-${round}.db`) }), 64));
+    flowCpu.push(lastCpuPerFlow);
   }
   const flowRatio = median(flowRates.map((f, i) => f / ceilings[i]!));
 
@@ -133,6 +142,7 @@ try {
       command: "npx tsx scripts/bench/durable.ts --sqlite-only",
       notes: [
         `${RUNS} rounds, each an append@64 run then ${MS} ms of flows on a fresh database; flows ${flowRates.map(Math.round).join("/")}, ceilings ${ceilings.map(Math.round).join("/")} flows/s; the ratio is the median of the per-round ratios`,
+        `CPU per flow (this process: the 64 clients and the engine, process.cpuUsage): ${flowCpu.map(Math.round).join("/")} µs, i.e. ${flowCpu.map((c) => Math.round(c / EVENTS_PER_FLOW)).join("/")} µs per append; load average ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end`,
       ],
     },
   ];

@@ -25,26 +25,44 @@ function quoteKey(key: string): string {
   return quoted;
 }
 
+/** Characters JSON.stringify escapes in a string (lone surrogates included): the rest is copied as is. */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 /** JSON with object keys sorted at every level, no whitespace: equal values hash equally. */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  // string concatenation, no intermediate arrays, and most strings quoted without a call into
+  // JSON.stringify: this runs for every event appended (eventHash)
+  switch (typeof value) {
+    case "string":
+      return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
+    case "object":
+      break;
+    default:
+      return JSON.stringify(value) ?? "null";
+  }
+  if (value === null) return "null";
   if (typeof (value as { toJSON?: unknown }).toJSON === "function") return canonicalJson((value as { toJSON(): unknown }).toJSON());
-  // string concatenation, no intermediate arrays: this runs for every event appended (eventHash)
   if (Array.isArray(value)) {
     let out = "[";
     for (let i = 0; i < value.length; i++) {
       const v: unknown = value[i];
-      out += (i === 0 ? "" : ",") + (v === undefined || typeof v === "function" ? "null" : canonicalJson(v));
+      if (i > 0) out += ",";
+      out += v === undefined || typeof v === "function" ? "null" : canonicalJson(v);
     }
-    return `${out}]`;
+    return out + "]";
   }
+  const keys = Object.keys(value).sort();
   let out = "{";
-  for (const key of Object.keys(value).sort()) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined || typeof v === "function") continue;
-    out += `${out.length === 1 ? "" : ","}${quoteKey(key)}:${canonicalJson(v)}`;
+    if (out.length > 1) out += ",";
+    out += quoteKey(key);
+    out += ":";
+    out += canonicalJson(v);
   }
-  return `${out}}`;
+  return out + "}";
 }
 
 /** Equal as JSON values (key order aside); the plain serialization first, it usually settles it. */
@@ -53,18 +71,20 @@ export const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) =
 /** The hash an event should carry, computed from its content (its own `hash` field excluded). */
 export function eventHash(stream: string, event: Pick<EventData, "id" | "type" | "version" | "data" | "metadata">): string {
   const { hash: _ignored, ...metadata } = event.metadata;
-  const content = { stream, id: event.id, type: event.type, version: event.version, data: event.data, metadata };
-  return hash("sha256", canonicalJson(content), "hex");
+  return contentHash(stream, event, metadata);
 }
+
+const contentHash = (stream: string, event: Pick<EventData, "id" | "type" | "version" | "data">, metadata: EventData["metadata"]): string =>
+  hash("sha256", canonicalJson({ stream, id: event.id, type: event.type, version: event.version, data: event.data, metadata }), "hex");
 
 /** Links new events onto a stream whose last event has hash `prevHash` (null: a new stream). */
 export function chainEvents(stream: string, prevHash: string | null, events: EventData[]): EventData[] {
   let prev = prevHash;
   return events.map((e) => {
-    const metadata = { ...e.metadata, prev_hash: prev };
-    const hash = eventHash(stream, { ...e, metadata });
-    prev = hash;
-    return { ...e, metadata: { ...metadata, hash } };
+    // one metadata copy per event, hashed without a hash (callers give none; a stale one is left out)
+    const metadata: EventData["metadata"] = { ...e.metadata, prev_hash: prev };
+    prev = metadata.hash = "hash" in metadata ? eventHash(stream, { ...e, metadata }) : contentHash(stream, e, metadata);
+    return { ...e, metadata };
   });
 }
 

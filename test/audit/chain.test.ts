@@ -15,6 +15,16 @@ describe("canonicalJson", () => {
     );
   });
 
+  it("writes every string, keys included, as JSON.stringify does (escapes, lone surrogates)", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" }), (s, t) => {
+        expect(canonicalJson(s)).toBe(JSON.stringify(s));
+        expect(canonicalJson({ [s]: [t, s] })).toBe(JSON.stringify({ [s]: [t, s] }));
+      }),
+    );
+    for (const s of ['"', "\\", "\u0000\u001f\u007f", "\u2028", "\ud800", "a\udfffb", "😀", "\n\t"]) expect(canonicalJson(s)).toBe(JSON.stringify(s));
+  });
+
   it("sorts keys at every level and drops undefined, as JSON does", () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: undefined }], c: null }, "10": "x", "9": true })).toBe('{"10":"x","9":true,"a":{"c":null,"d":[1,{"z":1}]},"b":1}');
   });

@@ -50,9 +50,10 @@ export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, term
 /**
  * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every
  * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
- * `payment_deliveries` now holds.
+ * `payment_deliveries` now holds; `payments` held each record beside its state, which
+ * `payment_states` holds alone (its documents have another shape, so they are folded again).
  */
-export const RETIRED_PROJECTIONS: readonly string[] = ["timeline"];
+export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments"];
 
 export function createCore(options: EngineOptions) {
   const clock = options.clock ?? systemClock;

@@ -198,16 +198,16 @@ describe("tampering is detected and named", () => {
 
   it("a read model that no longer matches its events", async () => {
     const id = paymentOf();
-    const doc = await flows.engine.readModels.get<PaymentDoc>("payments", id);
-    const checkpoint = await flows.engine.readModels.checkpoint("payments");
+    const doc = await flows.engine.readModels.get<PaymentDoc>("payment_states", id);
+    const checkpoint = await flows.engine.readModels.checkpoint("payment_states");
     const tampered: PaymentDoc = { ...doc!, state: { ...doc!.state, context: { ...doc!.state.context, amount_refunded: "0.00" } } };
     expect(doc!.state.context.amount_refunded).not.toBe("0.00");
-    await flows.engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: id, doc: tampered }], checkpoint }]);
+    await flows.engine.readModels.commitBatch([{ projection: "payment_states", docs: [{ key: id, doc: tampered }], checkpoint }]);
     try {
-      expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payments" })]);
+      expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payment_states" })]);
       expect(kinds((await auditAll(source())).findings)).toEqual(["read_model_mismatch"]);
     } finally {
-      await flows.engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: id, doc }], checkpoint }]);
+      await flows.engine.readModels.commitBatch([{ projection: "payment_states", docs: [{ key: id, doc }], checkpoint }]);
     }
   });
 });

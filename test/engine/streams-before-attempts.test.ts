@@ -41,7 +41,7 @@ describe("streams written before attempt events", () => {
     }
     // and every read model rebuilds from them
     await engine.projections.catchUp();
-    expect((await engine.readModels.list("payments", "")).length).toBe(Object.keys(fixture.payments).length);
+    expect((await engine.readModels.list("payment_states", "")).length).toBe(Object.keys(fixture.payments).length);
   });
 
   it("take new commands, which record attempts from then on", async () => {

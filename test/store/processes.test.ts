@@ -159,7 +159,7 @@ describe.each(["sqlite", "postgres"] as const)("engine processes on one %s store
     }
 
     // The killed process kept its projections live: resume them from their durable checkpoints...
-    expect(await readModels.checkpoint("payments")).toBeGreaterThan(0);
+    expect(await readModels.checkpoint("payment_states")).toBeGreaterThan(0);
     await createProjectionRunner({ store: events, readModels, projections: PROJECTIONS }).catchUp();
     // ...and they equal a rebuild from position zero.
     const rebuilt = createMemoryReadModels();

@@ -258,7 +258,7 @@ describe("SQLite read models committed unsynced in a catch-up from zero (synchro
     const { payment_id } = await engine.createIntent({ external_account_id: "acct_1", amount: "10.00", payment_method_types: "card_present", capture_method: "manual" });
     await engine.projections.catchUp();
     const before = await Promise.all(PROJECTIONS.map((p) => live.readModels.list(p.name, "")));
-    expect((await live.readModels.list("payments", "")).length).toBe(1);
+    expect((await live.readModels.list("payment_states", "")).length).toBe(1);
     await engine.close();
 
     await killedInBulk(path);

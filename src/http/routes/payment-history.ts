@@ -6,7 +6,6 @@
 import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
-import type { PaymentRecord } from "../../../projections/payment-record.js";
 import { paymentsProjection, recordOf, type PaymentDoc } from "../../../projections/payments.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
@@ -75,7 +74,10 @@ export const PaymentAsOfOut = z.strictObject({
 });
 
 const CHAIN_KINDS: Record<ChainFindingKind, true> = { edited: true, removed: true, reordered: true, inserted: true, revision_gap: true };
-const newestFirst = (a: PaymentRecord, b: PaymentRecord) => b.date_created.localeCompare(a.date_created) || b.payment_id.localeCompare(a.payment_id);
+/** A payments document's intent: created payments only are listed (every document has one). */
+const intentOf = (doc: PaymentDoc) => doc.state.context.intent!;
+const newestFirst = (a: PaymentDoc, b: PaymentDoc) =>
+  intentOf(b).date_created.localeCompare(intentOf(a).date_created) || intentOf(b).payment_id.localeCompare(intentOf(a).payment_id);
 
 export function paymentHistoryRoutes(engine: Engine) {
   /** The payment's events, after checking it is the account's (404 otherwise). */
@@ -97,19 +99,22 @@ export function paymentHistoryRoutes(engine: Engine) {
       response: () => PaymentListOut,
       async run({ external_account_id, status, q, limit, starting_after }) {
         await engine.projections.catchUp();
-        // The documents hold the machine's state; the account's records are presented from it.
-        const records = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
-          .filter(({ state }) => state.context.intent?.external_account_id === external_account_id)
-          .map(recordOf)
-          .filter((r) => (!status || r.status === status) && (q === undefined || r.payment_id === q || (r.external_transaction_id !== null && String(r.external_transaction_id) === q)))
+        // Filtered and ordered on the machine's state the documents hold (the record's status,
+        // ids and creation date are the state's); only the page's records are presented.
+        const docs = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
+          .filter((doc) => {
+            const intent = intentOf(doc);
+            if (intent.external_account_id !== external_account_id || (status && doc.state.status !== status)) return false;
+            return q === undefined || intent.payment_id === q || (intent.external_transaction_id !== null && String(intent.external_transaction_id) === q);
+          })
           .sort(newestFirst);
         let start = 0;
         if (starting_after !== undefined) {
-          const at = records.findIndex((r) => r.payment_id === starting_after);
+          const at = docs.findIndex((doc) => intentOf(doc).payment_id === starting_after);
           if (at < 0) throw new NotFound("payment", starting_after, "starting_after");
           start = at + 1;
         }
-        return { data: records.slice(start, start + limit), has_more: start + limit < records.length };
+        return { data: docs.slice(start, start + limit).map(recordOf), has_more: start + limit < docs.length };
       },
       present: ({ data, has_more }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more }),
     }),

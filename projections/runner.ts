@@ -64,9 +64,9 @@ export function createProjectionRunner({
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
     const written = checkpoints.map((c) => (c === 0 ? new Set<string>() : undefined));
     let after = Math.min(...checkpoints);
-    let batch = await store.readAll({ after, maxCount: batchSize });
+    const first = await store.readAll({ after, maxCount: batchSize });
     const applyAll = async () => {
-      for (; batch.length > 0; batch = await store.readAll({ after, maxCount: batchSize })) {
+      for (let batch = first; batch.length > 0; batch = await store.readAll({ after, maxCount: batchSize })) {
         const last = batch[batch.length - 1]!.position;
         const commits = await Promise.all(
           projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
@@ -95,7 +95,7 @@ export function createProjectionRunner({
     };
     // From zero with more than a batch to go (a rebuild, a new projection, read models lost): the
     // store may leave these commits unsynced and make them durable at the end (ReadModelStore.bulk).
-    return checkpoints.includes(0) && batch.length === batchSize && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
+    return checkpoints.includes(0) && first.length === batchSize && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
   }
 
   /** The projection's documents after the batch's events past its checkpoint, by key (only those that changed). */

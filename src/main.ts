@@ -9,13 +9,15 @@ import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
 import { fileSide, processorSideIn } from "./processors/processor-side.js";
 import { createSimulators } from "./processors/simulator.js";
+import { withSeededDefect } from "./seeded-defects.js";
 import { createWebhooks } from "./webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
 
 const config = configFromEnv();
 const logger = pino({ level: config.logLevel });
 const clock = systemClock;
-const { store, readModels, description } = await openStores(config);
+// the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
+const { store, readModels, description } = withSeededDefect(await openStores(config), config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 const { captures, captureSettleMs, processorLatencyMs } = config;

@@ -2,7 +2,7 @@
 // injected fault, with monotonic timestamps (ms since the run started), one JSON object per line.
 // An operation is one logical request (one Idempotency-Key); each send of it is a try. A try's
 // outcome is ok (the answer), refused (its status and code), or unknown (no answer: a timeout, a
-// lost connection, or a 5xx other than 503).
+// lost connection; or a 5xx: a write answered 503 may have committed before the store went away).
 
 export type WriteKind = "create" | "authorize" | "capture" | "cancel" | "refund" | "present_card" | "collect" | "save_card";
 export type ReadKind = "read" | "list_payments" | "list_cards" | "list_terminals";

@@ -6,7 +6,7 @@
 import type { RecordedEvent } from "../../../src/store/port.js";
 import type { WriteKind } from "../history.js";
 import { anomaly, type Anomaly } from "./anomaly.js";
-import { abandonedAttempts, attemptIdOf, effectsOf, keyOf, type Model, type Op } from "./model.js";
+import { abandonedAttempts, attemptIdOf, effectsOf, keyOf, TRANSIENT, type Model, type Op } from "./model.js";
 
 /** The event that is each write's effect (present_card: the terminal's report, which carries no key). */
 const EFFECT: Record<WriteKind, readonly string[]> = {
@@ -47,7 +47,8 @@ export function checkEffects(model: Model): Anomaly[] {
     if (op.ok && effects.length === 0 && !answeredWithoutEffect(model, op)) {
       found.push(anomaly("a", "lost_write", op.payment_id, op.op, `${op.kind} was acknowledged at ${op.ok.t.toFixed(0)} ms but its effect is not in the store`));
     }
-    const refusedOnly = op.tries.every((t) => t.complete?.outcome === "refused");
+    // refused: every try answered, and not with "try again" (then the outcome stays unknown)
+    const refusedOnly = op.tries.every((t) => t.complete?.outcome === "refused" && !TRANSIENT.has(t.complete.code ?? ""));
     if (refusedOnly && effects.length > 0) {
       found.push(anomaly("a", "refused_with_effect", op.payment_id, op.op, `${op.kind} was refused (${op.tries.map((t) => t.complete?.code ?? t.complete?.status).join(", ")}) yet ${effects[0]!.type}@${effects[0]!.revision} stands`));
     }

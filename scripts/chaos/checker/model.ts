@@ -47,6 +47,8 @@ export interface Model {
 }
 
 export const PAYMENT_STREAM = "payment-";
+/** Answers that say "not now, try again" rather than answering the request. */
+export const TRANSIENT: ReadonlySet<string> = new Set(["store_unavailable", "idempotency_key_in_use", "attempt_in_flight", "concurrent_update"]);
 export const keyOf = (e: RecordedEvent) => (e.metadata.idempotency_key as string | null | undefined) ?? null;
 export const attemptIdOf = (e: RecordedEvent) => ((e.data ?? {}) as { attempt_id?: string }).attempt_id ?? null;
 

@@ -4,10 +4,7 @@
 // carries its own request id) or replay it, never act anew nor refuse what an earlier try did.
 import { anomaly, type Anomaly } from "./anomaly.js";
 import { standingEffects } from "./effects.js";
-import type { Model } from "./model.js";
-
-/** Answers that say "not now, try again" rather than answering the request. */
-export const TRANSIENT = new Set(["store_unavailable", "idempotency_key_in_use", "attempt_in_flight", "concurrent_update"]);
+import { TRANSIENT, type Model } from "./model.js";
 
 export function checkRetries(model: Model): Anomaly[] {
   const found: Anomaly[] = [];

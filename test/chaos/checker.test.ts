@@ -63,6 +63,16 @@ describe("valid histories: nothing reported", () => {
     s.fault("database_restart", 5050, 6000);
     expect(kinds(s)).toEqual([]);
   });
+
+  it("a write whose every answer said 'try again' (a 503 while the store was away, 409 while its first try held the key) may have taken effect", () => {
+    const s = paidAndRefunded();
+    s.event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
+    s.event("p1", "PaymentRefunded", { refund_id: "re5", amount: "2.00", reason: null, attempt_id: "a5" }, null, 6);
+    s.ledger.push(["a5", { call: "refund", refund_id: "re5", amount: "2.00" }]);
+    s.op("refund", "k5", "p1", [{ at: [100, 200], status: 503, code: "store_unavailable", outcome: "unknown" }, { at: [300, 310], status: 409, code: "idempotency_key_in_use" }]);
+    s.fault("database_restart", 150, 250);
+    expect(kinds(s)).toEqual([]);
+  });
 });
 
 describe("invalid histories: each anomaly reported", () => {

@@ -19,5 +19,6 @@ export function registerMachine(program: Command, io: CliIo = processIo): void {
   machine
     .command("version")
     .summary("print the machine version (the short hash of its canonical definition)")
+    .description("print the machine version: the first 12 hex digits of the SHA-256 of the machine's canonical definition (the name of its file in docs/machines/)")
     .action(action(io, async () => void io.out(machineHash() + "\n")));
 }

@@ -12,7 +12,7 @@ import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { presentPayment } from "../../src/http/presenters.js";
 import { createServer } from "../../src/http/server.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
 import { cardflow } from "./run-cli.js";
 

@@ -26,6 +26,7 @@ import { sequentialIds } from "../src/ids.js";
 import { createSimulators } from "../src/processors/simulator.js";
 import { readModelsPath } from "../src/store/sqlite/files.js";
 import { createSqliteStore } from "../src/store/sqlite/index.js";
+import { createOutbound } from "../src/outbound/client.js";
 import { createWebhooks } from "../src/webhooks/index.js";
 import type { PostResult } from "../src/webhooks/transport.js";
 import { ACCOUNTS, runGoldenFlows } from "./golden-streams/flows.js";
@@ -75,7 +76,8 @@ try {
   const deliveryClock = { now: () => clock.now(), setTimer: (ms: number, fn: () => void) => clock.setTimer(Math.max(1, ms), fn) };
   const webhooks = createWebhooks({
     engine: { ...engine, clock: deliveryClock },
-    sandbox: true,
+    // sandbox receivers on the loopback (never reached: `post` answers for them)
+    outbound: createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] }),
     signingKey: Buffer.alloc(32, 7),
     post,
     random: () => 0.5,

@@ -29,7 +29,6 @@ const ARROWS_UP_TO_REMOVE: Record<string, string> = {
 const CYCLES_TO_BREAK: Record<string, string> = {
   "src/engine/attempt.ts <-> src/engine/core.ts": "engine (no Core bag)",
   "src/engine/commands/capture.ts <-> src/engine/follow-up.ts": "engine (the follow-up policy reacts to events)",
-  "src/audit/ <-> src/engine.ts <-> src/engine/": "engine (hash chain into src/events/, PROJECTIONS into projections/)",
   "src/client/ <-> src/console/ <-> src/http/ <-> src/webhooks/": "engine (presenters into src/present/, the composition registers the console)",
 };
 

@@ -7,7 +7,7 @@ import type { PaymentState } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
 import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
-import { PROJECTIONS } from "../engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { NotFound } from "../errors.js";
 import { Decimal } from "../money.js";
 import { replay } from "../replay.js";

@@ -6,7 +6,7 @@ import { createProjectionRunner } from "../../projections/runner.js";
 import { auditAll } from "../../src/audit/audit.js";
 import { canonicalJson } from "../../src/audit/chain.js";
 import { exportEvents, importEvents } from "../../src/audit/transfer.js";
-import { PROJECTIONS } from "../../src/engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 import { createPostgresStore } from "../../src/store/postgres.js";
 import { createSqliteStore } from "../../src/store/sqlite.js";

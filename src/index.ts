@@ -44,7 +44,9 @@ export { createProgram as createCli } from "./cli/index.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
 export { PROJECTIONS, RETIRED_PROJECTIONS } from "../projections/registry.js";
 // audit and review tooling (src/audit)
-export { canonicalJson, eventHash, verifyChain, headOf, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
+export { canonicalJson } from "./events/canonical-json.js";
+export { eventHash, headOf } from "./events/chain.js";
+export { verifyChain, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
 export { audit, auditAll, streamHeads, type Anchors, type PaymentAudit, type StoreAudit, type Finding, type FindingKind, type TimelineRow } from "./audit/audit.js";
 export { replayStore, replayPayment, type ReplaySummary, type IllegalTransition } from "./audit/replay.js";
 export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./audit/transfer.js";

@@ -19,8 +19,6 @@ const LONG_FILES_TO_SPLIT: Record<string, string> = {
 
 /** Arrows up still in the code, and who removes them. */
 const ARROWS_UP_TO_REMOVE: Record<string, string> = {
-  "src/engine/payment-streams.ts -> src/audit/chain.ts": "engine (hash chain into src/events/)",
-  "src/idempotency.ts -> src/audit/chain.ts": "engine (canonical JSON into src/events/)",
   "src/webhooks/public-events.ts -> src/http/presenters.ts": "engine (presenters into src/present/)",
   "src/http/server.ts -> src/console/routes.ts": "engine (the composition registers the console)",
 };

@@ -12,7 +12,9 @@ import { NotFound } from "../errors.js";
 import { Decimal } from "../money.js";
 import { replay } from "../replay.js";
 import type { ReadModelStore, RecordedEvent } from "../store/port.js";
-import { headOf, sameJson, verifyChain, type ChainFindingKind } from "./chain.js";
+import { sameJson } from "../events/canonical-json.js";
+import { headOf } from "../events/chain.js";
+import { verifyChain, type ChainFindingKind } from "./chain.js";
 import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
 
 export type FindingKind =

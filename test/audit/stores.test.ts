@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { auditAll } from "../../src/audit/audit.js";
-import { canonicalJson } from "../../src/audit/chain.js";
+import { canonicalJson } from "../../src/events/canonical-json.js";
 import { exportEvents, importEvents } from "../../src/audit/transfer.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";

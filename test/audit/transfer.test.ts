@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportEvents, importEvents, ImportRefused } from "../../src/audit/transfer.js";
-import { canonicalJson } from "../../src/audit/chain.js";
+import { canonicalJson } from "../../src/events/canonical-json.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { createMemoryReadModels } from "../../src/store/memory-read-models.js";

@@ -7,7 +7,7 @@ import { randomIds } from "../../src/ids.js";
 import { memorySide } from "../../src/processors/processor-side.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { withSeededDefect } from "../../src/seeded-defects.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 import { WrongExpectedRevision } from "../../src/store/port.js";
 
 async function charge(scripted: boolean, fault: object) {

@@ -75,7 +75,8 @@ export function checkLedger(model: Model, ledger: ReadonlyArray<readonly [string
       say("record_without_charge", `cardflow recorded ${outcome!.type}, the processor ${entry ? "refused the call" : "has no such call"}`);
       continue;
     }
-    const mismatch = compare(entry, outcome!, a);
+    const asked = data(a.attempt).amount;
+    const mismatch = entry.amount !== undefined && asked !== undefined && !new Decimal(entry.amount).equals(asked) ? `amount: the processor was asked ${entry.amount}, the attempt says ${asked}` : compare(entry, outcome!, a);
     if (mismatch) say("ledger_mismatch", mismatch);
   }
   for (const [id, entry] of recorded) {

@@ -1,5 +1,5 @@
 // `npm run chaos -- [--store sqlite|postgres] [--seconds N] [--seed S] [--json]`: a chaos run and
-// its verdict (README: "Proving it under faults"). Exit 0 when the checker found no anomaly and
+// its verdict (README: "Chaos runs"). Exit 0 when the checker found no anomaly and
 // every server stopped cleanly, 1 otherwise; the history is written to .tmp/chaos/ (--history).
 import { Command, Option } from "commander";
 import { SEEDED_DEFECTS, type SeededDefect } from "../../src/seeded-defects.js";

@@ -79,7 +79,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     cluster.processorFault(null);
     for (let i = 0; i < cluster.servers; i++) if (cluster.urlOf(i) === null) await cluster.start(i).catch(() => undefined); // a crash, recorded
     log("workload done; waiting for the reconciler to close open attempts");
-    await settled(cluster, 60_000);
+    await settled(cluster, 30_000);
     const events = await cluster.events();
     const ledger = cluster.ledger() as Array<[string, LedgerEntry]>;
     stopped = await cluster.stop();

@@ -106,6 +106,12 @@ machines. Each row started only once the 1-minute load average was below ${LOAD_
 at its start and end (a row's own processes raise it while it runs). Re-run a row with its
 command. No test asserts a timing: these scripts are the only place timings live.
 
+**Profiles.** \`npx tsx scripts/bench/profile.ts --row=5\` (SQLite) or \`--row=10\` (PostgreSQL) runs
+that row's script with its API server under \`node --cpu-prof\` and prints where the server's CPU
+went, by layer (projections, input parsing, hash chain, machine, store and driver, engine, HTTP, GC,
+idle) and by function; the profile files stay under .tmp/prof/. \`npx tsx scripts/bench/profile.ts
+<file.cpuprofile> [--top=30] ["name=regex" ...]\` summarizes any profile.
+
 | # | figure | value | ceiling (same run) | ratio | target | verdict | command |
 |---|---|---|---|---|---|---|---|
 ${rows.map((r) => `| ${r.row} | ${cell(r.figure)} | ${cell(r.value)} | ${cell(r.ceiling)} | ${cell(r.ratio)} | ${cell(r.target)} | ${verdict(r)} | \`${cell(r.command)}\` |`).join("\n")}

@@ -3,8 +3,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defaultDataDir } from "./package-root.js";
-import { createPostgresStore } from "./store/postgres.js";
-import { createSqliteStore } from "./store/sqlite.js";
+import { createPostgresStore } from "./store/postgres/index.js";
+import { createSqliteStore } from "./store/sqlite/index.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
 
 export interface ServiceConfig {

@@ -22,12 +22,11 @@ export { randomIds, sequentialIds, blockRequestIds, type Ids } from "./ids.js";
 export { Decimal, parseAmount, formatAmount, minorUnits } from "./money.js";
 export type * from "./store/port.js";
 export { WrongExpectedRevision, IdempotencyClaimLost, StoreUnavailable } from "./store/port.js";
-export { createMemoryStore } from "./store/memory.js";
-export { createMemoryReadModels } from "./store/memory-read-models.js";
+export { createMemoryReadModels, createMemoryStore } from "./store/memory/index.js";
 // the durable stores `npm start` and the CLI compose (each returns its events and read models)
-export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "./store/sqlite.js";
-export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./store/postgres.js";
-export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb.js";
+export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "./store/sqlite/index.js";
+export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./store/postgres/index.js";
+export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb/index.js";
 export { configFromEnv, openStores, type ServiceConfig, type Stores } from "./config.js";
 export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PROJECTIONS } from "../../src/engine.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventData } from "../../src/store/port.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { flowMix, type MixEvent } from "./flow-mix.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createEngine } from "../../src/engine.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { createWebhooks, signatureHeader } from "../../src/index.js";
 import { postWebhook } from "../../src/webhooks/transport.js";
 import { ACCOUNT, CUSTOMER, openBenchAccount } from "./flows.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { foldStored, type PaymentState } from "../../machines/fold.js";
 import { createEngine, PROJECTIONS } from "../../src/engine.js";
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import { createMemoryReadModels } from "../../src/store/memory/index.js";
 import type { ReadModelStore, RecordedEvent } from "../../src/store/port.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { scriptedProcessors } from "../support/scripted-processor.js";

@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 export async function freePort(): Promise<number> {

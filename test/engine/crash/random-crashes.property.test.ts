@@ -13,7 +13,7 @@ import { CardflowError } from "../../../src/errors.js";
 import { sequentialIds } from "../../../src/ids.js";
 import { Decimal } from "../../../src/money.js";
 import { createSimulators, type Simulators } from "../../../src/processors/simulator.js";
-import { createMemoryStore } from "../../../src/store/memory.js";
+import { createMemoryStore } from "../../../src/store/memory/index.js";
 import type { EventStore } from "../../../src/store/port.js";
 import { A, disagreements, openAccounts, POINTS, type Point } from "./scenarios.js";
 

@@ -18,7 +18,7 @@ import { systemClock } from "../../../src/clock.js";
 import { createEngine } from "../../../src/engine.js";
 import { randomIds } from "../../../src/ids.js";
 import { createSimulators } from "../../../src/processors/simulator.js";
-import { createPostgresStore } from "../../../src/store/postgres.js";
+import { createPostgresStore } from "../../../src/store/postgres/index.js";
 import { openBenchAccount, storedCardFlow } from "../flows.js";
 import { emmettPayments } from "./emmett-payment.js";
 

@@ -27,10 +27,15 @@ export { createMemoryReadModels, createMemoryStore } from "./store/memory/index.
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "./store/sqlite/index.js";
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./store/postgres/index.js";
 export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb/index.js";
-export { configFromEnv, openStores, type ServiceConfig, type Stores } from "./config.js";
+export { configFromEnv, openStores, outboundOf, ConfigurationError, type ServiceConfig, type OutboundConfig, type Stores } from "./config.js";
 export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";
 export { fileSide, memorySide, processorSideIn, type ProcessorSide, type SideTable } from "./processors/processor-side.js";
+// production: real processor adapters (PROCESSORS_MODULE) and the guarded outbound client they use
+export { loadAdapters, serviceProcessors, ROUTED_PROCESSORS, type AdapterContext, type ProcessorAdapters, type CreateProcessors } from "./processors/adapters.js";
+export { createHttpProcessor, type HttpProcessorOptions } from "./processors/http-adapter.js";
+export { createOutbound, OutboundRefused, OutboundFailed, type Outbound, type OutboundOptions, type OutboundRequest, type OutboundAnswer } from "./outbound/client.js";
+export { judgeAddress, type AddressPolicy, type Verdict } from "./outbound/address-policy.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";

@@ -17,6 +17,7 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
+import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
 import { createEventStreams, eventStreamRoutes, type EventStreams } from "./routes/event-stream.js";
@@ -47,7 +48,7 @@ export interface ServerOptions {
   /** Failed API-key authentications allowed per client address before 429. */
   authFailures?: AuthFailureLimit;
   /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
-  trustProxy?: boolean | string;
+  trustProxy?: boolean | string | string[];
 }
 
 const HOUR = 3_600_000;
@@ -167,6 +168,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...eventRoutes(webhooks),
     ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
+    ...clientSdkRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)

@@ -60,7 +60,7 @@ function completion(req: Request, i: number, t: number, status: number, text: st
   const replayed = headers?.get("idempotent-replayed") === "true";
   const data = Array.isArray(body.data) ? (body.data as Array<Record<string, unknown>>) : null;
   const answer: Partial<Complete> =
-    req.kind === "list_payments" ? { records: (data ?? []).map(viewOf).filter((r): r is RecordView => r !== undefined) }
+    req.kind === "list_payments" ? { records: (data ?? []).map(viewOf).filter((r): r is RecordView => r !== undefined), has_more: body.has_more === true }
     : req.kind === "list_cards" ? { ids: (data ?? []).map((c) => String(c.payment_method_id)) }
     : req.kind === "list_terminals" ? { ids: (data ?? []).map((c) => String(c.terminal_id)) }
     : req.kind === "save_card" ? { ids: [String(body.payment_method_id)] }

@@ -96,7 +96,9 @@ export async function perform(t: Transport, rng: Random, req: Request, { resendC
   const started = t.now();
   for (let i = 0; ; i++) {
     const { complete, body, retryAfterMs } = await sendOnce(t, rng, req, i, false);
-    const again = req.key !== null && (complete.outcome === "unknown" || TRANSIENT.has(complete.code ?? ""));
+    // a server error is tried again a few times only (as SDKs do); no answer, or "try again", for the whole budget
+    const serverError = complete.status >= 500 && complete.status !== 503;
+    const again = req.key !== null && (complete.outcome === "unknown" || TRANSIENT.has(complete.code ?? "")) && !(serverError && i >= 2);
     if (again && t.now() - started < RETRY_BUDGET_MS) {
       await new Promise((r) => setTimeout(r, Math.max(retryAfterMs, rng.between(50, 100) * 2 ** Math.min(i, 4))));
       continue;

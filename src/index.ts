@@ -38,7 +38,7 @@ export { createOutbound, OutboundRefused, OutboundFailed, type Outbound, type Ou
 export { judgeAddress, type AddressPolicy, type Verdict } from "./outbound/address-policy.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
-export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
+export { paymentRecord, type PaymentRecord } from "./present/payment-record.js";
 export type { TerminalRecord } from "../projections/terminals.js";
 export type { CustomerCardRecord } from "../projections/customer-cards.js";
 // the HTTP API as `npm start` serves it (fastify), and its API keys

@@ -5,6 +5,7 @@ import { pino } from "pino";
 import { systemClock } from "./clock.js";
 import { configFromEnv, openStores, outboundOf, refuseToStart } from "./config.js";
 import { createEngine } from "./engine.js";
+import { registerConsole } from "./console/routes.js";
 import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
 import { serviceProcessors } from "./processors/adapters.js";
@@ -41,6 +42,7 @@ const app = createServer({
   idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
   trustProxy: config.trustProxy,
   logger,
+  extensions: [registerConsole],
 });
 
 try {

@@ -16,7 +16,7 @@
 // than the longest request (the 120 s blocking auth), then a retry runs, or, if the dead request
 // had appended, replays the answer recorded with its events. Only successful answers are kept: a
 // refused request had no effect and may simply be retried.
-import { createHash, randomUUID } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
 import { canonicalJson } from "./audit/chain.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, InvalidRequest } from "./errors.js";
@@ -74,6 +74,13 @@ export interface Answer {
 export interface IdempotencyOptions {
   store: EventStore;
   clock: Clock;
+  /**
+   * 32 bytes: the stored answers are sealed with it (AES-256-GCM), so the secrets some answers
+   * carry (a webhook endpoint's secret, an intent's client secret) are not kept in plaintext. The
+   * server derives it from the signing key, the same in every process. Absent: a random key of
+   * this process (records then replay only in it).
+   */
+  sealKey?: Buffer;
   /** How long an answer is kept (default 24 h). */
   ttlMs?: number;
   /** How long a claim holds its key without an answer: longer than the longest request (default 180 s). */
@@ -85,8 +92,39 @@ export function fingerprintOf(what: string, body: unknown): string {
   return createHash("sha256").update(`${what}\n${canonicalJson(body ?? null)}`).digest("hex");
 }
 
-export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000 }: IdempotencyOptions) {
+/** A stored answer, sealed: `{ "sealed": "<base64url iv | ciphertext | tag>" }`. */
+interface Sealed {
+  sealed: string;
+}
+
+/** Seals and opens answers; records written before sealing (plain bodies) open as they are. */
+function answerSeal(key: Buffer) {
+  return {
+    seal(body: unknown): Sealed | null {
+      if (body === null) return null;
+      const iv = randomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", key, iv);
+      const sealed = Buffer.concat([cipher.update(JSON.stringify(body), "utf8"), cipher.final()]);
+      return { sealed: Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url") };
+    },
+    open(body: unknown): unknown {
+      const sealed = (body as Partial<Sealed> | null)?.sealed;
+      if (body === null || typeof sealed !== "string" || Object.keys(body as object).length !== 1) return body;
+      const raw = Buffer.from(sealed, "base64url");
+      const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(raw.length - 16));
+      try {
+        return JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString("utf8"));
+      } catch (error) {
+        throw new Error("an Idempotency-Key record was sealed with another key (the signing key changed?)", { cause: error });
+      }
+    },
+  };
+}
+
+export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32) }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
+  const { seal, open } = answerSeal(sealKey);
 
   /** Takes the key, or answers from the record holding it. */
   async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
@@ -95,10 +133,10 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       const held = await store.claimIdempotency(claimed, now);
       if (!held) return undefined;
       if (held.fingerprint !== claimed.fingerprint) throw new IdempotencyKeyReused();
-      if (held.state === "done") return { status: held.status, body: held.body, replayed: true };
+      if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };
       if (held.expires_at >= now) throw new IdempotencyKeyInUse();
       // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
-      if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: held.body, replayed: true };
+      if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: open(held.body), replayed: true };
     }
     throw new IdempotencyKeyInUse();
   }
@@ -119,7 +157,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       if (replay) return replay;
       let body: unknown;
       try {
-        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: present(answer) }) }));
+        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }) }));
       } catch (error) {
         // Best effort: when the store is unreachable the lease ends the claim instead.
         await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)).catch(() => undefined);
@@ -127,7 +165,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       }
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):
       // the effect stands all the same, and the answer recorded with its events is kept.
-      await store.saveIdempotency({ ...claimed, state: "done", status: 200, body, expires_at: at(ttlMs) }).catch(() => false);
+      await store.saveIdempotency({ ...claimed, state: "done", status: 200, body: seal(body), expires_at: at(ttlMs) }).catch(() => false);
       return { status: 200, body, replayed: false };
     },
 

@@ -64,7 +64,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger
       ? {
@@ -141,7 +141,8 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${path}`, null, Number(req.id)));
   });
 
-  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs });
+  // answers are kept sealed (secrets in them), under a key every process sharing the signing key derives alike
+  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs, sealKey: webhooks.derivedKey("idempotency records") });
   const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));

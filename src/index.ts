@@ -1,5 +1,5 @@
 // cardflow as a library: the engine, its ports and adapters, the machine and its events.
-export { createEngine, PROJECTIONS, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
+export { createEngine, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
 export { paymentMachine, PAYMENT_STATUSES, type PaymentContext, type PaymentStatus } from "../machines/payment.js";
 export * as events from "../machines/events.js";
 export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "../machines/failures.js";
@@ -46,8 +46,11 @@ export { createServer, apiRoutes, serviceOpenApi, type ServerOptions } from "./h
 export { createApiKeys, type ApiKeys, type ApiKeyOwner } from "./api-keys.js";
 export { createProgram as createCli } from "./cli/index.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
+export { PROJECTIONS, RETIRED_PROJECTIONS } from "../projections/registry.js";
 // audit and review tooling (src/audit)
-export { canonicalJson, eventHash, verifyChain, headOf, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
+export { canonicalJson } from "./events/canonical-json.js";
+export { eventHash, headOf } from "./events/chain.js";
+export { verifyChain, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
 export { audit, auditAll, streamHeads, type Anchors, type PaymentAudit, type StoreAudit, type Finding, type FindingKind, type TimelineRow } from "./audit/audit.js";
 export { replayStore, replayPayment, type ReplaySummary, type IllegalTransition } from "./audit/replay.js";
 export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./audit/transfer.js";

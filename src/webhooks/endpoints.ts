@@ -6,7 +6,7 @@
 import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { z } from "zod";
 import { webhookStreams, type WebhookEvent } from "../../machines/events.js";
-import { chainEvents, hashOf } from "../audit/chain.js";
+import { chainEvents, hashOf } from "../events/chain.js";
 import { isoTimestamp, type Clock } from "../clock.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import type { Ids } from "../ids.js";

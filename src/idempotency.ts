@@ -20,6 +20,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID }
 import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, InvalidRequest } from "./errors.js";
+import { setBounded } from "./bounded.js";
 import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 const HOUR = 3_600_000;
@@ -46,6 +47,18 @@ export class IdempotencyKeyReused extends CardflowError {
   override readonly param = "Idempotency-Key";
   constructor() {
     super("this Idempotency-Key was used with another request; use a new key");
+  }
+}
+
+/** 429: the scope (an account) holds as many kept keys as it may; they free up as they expire. */
+export class IdempotencyKeysExhausted extends CardflowError {
+  override readonly name = "IdempotencyKeysExhausted";
+  readonly status = 429;
+  readonly code = "idempotency_keys_exhausted";
+  override readonly param = "Idempotency-Key";
+  readonly retryAfterSeconds = 60;
+  constructor(limit: number) {
+    super(`this account holds ${limit} Idempotency-Key records, the most kept at once; retry later (records expire after their time) or send the request without a key`);
   }
 }
 
@@ -85,6 +98,14 @@ export interface IdempotencyOptions {
   ttlMs?: number;
   /** How long a claim holds its key without an answer: longer than the longest request (default 180 s). */
   leaseMs?: number;
+  /**
+   * The most records one scope (account) may hold at once; a new key past it is refused (429)
+   * instead of the table growing without bound. Default 1,000,000. Counted by the store
+   * (countIdempotency), at most every recountMs per scope, and by this process in between.
+   */
+  maxKeysPerScope?: number;
+  /** How often a scope's records are counted again in the store (ms). Default 10 s. */
+  recountMs?: number;
 }
 
 /** Keys sorted at every level (canonical JSON): the same request always has the same fingerprint. */
@@ -122,9 +143,25 @@ function answerSeal(key: Buffer) {
   };
 }
 
-export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32) }: IdempotencyOptions) {
+export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
   const { seal, open } = answerSeal(sealKey);
+  /** Per scope: records counted in the store at `at`, plus the keys this process claimed since. */
+  const counts = new Map<string, { count: number; at: number }>();
+
+  /** Refuses the key just claimed when its scope is past the cap (counted with it). */
+  async function withinCap(scope: string): Promise<void> {
+    if (!store.countIdempotency) return;
+    let counted = counts.get(scope);
+    if (!counted || clock.now() - counted.at >= recountMs) {
+      counted = { count: await store.countIdempotency(scope, at()), at: clock.now() };
+      setBounded(counts, scope, counted, 10_000);
+    } else counted.count++;
+    if (counted.count > maxKeysPerScope) {
+      counted.count--; // released by the caller
+      throw new IdempotencyKeysExhausted(maxKeysPerScope);
+    }
+  }
 
   /** Takes the key, or answers from the record holding it. */
   async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
@@ -155,6 +192,13 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       const claimed: IdempotencyRecord = { key: `${scope}:${key}`, fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
       const replay = await claim(claimed);
       if (replay) return replay;
+      // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
+      try {
+        await withinCap(scope);
+      } catch (error) {
+        await store.releaseIdempotency(claimed.key, claimed.token, at()).catch(() => undefined);
+        throw error;
+      }
       let body: unknown;
       try {
         body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }) }));

@@ -20,6 +20,7 @@ import { createWebhooks, type Webhooks } from "../webhooks/index.js";
 import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
+import { createEventStreams, eventStreamRoutes, type EventStreams } from "./routes/event-stream.js";
 import { hardwareRoutes } from "./routes/hardware.js";
 import { paymentHistoryRoutes } from "./routes/payment-history.js";
 import { paymentRoutes } from "./routes/payments.js";
@@ -149,13 +150,17 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
 
-  for (const route of apiRoutes(engine, simulators, webhooks)) registerRoute(app, route, idempotency);
+  // server-sent event streams end with their final event when the server closes
+  const streams = createEventStreams();
+  app.addHook("preClose", async () => streams.drain());
+  app.addHook("onClose", async () => streams.stop());
+  for (const route of apiRoutes(engine, simulators, webhooks, streams)) registerRoute(app, route, idempotency);
   registerConsole(app);
   return app;
 }
 
 /** Every endpoint, the OpenAPI document's included (it describes them all). */
-export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine })): RouteDef[] {
+export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams()): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
@@ -164,6 +169,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...eventRoutes(webhooks),
+    ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
     ...clientSdkRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),

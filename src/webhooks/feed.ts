@@ -131,6 +131,8 @@ export function createEventFeed({ store, readModels, batchSize = 500, cursors = 
   return {
     catchUp,
     entries,
+    /** The account-bound opaque cursors of this feed (./cursor.ts), for every surface that hands one out. */
+    cursors,
     /** Calls back after each batch the feed indexed (delivery wakes up on it). */
     onIndexed(listener: () => void): () => void {
       listeners.add(listener);

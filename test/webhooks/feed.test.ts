@@ -92,12 +92,11 @@ describe("GET /v2/events", () => {
     const first = await page(a, "limit=5");
     const cursor = first.next_cursor;
     expect(cursor).toMatch(/^cur_[\w-]+$/);
-    // sealed, not encoded: the same position asked twice gives different cursors (that continue alike)
-    const again = await page(a, "limit=5");
-    expect(again.next_cursor).not.toBe(cursor);
-    expect((await page(a, `limit=3&after=${again.next_cursor}`)).data).toEqual((await page(a, `limit=3&after=${cursor}`)).data);
+    // one position, one cursor; "0" is the beginning, like no cursor
+    expect((await page(a, "limit=5")).next_cursor).toBe(cursor);
+    expect((await page(a, "limit=5&after=0")).data).toEqual(first.data);
     const edited = cursor.slice(0, -2) + (cursor.endsWith("AA") ? "AB" : "AA");
-    for (const bad of [`${b.account}`, "0", "1e16", "10000000000000000", "-1", "evt_1", edited, "cur_", `${cursor}x`]) {
+    for (const bad of [`${b.account}`, "00", "1e16", "10000000000000000", "-1", "evt_1", edited, "cur_", `${cursor}x`]) {
       expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${encodeURIComponent(bad)}`), 400, "cursor_invalid", "after");
     }
     // B's own cursor is refused on A's feed (and A's on B's)

@@ -10,6 +10,7 @@ import { registerEvents } from "./events.js";
 import { packageVersion } from "../package-root.js";
 import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 import { registerReconcile } from "./reconcile.js";
+import { registerServe } from "./serve.js";
 
 
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
@@ -26,6 +27,7 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
   registerEvents(program, io);
   registerDiagram(program, io);
   registerReconcile(program, io);
+  registerServe(program, io);
   return program;
 }
 

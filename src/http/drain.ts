@@ -1,17 +1,20 @@
 // Graceful close of the HTTP server, in the order src/service/shutdown.ts drives it:
 // 1. draining (SIGTERM): /readyz fails, everything else is served as before, keep-alive included
 //    (a client that keeps its connection opens no new one that could wait in the listen backlog);
-// 2. app.close() after the grace: the listener closes (later connections are refused) and every
+// 2. after the grace, acceptQueueDrained(): until every connection the kernel queued for the
+//    listener is accepted (./accept-queue.ts), so closing it resets none;
+// 3. app.close(): the listener closes (later connections are refused) and every
 //    connection already accepted is kept: a request on it is served and answered with
-//    `Connection: close`; a connection that stays idle for `idleMs` is ended (FIN, after its
-//    answers). Node's own close() destroys idle keep-alive connections at once, which races a
-//    request the client is sending on one (it sees a reset or an empty reply): replaced here.
+//    `Connection: close`; idle connections are ended (FIN) once no request has come for `idleMs`.
+//    Node's own close() destroys idle keep-alive connections at once, which races a request the
+//    client is sending on one (it sees a reset or an empty reply): replaced here.
 //    `signal` aborts when closing starts: server-sent event streams end with a final event;
-// 3. abort() at the deadline: requests still running are answered 503 (retry with the same
+// 4. abort() at the deadline: requests still running are answered 503 (retry with the same
 //    Idempotency-Key) and every connection is closed.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
+import { acceptQueueDrained } from "./accept-queue.js";
 import { problem, PROBLEM_CONTENT_TYPE } from "./problem.js";
 
 interface Connection {
@@ -30,6 +33,8 @@ export interface Drain {
   /** Aborted when closing begins (after the grace): long-lived answers (server-sent events) end. */
   readonly signal: AbortSignal;
   startDraining(): void;
+  /** Resolves when no connection waits to be accepted (true), or at `until` (false); then close at once. */
+  acceptQueueDrained(until: number): Promise<boolean>;
   /** Requests received and not answered yet. */
   inFlight(): number;
   /** The deadline: answers what still runs with 503 and closes every connection. Returns how many requests were cut. */
@@ -42,31 +47,41 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
   let draining = false;
   let closing = false;
 
-  function endWhenIdle(socket: Socket) {
-    setTimeout(() => {
-      if (connections.get(socket)?.requests === 0) socket.end();
-    }, idleMs).unref();
+  // Ending a connection the client is about to reuse races its request (it sees the socket closed
+  // without an answer): idle connections are ended only once no request has arrived on any
+  // connection for idleMs (the clients are done; a load balancer stopped routing here).
+  let lastRequestAt = 0;
+  let quietTimer: NodeJS.Timeout | undefined;
+  function endIdleWhenQuiet() {
+    const quietFor = Date.now() - lastRequestAt;
+    if (quietFor >= idleMs) {
+      for (const [socket, { requests }] of connections) if (requests === 0) socket.end();
+    }
+    if (connections.size > 0) quietTimer = setTimeout(endIdleWhenQuiet, Math.max(10, Math.min(idleMs, idleMs - quietFor)));
   }
   function onResponseClose(this: ServerResponse) {
     const connection = connections.get(this.req.socket);
     if (!connection) return;
     connection.requests--;
-    if (connection.res === this) connection.res = null;
+    if (connection.res === this) {
+      connection.res = null;
+      connection.requestId = null;
+    }
   }
 
   app.server.on("connection", (socket: Socket) => {
     connections.set(socket, { requests: 0, res: null, requestId: null });
     socket.once("close", () => connections.delete(socket));
-    if (closing) endWhenIdle(socket);
   });
   app.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    lastRequestAt = Date.now();
     const connection = connections.get(req.socket);
     if (!connection) return;
     connection.requests++;
     connection.res = res;
-    connection.requestId = null;
     res.once("close", onResponseClose);
   });
+  // fastify's handler of the server's "request" event runs before the listener above
   app.addHook("onRequest", (req, _reply, done) => {
     const connection = connections.get(req.raw.socket);
     if (connection) connection.requestId = Number(req.id);
@@ -76,9 +91,9 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     if (closing) reply.header("connection", "close");
     done(null, payload);
   });
-  // http.Server.close() calls this first; the connections are ended as above instead
+  // http.Server.close() calls this first (it would destroy idle connections at once): ended as above instead
   app.server.closeIdleConnections = () => {
-    for (const socket of connections.keys()) endWhenIdle(socket);
+    if (!quietTimer) endIdleWhenQuiet();
   };
   app.addHook("preClose", (done) => {
     draining = true;
@@ -98,12 +113,17 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     startDraining() {
       draining = true;
     },
+    async acceptQueueDrained(until) {
+      const address = app.server.address();
+      return typeof address === "object" && address ? acceptQueueDrained(address.port, until) : true;
+    },
     inFlight() {
       let n = 0;
       for (const connection of connections.values()) n += connection.requests;
       return n;
     },
     abort() {
+      clearTimeout(quietTimer);
       let cut = 0;
       for (const [socket, { requests, res, requestId }] of connections) {
         if (requests > 0 && res && !res.headersSent && requestId) {

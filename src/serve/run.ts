@@ -6,11 +6,9 @@ import { AggregatorRegistry } from "prom-client";
 import { pino } from "pino";
 import { configFromEnv, type Stores } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
+import type { WorkerListening } from "./cluster.js";
 import { startService, StartFailure } from "./service.js";
 import { stopOnSignals } from "./shutdown.js";
-
-/** A worker tells the primary it listens (src/serve/cluster.ts prints the banner once). */
-export const WORKER_LISTENING = "cardflow:listening";
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
@@ -45,13 +43,15 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   }
   stopOnSignals(service, serve, logger);
   logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, metrics: service.metricsUrl }, "cardflow listening");
+  const hint = storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`);
   if (worker) {
-    // the primary serves every worker's metrics from one listener
+    // the primary serves every worker's metrics from one listener, and prints the banner once
     AggregatorRegistry.setRegistries([service.metrics.registry]);
-    process.send?.(WORKER_LISTENING);
+    const listening: WorkerListening = { cardflow: "listening", store: service.description, storeHint: hint, port: config.port };
+    process.send?.(listening);
     return;
   }
-  process.stderr.write(banner(`http://localhost:${config.port}`, service.description, storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`), service.metricsUrl));
+  process.stderr.write(banner(`http://localhost:${config.port}`, service.description, hint, service.metricsUrl));
 }
 
 export function banner(base: string, store: string, storeHint: string, metricsUrl: string | null): string {

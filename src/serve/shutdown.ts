@@ -2,7 +2,8 @@
 // `serve --workers`, the primary's word):
 // 1. /readyz fails at once; every request is still served for SHUTDOWN_GRACE_MS, so a load
 //    balancer takes the process out of rotation before anything is refused;
-// 2. the listener closes (new connections are refused); requests in flight are answered,
+// 2. once no connection waits in the listen backlog, the listener closes (new connections are
+//    refused); requests in flight are answered,
 //    connections already accepted are served and ended cleanly, server-sent event streams end
 //    with a final event (src/http/drain.ts);
 // 3. webhook delivery state is flushed, the reconciler's pass under way ends, the store closes,
@@ -15,14 +16,17 @@ import type { Logger } from "pino";
 import { STOP_MARGIN_MS, type ServeConfig } from "./config.js";
 import type { Service } from "./service.js";
 
-/** The primary's messages to a worker (src/serve/cluster.ts). */
+/** The primary's messages to a worker (src/serve/cluster.ts): stop (it got a signal), end the grace (it got a second one). */
 export const WORKER_STOP = "cardflow:stop";
+export const WORKER_END_GRACE = "cardflow:end-grace";
 
 export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
   let stopping = false;
+  let signals = 0;
   let endGrace: () => void = () => undefined;
 
   async function stop(reason: string) {
+    const started = Date.now();
     stopping = true;
     service.metrics.shuttingDown.set(1);
     service.app.drain.startDraining();
@@ -40,8 +44,11 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
         endGrace = resolve;
         setTimeout(resolve, serve.shutdownGraceMs);
       });
-      logger.info({ in_flight: service.app.drain.inFlight() }, "closing the listener: answering the requests in flight");
-      await service.app.close();
+      // every connection the kernel queued is accepted first: closing the listener would reset them
+      const drained = await service.app.drain.acceptQueueDrained(started + serve.shutdownDeadlineMs - STOP_MARGIN_MS);
+      const closing = service.app.close();
+      logger.info({ in_flight: service.app.drain.inFlight(), accept_queue_drained: drained }, "listener closed: answering the requests in flight");
+      await closing;
       clearTimeout(cut);
       await service.stopBackground();
       clearTimeout(hard);
@@ -53,15 +60,18 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
     }
   }
 
+  // A worker may get a signal twice over: from the primary's relay and from its process group
+  // (Ctrl+C, systemd's default KillMode): only a second signal the worker itself got ends the grace.
   const onSignal = (signal: NodeJS.Signals) => {
-    if (!stopping) return void stop(signal);
-    logger.info({ signal }, "second signal: the grace ends now");
-    endGrace();
+    if (++signals > 1) {
+      logger.info({ signal }, "second signal: the grace ends now");
+      endGrace();
+    } else if (!stopping) void stop(signal);
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
-  // a worker: the primary relays the signal it got (the worker may have had it too: Ctrl+C)
   process.on("message", (message: unknown) => {
     if (message === WORKER_STOP && !stopping) void stop("primary");
+    if (message === WORKER_END_GRACE) endGrace();
   });
 }

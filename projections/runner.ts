@@ -1,7 +1,7 @@
 // The checkpointed projection runner: reads events after each projection's checkpoint, folds them
 // into documents, and commits documents and checkpoint together. Live updates and a rebuild from
 // position zero run the very same code, so they reach the same documents.
-import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscription } from "../src/store/port.js";
+import { CheckpointConflict, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import type { Projection } from "./projection.js";
 
 export interface ProjectionRunner {
@@ -21,7 +21,7 @@ export function createProjectionRunner({
   retired = [],
   batchSize = 1000,
 }: {
-  store: EventStore;
+  store: AllReader & Subscriber;
   readModels: ReadModelStore;
   projections: readonly Projection<any>[];
   /** Projections no longer run: a store written by an earlier version drops their documents on the first catch-up. */

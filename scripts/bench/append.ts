@@ -10,8 +10,8 @@ import { parseArgs } from "node:util";
 import { randomUUID } from "node:crypto";
 import { randomIds } from "../../src/ids.js";
 import type { EventStore } from "../../src/store/port.js";
-import { createPostgresStore } from "../../src/store/postgres.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { startPostgres } from "../../test/support/postgres.js";
 import { median } from "./lib.js";
 

@@ -12,8 +12,8 @@ import { sequentialIds } from "../../src/ids.js";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMemoryStore } from "../../src/store/memory.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 
 const payments = Number(process.argv[2] ?? 5000);

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
-import { createPostgresStore } from "../../src/store/postgres.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { ACCOUNT, CUSTOMER, openBenchAccount } from "./flows.js";
 
 const mode = process.argv[2];

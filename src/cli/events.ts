@@ -7,7 +7,7 @@ import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
-import { createMemoryReadModels } from "../store/memory-read-models.js";
+import { createMemoryReadModels } from "../store/memory/index.js";
 import { coalesced } from "../coalesced.js";
 import { createEventFeed, feedKeys, type FeedEntry } from "../webhooks/feed.js";
 

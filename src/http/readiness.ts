@@ -4,7 +4,7 @@
 // migrations ran before the server listened (the stores migrate when they open). Concurrent probes
 // share one check.
 import type { Engine } from "../engine.js";
-import { PROJECTIONS } from "../engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { readModelLag } from "../observability/read-lag.js";
 import type { Drain } from "./drain.js";
 import { HttpProblem } from "./problem.js";

@@ -22,6 +22,7 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
+import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
 import { hardwareRoutes } from "./routes/hardware.js";
@@ -51,7 +52,7 @@ export interface ServerOptions {
   /** Failed API-key authentications allowed per client address before 429. */
   authFailures?: AuthFailureLimit;
   /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
-  trustProxy?: boolean | string;
+  trustProxy?: boolean | string | string[];
   /** Prometheus metrics of the requests and Idempotency-Key answers (src/observability/metrics.ts). */
   metrics?: Metrics;
   /** Filled by the instrumented engine (instrumentEngine) with each request's command, for its log line. */
@@ -170,6 +171,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...customerCardRoutes(engine),
     ...eventRoutes(webhooks),
     ...webhookEndpointRoutes(webhooks),
+    ...clientSdkRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes)), ready));

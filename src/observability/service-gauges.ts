@@ -4,7 +4,7 @@
 // leaves a gauge at its last value; /readyz and the request errors say the store is away.
 import { Gauge } from "prom-client";
 import type { Engine } from "../engine.js";
-import { PROJECTIONS } from "../engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import type { Drain } from "../http/drain.js";
 import type { DeliveryState } from "../webhooks/delivery.js";
 import type { EndpointDoc } from "../webhooks/endpoints.js";

@@ -4,7 +4,7 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { pino } from "pino";
-import { configFromEnv, type Stores } from "../config.js";
+import { configFromEnv, refuseToStart, type Stores } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { startService, StartFailure } from "./service.js";
@@ -26,7 +26,8 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   let config: ReturnType<typeof configFromEnv>;
   let serve: ReturnType<typeof serveConfigFromEnv>;
   try {
-    config = configFromEnv(env);
+    // a configuration that cannot run (production without processor adapters...) stops here, said why
+    config = await refuseToStart(() => configFromEnv(env));
     serve = serveConfigFromEnv(env, config.port);
   } catch (error) {
     if (!(error instanceof ServeConfigError)) throw error;
@@ -36,22 +37,22 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   const worker = cluster.isWorker;
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    service = await startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker });
+    service = await refuseToStart(() => startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker }));
   } catch (error) {
     if (!(error instanceof StartFailure)) throw error;
     return refuse(error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error.message);
   }
   stopOnSignals(service, serve, logger);
-  logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, metrics: service.metricsUrl }, "cardflow listening");
+  logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");
   const hint = storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`);
   if (worker) {
     // the primary serves every worker's metrics from one listener, and prints the banner once
     AggregatorRegistry.setRegistries([service.metrics.registry]);
-    const listening: WorkerListening = { cardflow: "listening", store: service.description, storeHint: hint, port: config.port };
+    const listening: WorkerListening = { cardflow: "listening", store: `${service.description}; mode: ${service.mode}`, storeHint: hint, port: config.port };
     process.send?.(listening);
     return;
   }
-  process.stderr.write(banner(`http://localhost:${config.port}`, service.description, hint, service.metricsUrl));
+  process.stderr.write(banner(`http://localhost:${config.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl));
 }
 
 export function banner(base: string, store: string, storeHint: string, metricsUrl: string | null): string {

@@ -4,7 +4,7 @@
 // ./shutdown.ts drives.
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
-import { openStores, type ServiceConfig, type Stores } from "../config.js";
+import { openStores, outboundOf, type ServiceConfig, type Stores } from "../config.js";
 import { createEngine, type Engine, type ReconcileReport } from "../engine.js";
 import { createServer } from "../http/server.js";
 import { blockRequestIds, randomIds } from "../ids.js";
@@ -13,8 +13,7 @@ import { instrumentProcessors, instrumentReadModels, instrumentStore } from "../
 import { createMetrics, type Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
 import { registerServiceGauges } from "../observability/service-gauges.js";
-import { fileSide, processorSideIn } from "../processors/processor-side.js";
-import { createSimulators } from "../processors/simulator.js";
+import { serviceProcessors } from "../processors/adapters.js";
 import { createWebhooks } from "../webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
 import type { ServeConfig } from "./config.js";
@@ -47,15 +46,13 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   const { store, readModels, description } = stores ?? (await openStores(config));
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
-  const { captures, captureSettleMs, processorLatencyMs } = config;
-  // the sandbox processor's side, shared by the processes on this host (one processor behind them all)
-  const side = fileSide(processorSideIn(config.dataDir));
-  const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox, side });
+  // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
+  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids });
   const engine: Engine = instrumentEngine(
     createEngine({
       store: instrumentStore(store, metrics),
       readModels: instrumentReadModels(readModels),
-      processors: instrumentProcessors(simulators, metrics),
+      processors: instrumentProcessors(processors, metrics),
       clock,
       ids,
       syncAuthTimeoutMs: config.syncAuthTimeoutMs,
@@ -69,13 +66,13 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     engine,
     signingKey: loadSigningKey(config.dataDir),
     ...webhookConfigFromEnv(),
-    sandbox: config.sandbox,
+    outbound: outboundOf(config),
     onError: (err) => logger.warn({ err }, "webhook delivery"),
   });
-  // SANDBOX=off: the simulators' test helpers (/sim/*) are not served
+  // the simulators' test helpers (/sim/*) are served in the sandbox only
   const app = createServer({
     engine,
-    ...(config.sandbox ? { simulators } : {}),
+    ...(simulators ? { simulators } : {}),
     webhooks,
     idempotencyTtlMs: config.idempotencyTtlMs,
     // a claim outlives the longest request: the blocking auth
@@ -90,7 +87,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
 
   const closeStores = async () => {
     await engine.close();
-    side.close();
+    await closeProcessors();
   };
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -123,6 +120,8 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     engine,
     metrics,
     description,
+    /** sandbox, or production (adapters: <module>). */
+    mode,
     /** Where /metrics is served (null: METRICS_PORT=0, or a worker's, served by the primary). */
     metricsUrl: metricsServer ? `http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metricsServer.port}/metrics` : null,
     /** After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed, spans exported. */

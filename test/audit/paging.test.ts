@@ -5,7 +5,7 @@ import { createProjectionRunner } from "../../projections/runner.js";
 import { defineProjection } from "../../projections/projection.js";
 import { auditAll } from "../../src/audit/audit.js";
 import { eventsStore, lastPosition } from "../../src/audit/source.js";
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import { createMemoryReadModels } from "../../src/store/memory/index.js";
 import type { EventStore, RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
 

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportEvents, importEvents, ImportRefused } from "../../src/audit/transfer.js";
-import { canonicalJson } from "../../src/audit/chain.js";
-import { PROJECTIONS } from "../../src/engine.js";
+import { canonicalJson } from "../../src/events/canonical-json.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
 

@@ -69,17 +69,48 @@ afterAll(async () => {
   await api?.close();
 });
 
+/** Waits on the page's state, never on time: vitest's default of 1 s is too short for a loaded machine, so the limit is the test's. */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 50_000, interval: 50 });
+const listState = () => page.getByTestId("list-state").innerText();
+const rows = () => page.locator("tbody tr").allInnerTexts();
+
+/** Searches the payments and, unless told not to, waits until the list answers that search. */
+async function search(q: string, { answered = true } = {}): Promise<void> {
+  await page.getByLabel("Payment or external id").fill(q);
+  await page.getByRole("button", { name: "Filter" }).click();
+  if (answered) await poll(listState).toMatch(new RegExp(`^\\d+ payments?, matching “${q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}”$`));
+}
+
+/** Holds the answer of the next payment list request `match` selects until `release`; `ended`: the held answer was delivered, or the console had aborted the request. */
+async function hold(match: (url: URL) => boolean): Promise<{ release: () => void; ended: Promise<void> }> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  await page.route((url) => url.pathname === "/v2/payments" && match(url), async (route) => {
+    await gate;
+    try {
+      await route.fulfill({ response: await route.fetch() });
+    } catch {
+      // the console aborted the request meanwhile: nothing to deliver
+    } finally {
+      end();
+    }
+  }, { times: 1 });
+  return { release, ended };
+}
+
 describe("the web console in Chromium", () => {
   it("refuses a bad API key in words, then signs in with the good one; nothing is fetched from elsewhere", async () => {
     await page.goto(`${api.base}/console`);
     await page.getByLabel("API key").fill("sk_not_a_key");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/That API key is not valid\. The API key is not valid\.\s+HTTP 401 · unauthorized/);
+    await poll(() => page.getByRole("alert").innerText()).toMatch(/That API key is not valid\. The API key is not valid\.\s+HTTP 401 · unauthorized/);
 
     await page.getByLabel("API key").fill(m.key);
     await page.keyboard.press("Enter"); // the form works from the keyboard
     await page.getByRole("heading", { name: "Payments" }).waitFor();
-    await expect.poll(() => page.locator("tbody tr").count()).toBe(3);
+    await poll(() => page.locator("tbody tr").count()).toBe(3);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     expect(new Set(requests)).toEqual(new Set([new URL(api.base).host]));
@@ -98,19 +129,39 @@ describe("the web console in Chromium", () => {
   it("lists, filters by status and finds a payment by its external id", async () => {
     await page.getByLabel("Status").selectOption("requires_capture");
     await page.getByRole("button", { name: "Filter" }).click();
-    await expect.poll(() => page.locator("tbody tr").allInnerTexts()).toEqual([expect.stringContaining(terminalPayment)]);
+    await poll(listState).toBe("1 payment, status requires_capture");
+    expect(await rows()).toEqual([expect.stringContaining(terminalPayment)]);
     await page.getByLabel("Status").selectOption("");
+    await search("order-1001");
+    expect(await rows()).toEqual([expect.stringMatching(/requires_capture\s+25\.00 USD\s+order-1001/)]);
+    await search(storedCharge);
+    expect(await rows()).toEqual([expect.stringContaining("canceled")]);
+  });
+
+  it("keeps what is typed while an earlier search answers, and a later search's answer wins over an earlier one that arrives last", async () => {
+    // the answer to the first search is held until the test releases it
+    const first = await hold((url) => url.searchParams.get("q") === "order-1001");
     await page.getByLabel("Payment or external id").fill("order-1001");
     await page.getByRole("button", { name: "Filter" }).click();
-    await expect.poll(() => page.locator("tbody tr").allInnerTexts()).toEqual([expect.stringMatching(/requires_capture\s+25\.00 USD\s+order-1001/)]);
-    await page.getByLabel("Payment or external id").fill(storedCharge);
-    await page.getByRole("button", { name: "Filter" }).click();
-    await expect.poll(() => page.locator("tbody tr").allInnerTexts()).toEqual([expect.stringContaining("canceled")]);
+    await poll(listState).toBe("Loading…");
+    await page.getByLabel("Payment or external id").fill(storedCharge); // typed, not yet submitted
+    first.release();
+    await poll(listState).toBe("1 payment, matching “order-1001”");
+    expect(await page.getByLabel("Payment or external id").inputValue()).toBe(storedCharge);
+
+    const late = await hold((url) => url.searchParams.get("q") === "order-1001");
+    await search("order-1001", { answered: false });
+    await poll(listState).toBe("Loading…");
+    await search(storedCharge);
+    late.release();
+    await late.ended;
+    expect(await listState()).toBe(`1 payment, matching “${storedCharge}”`);
+    expect(await rows()).toEqual([expect.stringContaining(storedCharge)]);
+    await page.unrouteAll({ behavior: "wait" });
   });
 
   it("opens the payment of the terminal flow: record, timeline, chain verdict, its path highlighted", async () => {
-    await page.getByLabel("Payment or external id").fill("order-1001");
-    await page.getByRole("button", { name: "Filter" }).click();
+    await search("order-1001");
     await page.getByRole("link", { name: terminalPayment }).click();
     await page.getByRole("heading", { name: `Payment ${terminalPayment}` }).waitFor();
     expect(await page.getByTestId("status").innerText()).toBe("requires_capture");
@@ -135,13 +186,13 @@ describe("the web console in Chromium", () => {
   it("shows the state as of an earlier moment", async () => {
     await page.getByLabel("As of (UTC)").fill("2026-01-01T00:00:30");
     await page.getByRole("button", { name: "Show" }).click();
-    await expect.poll(() => page.getByTestId("as-of").innerText()).toMatch(/^At 2026-01-01 00:00:30 UTC the payment was requires_payment_method: authorized 0\.00, captured 0\.00/);
+    await poll(() => page.getByTestId("as-of").innerText()).toMatch(/^At 2026-01-01 00:00:30 UTC the payment was requires_payment_method: authorized 0\.00, captured 0\.00/);
     await page.getByLabel("As of (UTC)").fill("2026-01-01T00:02:00");
     await page.getByRole("button", { name: "Show" }).click();
-    await expect.poll(() => page.getByTestId("as-of").innerText()).toMatch(/was requires_capture: authorized 25\.00/);
+    await poll(() => page.getByTestId("as-of").innerText()).toMatch(/was requires_capture: authorized 25\.00/);
     await page.getByLabel("As of (UTC)").fill("2025-12-31T23:00:00");
     await page.getByRole("button", { name: "Show" }).click();
-    await expect.poll(() => page.getByTestId("as-of").innerText()).toMatch(/did not exist yet/);
+    await poll(() => page.getByTestId("as-of").innerText()).toMatch(/did not exist yet/);
   });
 
   it("captures from the page after a confirmation (Escape backs out), and the status changes", async () => {
@@ -149,19 +200,19 @@ describe("the web console in Chromium", () => {
     const dialog = page.getByRole("dialog");
     expect(await dialog.innerText()).toContain(`Capture 25.00 USD of payment ${terminalPayment}?`);
     await page.keyboard.press("Escape");
-    await expect.poll(() => dialog.count()).toBe(0);
+    await poll(() => dialog.count()).toBe(0);
     expect((await m.read(terminalPayment)).body.status).toBe("requires_capture"); // backing out did nothing
 
     await page.getByRole("button", { name: "Capture…" }).click();
     await page.getByRole("button", { name: "Yes, capture" }).click();
-    await expect.poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
+    await poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
     expect(await page.getByRole("status").filter({ hasText: "Captured" }).innerText()).toBe("Captured: the payment is now succeeded.");
     expect((await m.read(terminalPayment)).body).toMatchObject({ status: "succeeded", amount_captured: "25.00" });
-    await expect.poll(() => page.getByTestId("timeline").locator("tbody tr").count()).toBe(6); // + CaptureAttempted, PaymentCaptured
+    await poll(() => page.getByTestId("timeline").locator("tbody tr").count()).toBe(6); // + CaptureAttempted, PaymentCaptured
     // the README's screenshot, with the state as of the moment before the shopper paid
     await page.getByLabel("As of (UTC)").fill("2026-01-01T00:01:30");
     await page.getByRole("button", { name: "Show" }).click();
-    await expect.poll(() => page.getByTestId("as-of").innerText()).toMatch(/was payment_method_requested/);
+    await poll(() => page.getByTestId("as-of").innerText()).toMatch(/was payment_method_requested/);
     // written beside the test reports; UPDATE_DOCS=1 renews the README's copy (a test run leaves the tree clean)
     await page.screenshot({ path: process.env.UPDATE_DOCS ? "docs/console-payment.png" : ".tmp/console-payment.png", fullPage: true });
   });
@@ -170,21 +221,24 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("Refund amount").fill("999.00");
     await page.getByRole("button", { name: "Refund…" }).click();
     await page.getByRole("button", { name: "Yes, refund" }).click();
-    await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/^The request was refused\. Amount: 999\.00 exceeds amount_refundable 25\.00\.\s+HTTP 400 · amount_too_large · field amount · request \d+$/);
+    await poll(() => page.getByRole("alert").innerText()).toMatch(/^The request was refused\. Amount: 999\.00 exceeds amount_refundable 25\.00\.\s+HTTP 400 · amount_too_large · field amount · request \d+$/);
     expect((await m.read(terminalPayment)).body.amount_refunded).toBe("0.00");
   });
 
   it("lists the terminals and a customer's cards; reads on a phone without sideways scrolling", async () => {
     await page.getByRole("link", { name: "Terminals" }).click();
-    await expect.poll(() => page.locator("tbody tr").allInnerTexts()).toEqual([expect.stringMatching(/^tmr_\S+\tA_async\t\t\t2026-01-01 00:00:00 UTC$/), expect.stringMatching(/^tmr_\S+\tA_sync\t/)]);
+    await poll(() => page.getByRole("table").locator("caption").innerText()).toBe("2 terminals");
+    expect(await rows()).toEqual([expect.stringMatching(/^tmr_\S+\tA_async\t\t\t2026-01-01 00:00:00 UTC$/), expect.stringMatching(/^tmr_\S+\tA_sync\t/)]);
     await page.getByRole("link", { name: "Customer cards" }).click();
     await page.getByLabel("External customer id").fill("cus_7");
     await page.getByRole("button", { name: "Show cards" }).click();
-    await expect.poll(() => page.locator("tbody tr").allInnerTexts()).toEqual([expect.stringMatching(/^pm_\S+\tvisa •••• 4242/)]);
+    await poll(() => page.getByRole("table").locator("caption").innerText()).toBe("1 card on file for cus_7");
+    expect(await rows()).toEqual([expect.stringMatching(/^pm_\S+\tvisa •••• 4242/)]);
 
     await page.setViewportSize({ width: 375, height: 740 });
     await page.goto(`${api.base}/console#/payments/${terminalPayment}`);
-    await page.getByRole("heading", { name: `Payment ${terminalPayment}` }).waitFor();
+    await page.getByTestId("timeline").waitFor(); // the record is shown, not only the heading
+    await page.getByTestId("diagram").locator("svg").waitFor();
     const wide = await page.evaluate(() => [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > 376 && !e.closest(".scroll, .diagram")).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`));
     expect(wide).toEqual([]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);

@@ -6,7 +6,7 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { CardflowError, TransitionNotAllowed } from "../../src/errors.js";
 import { sequentialIds } from "../../src/ids.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 import { WrongExpectedRevision, type EventStore } from "../../src/store/port.js";
 import { scriptedProcessors, TEST_CARD } from "../support/scripted-processor.js";
 

@@ -4,8 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { defineProjection } from "../../projections/projection.js";
 import { createProjectionRunner } from "../../projections/runner.js";
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../../src/store/port.js";
 
 // Not idempotent on purpose: an event applied twice shows in the count.

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import type { EventStore } from "../../src/store/port.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { scriptedProcessors } from "../support/scripted-processor.js";
 import { ACCOUNT, AUTHORIZED, STORED_CARD_INTENT } from "../store/processes/stores.js";
 

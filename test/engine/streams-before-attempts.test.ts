@@ -8,7 +8,7 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { replay } from "../../src/replay.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/streams-before-attempts.json", import.meta.url), "utf8")) as {

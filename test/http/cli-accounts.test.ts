@@ -9,8 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defaultDataDir } from "../../src/package-root.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import { cardflowOn } from "../audit/run-cli.js";
 
 afterEach(() => {

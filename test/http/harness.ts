@@ -13,7 +13,7 @@ import { ProblemOut } from "../../src/http/schemas.js";
 import { answerSchema } from "../../src/http/serializer.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 
 export interface Res {
   status: number;

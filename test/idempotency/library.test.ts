@@ -7,7 +7,7 @@ import { createEngine } from "../../src/engine.js";
 import { createIdempotency, fingerprintOf, IdempotencyKeyInUse, IdempotencyKeyReused } from "../../src/idempotency.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 
 const input = { external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual" };
 

@@ -2,7 +2,7 @@
 // "processes" sharing a store, synchronous, and still integers when the store cannot be reached.
 import { describe, expect, it } from "vitest";
 import { blockRequestIds, randomIds } from "../../src/ids.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 
 describe("request ids from store blocks", () => {
   it("two processes on one store never hand out the same id, across many blocks", async () => {

@@ -11,7 +11,7 @@ import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { fileSide, processorSideIn } from "../../src/processors/processor-side.js";
 import { createSimulators } from "../../src/processors/simulator.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 import { StoreUnavailable, type EventStore } from "../../src/store/port.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-settlements-"));

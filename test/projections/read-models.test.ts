@@ -11,7 +11,7 @@ import { paymentDeliveriesProjection } from "../../projections/payment-deliverie
 import { paymentsProjection, recordOf, type PaymentDoc } from "../../projections/payments.js";
 import { terminalsProjection } from "../../projections/terminals.js";
 import { audit } from "../../src/audit/audit.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { TEST_CARD } from "../support/scripted-processor.js";
 

@@ -1,5 +1,4 @@
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
-import { createMemoryStore } from "../../src/store/memory.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import { eventStoreContract, readModelStoreContract } from "./contract.js";
 
 // One handle per fixture: memory has no data outside its handle.

@@ -7,8 +7,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { SIGNAL_APPLICATION_NAME } from "../../src/store/postgres-signal.js";
-import { createPostgresStore } from "../../src/store/postgres.js";
+import { SIGNAL_APPLICATION_NAME } from "../../src/store/postgres/signal.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { testDatabase } from "../support/postgres.js";
 import { collect } from "./contract.js";
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { WrongExpectedRevision } from "../../src/store/port.js";
-import { createPostgresStore } from "../../src/store/postgres.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { testDatabase } from "../support/postgres.js";
 import { claimOf, collect, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
@@ -224,7 +224,7 @@ describe("PostgreSQL positions under concurrent writers", () => {
     await c.connect();
     const { rows } = await c.query(`SELECT version FROM ${schema}.migrations ORDER BY version`);
     await c.end();
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }]);
+    expect(rows).toEqual([1, 2, 3, 4, 5, 6, 7].map((version) => ({ version })));
     await Promise.all(stores.flatMap((s) => [s.events.close(), s.readModels.close()]));
   });
 });

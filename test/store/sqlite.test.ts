@@ -8,10 +8,11 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defineProjection } from "../../projections/projection.js";
 import { createProjectionRunner } from "../../projections/runner.js";
-import { createEngine, PROJECTIONS } from "../../src/engine.js";
+import { createEngine } from "../../src/engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { StoreUnavailable, WrongExpectedRevision } from "../../src/store/port.js";
-import { createSqliteStore, readModelsPath } from "../../src/store/sqlite.js";
-import { bootId, marksOf } from "../../src/store/unsynced.js";
+import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
+import { bootId, marksOf } from "../../src/store/sqlite/unsynced.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
-import { createSqliteStore } from "../../src/store/sqlite.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { createWebhooks } from "../../src/index.js";
 import { cardflow } from "../audit/run-cli.js";
 import { until } from "./receiver.js";

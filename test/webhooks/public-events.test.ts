@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
 import { serviceOpenApi } from "../../src/http/server.js";
-import { createMemoryReadModels } from "../../src/store/memory-read-models.js";
+import { createMemoryReadModels } from "../../src/store/memory/index.js";
 import { createEventFeed } from "../../src/webhooks/feed.js";
 import { publicEventId } from "../../src/webhooks/public-events.js";
 

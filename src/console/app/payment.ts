@@ -11,8 +11,8 @@ type Action = { command: "capture" | "cancel" | "refund"; amount?: string };
 export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & { paymentId: string }) {
   const account = session.account.external_account_id;
   const ref = { external_account_id: account, payment_id: paymentId };
-  const view = useLoad(async () => {
-    const [audit, diagram] = await Promise.all([session.client.auditPayment(ref), session.client.paymentDiagram({ ...ref, format: "svg" })]);
+  const view = useLoad(async (signal) => {
+    const [audit, diagram] = await Promise.all([session.client.auditPayment(ref, { signal }), session.client.paymentDiagram({ ...ref, format: "svg" }, { signal })]);
     return { audit, svg: diagram.diagram };
   }, [paymentId]);
   const [pending, setPending] = useState<Action | null>(null);
@@ -66,8 +66,8 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
     <section class="card" aria-labelledby="actions-h">
       <h2 id="actions-h">Actions</h2>
       <div class="actions">
-        <form onSubmit=${ask("capture")}><label>Capture amount<input name="amount" inputmode="decimal" value=${record.amount_capturable} disabled=${!allowed.has("capture")} /></label><button type="submit" disabled=${!allowed.has("capture")}>Capture…</button></form>
-        <form onSubmit=${ask("refund")}><label>Refund amount<input name="amount" inputmode="decimal" value=${record.amount_refundable} disabled=${!allowed.has("refund")} /></label><button type="submit" disabled=${!allowed.has("refund")}>Refund…</button></form>
+        <form onSubmit=${ask("capture")}><label>Capture amount<input name="amount" inputmode="decimal" defaultValue=${record.amount_capturable} disabled=${!allowed.has("capture")} /></label><button type="submit" disabled=${!allowed.has("capture")}>Capture…</button></form>
+        <form onSubmit=${ask("refund")}><label>Refund amount<input name="amount" inputmode="decimal" defaultValue=${record.amount_refundable} disabled=${!allowed.has("refund")} /></label><button type="submit" disabled=${!allowed.has("refund")}>Refund…</button></form>
         <form onSubmit=${ask("cancel")}><button type="submit" class="secondary" disabled=${!allowed.has("cancel")}>Cancel payment…</button></form>
       </div>
       <p class="muted">Allowed now: ${audit.allowed_next_steps.join(", ") || "nothing (final)"}.</p>
@@ -110,7 +110,7 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
 
 function AsOf({ session, paymentId, timeline }: { session: PageProps["session"]; paymentId: string; timeline: string[] }) {
   const [at, setAt] = useState<string | null>(null);
-  const result = useLoad(async () => (at ? session.client.paymentAsOf({ external_account_id: session.account.external_account_id, payment_id: paymentId, timestamp: at }) : null), [at]);
+  const result = useLoad(async (signal) => (at ? session.client.paymentAsOf({ external_account_id: session.account.external_account_id, payment_id: paymentId, timestamp: at }, { signal }) : null), [at]);
   const first = timeline[0]?.slice(0, 19) ?? "";
   function submit(e: Event) {
     e.preventDefault();
@@ -121,7 +121,7 @@ function AsOf({ session, paymentId, timeline }: { session: PageProps["session"];
   return html`<section class="card" aria-labelledby="asof-h">
     <h2 id="asof-h">State as of a moment</h2>
     <form class="row" onSubmit=${submit}>
-      <label>As of (UTC)<input name="at" type="datetime-local" step="1" required value=${first} /></label>
+      <label>As of (UTC)<input name="at" type="datetime-local" step="1" required defaultValue=${first} /></label>
       <button type="submit">Show</button>
     </form>
     <${ErrorAlert} error=${result.error} />

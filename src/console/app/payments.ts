@@ -11,43 +11,51 @@ const STATUSES = ["requires_payment_method", "payment_method_requested", "requir
 const complete: Exclude<PaymentStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
 void complete;
 
+type Filter = { status: string; q: string };
+/** The filter in words, so the caption says which question the rows answer. */
+const describe = ({ status, q }: Filter) => `${status ? `, status ${status}` : ""}${q ? `, matching “${q}”` : ""}`;
+
 export function PaymentsPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
-  const [filter, setFilter] = useState<{ status: string; q: string }>({ status: "", q: "" });
+  // what is applied (and listed), and what the form holds: a re-render never resets what the
+  // person is typing to the applied value
+  const [filter, setFilter] = useState<Filter>({ status: "", q: "" });
+  const [draft, setDraft] = useState<Filter>(filter);
   // the last payment id of each page before this one
   const [cursors, setCursors] = useState<string[]>([]);
   const starting_after = cursors[cursors.length - 1];
   const list = useLoad(
-    () =>
+    (signal) =>
       session.client.listPayments({
         external_account_id: account,
         limit: PAGE,
         ...(filter.status ? { status: filter.status as PaymentStatus } : {}),
         ...(filter.q ? { q: filter.q } : {}),
         ...(starting_after ? { starting_after } : {}),
-      }),
+      }, { signal }),
     [filter, starting_after],
   );
   useSignOutOn401(list.error, onUnauthorized);
   function apply(e: Event) {
     e.preventDefault();
-    const form = new FormData(e.target as HTMLFormElement);
-    setFilter({ status: String(form.get("status") ?? ""), q: String(form.get("q") ?? "").trim() });
+    const next = { status: draft.status, q: draft.q.trim() };
+    if (next.status === filter.status && next.q === filter.q && cursors.length === 0) list.reload(); // the same search again: fresh rows
+    else setFilter(next);
     setCursors([]);
   }
   const rows = list.data?.data ?? [];
   return html`<h1>Payments</h1>
     <form class="row" role="search" onSubmit=${apply}>
-      <label>Status<select name="status" value=${filter.status}>
+      <label>Status<select name="status" value=${draft.status} onChange=${(e: Event) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>
         <option value="">Any status</option>
         ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
       </select></label>
-      <label>Payment or external id<input name="q" type="search" value=${filter.q} placeholder="pi_… or order id" /></label>
+      <label>Payment or external id<input name="q" type="search" value=${draft.q} onInput=${(e: Event) => setDraft({ ...draft, q: (e.target as HTMLInputElement).value })} placeholder="pi_… or order id" /></label>
       <button type="submit">Filter</button>
     </form>
     <${ErrorAlert} error=${list.error} />
     <div class="scroll"><table>
-      <caption aria-live="polite">${list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${cursors.length ? `, page ${cursors.length + 1}` : ""}`}</caption>
+      <caption aria-live="polite" data-testid="list-state">${list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(filter)}${cursors.length ? `, page ${cursors.length + 1}` : ""}`}</caption>
       <thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">External id</th><th scope="col">Created</th><th scope="col">Method</th></tr></thead>
       <tbody>${rows.map(
         (p) => html`<tr>

@@ -5,7 +5,7 @@ import { ErrorAlert, html, time, useLoad, useSignOutOn401 } from "./ui.js";
 
 export function TerminalsPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
-  const list = useLoad(() => session.client.listTerminals({ external_account_id: account }), [account]);
+  const list = useLoad((signal) => session.client.listTerminals({ external_account_id: account }, { signal }), [account]);
   useSignOutOn401(list.error, onUnauthorized);
   const rows = list.data?.data ?? [];
   return html`<h1>Terminals</h1>
@@ -20,12 +20,12 @@ export function TerminalsPage({ session, onUnauthorized }: PageProps) {
 export function CardsPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
   const [customer, setCustomer] = useState("");
-  const list = useLoad(async () => (customer ? session.client.listCustomerCards({ external_account_id: account, external_customer_id: customer }) : null), [customer]);
+  const list = useLoad(async (signal) => (customer ? session.client.listCustomerCards({ external_account_id: account, external_customer_id: customer }, { signal }) : null), [customer]);
   useSignOutOn401(list.error, onUnauthorized);
   const rows = list.data?.data ?? [];
   return html`<h1>Customer cards</h1>
     <form class="row" role="search" onSubmit=${(e: Event) => (e.preventDefault(), setCustomer(String(new FormData(e.target as HTMLFormElement).get("customer") ?? "").trim()))}>
-      <label>External customer id<input name="customer" required value=${customer} /></label>
+      <label>External customer id<input name="customer" required defaultValue=${customer} /></label>
       <button type="submit">Show cards</button>
     </form>
     <${ErrorAlert} error=${list.error} />

@@ -19,28 +19,33 @@ export const Status = ({ status }: { status: string }) => html`<span class=${`st
 export const time = (iso: string) => new Date(iso).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 
 export interface Loaded<T> {
+  /** The latest answer; while a newer load runs, the one before it (`loading` says so). */
   data: T | undefined;
   error: unknown;
+  /** True from the render in which the dependencies changed until their answer arrives. */
   loading: boolean;
   reload: () => void;
 }
 
-/** Runs `load` when its dependencies change; `reload` runs it again. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: null, loading: true });
+/**
+ * Runs `load` when its dependencies change; `reload` runs it again. Loads are ordered: a newer
+ * one aborts the request of the one before (its AbortSignal), and an answer that arrives after a
+ * newer load began is dropped, so what is shown is always the answer to the latest request.
+ */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
   const [tick, setTick] = useState(0);
+  const key = JSON.stringify([...deps, tick]);
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; key: string | null }>({ data: undefined, error: null, key: null });
   useEffect(() => {
-    let live = true;
-    setState((s) => ({ ...s, loading: true }));
-    load().then(
-      (data) => live && setState({ data, error: null, loading: false }),
-      (error: unknown) => live && setState({ data: undefined, error, loading: false }),
+    const request = new AbortController();
+    load(request.signal).then(
+      (data) => request.signal.aborted || setState({ data, error: null, key }),
+      (error: unknown) => request.signal.aborted || setState({ data: undefined, error, key }),
     );
-    return () => {
-      live = false;
-    };
-  }, [...deps, tick]);
-  return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
+    return () => request.abort();
+  }, [key]);
+  // derived, not set by the effect: the render that changes the dependencies already says loading
+  return { data: state.data, error: state.error, loading: state.key !== key, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
 
 /** A <dialog> asking to confirm `question`; resolves through onConfirm / onCancel. */

@@ -10,7 +10,7 @@ import { createEngine } from "../../../src/engine.js";
 import { CardflowError } from "../../../src/errors.js";
 import { sequentialIds } from "../../../src/ids.js";
 import { createSimulators } from "../../../src/processors/simulator.js";
-import { createMemoryStore } from "../../../src/store/memory.js";
+import { createMemoryStore } from "../../../src/store/memory/index.js";
 import { disagreements, effects, openAccounts, POINTS, SCENARIOS, type Point } from "./scenarios.js";
 
 class Crash extends Error {}

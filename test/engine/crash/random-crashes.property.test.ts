@@ -13,7 +13,7 @@ import { CardflowError } from "../../../src/errors.js";
 import { sequentialIds } from "../../../src/ids.js";
 import { Decimal } from "../../../src/money.js";
 import { createSimulators, type Simulators } from "../../../src/processors/simulator.js";
-import { createMemoryStore } from "../../../src/store/memory.js";
+import { createMemoryStore } from "../../../src/store/memory/index.js";
 import type { EventStore } from "../../../src/store/port.js";
 import { A, disagreements, openAccounts, POINTS, type Point } from "./scenarios.js";
 
@@ -113,8 +113,9 @@ async function processorTruth(real: Real, paymentId: string) {
     const data = e.data as { attempt_id?: string; amount?: string };
     if (!e.type.endsWith("Attempted")) continue;
     const recorded = real.sims.ledger.get(data.attempt_id!);
-    if (recorded?.call === "capture") captured = captured.plus(data.amount!);
-    if (recorded?.call === "refund") refunded = refunded.plus(data.amount!);
+    // the amounts the processor was asked for (its ledger), not the ones cardflow recorded
+    if (recorded?.call === "capture") captured = captured.plus(recorded.amount!);
+    if (recorded?.call === "refund") refunded = refunded.plus(recorded.amount!);
     if (recorded?.call === "void") voided = true;
     if (recorded?.call === "authorize" && recorded.outcome.kind === "authorized") authorized = true;
   }

@@ -2,7 +2,7 @@
 // each stream name read on stdin, one event appended, then its position printed.
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
-import { createPostgresStore } from "../../../src/store/postgres.js";
+import { createPostgresStore } from "../../../src/store/postgres/index.js";
 
 const { url, schema } = JSON.parse(process.argv[2]!) as { url: string; schema: string };
 const { events, readModels } = await createPostgresStore({ connectionString: url, schema });

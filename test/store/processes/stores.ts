@@ -6,8 +6,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { AuthorizationOutcome } from "../../../src/processors/port.js";
 import type { EventStore, ReadModelStore } from "../../../src/store/port.js";
-import { createPostgresStore } from "../../../src/store/postgres.js";
-import { createSqliteStore } from "../../../src/store/sqlite.js";
+import { createPostgresStore } from "../../../src/store/postgres/index.js";
+import { createSqliteStore } from "../../../src/store/sqlite/index.js";
 import { TEST_CARD } from "../../support/scripted-processor.js";
 
 export type StoreSpec = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; schema: string };

@@ -1,5 +1,5 @@
 // In-memory read-model store, the reference implementation of ReadModelStore.
-import { checkCheckpoint, type ListPage, type ReadModelStore } from "./port.js";
+import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
 
 export function createMemoryReadModels(): ReadModelStore {
   const docs = new Map<string, Map<string, unknown>>();

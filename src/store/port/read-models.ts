@@ -1,0 +1,77 @@
+// Read models: documents per projection, written with the projection's checkpoint in one transaction.
+
+/**
+ * Read models live beside the events: documents keyed per projection, written together with the
+ * projection's checkpoint in one transaction, so a restarted projection resumes exactly where its
+ * documents are (no loss, no double application).
+ */
+export interface ReadModelStore {
+  /** Last global position applied to this projection; 0 when it never ran (and then it has no documents). */
+  checkpoint(projection: string): Promise<number>;
+  get<T>(projection: string, key: string): Promise<T | undefined>;
+  /** The stored documents among `keys`, by key (keys without a document are absent): one read for a batch. */
+  getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
+  /** Documents whose key starts with the prefix, ordered by key (a page: keys after `after`, at most `limit`). */
+  list<T>(projection: string, keyPrefix: string, page?: ListPage): Promise<T[]>;
+  /** How many documents the projection has (audits compare it without loading them). */
+  count(projection: string): Promise<number>;
+  /**
+   * Upserts each projection's documents and sets its checkpoint, all of them in one transaction.
+   * A commit with `expectedCheckpoint` applies only if that projection's stored checkpoint (0 when
+   * none) still equals it; if any differs, the whole batch throws CheckpointConflict and writes
+   * nothing: several processes updating the same projections then never apply an event twice (the
+   * loser re-reads its checkpoints and documents and folds again).
+   */
+  commitBatch(commits: readonly ProjectionCommit[]): Promise<void>;
+  /** Drops every document and the checkpoint of the projection (rebuild from zero). */
+  reset(projection: string): Promise<void>;
+  /**
+   * Runs `work`, a catch-up from zero (the runner's), whose commits the store may leave unsynced
+   * until `work` ends, when it makes them durable: atomic and visible as always, only a power loss
+   * meanwhile costs more (SQLite: the read models' file is rebuilt, docs/stores.md). Absent: the
+   * store's commits cost the same either way.
+   */
+  bulk?<T>(work: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** A page of a key-ordered listing: keys strictly after `after`, at most `limit` documents. */
+export interface ListPage {
+  after?: string;
+  limit?: number;
+}
+
+/** One projection's part of a commitBatch(). */
+export interface ProjectionCommit {
+  projection: string;
+  docs: ReadonlyArray<{ key: string; doc: unknown }>;
+  checkpoint: number;
+  expectedCheckpoint?: number;
+}
+
+export class CheckpointConflict extends Error {
+  override readonly name = "CheckpointConflict";
+  constructor(
+    readonly projection: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(`projection ${projection}: expected checkpoint ${expected}, actual ${actual}`);
+  }
+}
+
+/** Runs `attempt` again while it ends in a CheckpointConflict (another process committed first: read again). */
+export async function retryOnCheckpointConflict<T>(attempt: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof CheckpointConflict)) throw error;
+    }
+  }
+}
+
+/** The check every ReadModelStore applies in commitBatch(); `actual` is 0 for a projection that never ran. */
+export function checkCheckpoint(projection: string, expected: number | undefined, actual: number): void {
+  if (expected !== undefined && expected !== actual) throw new CheckpointConflict(projection, expected, actual);
+}

@@ -1,0 +1,77 @@
+// Read models: documents and checkpoints in the events' schema, committed without waiting for the
+// WAL flush (rebuilt from the events; the next append's synchronous commit flushes them).
+import type pg from "pg";
+import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
+import { inTransaction, type Statements } from "./pool.js";
+
+export function postgresReadModels(pool: pg.Pool, schema: string, { query }: Statements, close: () => Promise<void>): ReadModelStore {
+  return {
+    async checkpoint(projection) {
+      const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
+      return r ? Number(r.position) : 0;
+    },
+    async get<T>(projection: string, key: string) {
+      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get");
+      return r?.doc;
+    },
+    async getMany<T>(projection: string, keys: readonly string[]) {
+      if (keys.length === 0) return new Map<string, T>();
+      const rows = await query<{ key: string; doc: T }>("SELECT key, doc FROM read_models WHERE projection = $1 AND key = ANY($2::text[])", [projection, keys]);
+      return new Map(rows.map((r) => [r.key, r.doc]));
+    },
+    async list<T>(projection: string, keyPrefix: string, { after = "", limit }: ListPage = {}) {
+      // key >= prefix uses the primary key; left() keeps the match literal (no LIKE wildcards).
+      const rows = await query<{ doc: T }>(
+        "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND left(key, length($2)) = $2 AND key > $3 ORDER BY key LIMIT $4",
+        [projection, keyPrefix, after, limit ?? null],
+      );
+      return rows.map((r) => r.doc);
+    },
+    async count(projection) {
+      const [r] = await query<{ n: string }>("SELECT count(*) AS n FROM read_models WHERE projection = $1", [projection]);
+      return Number(r!.n);
+    },
+    async commitBatch(commits) {
+      await inTransaction(pool, async (c) => {
+        // Read models are rebuilt from the events: their commit need not wait for the WAL flush
+        // (docs/stores.md; the next append's synchronous commit flushes it).
+        await c.query("SET LOCAL synchronous_commit = off");
+        // One committer per projection at a time (also when its checkpoint row does not exist yet);
+        // locks taken in name order, so two batches over the same projections cannot deadlock.
+        const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));
+        for (const { projection } of checked) await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
+        if (checked.length > 0) {
+          const { rows } = await c.query<{ projection: string; position: string }>("SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])", [
+            checked.map((x) => x.projection),
+          ]);
+          const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
+          for (const { projection, expectedCheckpoint } of checked) checkCheckpoint(projection, expectedCheckpoint, stored.get(projection) ?? 0);
+        }
+        const docs = commits.flatMap(({ projection, docs }) => docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) })));
+        if (docs.length > 0) {
+          // the documents as one JSON array (joined texts), not an array literal escaped by the client
+          await c.query(
+            `INSERT INTO read_models (projection, key, doc)
+             SELECT p, k, d FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(p, k, i) JOIN jsonb_array_elements($3::jsonb) WITH ORDINALITY AS y(d, j) ON i = j
+             ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc`,
+            [docs.map((d) => d.projection), docs.map((d) => d.key), `[${docs.map((d) => d.doc).join(",")}]`],
+          );
+        }
+        if (commits.length > 0) {
+          await c.query(
+            `INSERT INTO checkpoints (projection, position) SELECT * FROM unnest($1::text[], $2::bigint[])
+             ON CONFLICT (projection) DO UPDATE SET position = excluded.position`,
+            [commits.map((x) => x.projection), commits.map((x) => x.checkpoint)],
+          );
+        }
+      });
+    },
+    async reset(projection) {
+      await inTransaction(pool, async (c) => {
+        await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
+        await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
+      });
+    },
+    close,
+  };
+}

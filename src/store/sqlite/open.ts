@@ -1,0 +1,75 @@
+// Opening a SQLite file (pragmas, numbered migrations under PRAGMA user_version) and the lock rules
+// every write follows. better-sqlite3 is synchronous: SQLite's own wait for another process's lock
+// blocks the event loop, so it is kept short (LOCK_WAIT_MS) and longer waits are retries (write()).
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { StoreUnavailable } from "../port/unavailable.js";
+import { loadMigrations } from "../migrations.js";
+
+/** How long SQLite itself waits for a lock, blocking the process (ms); longer waits are retries (write()). */
+export const LOCK_WAIT_MS = 20;
+
+export const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test((e as { code?: string })?.code ?? "");
+/** Busy past the bound becomes StoreUnavailable (503, retry); anything else stays as it is. */
+export const translated = (e: unknown) => (isBusy(e) ? new StoreUnavailable("another process holds the SQLite write lock", { cause: e }) : e);
+
+export interface OpenOptions {
+  /** Directory of numbered migration files (./migrations/<file>/), applied in order; user_version counts them. */
+  migrations: URL;
+  synchronous: "FULL" | "NORMAL";
+  /** Applies when the file is created (journal_mode=WAL fixes it from then on). */
+  pageSize?: number;
+}
+
+export function openDatabase(path: string, busyTimeoutMs: number, { migrations, synchronous, pageSize }: OpenOptions): Database.Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  if (pageSize) db.pragma(`page_size = ${pageSize}`);
+  db.pragma("journal_mode = WAL");
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma("foreign_keys = ON");
+  const steps = loadMigrations(migrations);
+  db.transaction(() => {
+    const done = db.pragma("user_version", { simple: true }) as number;
+    for (const step of steps.slice(done)) db.exec(step.sql);
+    db.pragma(`user_version = ${Math.max(done, steps.length)}`);
+  }).immediate();
+  // Opening may block (nothing is served yet); from now on lock waits are retries (write()).
+  db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
+  return db;
+}
+
+/**
+ * Part of opening, like the migrations: `work` under the events' write lock (one process at a
+ * time), waiting for the other processes' locks up to busyTimeoutMs.
+ */
+export function underEventsLock(db: Database.Database, others: readonly Database.Database[], busyTimeoutMs: number, work: () => void) {
+  const waitFor = (ms: number) => [db, ...others].forEach((d) => d.pragma(`busy_timeout = ${ms}`));
+  waitFor(busyTimeoutMs);
+  try {
+    db.transaction(work).immediate();
+  } finally {
+    waitFor(LOCK_WAIT_MS);
+  }
+}
+
+/**
+ * A write outside the group commit, retried while another process holds the lock, with pauses that
+ * leave the event loop free, up to busyTimeoutMs; then StoreUnavailable (503).
+ */
+export function retryingWrites(busyTimeoutMs: number) {
+  return async function write<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + busyTimeoutMs;
+    for (let pauseMs = 5; ; pauseMs = Math.min(2 * pauseMs, 100)) {
+      try {
+        return work();
+      } catch (error) {
+        if (!isBusy(error) || Date.now() >= deadline) throw translated(error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  };
+}
+
+export type Write = ReturnType<typeof retryingWrites>;

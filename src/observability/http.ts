@@ -7,7 +7,7 @@
 //   command, outcome, latency; never bodies, headers, keys, secrets or card data.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { RequestNotes } from "./instrument-engine.js";
+import type { RequestNote, RequestNotes } from "./instrument-engine.js";
 import type { Metrics } from "./metrics.js";
 import { ATTR, tracer } from "./tracing.js";
 
@@ -45,10 +45,12 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   const rateLimited = new Map<string, { inc(): void }>();
 
   app.addHook("onRequest", (req, _reply, done) => {
-    if (log) notes.set(Number(req.id), null);
     const route = req.routeOptions.url;
     const span = tracer.startSpan(`${req.method} ${route ?? "unmatched"}`, { kind: SpanKind.SERVER }, propagation.extract(ROOT_CONTEXT, req.headers));
-    if (!span.isRecording()) return done();
+    const recording = span.isRecording();
+    // the command's note: for the log line, and the span's payment id
+    if (log || recording) notes.set(Number(req.id), null);
+    if (!recording) return done();
     span.setAttributes({ "http.request.method": req.method, "http.route": route ?? "unmatched", [ATTR.requestId]: Number(req.id) });
     req.span = span;
     done();
@@ -76,11 +78,12 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
       }
     }
     const id = Number(req.id);
-    const note = log ? notes.get(id) : null;
-    if (log) notes.delete(id);
+    const note = log || req.span ? notes.get(id) : null;
+    if (log || req.span) notes.delete(id);
     if (req.span) {
       req.span.setAttribute("http.response.status_code", status);
-      if (note?.payment_id) req.span.setAttribute(ATTR.paymentId, note.payment_id);
+      const paymentId = paymentIdOf(req, note);
+      if (paymentId) req.span.setAttribute(ATTR.paymentId, paymentId);
       if (status >= 500) req.span.setStatus({ code: SpanStatusCode.ERROR });
       req.span.end();
     }
@@ -89,11 +92,17 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   });
 }
 
-function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: { command: string; payment_id: string | null; outcome: string } | null | undefined) {
-  const status = reply.statusCode;
+/** The payment a request is about: its command's, else the path's or the body's payment_id. */
+function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
+  if (note?.payment_id) return note.payment_id;
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
-  const paymentId = note?.payment_id ?? (typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null);
+  return typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
+}
+
+function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNote | null | undefined) {
+  const status = reply.statusCode;
+  const paymentId = paymentIdOf(req, note);
   req.log.info(
     {
       account: req.owner?.external_account_id ?? null,

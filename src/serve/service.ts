@@ -5,12 +5,11 @@
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import { openStores, outboundOf, type ServiceConfig, type Stores } from "../config.js";
-import { createEngine, type Engine, type ReconcileReport } from "../engine.js";
+import type { ReconcileReport } from "../engine.js";
 import { createServer } from "../http/server.js";
 import { blockRequestIds, randomIds } from "../ids.js";
-import { instrumentEngine, type RequestNotes } from "../observability/instrument-engine.js";
-import { instrumentProcessors, instrumentReadModels, instrumentStore } from "../observability/instrument-ports.js";
-import { createMetrics, type Metrics } from "../observability/metrics.js";
+import { createObservedEngine } from "../observability/index.js";
+import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
 import { registerServiceGauges } from "../observability/service-gauges.js";
 import { serviceProcessors } from "../processors/adapters.js";
@@ -40,27 +39,15 @@ export class StartFailure extends Error {
 
 export async function startService({ config, serve, logger, stores, clusterWorker = false }: ServiceOptions) {
   const tracing = await startTracingFromEnv();
-  const metrics = createMetrics({ defaults: true });
-  const notes: RequestNotes = new Map();
   const clock = systemClock;
   const { store, readModels, description } = stores ?? (await openStores(config));
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
   const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids });
-  const engine: Engine = instrumentEngine(
-    createEngine({
-      store: instrumentStore(store, metrics),
-      readModels: instrumentReadModels(readModels),
-      processors: instrumentProcessors(processors, metrics),
-      clock,
-      ids,
-      syncAuthTimeoutMs: config.syncAuthTimeoutMs,
-      liveProjections: true,
-      reconcileGraceMs: config.reconcileGraceMs,
-    }),
-    metrics,
-    notes,
+  const { engine, metrics, notes } = createObservedEngine(
+    { store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs },
+    { defaults: true },
   );
   const webhooks = createWebhooks({
     engine,

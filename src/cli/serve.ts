@@ -7,8 +7,6 @@ import cluster from "node:cluster";
 import { basename, dirname, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { InvalidRequest } from "../errors.js";
-import { runPrimary } from "../serve/cluster.js";
-import { runService } from "../serve/run.js";
 import { action, processIo, type CliIo } from "./io.js";
 import { openStore, storeOption, WRITES } from "./store-option.js";
 
@@ -46,7 +44,9 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
         // a store the environment can name is opened as npm start opens it (same files, same settings)
         const store = opts.store === undefined ? null : storeInEnv(opts.store, env);
         if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
-        if (workers > 1 && cluster.isPrimary) return runPrimary(workers, env);
+        // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
+        if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
+        const { runService } = await import("../serve/run.js");
         const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }));
         await runService({ env, ...(stores ? { stores } : {}), portHint, ...(store === "memory" ? { storeHint: "(a memory store: accounts only through the API's process)" } : {}) });
       }),

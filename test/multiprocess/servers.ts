@@ -92,11 +92,11 @@ export async function startServer(store: StoreEnv, env: Record<string, string> =
 }
 
 /** Opens the merchant account and issues its API key, in this process, on the shared store. */
-export async function merchantKey(store: StoreEnv, account: string): Promise<string> {
+export async function merchantKey(store: StoreEnv, account: string, processor: "A" | "B" = "A"): Promise<string> {
   const { store: events, readModels } = await openStores(storeConfig(store));
   const engine = createEngine({ store: events, readModels, processors: createSimulators({ clock: systemClock, ids: randomIds() }) });
   try {
-    await engine.openAccount({ external_account_id: account });
+    await engine.openAccount({ external_account_id: account, processor });
     return (await createApiKeys(engine).issue(account)).key;
   } finally {
     await engine.close();

@@ -46,7 +46,9 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");
   const hint = storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`);
   if (worker) {
-    // the primary serves every worker's metrics from one listener, and prints the banner once
+    // the primary serves every worker's metrics from one listener (constructing an
+    // AggregatorRegistry is what makes a worker answer its requests), and prints the banner once
+    new AggregatorRegistry();
     AggregatorRegistry.setRegistries([service.metrics.registry]);
     const listening: WorkerListening = { cardflow: "listening", store: `${service.description}; mode: ${service.mode}`, storeHint: hint, port: config.port };
     process.send?.(listening);

@@ -15,7 +15,6 @@ import type { RequestNotes } from "../observability/instrument-engine.js";
 import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { registerConsole } from "../console/routes.js";
 import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -25,6 +24,7 @@ import { createWebhooks, type Webhooks } from "../webhooks/index.js";
 import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
+import { createEventStreams, eventStreamRoutes, type EventStreams } from "./routes/event-stream.js";
 import { hardwareRoutes } from "./routes/hardware.js";
 import { paymentHistoryRoutes } from "./routes/payment-history.js";
 import { paymentRoutes } from "./routes/payments.js";
@@ -61,6 +61,11 @@ export interface ServerOptions {
   readiness?: ReadinessOptions;
   /** After close() begins, a connection idle this long is ended (default 1 s; ./drain.ts). */
   drainIdleMs?: number;
+  /**
+   * More to serve on this server, registered after the API: the composition adds the web console
+   * (src/console/routes.ts) this way, so the API never imports the surfaces built on it.
+   */
+  extensions?: readonly ((app: FastifyInstance) => void)[];
 }
 
 declare module "fastify" {
@@ -86,7 +91,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
 export function createServer(options: ServerOptions): FastifyInstance {
-  const { engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false } = options;
+  const { engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] } = options;
   const app = Fastify({
     ...(logger
       ? {
@@ -154,14 +159,18 @@ export function createServer(options: ServerOptions): FastifyInstance {
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
 
+  // server-sent event streams end with their final event when the server closes (after the grace: ./drain.ts)
+  const streams = createEventStreams();
+  app.addHook("preClose", async () => streams.drain());
+  app.addHook("onClose", async () => streams.stop());
   const ready = readiness(engine, drain, options.readiness);
-  for (const route of apiRoutes(engine, simulators, webhooks, ready)) registerRoute(app, route, idempotency);
-  registerConsole(app);
+  for (const route of apiRoutes(engine, simulators, webhooks, streams, ready)) registerRoute(app, route, idempotency);
+  for (const extend of extensions) extend(app);
   return app;
 }
 
 /** Every endpoint, the OpenAPI document's included (it describes them all). */
-export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), ready = readiness(engine, undefined)): RouteDef[] {
+export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams(), ready = readiness(engine, undefined)): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
@@ -170,6 +179,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...eventRoutes(webhooks),
+    ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
     ...clientSdkRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import { openStores, outboundOf, type ServiceConfig, type Stores } from "../config.js";
 import type { ReconcileReport } from "../engine.js";
+import { registerConsole } from "../console/routes.js";
 import { createServer } from "../http/server.js";
 import { blockRequestIds, randomIds } from "../ids.js";
 import { createObservedEngine } from "../observability/index.js";
@@ -13,6 +14,7 @@ import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
 import { registerServiceGauges } from "../observability/service-gauges.js";
 import { serviceProcessors } from "../processors/adapters.js";
+import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
 import type { ServeConfig } from "./config.js";
@@ -40,7 +42,8 @@ export class StartFailure extends Error {
 export async function startService({ config, serve, logger, stores, clusterWorker = false }: ServiceOptions) {
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
-  const { store, readModels, description } = stores ?? (await openStores(config));
+  // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
+  const { store, readModels, description } = withSeededDefect(stores ?? (await openStores(config)), config);
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
@@ -69,6 +72,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     metrics,
     notes,
     readiness: { maxLagSeconds: serve.readyMaxLagSeconds },
+    extensions: [registerConsole],
   });
   registerServiceGauges(metrics, { engine, drain: app.drain });
 

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { InvalidRequest } from "../../errors.js";
 import { Id } from "../../inputs.js";
-import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../webhooks/public-events.js";
+import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../present/public-events.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import type { FeedPage } from "../../webhooks/feed.js";
 import { defineRoute } from "../route.js";
@@ -33,7 +33,7 @@ export const PublicEventOut = z
 
 export const EventPageOut = z.strictObject({ data: z.array(PublicEventOut), next_cursor: z.string(), has_more: z.boolean() });
 
-function typesOf(raw: string | undefined): PublicEventType[] | undefined {
+export function typesOf(raw: string | undefined): PublicEventType[] | undefined {
   if (raw === undefined) return undefined;
   const types = raw.split(",").map((t) => t.trim());
   const unknown = types.find((t) => !(PUBLIC_EVENT_TYPES as readonly string[]).includes(t));

@@ -9,7 +9,7 @@
 // client's). Refusals are checked the same way against what they name: the status they found, a
 // processor call in flight, an amount above what the state allowed, a payment not there yet.
 import { stateOf, type PaymentSnapshot } from "../../../machines/fold.js";
-import { paymentRecord } from "../../../projections/payment-record.js";
+import { paymentRecord } from "../../../src/present/payment-record.js";
 import { Decimal } from "../../../src/money.js";
 import type { Complete, RecordView } from "../history.js";
 import { anomaly, type Anomaly } from "./anomaly.js";

@@ -1,4 +1,4 @@
-// Graceful close of the HTTP server, in the order src/service/shutdown.ts drives it:
+// Graceful close of the HTTP server, in the order src/serve/shutdown.ts drives it:
 // 1. draining (SIGTERM): /readyz fails, everything else is served as before, keep-alive included
 //    (a client that keeps its connection opens no new one that could wait in the listen backlog);
 // 2. after the grace, acceptQueueDrained(): until every connection the kernel queued for the
@@ -7,8 +7,8 @@
 //    connection already accepted is kept: a request on it is served and answered with
 //    `Connection: close`; idle connections are ended (FIN) once no request has come for `idleMs`.
 //    Node's own close() destroys idle keep-alive connections at once, which races a request the
-//    client is sending on one (it sees a reset or an empty reply): replaced here.
-//    `signal` aborts when closing starts: server-sent event streams end with a final event;
+//    client is sending on one (it sees a reset or an empty reply): replaced here. Server-sent
+//    event streams end with their final event then (preClose: src/http/routes/event-stream.ts);
 // 4. abort() at the deadline: requests still running are answered 503 (retry with the same
 //    Idempotency-Key) and every connection is closed.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -30,8 +30,6 @@ export interface Drain {
   readonly draining: boolean;
   /** True once app.close() began: answers carry Connection: close. */
   readonly closing: boolean;
-  /** Aborted when closing begins (after the grace): long-lived answers (server-sent events) end. */
-  readonly signal: AbortSignal;
   startDraining(): void;
   /** Resolves when no connection waits to be accepted (true), or at `until` (false); then close at once. */
   acceptQueueDrained(until: number): Promise<boolean>;
@@ -43,7 +41,6 @@ export interface Drain {
 
 export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?: number } = {}): Drain {
   const connections = new Map<Socket, Connection>();
-  const controller = new AbortController();
   let draining = false;
   let closing = false;
 
@@ -98,7 +95,6 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
   app.addHook("preClose", (done) => {
     draining = true;
     closing = true;
-    controller.abort();
     done();
   });
 
@@ -109,7 +105,6 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     get closing() {
       return closing;
     },
-    signal: controller.signal,
     startDraining() {
       draining = true;
     },

@@ -3,7 +3,8 @@
 // other requests are still served through the grace; then the listener closes. Every request
 // either got an answer or a refused connection: no 5xx, no reset, no connection closed without an
 // answer; every answered request's effect is in the store; the process exits 0. And at the
-// deadline, a request still running (a blocking terminal auth) is answered 503, not cut.
+// deadline, a request still running (a blocking terminal auth) is answered 503, not cut, and a
+// server-sent event stream ends with its final event.
 import { request } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshStores, merchantKey, startServer, storedEvents, type StoreEnv } from "../multiprocess/servers.js";
@@ -76,7 +77,7 @@ describe("SIGTERM under load", () => {
     expect(missing.map((o) => `${o.kind} ${o.paymentId}`)).toEqual([]);
   }, 300_000);
 
-  it("at the deadline a request still running is answered 503 (retry with the same Idempotency-Key), and the process exits 0 in time", async () => {
+  it("at the deadline a request still running is answered 503 (retry with the same Idempotency-Key), an event stream ends with its final event, and the process exits 0 in time", async () => {
     const store: StoreEnv = stores.sqlite();
     const key = await merchantKey(store, "acct_deadline");
     const server = await startServer(store, { SHUTDOWN_GRACE_MS: "200", SHUTDOWN_DEADLINE_MS: "3000" });
@@ -87,16 +88,22 @@ describe("SIGTERM under load", () => {
     const intent = await (await post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" })).json();
     // a synchronous terminal's auth blocks until a card is presented (up to 120 s)
     const blocking = post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    // and a server-sent event stream is open
+    const stream = await fetch(`${server.url}/v2/events/stream?external_account_id=acct_deadline`, { headers: { authorization: `Bearer ${key}` } });
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    const streamed = stream.text();
     await sleep(500);
     const signalledAt = Date.now();
     server.child.kill("SIGTERM");
-    const res = await blocking.catch(async (e) => { await server.exited; console.log(server.output()); throw e; });
+    const res = await blocking;
     const body = await res.json();
     expect(res.status).toBe(503);
     expect(body).toMatchObject({ code: "service_stopping", status: 503 });
     expect(res.headers.get("retry-after")).toBe("1");
     expect(await server.exited).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(3_000 + 2_000);
+    // the stream ended with its final event when the listener closed, not cut
+    expect(await streamed).toMatch(/event: end\ndata: \{"reason":"draining","next_cursor":"\d+"\}\n\n$/);
     // the attempt was recorded before the call: the reconciler of the next process resolves it
     const events = await storedEvents(store);
     expect(events.filter((e) => e.stream === `payment-${intent.payment_id}`).map((e) => e.type)).toContain("TerminalAuthorizationAttempted");

@@ -76,7 +76,8 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     if (!connection) return;
     connection.requests++;
     connection.res = res;
-    res.once("close", onResponseClose);
+    // "close" comes once per answer: a plain listener, no once() wrapper per request
+    res.on("close", onResponseClose);
   });
   // fastify's handler of the server's "request" event runs before the listener above
   app.addHook("onRequest", (req, _reply, done) => {

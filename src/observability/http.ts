@@ -20,6 +20,8 @@ declare module "fastify" {
   }
 }
 
+const SERVER_SPAN = { kind: SpanKind.SERVER };
+
 type Children = { requests: Map<number, { inc(): void }>; duration: { observe(v: number): void } };
 
 export interface ObserveOptions {
@@ -45,13 +47,15 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   const rateLimited = new Map<string, { inc(): void }>();
 
   app.addHook("onRequest", (req, _reply, done) => {
-    const route = req.routeOptions.url;
-    const span = tracer.startSpan(`${req.method} ${route ?? "unmatched"}`, { kind: SpanKind.SERVER }, propagation.extract(ROOT_CONTEXT, req.headers));
+    // named once it is known to record: without an SDK a request allocates no name
+    const span = tracer.startSpan("HTTP", SERVER_SPAN, propagation.extract(ROOT_CONTEXT, req.headers));
     const recording = span.isRecording();
     // the command's note: for the log line, and the span's payment id
     if (log || recording) notes.set(Number(req.id), null);
     if (!recording) return done();
-    span.setAttributes({ "http.request.method": req.method, "http.route": route ?? "unmatched", [ATTR.requestId]: Number(req.id) });
+    const route = req.routeOptions.url ?? "unmatched";
+    span.updateName(`${req.method} ${route}`);
+    span.setAttributes({ "http.request.method": req.method, "http.route": route, [ATTR.requestId]: Number(req.id) });
     req.span = span;
     done();
   });

@@ -6,7 +6,7 @@
 // stream: ./events.ts; polling a payment: ./wait.ts (spec §8).
 import type { z } from "zod";
 import type { PaymentStatus } from "../../machines/payment.js";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../present/payment-record.js";
 import type { AccountOut } from "../http/routes/account.js";
 import type { ListCustomerCardsInput } from "../http/routes/customer-cards.js";
 import type { ListTerminalsInput } from "../http/routes/hardware.js";

@@ -10,7 +10,6 @@ import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { registerConsole } from "../console/routes.js";
 import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -49,6 +48,11 @@ export interface ServerOptions {
   authFailures?: AuthFailureLimit;
   /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
   trustProxy?: boolean | string | string[];
+  /**
+   * More to serve on this server, registered after the API: the composition adds the web console
+   * (src/console/routes.ts) this way, so the API never imports the surfaces built on it.
+   */
+  extensions?: readonly ((app: FastifyInstance) => void)[];
 }
 
 const HOUR = 3_600_000;
@@ -65,7 +69,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger
       ? {
@@ -152,7 +156,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   app.addHook("preClose", async () => streams.drain());
   app.addHook("onClose", async () => streams.stop());
   for (const route of apiRoutes(engine, simulators, webhooks, streams)) registerRoute(app, route, idempotency);
-  registerConsole(app);
+  for (const extend of extensions) extend(app);
   return app;
 }
 

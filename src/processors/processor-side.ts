@@ -13,9 +13,10 @@ import { setBounded } from "../bounded.js";
 /**
  * ledger: calls by idempotency key; sessions: collections by terminal; cards: numbers read, by
  * payment; vault: cards on file; attempts: authorizations per payment and card; settlements:
- * requested captures not yet reported settled.
+ * requested captures not yet reported settled; faults: the sandbox's injected processor faults
+ * (./simulator.ts ProcessorFault, set by the chaos run).
  */
-export type SideTable = "ledger" | "sessions" | "cards" | "vault" | "attempts" | "settlements";
+export type SideTable = "ledger" | "sessions" | "cards" | "vault" | "attempts" | "settlements" | "faults";
 
 export interface ProcessorSide {
   get<T>(table: SideTable, key: string): T | undefined;

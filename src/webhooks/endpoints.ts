@@ -13,7 +13,7 @@ import type { Ids } from "../ids.js";
 import { Id } from "../inputs.js";
 import type { Outbound } from "../outbound/client.js";
 import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../store/port.js";
-import { PUBLIC_EVENT_TYPES } from "./public-events.js";
+import { PUBLIC_EVENT_TYPES } from "../present/public-events.js";
 
 export interface EndpointDoc {
   endpoint_id: string;

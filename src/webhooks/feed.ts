@@ -7,7 +7,7 @@
 import { coalesced } from "../coalesced.js";
 import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
-import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "./public-events.js";
+import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
 /** A public event where the feed keeps it. */
 export interface FeedEntry {

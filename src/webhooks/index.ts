@@ -77,4 +77,4 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
 
 export type Webhooks = ReturnType<typeof createWebhooks>;
 export { verifyWebhook, signatureHeader, SIGNATURE_HEADER } from "./signature.js";
-export { PUBLIC_EVENT_TYPES, type PublicEvent, type PublicEventType } from "./public-events.js";
+export { PUBLIC_EVENT_TYPES, type PublicEvent, type PublicEventType } from "../present/public-events.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
-import { presentPayment } from "../../src/http/presenters.js";
+import { presentPayment } from "../../src/present/api-versions.js";
 import { createServer } from "../../src/http/server.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { createWebhooks } from "../../src/webhooks/index.js";

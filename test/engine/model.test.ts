@@ -6,7 +6,7 @@
 // read model from zero gives the live read models.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { paymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord } from "../../src/present/payment-record.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { EventPageOut } from "../../src/http/routes/events.js";
 import { CreatedWebhookEndpointOut, WebhookEndpointOut } from "../../src/http/routes/webhook-endpoints.js";
-import { publicEventId } from "../../src/webhooks/public-events.js";
+import { publicEventId } from "../../src/present/public-events.js";
 import { expectProblem, expectShape, startApi, type Merchant } from "../http/harness.js";
 
 const api = await startApi();

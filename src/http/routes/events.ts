@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { InvalidRequest } from "../../errors.js";
 import { Id } from "../../inputs.js";
-import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../webhooks/public-events.js";
+import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../present/public-events.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import type { FeedPage } from "../../webhooks/feed.js";
 import { defineRoute } from "../route.js";

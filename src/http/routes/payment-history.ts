@@ -6,7 +6,8 @@
 import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
-import { paymentsProjection, recordOf, type PaymentDoc } from "../../../projections/payments.js";
+import { paymentsProjection, type PaymentDoc } from "../../../projections/payments.js";
+import { recordOf } from "../../present/payment-record.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
 import type { ChainFindingKind } from "../../audit/chain.js";
@@ -14,7 +15,7 @@ import { diagram } from "../../audit/diagram.js";
 import type { Engine } from "../../engine.js";
 import { NotFound } from "../../errors.js";
 import { Id } from "../../inputs.js";
-import { presentPayment } from "../presenters.js";
+import { presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { PaymentRecordOut } from "../schemas.js";
 

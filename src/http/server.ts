@@ -61,11 +61,10 @@ export interface ServerOptions {
 const HOUR = 3_600_000;
 
 function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) {
-  const { problem: body, internal } = problemOf(error, Number(req.id));
+  const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id));
   if (internal) req.log.error({ err: error }, "request failed");
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
-  const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-  if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
+  if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers
   reply.header("request-id", req.id).headers(SECURITY_HEADERS);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);

@@ -21,6 +21,7 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
 import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
@@ -184,6 +185,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
     ...clientSdkRoutes(engine),
+    ...apiKeyRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes)), ready));

@@ -38,6 +38,7 @@ const app = createServer({
   ...(simulators ? { simulators } : {}),
   webhooks,
   idempotencyTtlMs: config.idempotencyTtlMs,
+  idempotencyMaxKeysPerAccount: config.idempotencyMaxKeysPerAccount,
   // a claim outlives the longest request: the blocking auth
   idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
   trustProxy: config.trustProxy,

@@ -60,7 +60,7 @@ function completion(req: Request, i: number, t: number, status: number, text: st
   const replayed = headers?.get("idempotent-replayed") === "true";
   const data = Array.isArray(body.data) ? (body.data as Array<Record<string, unknown>>) : null;
   const answer: Partial<Complete> =
-    req.kind === "list_payments" ? { records: (data ?? []).map(viewOf).filter((r): r is RecordView => r !== undefined) }
+    req.kind === "list_payments" ? { records: (data ?? []).map(viewOf).filter((r): r is RecordView => r !== undefined), has_more: body.has_more === true }
     : req.kind === "list_cards" ? { ids: (data ?? []).map((c) => String(c.payment_method_id)) }
     : req.kind === "list_terminals" ? { ids: (data ?? []).map((c) => String(c.terminal_id)) }
     : req.kind === "save_card" ? { ids: [String(body.payment_method_id)] }
@@ -96,7 +96,9 @@ export async function perform(t: Transport, rng: Random, req: Request, { resendC
   const started = t.now();
   for (let i = 0; ; i++) {
     const { complete, body, retryAfterMs } = await sendOnce(t, rng, req, i, false);
-    const again = req.key !== null && (complete.outcome === "unknown" || TRANSIENT.has(complete.code ?? ""));
+    // a server error is tried again a few times only (as SDKs do); no answer, or "try again", for the whole budget
+    const serverError = complete.status >= 500 && complete.status !== 503;
+    const again = req.key !== null && (complete.outcome === "unknown" || TRANSIENT.has(complete.code ?? "")) && !(serverError && i >= 2);
     if (again && t.now() - started < RETRY_BUDGET_MS) {
       await new Promise((r) => setTimeout(r, Math.max(retryAfterMs, rng.between(50, 100) * 2 ** Math.min(i, 4))));
       continue;

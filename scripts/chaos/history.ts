@@ -61,8 +61,9 @@ export interface Complete {
   body_sha256?: string;
   /** A payment record answered (writes, the status read). */
   record?: RecordView;
-  /** A list of payments answered. */
+  /** A list of payments answered, and whether it said there were more. */
   records?: RecordView[];
+  has_more?: boolean;
   /** Cards on file (save card, a customer's cards) or terminals listed: their ids. */
   ids?: string[];
   /** A refusal's current_status, when the machine refused. */

@@ -27,6 +27,8 @@ export interface ChaosOptions {
   /** A negative control: the servers run with this seeded defect (src/seeded-defects.ts). */
   defect?: SeededDefect;
   historyFile?: string;
+  /** How long to wait at the end for the reconciler to close open attempts (default 30 s). */
+  settleMs?: number;
   log?: (line: string) => void;
 }
 
@@ -79,7 +81,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     cluster.processorFault(null);
     for (let i = 0; i < cluster.servers; i++) if (cluster.urlOf(i) === null) await cluster.start(i).catch(() => undefined); // a crash, recorded
     log("workload done; waiting for the reconciler to close open attempts");
-    await settled(cluster, 30_000);
+    await settled(cluster, o.settleMs ?? 30_000);
     const events = await cluster.events();
     const ledger = cluster.ledger() as Array<[string, LedgerEntry]>;
     stopped = await cluster.stop();

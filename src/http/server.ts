@@ -16,6 +16,7 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
 import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
@@ -36,6 +37,8 @@ export interface ServerOptions {
   webhooks?: Webhooks;
   /** How long an Idempotency-Key answer is kept (default 24 h). */
   idempotencyTtlMs?: number;
+  /** The most Idempotency-Key records one account may hold at once (then 429; default 1,000,000). */
+  idempotencyMaxKeysPerAccount?: number;
   /** How long an Idempotency-Key claim of a request that never answered holds the key (default 180 s: longer than the 120 s blocking auth). */
   idempotencyLeaseMs?: number;
   /** Largest accepted request body in bytes (default 64 KiB). */
@@ -58,18 +61,17 @@ export interface ServerOptions {
 const HOUR = 3_600_000;
 
 function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) {
-  const { problem: body, internal } = problemOf(error, Number(req.id));
+  const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id));
   if (internal) req.log.error({ err: error }, "request failed");
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
-  const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-  if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
+  if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers
   reply.header("request-id", req.id).headers(SECURITY_HEADERS);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, idempotencyMaxKeysPerAccount, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger
       ? {
@@ -146,7 +148,8 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${path}`, null, Number(req.id)));
   });
 
-  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs });
+  // answers are kept sealed (secrets in them), under a key every process sharing the signing key derives alike
+  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs, maxKeysPerScope: idempotencyMaxKeysPerAccount, sealKey: webhooks.derivedKey("idempotency records") });
   const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
@@ -173,6 +176,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
     ...clientSdkRoutes(engine),
+    ...apiKeyRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)

@@ -124,6 +124,16 @@ describe("invalid histories: each anomaly reported", () => {
     expect(kinds(stale)).toEqual(["f:stale_read"]);
   });
 
+  it("(f) a whole list (no more pages) that leaves out a payment in its status for the whole window; one created meanwhile may be missing", () => {
+    const s = paidAndRefunded();
+    s.op("list_payments", null, null, [{ at: [100, 110], records: [], has_more: false }], { path: "/v2/payments?external_account_id=acct&status=succeeded" });
+    const meanwhile = paidAndRefunded();
+    meanwhile.op("list_payments", null, null, [{ at: [5, 8], records: [], has_more: false }], { path: "/v2/payments?external_account_id=acct" });
+    meanwhile.op("list_payments", null, null, [{ at: [100, 110], records: [], has_more: false }], { path: "/v2/payments?external_account_id=acct&status=requires_capture" });
+    expect(kinds(s)).toEqual(["f:stale_read"]);
+    expect(kinds(meanwhile)).toEqual([]);
+  });
+
   it("(d) a resend answered other bytes; a retry that ran again; a retry refused after its first try took effect", () => {
     const resend = paidAndRefunded();
     const refunded = record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "5.00" });

@@ -22,6 +22,7 @@ export interface TrySpec {
   code?: string;
   record?: RecordView;
   records?: RecordView[];
+  has_more?: boolean;
   ids?: string[];
   request_id?: number;
   replayed?: boolean;

@@ -32,7 +32,7 @@ export interface StartOptions {
   /** Capture the pino log lines. */
   log?: string[];
   /** Passed to createServer as they are. */
-  server?: Pick<ServerOptions, "timeouts" | "authFailures" | "trustProxy">;
+  server?: Pick<ServerOptions, "timeouts" | "authFailures" | "trustProxy" | "idempotencyMaxKeysPerAccount">;
 }
 
 export async function startApi(options: StartOptions = {}) {

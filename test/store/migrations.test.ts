@@ -78,7 +78,10 @@ describe("PostgreSQL: a schema migrated by the release before", async () => {
       expect(await functions()).toContain("append_events");
 
       const { events, readModels } = await createPostgresStore({ connectionString: database, schema });
-      expect((await admin.query(`SELECT version FROM migrations ORDER BY version`)).rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      // 7 and every later one
+      const all = loadMigrations(dir("postgres/migrations")).map((m) => m.version);
+      expect(all.slice(0, 7)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect((await admin.query(`SELECT version FROM migrations ORDER BY version`)).rows.map((r) => r.version)).toEqual(all);
       expect(await functions()).not.toContain("append_events");
       expect(await functions()).toContain("expected_revision_holds");
 

@@ -89,6 +89,17 @@ export function checkLinearizability(model: Model): Anomaly[] {
           if (payment) report(payment, op, windowOf(payment, op, t.invoke.t, c.t), (s) => matches(r, s), describe(r), true);
           else found.push(anomaly("c", "answer_not_linearizable", r.payment_id, op.op, `${op.kind} listed payment ${r.payment_id}, which has no events`));
         }
+        // a whole list (no more pages, no search) leaves out only payments not in it at some point of its window
+        const query = new URLSearchParams(t.invoke.path.split("?")[1] ?? "");
+        if (c.has_more === false && !query.has("q")) {
+          const status = query.get("status");
+          const listed = new Set(c.records.map((r) => r.payment_id));
+          for (const payment of model.payments.values()) {
+            if (listed.has(payment.payment_id)) continue;
+            const absent = (s: PaymentSnapshot) => s.value === "none" || (status !== null && s.value !== status);
+            report(payment, op, windowOf(payment, op, t.invoke.t, c.t), absent, `a list${status ? ` of ${status} payments` : ""} without it`, true);
+          }
+        }
       }
       const payment_id = op.payment_id ?? c.record?.payment_id ?? null;
       const payment = payment_id === null ? undefined : model.payments.get(payment_id);

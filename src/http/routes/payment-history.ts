@@ -30,7 +30,7 @@ export const ListPaymentsInput = z.strictObject({
 });
 const PaymentRef = { external_account_id: Id, payment_id: Id };
 export const PaymentAuditInput = z.strictObject(PaymentRef);
-export const PaymentDiagramInput = z.strictObject({ ...PaymentRef, format: z.enum(["svg", "mermaid", "dot"]).default("svg") });
+export const PaymentDiagramInput = z.strictObject({ ...PaymentRef, format: z.enum(["svg", "mermaid", "dot"]).default("svg"), layout: z.enum(["full", "compact"]).default("full") });
 export const PaymentAsOfInput = z.strictObject({ ...PaymentRef, timestamp: z.string().min(1) });
 
 const PaymentOut = PaymentRecordOut("v2");
@@ -155,13 +155,13 @@ export function paymentHistoryRoutes(engine: Engine) {
       path: "/payment/intent/:payment_id/diagram",
       versions: ["v2"],
       summary: "The payment machine's transition diagram with this payment's path highlighted",
-      description: "`format`: `svg` (default, rendered by Graphviz), `mermaid` or `dot`; the steps the payment took are numbered. The same as `cardflow diagram --payment <payment_id>`.",
+      description: "`format`: `svg` (default, rendered by Graphviz), `mermaid` or `dot`; `layout`: `full` (default: every transition with its guards, left to right) or `compact` (top to bottom, one arrow per pair of states, guards as tooltips: for screens); the steps the payment took are numbered. The same as `cardflow diagram --payment <payment_id>`.",
       extension: true,
       auth: "api_key",
       input: PaymentDiagramInput,
       response: () => PaymentDiagramOut,
-      async run({ external_account_id, payment_id, format }) {
-        return { format, diagram: await diagram({ format, path: await eventsOf(external_account_id, payment_id) }) };
+      async run({ external_account_id, payment_id, format, layout }) {
+        return { format, diagram: await diagram({ format, layout, path: await eventsOf(external_account_id, payment_id) }) };
       },
       present: (answer) => answer,
     }),

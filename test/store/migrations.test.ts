@@ -59,7 +59,7 @@ describe("migration files", () => {
 describe("PostgreSQL: a schema migrated by the release before", async () => {
   const database = await testDatabase();
 
-  it("gets migration 7 (append_events dropped, one expected-revision check) and keeps its events, appends and checks", async () => {
+  it("gets the later migrations (7: append_events dropped, one expected-revision check) and keeps its events, appends and checks", async () => {
     const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
     const admin = new pg.Client({ connectionString: database, options: `-c search_path=${schema}` });
     await admin.connect();
@@ -78,7 +78,7 @@ describe("PostgreSQL: a schema migrated by the release before", async () => {
       expect(await functions()).toContain("append_events");
 
       const { events, readModels } = await createPostgresStore({ connectionString: database, schema });
-      expect((await admin.query(`SELECT version FROM migrations ORDER BY version`)).rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect((await admin.query(`SELECT version FROM migrations ORDER BY version`)).rows.map((r) => r.version)).toEqual(loadMigrations(dir("postgres/migrations")).map((m) => m.version));
       expect(await functions()).not.toContain("append_events");
       expect(await functions()).toContain("expected_revision_holds");
 

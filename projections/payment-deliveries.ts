@@ -5,7 +5,7 @@
 //
 // Until this projection existed the `timeline` projection held these documents (keyed
 // `<payment_id>/deliveries`) beside a copy of every payment's stream; its rows are retired
-// (RETIRED_PROJECTIONS, src/engine/core.ts) and this one catches up from zero.
+// (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from zero.
 import type { z } from "zod";
 import type { WebhookDeliveryAttempted } from "../machines/events.js";
 import { defineProjection } from "./projection.js";

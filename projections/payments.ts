@@ -3,7 +3,7 @@
 // written out again (~1 KB more per payment), so it is presented when read (recordOf), by the
 // very code that presents the engine's answers. Named `payment_states`: the `payments` read model
 // of earlier versions held the record beside the state, documents of another shape; it is retired
-// (RETIRED_PROJECTIONS) and this one catches up from zero.
+// (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from zero.
 import { foldStored, type PaymentState } from "../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "./payment-record.js";
 import { defineProjection } from "./projection.js";

@@ -27,7 +27,7 @@ export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
   { floor: "basics", paths: ["src/money.ts", "src/clock.ts", "src/ids.ts", "src/errors.ts", "src/bounded.ts", "src/coalesced.ts", "src/options.ts", "src/package-root.ts"] },
   { floor: "machines", paths: ["machines/"] },
   { floor: "events", paths: ["src/events/"] },
-  { floor: "ports", paths: ["src/store/", "src/processors/", "src/idempotency.ts", "src/config.ts"] },
+  { floor: "ports", paths: ["src/store/", "src/processors/", "src/outbound/", "src/idempotency.ts", "src/config.ts"] },
   { floor: "projections", paths: ["projections/"] },
   { floor: "engine", paths: ["src/engine/", "src/engine.ts", "src/inputs.ts", "src/replay.ts", "src/api-keys.ts", "src/client-sdk.ts"] },
   { floor: "present", paths: ["src/present/"] },

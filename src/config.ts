@@ -1,7 +1,9 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { parseCidr } from "./outbound/address-policy.js";
+import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/postgres/index.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
@@ -31,13 +33,34 @@ export interface ServiceConfig {
   /** Simulated processor answer time. */
   processorLatencyMs: number;
   logLevel: string;
-  /** SANDBOX=off: no /sim/* endpoints and no scripted test-card or test-amount outcomes. */
-  sandbox: boolean;
   /**
-   * TRUST_PROXY: behind a load balancer, the client address is taken from X-Forwarded-For
-   * (true: trust every hop, or the proxies' addresses/CIDRs, comma separated); default false.
+   * The sandbox (simulated processors, test cards, /sim) or production (real processor adapters
+   * only): SANDBOX=on|off, else off when NODE_ENV=production, else on.
    */
-  trustProxy: boolean | string;
+  sandbox: boolean;
+  /** PROCESSORS_MODULE: the module exporting the real processor adapters (src/processors/adapters.ts). */
+  processorsModule: string | null;
+  /** Every outbound request's rules (src/outbound/client.ts). */
+  outbound: OutboundConfig;
+  /**
+   * TRUST_PROXY: behind a load balancer, the client address is taken from X-Forwarded-For when
+   * the connection comes from one of these proxy addresses or CIDRs; default none.
+   */
+  trustProxy: string[] | false;
+}
+
+export interface OutboundConfig {
+  /** OUTBOUND_ALLOWLIST: addresses or CIDRs allowed whatever they are (a processor on a private network). */
+  allowlist: string[];
+  /** WEBHOOK_ALLOW_PRIVATE=1, sandbox only: loopback and private-use receivers (local development). */
+  allowPrivate: boolean;
+  /** OUTBOUND_CA_FILE: PEM certificates trusted besides the system's (a processor's private CA). */
+  caFile: string | null;
+}
+
+/** The configuration cannot run: the message names the variable and what it needs. */
+export class ConfigurationError extends Error {
+  override readonly name = "ConfigurationError";
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -48,17 +71,40 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return value;
 }
 
-function sandbox(raw: string | undefined): boolean {
+/** SANDBOX wins when set; otherwise NODE_ENV=production means production. */
+function sandbox(raw: string | undefined, nodeEnv: string | undefined): boolean {
   const value = (raw ?? "").trim().toLowerCase();
-  if (["", "on", "true", "1"].includes(value)) return true;
+  if (value === "") return nodeEnv !== "production";
+  if (["on", "true", "1"].includes(value)) return true;
   if (["off", "false", "0"].includes(value)) return false;
-  throw new Error(`SANDBOX: expected on or off, got ${JSON.stringify(raw)}`);
+  throw new ConfigurationError(`SANDBOX: expected on or off, got ${JSON.stringify(raw)}`);
 }
 
-function trustProxy(raw: string | undefined): boolean | string {
-  if (raw === undefined || raw === "" || raw === "false") return false;
-  if (raw === "true") return true;
-  return raw;
+/** A comma-separated list of addresses or CIDRs; each entry checked. */
+function cidrList(name: string, raw: string | undefined, hint = ""): string[] {
+  const entries = (raw ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    try {
+      parseCidr(entry);
+    } catch (error) {
+      throw new ConfigurationError(`${name}: ${(error as Error).message}; expected addresses or CIDRs, comma separated${hint}`);
+    }
+  }
+  return entries;
+}
+
+function trustProxy(raw: string | undefined): string[] | false {
+  const value = (raw ?? "").trim();
+  if (value === "" || value === "false") return false;
+  // trusting every hop lets any client write its own X-Forwarded-For (and escape the rate limit)
+  if (value === "true") throw new ConfigurationError("TRUST_PROXY: true (trust every hop) lets any client choose its address; give the load balancers' addresses or CIDRs, e.g. TRUST_PROXY=10.0.0.0/8");
+  return cidrList("TRUST_PROXY", value, " (the load balancers')");
+}
+
+function outbound(env: NodeJS.ProcessEnv, isSandbox: boolean): OutboundConfig {
+  const allowPrivate = ["1", "true", "on"].includes((env.WEBHOOK_ALLOW_PRIVATE ?? "").trim().toLowerCase());
+  if (allowPrivate && !isSandbox) throw new ConfigurationError("WEBHOOK_ALLOW_PRIVATE: only in the sandbox; in production allow a private receiver's or processor's address with OUTBOUND_ALLOWLIST");
+  return { allowlist: cidrList("OUTBOUND_ALLOWLIST", env.OUTBOUND_ALLOWLIST), allowPrivate, caFile: env.OUTBOUND_CA_FILE || null };
 }
 
 function databaseUrl(raw: string | undefined): string | null {
@@ -68,6 +114,7 @@ function databaseUrl(raw: string | undefined): string | null {
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const isSandbox = sandbox(env.SANDBOX, env.NODE_ENV);
   return {
     port: number(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
@@ -83,9 +130,25 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
     processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
     logLevel: env.LOG_LEVEL || "info",
-    sandbox: sandbox(env.SANDBOX),
+    sandbox: isSandbox,
+    processorsModule: env.PROCESSORS_MODULE || null,
+    outbound: outbound(env, isSandbox),
     trustProxy: trustProxy(env.TRUST_PROXY),
   };
+}
+
+/** The guarded outbound client of this configuration (webhooks, processor adapters). */
+export function outboundOf(config: Pick<ServiceConfig, "sandbox" | "outbound">): Outbound {
+  const { allowlist, allowPrivate, caFile } = config.outbound;
+  let ca: string | undefined;
+  if (caFile) {
+    try {
+      ca = readFileSync(caFile, "utf8");
+    } catch (error) {
+      throw new ConfigurationError(`OUTBOUND_CA_FILE: cannot read ${caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+  }
+  return createOutbound({ sandbox: config.sandbox, allowlist, allowPrivate, ca });
 }
 
 export interface Stores {
@@ -118,4 +181,18 @@ export async function openStores(
   if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (npm start) or set DATA_DIR`);
   const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   return { store: events, readModels, description: `SQLite ${path}` };
+}
+
+/**
+ * Runs a start-up step; a ConfigurationError ends the process with its message (no stack trace)
+ * and exit code 1: a service that cannot run as configured does not start.
+ */
+export async function refuseToStart<T>(step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    process.stderr.write(`cardflow: refusing to start: ${error.message}\n`);
+    process.exit(1);
+  }
 }

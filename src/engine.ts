@@ -23,7 +23,7 @@ import type { PaymentRecord } from "../projections/payment-record.js";
 
 export type { Account, CommandContext, CreatedIntent } from "./engine/payment-streams.js";
 export type { ReconcileOptions, ReconcileReport, Resolution } from "./engine/reconcile.js";
-export { PROJECTIONS, type EngineOptions } from "./engine/core.js";
+export type { EngineOptions } from "./engine/core.js";
 
 export function createEngine(options: EngineOptions = {}) {
   refuseUndefinedOptions("createEngine", options, { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });

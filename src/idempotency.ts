@@ -17,7 +17,7 @@
 // had appended, replays the answer recorded with its events. Only successful answers are kept: a
 // refused request had no effect and may simply be retried.
 import { createHash, randomUUID } from "node:crypto";
-import { canonicalJson } from "./audit/chain.js";
+import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, InvalidRequest } from "./errors.js";
 import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";

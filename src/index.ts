@@ -1,5 +1,5 @@
 // cardflow as a library: the engine, its ports and adapters, the machine and its events.
-export { createEngine, PROJECTIONS, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
+export { createEngine, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
 export { paymentMachine, PAYMENT_STATUSES, type PaymentContext, type PaymentStatus } from "../machines/payment.js";
 export * as events from "../machines/events.js";
 export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "../machines/failures.js";
@@ -27,10 +27,15 @@ export { createMemoryReadModels, createMemoryStore } from "./store/memory/index.
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "./store/sqlite/index.js";
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./store/postgres/index.js";
 export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb/index.js";
-export { configFromEnv, openStores, type ServiceConfig, type Stores } from "./config.js";
+export { configFromEnv, openStores, outboundOf, ConfigurationError, type ServiceConfig, type OutboundConfig, type Stores } from "./config.js";
 export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";
 export { fileSide, memorySide, processorSideIn, type ProcessorSide, type SideTable } from "./processors/processor-side.js";
+// production: real processor adapters (PROCESSORS_MODULE) and the guarded outbound client they use
+export { loadAdapters, serviceProcessors, ROUTED_PROCESSORS, type AdapterContext, type ProcessorAdapters, type CreateProcessors } from "./processors/adapters.js";
+export { createHttpProcessor, type HttpProcessorOptions } from "./processors/http-adapter.js";
+export { createOutbound, OutboundRefused, OutboundFailed, type Outbound, type OutboundOptions, type OutboundRequest, type OutboundAnswer } from "./outbound/client.js";
+export { judgeAddress, type AddressPolicy, type Verdict } from "./outbound/address-policy.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
@@ -41,8 +46,11 @@ export { createServer, apiRoutes, serviceOpenApi, type ServerOptions } from "./h
 export { createApiKeys, type ApiKeys, type ApiKeyOwner } from "./api-keys.js";
 export { createProgram as createCli } from "./cli/index.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";
+export { PROJECTIONS, RETIRED_PROJECTIONS } from "../projections/registry.js";
 // audit and review tooling (src/audit)
-export { canonicalJson, eventHash, verifyChain, headOf, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
+export { canonicalJson } from "./events/canonical-json.js";
+export { eventHash, headOf } from "./events/chain.js";
+export { verifyChain, type ChainFinding, type ChainFindingKind } from "./audit/chain.js";
 export { audit, auditAll, streamHeads, type Anchors, type PaymentAudit, type StoreAudit, type Finding, type FindingKind, type TimelineRow } from "./audit/audit.js";
 export { replayStore, replayPayment, type ReplaySummary, type IllegalTransition } from "./audit/replay.js";
 export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./audit/transfer.js";

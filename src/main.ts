@@ -3,38 +3,36 @@
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the store cleanly.
 import { pino } from "pino";
 import { systemClock } from "./clock.js";
-import { configFromEnv, openStores } from "./config.js";
+import { configFromEnv, openStores, outboundOf, refuseToStart } from "./config.js";
 import { createEngine } from "./engine.js";
 import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
-import { fileSide, processorSideIn } from "./processors/processor-side.js";
-import { createSimulators } from "./processors/simulator.js";
+import { serviceProcessors } from "./processors/adapters.js";
 import { createWebhooks } from "./webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
 
-const config = configFromEnv();
+// a configuration that cannot run (production without processor adapters...) stops here, said why
+const config = await refuseToStart(() => configFromEnv());
 const logger = pino({ level: config.logLevel });
 const clock = systemClock;
 const { store, readModels, description } = await openStores(config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
-const { captures, captureSettleMs, processorLatencyMs } = config;
-// the sandbox processor's side, shared by the processes on this host (one processor behind them all)
-const side = fileSide(processorSideIn(config.dataDir));
-const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, scripted: config.sandbox, side });
-const engine = createEngine({ store, readModels, processors: simulators, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs });
+// sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
+const { processors, simulators, mode, close: closeProcessors } = await refuseToStart(() => serviceProcessors(config, { clock, ids }));
+const engine = createEngine({ store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs });
 const webhookConfig = webhookConfigFromEnv();
 const webhooks = createWebhooks({
   engine,
   signingKey: loadSigningKey(config.dataDir),
   ...webhookConfig,
-  sandbox: config.sandbox,
+  outbound: outboundOf(config),
   onError: (err) => logger.warn({ err }, "webhook delivery"),
 });
-// SANDBOX=off: the simulators' test helpers (/sim/*) are not served
+// the simulators' test helpers (/sim/*) are served in the sandbox only
 const app = createServer({
   engine,
-  ...(config.sandbox ? { simulators } : {}),
+  ...(simulators ? { simulators } : {}),
   webhooks,
   idempotencyTtlMs: config.idempotencyTtlMs,
   // a claim outlives the longest request: the blocking auth
@@ -59,9 +57,9 @@ engine.startReconciler(config.reconcileIntervalMs, (pass) => {
   else if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
 });
 const base = `http://localhost:${config.port}`;
-logger.info({ port: config.port, store: description, sandbox: config.sandbox }, "cardflow listening");
+logger.info({ port: config.port, store: description, sandbox: config.sandbox, mode }, "cardflow listening");
 process.stderr.write(
-  `\ncardflow is listening on ${base} (store: ${description})\n` +
+  `\ncardflow is listening on ${base} (store: ${description}; mode: ${mode})\n` +
     `Create a merchant account and its API key (prints only the key):\n` +
     `  ${config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`} npx cardflow accounts create acct_demo --exists-ok\n` +
     `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
@@ -77,7 +75,7 @@ async function shutdown(signal: string) {
     await app.close();
     await webhooks.delivery.stop();
     await engine.close();
-    side.close();
+    await closeProcessors();
     logger.info("stopped");
     process.exit(0);
   } catch (err) {

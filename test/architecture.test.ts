@@ -16,8 +16,6 @@ const LONG_FILES_TO_SPLIT: Record<string, string> = {
 
 /** Arrows up still in the code, and who removes them. */
 const ARROWS_UP_TO_REMOVE: Record<string, string> = {
-  "src/engine/payment-streams.ts -> src/audit/chain.ts": "engine (hash chain into src/events/)",
-  "src/idempotency.ts -> src/audit/chain.ts": "engine (canonical JSON into src/events/)",
   "src/webhooks/public-events.ts -> src/http/presenters.ts": "engine (presenters into src/present/)",
   "src/http/server.ts -> src/console/routes.ts": "engine (the composition registers the console)",
 };
@@ -26,7 +24,6 @@ const ARROWS_UP_TO_REMOVE: Record<string, string> = {
 const CYCLES_TO_BREAK: Record<string, string> = {
   "src/engine/attempt.ts <-> src/engine/core.ts": "engine (no Core bag)",
   "src/engine/commands/capture.ts <-> src/engine/follow-up.ts": "engine (the follow-up policy reacts to events)",
-  "src/audit/ <-> src/engine.ts <-> src/engine/": "engine (hash chain into src/events/, PROJECTIONS into projections/)",
   "src/client/ <-> src/console/ <-> src/http/ <-> src/webhooks/": "engine (presenters into src/present/, the composition registers the console)",
 };
 

@@ -5,7 +5,8 @@
 //   append rate at 64 divided by the events of a flow (measured again before each round);
 // - row 7: PostgreSQL (embedded server, fsync on) append at 1/16/64 (append.ts again) and
 //   stored-card flows/s at 1/16/64, next to single-row INSERT transactions/s on the same server.
-//   npx tsx scripts/bench/durable.ts [--quick] [--postgres-only | --sqlite-only]   (row 7 alone | rows 2 and 3 alone)
+//   npx tsx scripts/bench/durable.ts [--quick] [--postgres-only | --sqlite-only]   (row 7 alone | rows 2 and 3 alone;
+//   npm run bench runs the two apart, each after its own load check)
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -158,7 +159,7 @@ try {
     notes: [
       `medians of ${RUNS} rounds of ${MS} ms; INSERT ceiling ${inserts.map(Math.round).join("/")}/s; flows@64 ${pgFlows.get(64)!.map(Math.round).join("/")}/s; the store's pool has 10 connections (its default); appends go in group commits (src/store/postgres.ts: up to 2 batches in flight, one statement and one transaction each; the batch's checks set-based and its events in one multi-row INSERT, append_batch_set), each followed by a NOTIFY for other processes`,
       `CPU during the flows@64 (last round, warm-up included): ${fmtShares(shares[shares.length - 1]!)}`,
-      "for scale (issue 7): a leading TypeScript event-sourcing library does about 280 flows/s of the same shape on the same server here",
+      "side by side with a leading TypeScript event-sourcing library (Emmett) on the same server, same flow: row 12",
     ],
   });
   emit([...(postgresOnly ? [] : sqliteRows()), ...(sqliteOnly ? [] : [postgresRow()])]);

@@ -2,6 +2,7 @@
 // processes (scripts/bench/http-server.ts) and the stored-card flow over HTTP.
 import autocannon from "autocannon";
 import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { quick } from "./lib.js";
 
@@ -18,8 +19,8 @@ export interface Ready {
 
 /** Starts a bench server in its own process; resolves when it printed READY. */
 export async function start(mode: "real" | "bare", env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Ready }> {
-  // CPU_PROF=<dir>: each server writes a --cpu-prof profile there when it stops
-  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+  // CPU_PROF=<dir>: each server writes a --cpu-prof profile in <dir>/<mode> when it stops (scripts/bench/profile.ts --row=5|10)
+  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.CPU_PROF, mode)}`] : [];
   const child = spawn(process.execPath, [...profile, "--import", "tsx", "scripts/bench/http-server.ts", mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout! });
   const ready = await new Promise<Ready>((resolve, reject) => {

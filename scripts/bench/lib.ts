@@ -1,5 +1,7 @@
-// Shared by the benchmarks: the quick flag, medians over repeated runs, percentiles, and the result line each
-// row script prints for scripts/bench/run.ts to collect into docs/BENCHMARKS.md.
+// Shared by the benchmarks: the quick flag, medians over repeated runs, percentiles, the result line each
+// row script prints for scripts/bench/run.ts to collect into docs/BENCHMARKS.md, and the load gate
+// run.ts passes before each row.
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 
 /** CI smoke mode: tiny sizes, one run; it checks that the benchmarks run, not their speed. */
@@ -87,3 +89,48 @@ export function emit(rows: Row[]): void {
 
 export const fmtRate = (n: number, unit: string) => `${Math.round(n).toLocaleString("en-US")} ${unit}`;
 export const fmtRatio = (n: number) => (n >= 10 ? `${n.toFixed(0)}×` : `${n.toFixed(2)}×`);
+
+/** A row is timed only on a machine whose 1-minute load average is below this (issue 27: nothing else running). */
+export const LOAD_LIMIT = 1.0;
+
+export interface LoadGate {
+  /** The 1-minute load average when the row was let start (or refused). */
+  load: number;
+  /** Seconds spent waiting for the load to fall. */
+  waitedS: number;
+  /** The load was still above LOAD_LIMIT when the wait ran out: the row is not run. */
+  refused: boolean;
+}
+
+/**
+ * Waits until the 1-minute load average is below `limit`, looking every `pollMs`, for at most
+ * `maxWaitMs` (a row just finished by the same run leaves ~1-2 behind, which decays in about a
+ * minute); refuses when it is still above `limit` then. Clock, sleep and load are injectable (tests).
+ */
+export async function waitForLoad({
+  limit = LOAD_LIMIT,
+  maxWaitMs = 5 * 60_000,
+  pollMs = 5_000,
+  load = () => loadavg()[0]!,
+  now = () => performance.now(),
+  sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+}: {
+  limit?: number;
+  maxWaitMs?: number;
+  pollMs?: number;
+  load?: () => number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+} = {}): Promise<LoadGate> {
+  const start = now();
+  for (;;) {
+    const current = load();
+    const waited = now() - start;
+    if (current < limit) return { load: current, waitedS: waited / 1000, refused: false };
+    if (waited >= maxWaitMs) return { load: current, waitedS: waited / 1000, refused: current > limit };
+    await sleep(Math.min(pollMs, maxWaitMs - waited));
+  }
+}
+
+/** The 1-minute load average, as the rows' notes print it. */
+export const load1 = () => loadavg()[0]!.toFixed(2);

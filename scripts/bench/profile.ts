@@ -1,42 +1,127 @@
-// Where a `node --cpu-prof` profile's time goes, for scripts/bench/analysis.md: the top functions by
-// self time, or (with categories) each sample given to the first category with a frame on its stack
-// matching the category's pattern (frames read `function@file`). Startup (module loading) is put
-// apart so shares are of the steady state.
+// CPU profiles for scripts/bench/analysis.md, in one command each:
+//   npx tsx scripts/bench/profile.ts --row=5  [--quick] [--out=.tmp/prof]   the HTTP server of row 5 (SQLite flows)
+//   npx tsx scripts/bench/profile.ts --row=10 [--quick] [--out=.tmp/prof]   the HTTP server of row 10 (PostgreSQL flows)
+// runs the row's own script (scripts/bench/http.ts --row=5, http-postgres.ts --row=10) with the API
+// server under `node --cpu-prof` (CPU_PROF=<dir>: scripts/bench/http-lib.ts), then prints where the
+// server's time went: by layer, then the top functions by self time. Its figures are the row's
+// (printed too) but slower by the profiler's overhead: take the row's figures from npm run bench.
 //   npx tsx scripts/bench/profile.ts <file.cpuprofile> [--top=30] ["name=regex" ...]
-import { readFileSync } from "node:fs";
+// summarizes any `node --cpu-prof` profile: the top functions by self time, or (with categories)
+// each sample given to the first category with a frame on its stack matching the category's
+// pattern (frames read `function@path`, the path relative to the repository: `append@src/store/
+// postgres.ts`, `query@node_modules/pg/lib/client.js`). Startup (module loading) is put apart so
+// shares are of the steady state.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string };
   children?: number[];
 }
-const [file, ...args] = process.argv.slice(2);
-if (!file) throw new Error("usage: npx tsx scripts/bench/profile.ts <file.cpuprofile> [--top=30] [\"name=regex\" ...]");
-const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ProfileNode[]; samples: number[] };
-const top = Number(args.find((a) => a.startsWith("--top="))?.slice(6) ?? 30);
-const STARTUP = /module_job|loader|compileSourceTextModule|makeSyncRequest|waitForWorker/;
-const categories = [["startup", STARTUP] as const, ...args.filter((a) => !a.startsWith("--")).map((a) => [a.slice(0, a.indexOf("=")), new RegExp(a.slice(a.indexOf("=") + 1))] as const)];
 
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-const parent = new Map<number, number>();
-for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const frame = (n: ProfileNode) => `${n.callFrame.functionName || "(anonymous)"}@${n.callFrame.url.split("/").pop()}`;
-const stackOf = (id: number) => {
-  const frames: string[] = [];
-  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) frames.push(frame(byId.get(at)!));
-  return frames;
+const STARTUP = /module_job|loader|compileSourceTextModule|makeSyncRequest|waitForWorker/;
+
+/**
+ * The layers of a server's flow, in the order a sample is given to them: the first whose pattern
+ * matches a frame on the sample's stack (so the store called by a projection counts as the
+ * projection, the machine called by the store as the machine).
+ */
+const SERVER_CATEGORIES: [string, RegExp][] = [
+  ["live projections", /@projections\/|@src\/store\/pump\.ts/],
+  ["input parsing (zod)", /@node_modules\/zod\//],
+  ["hash chain", /@src\/events\/|@src\/audit\/chain\.ts/],
+  ["machine", /@machines\//],
+  ["store and driver", /@src\/store\/|@node_modules\/(better-sqlite3|pg|pg-protocol|pg-pool)\//],
+  ["engine", /@src\/engine|@src\/processors\//],
+  ["HTTP (fastify, node's http, answers)", /@node_modules\/(fastify|find-my-way|avvio|light-my-request|fast-json-stringify|@fastify)\/|@src\/http\/|@node:_http|@node:net|@src\/api-keys/],
+  ["GC", /^\(garbage collector\)@/],
+  ["idle", /^\(idle\)@/],
+];
+
+const RUNS: Record<string, { script: string; title: string }> = {
+  "5": { script: "scripts/bench/http.ts", title: "row 5: HTTP stored-card flows on SQLite, 32 clients" },
+  "10": { script: "scripts/bench/http-postgres.ts", title: "row 10: HTTP stored-card flows on PostgreSQL, 64 clients" },
 };
 
-const self = new Map<string, number>();
-const byCategory = new Map<string, number>();
-for (const id of profile.samples) {
-  const stack = stackOf(id);
-  const category = categories.find(([, re]) => stack.some((f) => re.test(f)))?.[0] ?? (categories.length > 1 ? "other" : "steady");
-  byCategory.set(category, (byCategory.get(category) ?? 0) + 1);
-  if (category !== "startup") self.set(stack[0]!, (self.get(stack[0]!) ?? 0) + 1);
+/** Shares of the profile's samples after startup: by category (the first matching), and by function (self time). */
+function summarize(file: string, categories: [string, RegExp][], top: number): string[] {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ProfileNode[]; samples: number[] };
+  const root = `file://${resolve(".")}/`;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const frame = (n: ProfileNode) => `${n.callFrame.functionName || "(anonymous)"}@${n.callFrame.url.startsWith(root) ? n.callFrame.url.slice(root.length) : n.callFrame.url.replace(/^file:\/\//, "")}`;
+  const stacks = new Map<number, string[]>();
+  const stackOf = (id: number) => {
+    let stack = stacks.get(id);
+    if (!stack) {
+      stack = [];
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) stack.push(frame(byId.get(at)!));
+      stacks.set(id, stack);
+    }
+    return stack;
+  };
+  const self = new Map<string, number>();
+  const byCategory = new Map<string, number>();
+  let startup = 0;
+  for (const id of profile.samples) {
+    const stack = stackOf(id);
+    if (stack.some((f) => STARTUP.test(f))) {
+      startup++;
+      continue;
+    }
+    const category = categories.find(([, re]) => stack.some((f) => re.test(f)))?.[0] ?? "other";
+    byCategory.set(category, (byCategory.get(category) ?? 0) + 1);
+    self.set(stack[0]!, (self.get(stack[0]!) ?? 0) + 1);
+  }
+  const steady = profile.samples.length - startup;
+  const pct = (n: number) => `${((100 * n) / steady).toFixed(1).padStart(5)}%`;
+  const lines = [`${profile.samples.length} samples, ${steady} after startup; shares of those`];
+  if (categories.length) {
+    const busy = steady - (byCategory.get("idle") ?? 0);
+    lines.push(`by category (first match on the stack), of all samples and of the ${busy} busy ones (not idle):`);
+    for (const [name, n] of [...byCategory].sort((a, b) => b[1] - a[1])) lines.push(`${pct(n)} ${name === "idle" ? "      " : `${((100 * n) / busy).toFixed(1).padStart(5)}%`} ${name}`);
+  }
+  if (top > 0) {
+    lines.push(`top ${top} functions by self time:`);
+    for (const [name, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)} ${name}`);
+  }
+  return lines;
 }
-const steady = profile.samples.length - (byCategory.get("startup") ?? 0);
-const pct = (n: number) => `${((100 * n) / steady).toFixed(1).padStart(5)}%`;
-console.log(`${profile.samples.length} samples, ${steady} after startup; shares of those`);
-if (categories.length > 1) for (const [name, n] of [...byCategory].filter(([c]) => c !== "startup").sort((a, b) => b[1] - a[1])) console.log(pct(n), name);
-else for (const [name, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(pct(n), name);
+
+/** The newest main-thread profile in dir (CPU.<date>.<time>.<pid>.<thread>.<seq>: thread 0; tsx's loader thread writes one too). */
+const newest = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f))
+        .map((f) => join(dir, f))
+        .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
+    : undefined;
+
+const args = process.argv.slice(2);
+const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const row = option("row");
+if (row !== undefined) {
+  const run = RUNS[row];
+  if (!run) throw new Error(`--row=${row}: profiles are made for rows ${Object.keys(RUNS).join(" and ")}`);
+  const dir = resolve(option("out") ?? ".tmp/prof", `row${row}-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  console.error(`${run.title}: ${run.script} --row=${row}, the API server under --cpu-prof (profiles in ${dir})`);
+  const child = spawnSync(process.execPath, ["--import", "tsx", run.script, `--row=${row}`, ...(args.includes("--quick") ? ["--quick"] : [])], {
+    env: { ...process.env, CPU_PROF: dir },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (child.status !== 0) throw new Error(`${run.script} exited ${child.status}`);
+  const file = newest(join(dir, "real"));
+  if (!file) throw new Error(`no profile of the API server in ${join(dir, "real")}`);
+  console.log(`API server profile: ${file}`);
+  console.log(summarize(file, SERVER_CATEGORIES, Number(option("top") ?? 25)).join("\n"));
+} else {
+  const file = args.find((a) => !a.startsWith("--"));
+  if (!file) throw new Error('usage: npx tsx scripts/bench/profile.ts --row=5|--row=10 [--quick] [--out=dir] | <file.cpuprofile> [--top=30] ["name=regex" ...]');
+  const categories = args
+    .filter((a) => !a.startsWith("--") && a !== file)
+    .map((a): [string, RegExp] => [a.slice(0, a.indexOf("=")), new RegExp(a.slice(a.indexOf("=") + 1))]);
+  console.log(summarize(file, categories, Number(option("top") ?? (categories.length ? 0 : 30))).join("\n"));
+}

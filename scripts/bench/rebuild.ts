@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PROJECTIONS } from "../../src/engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventData } from "../../src/store/port.js";
 import { createProjectionRunner } from "../../projections/runner.js";

@@ -14,7 +14,8 @@ import { performance } from "node:perf_hooks";
 import { createEngine } from "../../src/engine.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { createWebhooks, signatureHeader } from "../../src/index.js";
-import { postWebhook } from "../../src/webhooks/transport.js";
+import { createOutbound } from "../../src/outbound/client.js";
+import { postWith } from "../../src/webhooks/transport.js";
 import { ACCOUNT, CUSTOMER, openBenchAccount } from "./flows.js";
 import { emit, percentile, quick } from "./lib.js";
 
@@ -40,7 +41,9 @@ const work = mkdtempSync(join(tmpdir(), "cardflow-webhooks-bench-"));
 const { events, readModels } = createSqliteStore({ path: join(work, "events.db") });
 const engine = createEngine({ store: events, readModels });
 const card = await openBenchAccount(engine);
-const webhooks = createWebhooks({ engine, sandbox: true });
+// the sandbox with WEBHOOK_ALLOW_PRIVATE=1: the receiver is on loopback
+const outbound = createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] });
+const webhooks = createWebhooks({ engine, outbound });
 const { secret } = await webhooks.createEndpoint({ external_account_id: ACCOUNT, url, event_types: ["payment_intent.created"] });
 await webhooks.delivery.start();
 
@@ -63,7 +66,7 @@ const body = JSON.stringify((await webhooks.feed.page(ACCOUNT, { limit: 1 })).da
 const bare: number[] = [];
 for (let i = 0; i < (quick ? 20 : 1_000); i++) {
   const start = performance.now();
-  await postWebhook(url, body, { "Cardflow-Signature": signatureHeader(secret!, body, Date.now()) }, { timeoutMs: 10_000, sandbox: true });
+  await postWith(outbound)(url, body, { "Cardflow-Signature": signatureHeader(secret!, body, Date.now()) }, { timeoutMs: 10_000 });
   bare.push(performance.now() - start);
 }
 await webhooks.delivery.stop();

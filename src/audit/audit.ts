@@ -7,12 +7,14 @@ import type { PaymentState } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
 import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
-import { PROJECTIONS } from "../engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { NotFound } from "../errors.js";
 import { Decimal } from "../money.js";
 import { replay } from "../replay.js";
 import type { ReadModelStore, RecordedEvent } from "../store/port.js";
-import { headOf, sameJson, verifyChain, type ChainFindingKind } from "./chain.js";
+import { sameJson } from "../events/canonical-json.js";
+import { headOf } from "../events/chain.js";
+import { verifyChain, type ChainFindingKind } from "./chain.js";
 import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
 
 export type FindingKind =

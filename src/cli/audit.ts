@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { z } from "zod";
-import { PROJECTIONS } from "../engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { asOf } from "../audit/as-of.js";
 import { audit, auditAll, type Anchors } from "../audit/audit.js";

@@ -7,6 +7,7 @@ import { registerAccounts, type OpenService } from "./accounts.js";
 import { registerAudit } from "./audit.js";
 import { registerDiagram } from "./diagram.js";
 import { registerEvents } from "./events.js";
+import { registerMachine } from "./machine.js";
 import { packageVersion } from "../package-root.js";
 import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 import { registerReconcile } from "./reconcile.js";
@@ -25,6 +26,7 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
   registerAudit(program, io);
   registerEvents(program, io);
   registerDiagram(program, io);
+  registerMachine(program, io);
   registerReconcile(program, io);
   return program;
 }

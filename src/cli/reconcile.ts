@@ -1,12 +1,12 @@
 // `cardflow reconcile [--dry-run] [--json] [--grace <ms>]`: one reconciler pass on the service's
-// store (DATA_DIR), asking the service's processors (the simulators' ledger beside the store)
-// what became of every attempt left without outcome. The server runs the same pass at start-up
+// store (DATA_DIR), asking the service's processors (the sandbox: the simulators' ledger beside
+// the store; production: PROCESSORS_MODULE's adapters, as `npm start` runs them) what became of
+// every attempt left without outcome. The server runs the same pass at start-up
 // and on an interval; with both running, the store's expected revision lets one append.
 import { Option, type Command } from "commander";
 import { configFromEnv, openStores } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
-import { fileSide, processorSideIn } from "../processors/processor-side.js";
-import { createSimulators } from "../processors/simulator.js";
+import { serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
 import { randomIds } from "../ids.js";
 import { action, processIo, show, type CliIo } from "./io.js";
@@ -29,18 +29,17 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .action(
       action(io, async (opts: { dryRun?: boolean; json?: boolean; grace: string; dataDir: string }) => {
         const config = configFromEnv({ ...process.env, DATA_DIR: opts.dataDir });
-        const { store, readModels } = await openStores(config);
         const clock = systemClock;
         const ids = randomIds();
-        const side = fileSide(processorSideIn(config.dataDir));
-        const processors = createSimulators({ clock, ids, side });
+        const { processors, close } = await serviceProcessors(config, { clock, ids });
+        const { store, readModels } = await openStores(config);
         const engine = createEngine({ store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
         try {
           const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: Number(opts.grace) });
           return show(io, opts.json, report, text, 0);
         } finally {
           await engine.close();
-          side.close();
+          await close();
         }
       }),
     );

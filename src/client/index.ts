@@ -1,8 +1,9 @@
 // `cardflow/client`: a typed client of the HTTP API, one method per endpoint. Requests are typed
 // by the same zod schemas the service validates with (src/inputs.ts, src/http/routes/*), answers
 // by the schemas that generate the OpenAPI document (src/http/schemas.ts); only types are
-// imported, so the client runs in node and in a browser with no dependency. Retries, the
-// Idempotency-Key and errors: ./transport.ts; polling a payment: waitForPayment (spec §8).
+// imported, so the client runs in node and in a browser (its one dependency, eventsource-parser,
+// reads server-sent events). Retries, the Idempotency-Key and errors: ./transport.ts; the event
+// stream: ./events.ts; polling a payment: ./wait.ts (spec §8).
 import type { z } from "zod";
 import type { PaymentStatus } from "../../machines/payment.js";
 import type { PaymentRecord } from "../../projections/payment-record.js";
@@ -18,7 +19,10 @@ import type {
   PaymentDiagramInput,
   PaymentDiagramOut,
 } from "../http/routes/payment-history.js";
+import type { EventPageOut, ListEventsInput, PublicEventOut } from "../http/routes/events.js";
 import type { ClerkCancelInput, PresentCardInput } from "../http/routes/simulator.js";
+import type { CreatedWebhookEndpointOut, WebhookEndpointOut } from "../http/routes/webhook-endpoints.js";
+import type { CreateEndpointInput, EndpointRef } from "../webhooks/endpoints.js";
 import type { ClientIntentOut, CreatedIntentOut, CustomerCardOut, TerminalOut } from "../http/schemas.js";
 import type {
   AuthorizeInput,
@@ -32,8 +36,9 @@ import type {
   RegisterTerminalInput,
   SaveCardInput,
 } from "../inputs.js";
-import { WaitTimeout } from "./errors.js";
-import { createTransport, sleep, type CallOptions, type ClientOptions } from "./transport.js";
+import { streamEvents, type StreamItem, type StreamQuery } from "./events.js";
+import { createTransport, type CallOptions, type ClientOptions } from "./transport.js";
+import { waitForPayment, type WaitQuery } from "./wait.js";
 
 export { ApiError, ConnectionError, WaitTimeout, type Problem } from "./errors.js";
 export type { CallOptions, ClientOptions } from "./transport.js";
@@ -54,28 +59,26 @@ export type PaymentAudit = Omit<Out<typeof PaymentAuditOut>, "record"> & { recor
 export type PaymentDiagram = Out<typeof PaymentDiagramOut>;
 export type PaymentAsOf = Omit<Out<typeof PaymentAsOfOut>, "record"> & { record: Payment | null };
 
-export interface WaitOptions extends Pick<CallOptions, "signal"> {
-  external_account_id: string;
-  /** Resolve once the payment has one of these statuses (default: once it no longer waits on the terminal or processor). */
-  until?: readonly PaymentStatus[];
-  /** Between reads: 500–1000 ms (spec §8: about 1 s, 0.5 s for a responsive interface); default 1000. */
-  intervalMs?: number;
-  /** Give up after this long: at least 180000 (spec §8: at least 3 minutes); default 180000. */
-  timeoutMs?: number;
-}
+export type PublicEvent = Out<typeof PublicEventOut>;
+export type EventPage = Out<typeof EventPageOut>;
+export type WebhookEndpoint = Out<typeof WebhookEndpointOut>;
+export type CreatedWebhookEndpoint = Out<typeof CreatedWebhookEndpointOut>;
+export type { StreamItem, StreamQuery, WaitQuery };
 
-/** Statuses in which a payment waits for a shopper, a terminal or a processor. */
-const WAITING: readonly PaymentStatus[] = ["payment_method_requested", "capture_requested"];
-
+/**
+ * Every method takes its parameters as one object, then, optionally, the call's own options
+ * (`idempotencyKey` on a POST, `signal` to abort).
+ */
 export function createClient(options: ClientOptions) {
-  const send = createTransport(options);
+  const { send, open, backoff } = createTransport(options);
   const post = <T>(path: string, body: unknown, call?: CallOptions, auth = true) => send<T>({ method: "POST", path, body, auth }, call);
   const get = <T>(path: string, query: Record<string, string | number | undefined>, call?: CallOptions) => send<T>({ method: "GET", path, query }, call);
+  const del = <T>(path: string, query: Record<string, string | number | undefined>, call?: CallOptions) => send<T>({ method: "DELETE", path, query }, call);
   const pathOf = (base: string, id: string, rest = "") => `${base}/${encodeURIComponent(id)}${rest}`;
 
   const client = {
     /** The merchant account of the API key (extension); ApiError 401 when the key is not valid. */
-    account: (call?: CallOptions) => get<Account>("/v2/account", {}, call),
+    account: (_params: Record<string, never> = {}, call?: CallOptions) => get<Account>("/v2/account", {}, call),
     // spec §4.1, §4.2
     registerTerminal: (body: In<typeof RegisterTerminalInput>, call?: CallOptions) => post<Terminal>("/v2/hardware", body, call),
     listTerminals: (query: In<typeof ListTerminalsInput>, call?: CallOptions) => get<{ data: Terminal[] }>("/v2/hardware", query, call),
@@ -95,6 +98,14 @@ export function createClient(options: ClientOptions) {
     auditPayment: ({ payment_id, ...query }: In<typeof PaymentAuditInput>, call?: CallOptions) => get<PaymentAudit>(pathOf("/v2/payment/intent", payment_id, "/audit"), query, call),
     paymentDiagram: ({ payment_id, ...query }: In<typeof PaymentDiagramInput>, call?: CallOptions) => get<PaymentDiagram>(pathOf("/v2/payment/intent", payment_id, "/diagram"), query, call),
     paymentAsOf: ({ payment_id, ...query }: In<typeof PaymentAsOfInput>, call?: CallOptions) => get<PaymentAsOf>(pathOf("/v2/payment/intent", payment_id, "/as-of"), query, call),
+    // the event feed and webhook endpoints (README: Webhooks and the event feed)
+    /** One page of the account's public events, oldest first; pass `next_cursor` as `after` for the next. */
+    listEvents: (query: Omit<In<typeof ListEventsInput>, "limit"> & { limit?: number }, call?: CallOptions) => get<EventPage>("/v2/events", query, call),
+    /** Every public event after `after` (absent: from now on), as it happens; reconnects by itself. Ends only by `signal`. */
+    streamEvents: (query: StreamQuery, call?: Pick<CallOptions, "signal">) => streamEvents<PublicEvent>(open, backoff, query, call),
+    createWebhookEndpoint: (body: In<typeof CreateEndpointInput>, call?: CallOptions) => post<CreatedWebhookEndpoint>("/v2/webhook_endpoints", body, call),
+    listWebhookEndpoints: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: WebhookEndpoint[] }>("/v2/webhook_endpoints", query, call),
+    deleteWebhookEndpoint: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => del<WebhookEndpoint>(pathOf("/v2/webhook_endpoints", endpoint_id), query, call),
     /** The processor B client SDK's calls: authorised by the intent's client secret, no API key. */
     sdk: {
       collectPaymentMethod: (body: In<typeof CollectPaymentMethodInput>, call?: CallOptions) => post<ClientIntent>("/v2/sdk/payment-method", body, call, false),
@@ -105,25 +116,13 @@ export function createClient(options: ClientOptions) {
       presentCard: (body: In<typeof PresentCardInput>, call?: CallOptions) => post<Payment>("/sim/terminal/present-card", body, call),
       clerkCancel: (body: In<typeof ClerkCancelInput>, call?: CallOptions) => post<Payment>("/sim/terminal/clerk-cancel", body, call),
     },
-    health: (call?: CallOptions) => get<{ status: "ok" }>("/healthz", {}, call),
+    health: (_params: Record<string, never> = {}, call?: CallOptions) => get<{ status: "ok" }>("/healthz", {}, call),
 
     /**
      * Polls the status read (spec §4.5) until the payment has a status of `until`, as spec §8
-     * advises after an asynchronous terminal auth: every 0.5–1 s, giving up after at least 3
-     * minutes (WaitTimeout). Network errors and 503 are retried by each read.
+     * advises after an asynchronous terminal auth (./wait.ts). Network errors and 503 are retried by each read.
      */
-    async waitForPayment(payment_id: string, { external_account_id, until, intervalMs = 1000, timeoutMs = 180_000, signal }: WaitOptions): Promise<Payment> {
-      if (!(intervalMs >= 500 && intervalMs <= 1000)) throw new RangeError(`intervalMs: ${intervalMs} is outside 500–1000 (spec §8)`);
-      if (!(timeoutMs >= 180_000)) throw new RangeError(`timeoutMs: ${timeoutMs} is under 180000 (spec §8: poll at least 3 minutes)`);
-      const done = (status: PaymentStatus) => (until ? until.includes(status) : !WAITING.includes(status));
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const payment = await client.getPayment({ external_account_id, payment_id }, signal ? { signal } : {});
-        if (done(payment.status)) return payment;
-        if (Date.now() + intervalMs > deadline) throw new WaitTimeout(payment_id, payment.status, timeoutMs);
-        await sleep(intervalMs, signal);
-      }
-    },
+    waitForPayment: (query: WaitQuery, call?: Pick<CallOptions, "signal">) => waitForPayment((q, c) => client.getPayment(q, c), query, call),
   };
   return client;
 }

@@ -27,7 +27,7 @@ export interface CallOptions {
 }
 
 export interface Request {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
@@ -36,6 +36,8 @@ export interface Request {
 }
 
 export type Send = <T>(request: Request, options?: CallOptions) => Promise<T>;
+/** One GET whose answer is read as it comes (an event stream): no retries, a refusal is an ApiError. */
+export type Open = (request: Request, options?: Pick<CallOptions, "signal">) => Promise<Response>;
 
 const MAX_DELAY_MS = 10_000;
 
@@ -77,14 +79,26 @@ async function problemOf(response: Response): Promise<Problem> {
   return { type: "about:blank", title: response.statusText, status: response.status, detail: text.slice(0, 200) || response.statusText, code: `http_${response.status}`, param: null, request_id: requestId };
 }
 
-const retryable = (error: ApiError) => error.status === 503 || (error.status === 409 && error.code === "idempotency_key_in_use");
+export const retryable = (error: ApiError) => error.status === 503 || (error.status === 409 && error.code === "idempotency_key_in_use");
 
-export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs = 500, fetch: fetchFn = globalThis.fetch, idempotencyKey = randomKey }: ClientOptions): Send {
-  const backoff = (attempt: number, retryAfter: number) => Math.max(retryAfter, Math.min(MAX_DELAY_MS, retryDelayMs * 2 ** attempt) * (0.5 + Math.random() / 2));
+export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs = 500, fetch: fetchFn = globalThis.fetch, idempotencyKey = randomKey }: ClientOptions): { send: Send; open: Open; backoff: (attempt: number) => number } {
+  const backoff = (attempt: number, retryAfter = 0) => Math.max(retryAfter, Math.min(MAX_DELAY_MS, retryDelayMs * 2 ** attempt) * (0.5 + Math.random() / 2));
+  const authorized = (request: Request, accept: string): Record<string, string> => ({ accept, ...(request.auth !== false && apiKey ? { authorization: `Bearer ${apiKey}` } : {}) });
 
-  return async function send<T>(request: Request, { idempotencyKey: key, signal }: CallOptions = {}): Promise<T> {
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (request.auth !== false && apiKey) headers.authorization = `Bearer ${apiKey}`;
+  async function open(request: Request, { signal }: Pick<CallOptions, "signal"> = {}): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetchFn(urlOf(baseUrl, request), { method: request.method, headers: authorized(request, "text/event-stream"), ...(signal ? { signal } : {}) });
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      throw new ConnectionError(`no answer from ${request.method} ${urlOf(baseUrl, request)}`, { cause });
+    }
+    if (!response.ok) throw new ApiError(await problemOf(response));
+    return response;
+  }
+
+  async function send<T>(request: Request, { idempotencyKey: key, signal }: CallOptions = {}): Promise<T> {
+    const headers = authorized(request, "application/json");
     if (request.method === "POST") {
       headers["content-type"] = "application/json";
       headers["idempotency-key"] = key ?? idempotencyKey(); // one key for every try of this call
@@ -107,5 +121,6 @@ export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs 
       const retryAfter = Number(response.headers.get("retry-after")) * 1000 || 0;
       await sleep(backoff(attempt, Math.min(retryAfter, MAX_DELAY_MS)), signal);
     }
-  };
+  }
+  return { send, open, backoff };
 }

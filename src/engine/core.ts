@@ -5,11 +5,9 @@ import { streams, type Card } from "../../machines/events.js";
 import { stateOf } from "../../machines/fold.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
-import type { Projection } from "../../projections/projection.js";
-import { paymentDeliveriesProjection } from "../../projections/payment-deliveries.js";
-import { paymentsProjection } from "../../projections/payments.js";
+import { PROJECTIONS, RETIRED_PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
-import { terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
+import type { TerminalRecord } from "../../projections/terminals.js";
 import { setBounded } from "../bounded.js";
 import { systemClock, type Clock } from "../clock.js";
 import { Conflict, InvalidRequest, NotFound, TransitionNotAllowed } from "../errors.js";
@@ -44,15 +42,6 @@ export interface EngineOptions {
   /** Crash tests: called at each point of every attempt; a throw there stands for a crash. */
   fault?: AttemptFault;
 }
-
-export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, paymentDeliveriesProjection];
-/**
- * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every
- * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
- * `payment_deliveries` now holds; `payments` held each record beside its state, which
- * `payment_states` holds alone (its documents have another shape, so they are folded again).
- */
-export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments"];
 
 export function createCore(options: EngineOptions) {
   const clock = options.clock ?? systemClock;

@@ -6,7 +6,8 @@ import { PaymentEvent, streams, type DomainEvent } from "../../machines/events.j
 import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import type { TerminalRecord } from "../../projections/terminals.js";
-import { chainEvents, hashOf } from "../audit/chain.js";
+import { hashOf } from "../events/chain.js";
+import { newEvents } from "../events/new-events.js";
 import { setBounded } from "../bounded.js";
 import { isoTimestamp, type Clock } from "../clock.js";
 import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
@@ -43,7 +44,7 @@ export interface Loaded {
   /** Last revision of the stream; -1 before the first event. */
   revision: number;
   request_id: number;
-  /** Hash of the stream's last event, the link of the next one (src/audit/chain.ts). */
+  /** Hash of the stream's last event, the link of the next one (src/events/chain.ts). */
   hash: string | null;
 }
 
@@ -85,7 +86,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
       idempotency_key: ctx.idempotency_key ?? null,
       actor: ctx.actor ?? "library",
     };
-    return chainEvents(stream, prevHash, events.map((e) => ({ id: ids.uuid(), type: e.type, version: e.version, data: e.data, metadata: { ...metadata } })));
+    return newEvents(stream, prevHash, events, metadata, () => ids.uuid());
   }
 
   /** A new stream and its first event (accounts, terminals, API keys); WrongExpectedRevision if it exists. */

@@ -39,7 +39,7 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
         tags: [def.extension ? "extensions" : apiVersion],
         security: def.auth === "api_key" ? [{ apiKey: [] }] : [],
         responses: {
-          "200": { description: "OK", content: { "application/json": { schema: shared(jsonSchema(def.response(apiVersion), "output")) } } },
+          "200": { description: "OK", content: { [def.contentType?.split(";")[0] ?? "application/json"]: { schema: shared(jsonSchema(def.response(apiVersion), "output")) } } },
           "4XX": problem,
         },
       };

@@ -2,6 +2,7 @@
 // the API validate alike), its answer schema (for OpenAPI and tests), who may call it, what it
 // runs and how each version presents the answer. registerRoute() adds what every endpoint needs:
 // validation, account scope, Idempotency-Key on POST, the command context.
+import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifySchema } from "fastify";
 import type { z } from "zod";
 import { sha256, type ApiKeyOwner } from "../api-keys.js";
@@ -20,6 +21,7 @@ export interface RouteContext {
   /** The merchant account of the API key; null on routes without one. */
   account: string | null;
   command: CommandContext;
+  headers: IncomingHttpHeaders;
 }
 
 export interface RouteDef<S extends z.ZodType = z.ZodType, A = any> {
@@ -32,6 +34,8 @@ export interface RouteDef<S extends z.ZodType = z.ZodType, A = any> {
   /** Beyond the spec (documented as an extension in the OpenAPI document and README). */
   extension?: boolean;
   auth: Auth;
+  /** The answer's media type when it is not JSON (the event stream's `text/event-stream`); `present` then gives a stream. */
+  contentType?: string;
   /** The body of a POST; the query and path parameters of a GET or DELETE. */
   input: S;
   response: (version: Version) => z.ZodType;
@@ -81,11 +85,12 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
         }
         const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? def.auth };
+        if (def.contentType) reply.type(def.contentType);
         const key = req.headers[IDEMPOTENCY_HEADER];
         // no closures on this path (reads): it runs on every status poll
-        if (def.method !== "POST" || key === undefined) return def.present(await def.run(input, { version, account, command }), version);
+        if (def.method !== "POST" || key === undefined) return def.present(await def.run(input, { version, account, command, headers: req.headers }), version);
 
-        const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd });
+        const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
         const present = (answer: unknown) => def.present(answer, version);
         const scope = account ?? (def.auth === "client_secret" ? `client:${sha256(String((input as { client_secret?: unknown }).client_secret))}` : "public");
         const answer = await idempotency.run(

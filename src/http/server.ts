@@ -17,8 +17,10 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
+import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
+import { createEventStreams, eventStreamRoutes, type EventStreams } from "./routes/event-stream.js";
 import { hardwareRoutes } from "./routes/hardware.js";
 import { paymentHistoryRoutes } from "./routes/payment-history.js";
 import { paymentRoutes } from "./routes/payments.js";
@@ -46,7 +48,7 @@ export interface ServerOptions {
   /** Failed API-key authentications allowed per client address before 429. */
   authFailures?: AuthFailureLimit;
   /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
-  trustProxy?: boolean | string;
+  trustProxy?: boolean | string | string[];
 }
 
 const HOUR = 3_600_000;
@@ -145,13 +147,17 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
 
-  for (const route of apiRoutes(engine, simulators, webhooks)) registerRoute(app, route, idempotency);
+  // server-sent event streams end with their final event when the server closes
+  const streams = createEventStreams();
+  app.addHook("preClose", async () => streams.drain());
+  app.addHook("onClose", async () => streams.stop());
+  for (const route of apiRoutes(engine, simulators, webhooks, streams)) registerRoute(app, route, idempotency);
   registerConsole(app);
   return app;
 }
 
 /** Every endpoint, the OpenAPI document's included (it describes them all). */
-export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine })): RouteDef[] {
+export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams()): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
@@ -160,7 +166,9 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...eventRoutes(webhooks),
+    ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
+    ...clientSdkRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)

@@ -9,7 +9,7 @@ import { StoreUnavailable } from "../store/port.js";
 import type { Ids } from "../ids.js";
 import { Decimal, formatAmount } from "../money.js";
 import { refuseUndefinedOptions } from "../options.js";
-import { createLedger, type Ledger } from "./ledger.js";
+import { createLedger, type Ledger, type LedgerEntry } from "./ledger.js";
 import { memorySide, type ProcessorSide } from "./processor-side.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors, RecordedOutcome } from "./port.js";
 import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testAmount, testCard, type TestCard, type TestOutcome } from "./test-cards.js";
@@ -111,10 +111,10 @@ export function createSimulators(options: SimulatorOptions): Simulators {
    * At most one effect per idempotency key: the call runs once and its answer is recorded in the
    * ledger; a repeated key gets the recorded answer (a refusal is refused again).
    */
-  function once<T>(key: string, run: () => Promise<RecordedOutcome>, answer: (recorded: RecordedOutcome) => T, latencyMs = processorLatencyMs): Promise<T> {
+  function once<T>(key: string, run: () => Promise<LedgerEntry>, answer: (recorded: RecordedOutcome) => T, latencyMs = processorLatencyMs): Promise<T> {
     const known = ledger.get(key);
     if (known) return Promise.resolve().then(() => answer(replayRefusal(known)));
-    let p = memo.get(key) as Promise<RecordedOutcome> | undefined;
+    let p = memo.get(key) as Promise<LedgerEntry> | undefined;
     if (!p) {
       const act = () =>
         run().then(
@@ -223,7 +223,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     if (!session || !which(session)) return undefined;
     timeouts.get(terminalId)?.();
     timeouts.delete(terminalId);
-    ledger.set(session.key, { call: "start_terminal", outcome });
+    ledger.set(session.key, { call: "start_terminal", outcome, amount: session.payment.intent.amount });
     return session;
   }
   const CANCELED_BY_POS: AuthorizationOutcome = { kind: "failed", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" };
@@ -238,7 +238,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
             const stored = side.get<Vaulted>("vault", payment.intent.payment_method_id ?? "");
             const number = stored?.number ?? TEST_PAYMENT_METHODS[payment.intent.payment_method_id ?? ""] ?? DEFAULT_TEST_CARD;
             // automatic stored-card charges capture in the same step (spec §3)
-            return { call: "authorize", outcome: outcome(payment, lookup(number), "card_not_present", "on_terminal") };
+            return { call: "authorize", outcome: outcome(payment, lookup(number), "card_not_present", "on_terminal"), amount: payment.intent.amount };
           },
           (r) => as("authorize")(r).outcome,
         ),
@@ -265,7 +265,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
             );
             collectingWaiters.get(terminal.terminal_id)?.forEach((wake) => wake(paymentId));
             collectingWaiters.delete(terminal.terminal_id);
-            return { call: "start_terminal", outcome: null };
+            return { call: "start_terminal", outcome: null, amount: payment.intent.amount };
           },
           () => undefined,
           0, // the terminal starts at once; the shopper takes the time
@@ -286,7 +286,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
           key,
           async () => {
             const number = side.get<string>("cards", payment.intent.payment_id) ?? DEFAULT_TEST_CARD;
-            return { call: "authorize", outcome: outcome(payment, lookup(number), payment.card?.type ?? "card_present", "separately") };
+            return { call: "authorize", outcome: outcome(payment, lookup(number), payment.card?.type ?? "card_present", "separately"), amount: payment.intent.amount };
           },
           (r) => as("authorize")(r).outcome,
         ),
@@ -297,16 +297,16 @@ export function createSimulators(options: SimulatorOptions): Simulators {
           async () => {
             if (requestsCapture(payment)) {
               settleLater(payment.intent.payment_id, amount);
-              return { call: "capture", outcome: { kind: "capture_requested" } };
+              return { call: "capture", outcome: { kind: "capture_requested" }, amount };
             }
-            return { call: "capture", outcome: { kind: "captured" } };
+            return { call: "capture", outcome: { kind: "captured" }, amount };
           },
           (r) => as("capture")(r).outcome,
         ),
 
       void: ({ key }) => once(key, async () => ({ call: "void" }), (r) => void as("void")(r)),
 
-      refund: ({ key }) => once(key, async () => ({ call: "refund", refund_id: ids.id("re") }), (r) => ({ refund_id: as("refund")(r).refund_id })),
+      refund: ({ amount, key }) => once(key, async () => ({ call: "refund", refund_id: ids.id("re"), amount }), (r) => ({ refund_id: as("refund")(r).refund_id })),
 
       saveCard: ({ payment, external_customer_id, key }) =>
         once(

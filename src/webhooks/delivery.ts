@@ -20,7 +20,8 @@ import { coalesced } from "../coalesced.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
 import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
-import { postWebhook, type PostOptions, type PostResult } from "./transport.js";
+import type { Outbound } from "../outbound/client.js";
+import { postWith, type Post, type PostResult } from "./transport.js";
 
 export interface Backoff {
   /** Delay before the first retry; doubles on each failure. Default 5 s. */
@@ -41,8 +42,8 @@ export interface DeliveryOptions {
   secretOf(endpointId: string): string;
   /** The signing key's id: an endpoint created under another key is not signed with this one. */
   keyId: string;
-  /** Loopback and private addresses allowed (local receivers, tests). */
-  sandbox: boolean;
+  /** The guarded client receivers are posted with (src/outbound/client.ts). */
+  outbound: Outbound;
   backoff?: Partial<Backoff>;
   /** Jitter source, [0, 1). */
   random?: () => number;
@@ -54,7 +55,7 @@ export interface DeliveryOptions {
   concurrency?: number;
   /** Pending events per endpoint before it stops reading ahead in the feed (bounds its state). Default 10,000. */
   maxBacklog?: number;
-  post?: (url: string, body: string, headers: Record<string, string>, options: PostOptions) => Promise<PostResult>;
+  post?: Post;
   onError?: (error: unknown) => void;
 }
 
@@ -85,14 +86,14 @@ export function backoffDelay(failures: number, { baseMs, maxMs }: Backoff, rando
 }
 
 export function createDelivery(options: DeliveryOptions) {
-  const { store, readModels, feed, clock, ids, secretOf, keyId, sandbox } = options;
+  const { store, readModels, feed, clock, ids, secretOf, keyId } = options;
   const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
   const random = options.random ?? Math.random;
   const leaseMs = options.leaseMs ?? 30_000;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const concurrency = options.concurrency ?? 16;
   const maxBacklog = options.maxBacklog ?? 10_000;
-  const post = options.post ?? postWebhook;
+  const post = options.post ?? postWith(options.outbound);
   const onError = options.onError ?? (() => undefined);
   /** This process, as a lease holder. */
   const owner = randomUUID();
@@ -185,7 +186,7 @@ export function createDelivery(options: DeliveryOptions) {
       const started = clock.now();
       const result: PostResult =
         endpoint.signing_key_id === keyId
-          ? await post(url, body, { [SIGNATURE_HEADER]: signatureHeader(secretOf(endpoint_id), body, started), "Cardflow-Event-Id": entry.event.id }, { timeoutMs, sandbox })
+          ? await post(url, body, { [SIGNATURE_HEADER]: signatureHeader(secretOf(endpoint_id), body, started), "Cardflow-Event-Id": entry.event.id }, { timeoutMs })
           : { status: null, error: "the service's signing key changed since this endpoint was created: create a new endpoint" };
       if (lost) return;
       const now = clock.now();

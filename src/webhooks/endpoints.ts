@@ -4,17 +4,16 @@
 // outside it (WEBHOOK_SIGNING_KEY or a key file beside the store: ./config.ts). The events record
 // which key (`signing_key_id`), so a changed key is noticed instead of signing with wrong secrets.
 import { createHash, createHmac } from "node:crypto";
-import { isIP } from "node:net";
 import { z } from "zod";
 import { webhookStreams, type WebhookEvent } from "../../machines/events.js";
-import { chainEvents, hashOf } from "../audit/chain.js";
+import { chainEvents, hashOf } from "../events/chain.js";
 import { isoTimestamp, type Clock } from "../clock.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { Id } from "../inputs.js";
+import type { Outbound } from "../outbound/client.js";
 import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../store/port.js";
 import { PUBLIC_EVENT_TYPES } from "./public-events.js";
-import { isPrivateAddress } from "./transport.js";
 
 export interface EndpointDoc {
   endpoint_id: string;
@@ -84,8 +83,12 @@ export function signingSecrets(signingKey: Buffer) {
   };
 }
 
-/** Only http(s); outside sandbox mode no loopback or private address (SSRF; also checked on each delivery). */
-export function checkEndpointUrl(raw: string, sandbox: boolean): string {
+/**
+ * An absolute http(s) URL without credentials that the guarded client would request (https
+ * outside the sandbox; an address literal allowed by its policy). A name is judged again on each
+ * delivery, on the addresses it resolves to then.
+ */
+export function checkEndpointUrl(raw: string, outbound: Outbound): string {
   let url: URL;
   try {
     url = new URL(raw);
@@ -94,10 +97,11 @@ export function checkEndpointUrl(raw: string, sandbox: boolean): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidRequest("url: only http and https URLs receive webhooks", "url", "url_invalid");
   if (url.username || url.password) throw new InvalidRequest("url: credentials in the URL are not accepted", "url", "url_invalid");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (!sandbox && (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host)))) {
-    throw new InvalidRequest("url: loopback and private addresses receive webhooks only in sandbox mode", "url", "url_not_allowed");
-  }
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const refused =
+    outbound.refusal(url.toString()) ??
+    ((host === "localhost" || host.endsWith(".localhost")) && !outbound.policy.allowPrivate ? `${host} names this host (loopback)` : null);
+  if (refused) throw new InvalidRequest(`url: ${refused}`, "url", url.protocol === "http:" && !outbound.sandbox ? "url_invalid" : "url_not_allowed");
   return url.toString();
 }
 

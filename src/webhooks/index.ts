@@ -6,21 +6,24 @@ import type { DomainEvent } from "../../machines/events.js";
 import { isoTimestamp } from "../clock.js";
 import type { CommandContext, Engine } from "../engine.js";
 import { parseInput } from "../inputs.js";
+import { createOutbound, type Outbound } from "../outbound/client.js";
 import { createDelivery, type DeliveryOptions } from "./delivery.js";
 import { appendChained, checkEndpointUrl, CreateEndpointInput, EndpointRef, endpointNotFound, present, signingSecrets, webhookStreams, type EndpointDoc, type EndpointOut } from "./endpoints.js";
 import { createEventFeed, FEED } from "./feed.js";
 
-export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId">> {
+export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId" | "outbound">> {
   engine: Engine;
+  /** The guarded client receivers are posted with (default: https only, no special-purpose address). */
+  outbound?: Outbound;
   /** Derives every endpoint's secret; keep it outside the event log (default: a random key, for this process only). */
   signingKey?: Buffer;
 }
 
-export function createWebhooks({ engine, signingKey = randomBytes(32), sandbox = false, ...deliveryOptions }: WebhooksOptions) {
+export function createWebhooks({ engine, signingKey = randomBytes(32), outbound = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [] }), ...deliveryOptions }: WebhooksOptions) {
   const { store, readModels, clock, ids } = engine;
   const feed = createEventFeed({ store, readModels });
   const { keyId, secretOf } = signingSecrets(signingKey);
-  const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, sandbox });
+  const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, outbound });
 
   async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {
     await feed.catchUp();
@@ -32,13 +35,13 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), sandbox =
   return {
     feed,
     delivery,
-    sandbox,
+    outbound,
 
     /** Registers a URL for the account's public events; the answer carries the signing secret, shown this once. */
     async createEndpoint(input: unknown, ctx: CommandContext = {}): Promise<EndpointOut> {
       const { external_account_id, url, event_types } = parseInput(CreateEndpointInput, input);
       await engine.getAccount(external_account_id);
-      const checked = checkEndpointUrl(url, sandbox);
+      const checked = checkEndpointUrl(url, outbound);
       const endpoint_id = ids.id("we");
       const data = { endpoint_id, external_account_id, url: checked, event_types: event_types ?? null, signing_key_id: keyId, created_at: isoTimestamp(clock.now()) };
       const answer = present({ ...data, position: 0, status: "enabled" }, secretOf(endpoint_id));

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PaymentDoc } from "../../projections/payments.js";
 import { audit, auditAll, streamHeads, type Finding } from "../../src/audit/audit.js";
-import { chainEvents, eventHash } from "../../src/audit/chain.js";
+import { chainEvents, eventHash } from "../../src/events/chain.js";
 import { replayStore } from "../../src/audit/replay.js";
 import { eventsStore } from "../../src/audit/source.js";
 import type { RecordedEvent } from "../../src/store/port.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../src/audit/chain.js";
+import { canonicalJson } from "../../src/events/canonical-json.js";
 
 const reversedKeys = (v: unknown): unknown =>
   v === null || typeof v !== "object" ? v : Array.isArray(v) ? v.map(reversedKeys) : Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversedKeys(x)]));

@@ -200,7 +200,7 @@ describe("cardflow CLI", () => {
   it("npx cardflow --help from the repository root documents every command", async () => {
     const root = new URL("../..", import.meta.url).pathname;
     const { stdout } = await promisify(execFile)("npx", ["cardflow", "--help"], { cwd: root, env: { ...process.env, CARDFLOW_STORE: "" } });
-    for (const command of ["replay", "audit", "as-of", "events", "diagram"]) expect(stdout).toMatch(new RegExp(`^  ${command} `, "m"));
+    for (const command of ["replay", "audit", "as-of", "events", "diagram", "machine"]) expect(stdout).toMatch(new RegExp(`^  ${command} `, "m"));
     const events = await promisify(execFile)("npx", ["cardflow", "events", "--help"], { cwd: root });
     expect(events.stdout).toMatch(/export .*\n.*import/s);
   });

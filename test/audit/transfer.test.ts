@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportEvents, importEvents, ImportRefused } from "../../src/audit/transfer.js";
-import { canonicalJson } from "../../src/audit/chain.js";
-import { PROJECTIONS } from "../../src/engine.js";
+import { canonicalJson } from "../../src/events/canonical-json.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";

@@ -48,7 +48,7 @@ describe("the typed client", () => {
     const pending = await client.authorize({ external_account_id: "acct_walk", payment_id: intent.payment_id, terminal_id: terminal.terminal_id });
     expect(pending.status).toBe("payment_method_requested");
 
-    const waiting = client.waitForPayment(intent.payment_id, { external_account_id: "acct_walk", intervalMs: 500 });
+    const waiting = client.waitForPayment({ external_account_id: "acct_walk", payment_id: intent.payment_id, intervalMs: 500 });
     setTimeout(() => void client.sandbox.presentCard({ external_account_id: "acct_walk", terminal_id: terminal.terminal_id, card_number: "4242424242424242" }), 700);
     const authorized = await waiting;
     expect(authorized).toMatchObject({ status: "requires_capture", amount_capturable: "25.00", terminal_id: terminal.terminal_id });
@@ -180,10 +180,32 @@ describe("the typed client", () => {
 describe("waitForPayment", () => {
   afterEach(() => vi.useRealTimers());
 
-  it("keeps to spec §8: polls every 0.5–1 s, for at least 3 minutes", async () => {
+  it("keeps to spec §8: polls every 0.5–1 s, 3 minutes by default; a shorter wait when asked", async () => {
+    vi.useFakeTimers();
     const client = createClient({ baseUrl: api.base, apiKey: "k" });
-    await expect(client.waitForPayment("pi_1", { external_account_id: "a", intervalMs: 200 })).rejects.toThrow(RangeError);
-    await expect(client.waitForPayment("pi_1", { external_account_id: "a", timeoutMs: 60_000 })).rejects.toThrow(/at least 3 minutes/);
+    await expect(client.waitForPayment({ external_account_id: "a", payment_id: "pi_1", intervalMs: 200 })).rejects.toThrow(RangeError);
+    await expect(client.waitForPayment({ external_account_id: "a", payment_id: "pi_1", timeoutMs: 0 })).rejects.toThrow(RangeError);
+
+    const reads: number[] = [];
+    const start = Date.now();
+    const stillWaiting = createClient({
+      baseUrl: "http://cardflow.test",
+      apiKey: "k",
+      fetch: async () => (reads.push(Date.now() - start), Response.json({ payment_id: "pi_1", status: "payment_method_requested" })),
+    });
+    // the default: 3 minutes
+    const byDefault = stillWaiting.waitForPayment({ external_account_id: "a", payment_id: "pi_1" }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(179_000);
+    expect(reads.length).toBe(180); // still waiting at 179 s
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await byDefault).toBeInstanceOf(WaitTimeout);
+    // 2.5 s when asked: reads at 0, 1, 2 and a last one at the deadline
+    reads.length = 0;
+    const at = Date.now() - start;
+    const short = stillWaiting.waitForPayment({ external_account_id: "a", payment_id: "pi_1", timeoutMs: 2_500 }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(2_500);
+    expect(await short).toMatchObject({ name: "WaitTimeout", message: "payment pi_1 is still payment_method_requested after 2500 ms" });
+    expect(reads.map((t) => t - at)).toEqual([0, 1_000, 2_000, 2_500]);
   });
 
   it("gives up with WaitTimeout after timeoutMs, and stops when its signal aborts", async () => {
@@ -194,7 +216,7 @@ describe("waitForPayment", () => {
       return Response.json({ payment_id: "pi_1", status: "payment_method_requested" });
     };
     const client = createClient({ baseUrl: "http://cardflow.test", apiKey: "k", fetch: stillWaiting });
-    const waiting = client.waitForPayment("pi_1", { external_account_id: "a", intervalMs: 1000, timeoutMs: 180_000 }).catch((e: unknown) => e);
+    const waiting = client.waitForPayment({ external_account_id: "a", payment_id: "pi_1", intervalMs: 1000, timeoutMs: 180_000 }).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(181_000);
     const error = await waiting;
     expect(error).toBeInstanceOf(WaitTimeout);
@@ -202,7 +224,7 @@ describe("waitForPayment", () => {
     expect(reads).toBe(181); // one read a second, from 0 s to 180 s
 
     const abort = new AbortController();
-    const aborted = client.waitForPayment("pi_1", { external_account_id: "a", signal: abort.signal }).catch((e: unknown) => e);
+    const aborted = client.waitForPayment({ external_account_id: "a", payment_id: "pi_1" }, { signal: abort.signal }).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(2_500);
     abort.abort(new Error("the clerk closed the page"));
     expect(await aborted).toMatchObject({ message: "the clerk closed the page" });

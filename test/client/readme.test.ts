@@ -1,6 +1,7 @@
 // README.md's typed-client example runs as written against the real server (its KEY and BASE from
-// the environment, as the curl walk-through's), and each `// ` comment after a console.log is
-// what that line prints.
+// the environment, as the curl walk-through's), twice in a row, with `tsx` and nothing else (no
+// loader flag: tsconfig.json's paths), and each `// ` comment after a console.log is what that
+// line prints. (test/package/package.test.ts runs it from the installed package.)
 import { execFile } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
@@ -15,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 describe("README.md typed client example", () => {
-  it("runs against the server and prints what its comments say", async () => {
+  it("runs against the server twice in a row and prints what its comments say", async () => {
     const readme = await readFile("README.md", "utf8");
     const block = /<!-- readme-example: client[^>]*-->\s*```ts\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block, "README.md has the client example").toBeDefined();
@@ -24,8 +25,10 @@ describe("README.md typed client example", () => {
     const { key } = await api.merchant("acct_demo");
     await mkdir(".tmp", { recursive: true });
     await writeFile(".tmp/readme-client.ts", block!);
-    // `cardflow/client` resolves to the sources in a checkout (package.json exports, condition cardflow-source)
-    const { stdout } = await run(process.execPath, ["--conditions=cardflow-source", "--import", "tsx", ".tmp/readme-client.ts"], { env: { ...process.env, BASE: api.base, KEY: key } });
-    expect(stdout.trim().split("\n")).toEqual(expected);
+    // as a reader runs it: `npx tsx example.ts` in the checkout (`cardflow/client`: tsconfig.json's paths)
+    for (const _time of [1, 2]) {
+      const { stdout } = await run(process.execPath, ["node_modules/tsx/dist/cli.mjs", ".tmp/readme-client.ts"], { env: { ...process.env, BASE: api.base, KEY: key } });
+      expect(stdout.trim().split("\n")).toEqual(expected);
+    }
   });
 });

@@ -1,18 +1,21 @@
 // Long random command sequences (fast-check `fc.commands`) against a hand-written model of the
 // payment rules. Valid and invalid commands are mixed: an invalid one must fail with a typed
-// error and append nothing. After every step the amount invariants hold; after every run,
+// error and append nothing. After every step the amount invariants hold and the processor was
+// asked for exactly the amounts recorded; after every run,
 // replaying the stored events reproduces the live records byte for byte, and rebuilding every
 // read model from zero gives the live read models.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { paymentRecord } from "../../projections/payment-record.js";
 import { manualClock } from "../../src/clock.js";
-import { createEngine, PROJECTIONS, type Engine } from "../../src/engine.js";
+import { createEngine, type Engine } from "../../src/engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { CardflowError } from "../../src/errors.js";
 import { sequentialIds } from "../../src/ids.js";
 import type { AuthorizationOutcome } from "../../src/processors/port.js";
 import { replay } from "../../src/replay.js";
 import { assertAmountInvariants } from "../support/invariants.js";
+import { amountMismatches } from "../support/processor-amounts.js";
 import { scriptedProcessors, TEST_CARD, type ScriptedProcessors } from "../support/scripted-processor.js";
 
 type Variant = "stored_manual" | "stored_automatic" | "terminal_manual" | "sdk_saving";
@@ -80,6 +83,8 @@ async function checkPayment(model: Model, real: Real, i: number) {
   expect(record.amount_refunded).toBe(cents(p.refunded));
   expect(record.payment_method_id !== null && p.variant.startsWith("stored") === false).toBe(p.saved);
   assertAmountInvariants(record);
+  // the processor was asked for exactly the amounts the events record
+  expect(await amountMismatches(real.engine.store, real.scripted.ledger, real.ids[i]!)).toEqual([]);
 }
 
 type Cmd = fc.AsyncCommand<Model, Real>;

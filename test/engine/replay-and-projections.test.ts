@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { recordOf, type PaymentDoc } from "../../projections/payments.js";
 import { manualClock } from "../../src/clock.js";
-import { createEngine, PROJECTIONS } from "../../src/engine.js";
+import { createEngine } from "../../src/engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { replay } from "../../src/replay.js";

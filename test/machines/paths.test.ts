@@ -9,7 +9,8 @@ import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapsho
 import { machineTransitions } from "../../machines/transitions.js";
 import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import { manualClock } from "../../src/clock.js";
-import { createEngine, PROJECTIONS, type Engine } from "../../src/engine.js";
+import { createEngine, type Engine } from "../../src/engine.js";
+import { PROJECTIONS } from "../../projections/registry.js";
 import { sequentialIds } from "../../src/ids.js";
 import { assertAmountInvariants } from "../support/invariants.js";
 import { attemptPaths, crashFault, drive, simplePaths, type World } from "../support/paths.js";

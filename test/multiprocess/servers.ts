@@ -62,7 +62,7 @@ const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hos
 export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, MAIN], {
-    env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

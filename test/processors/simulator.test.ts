@@ -70,7 +70,7 @@ describe("one effect per idempotency key", () => {
     expect(first.refund_id).toMatch(/^re_/);
     const other = simulators({ side, ids: { ...sequentialIds(), id: (prefix) => `${prefix}_other` } });
     expect(await other.port.refund({ payment: p, amount: "1.00", key: "att_1" })).toEqual(first);
-    expect(await other.port.lookup("att_1")).toEqual({ call: "refund", refund_id: first.refund_id });
+    expect(await other.port.lookup("att_1")).toEqual({ call: "refund", refund_id: first.refund_id, amount: "1.00" });
   });
 
   it("a refusal is recorded and a repeated key is refused again, with the same code", async () => {
@@ -201,7 +201,7 @@ describe("terminal collections", () => {
     const { sims, port, reports } = simulators();
     const p = payment("pi_1");
     await port.startTerminalAuthorization({ payment: p, terminal: TERMINAL, key: "att_t" });
-    expect(await port.lookup("att_t")).toEqual({ call: "start_terminal", outcome: null });
+    expect(await port.lookup("att_t")).toEqual({ call: "start_terminal", outcome: null, amount: "10.00" });
     expect(await sims.terminal.untilCollecting("tmr_1")).toBe("pi_1");
     await sims.terminal.presentCard("tmr_1", "5555555555554444");
     const recorded = await port.lookup("att_t");
@@ -240,7 +240,7 @@ describe("terminal collections", () => {
     await two.port.startTerminalAuthorization({ payment: payment("pi_1"), terminal: TERMINAL, key: "att_2" });
     await clock.advance(500);
     expect(two.sims.terminal.collecting("tmr_1")).toBe("pi_1");
-    expect(await two.port.lookup("att_2")).toEqual({ call: "start_terminal", outcome: null });
+    expect(await two.port.lookup("att_2")).toEqual({ call: "start_terminal", outcome: null, amount: "10.00" });
     expect(one.reports).toEqual([]);
     await clock.advance(500);
     expect(await two.port.lookup("att_2")).toMatchObject({ outcome: { last_error_code: "USER_TIMEOUT" } });
@@ -263,7 +263,7 @@ describe("terminal collections", () => {
     const error = await refusal(sims.terminal.presentCard("tmr_1"));
     expect(error.message).toBe('no collection in progress on terminal "tmr_1" for this account');
     expect(sims.terminal.collecting("tmr_1")).toBe("pi_1");
-    expect(await port.lookup("att_1")).toEqual({ call: "start_terminal", outcome: null });
+    expect(await port.lookup("att_1")).toEqual({ call: "start_terminal", outcome: null, amount: "10.00" });
     expect(reports).toEqual([]);
   });
 

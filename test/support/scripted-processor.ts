@@ -1,7 +1,8 @@
 // A processor whose next answers the test decides: lets a test make the engine append exactly
 // the event it wants (path walking, model tests) without a simulator's own rules in between.
 import type { Card } from "../../machines/events.js";
-import type { AuthorizationOutcome, CaptureOutcome, ProcessorPort, ProcessorReport, Processors, RecordedOutcome } from "../../src/processors/port.js";
+import type { LedgerEntry } from "../../src/processors/ledger.js";
+import type { AuthorizationOutcome, CaptureOutcome, ProcessorPort, ProcessorReport, Processors } from "../../src/processors/port.js";
 
 export interface ScriptedProcessors extends Processors {
   /** The answer of the next stored-card charge or collected-card authorization. */
@@ -13,8 +14,8 @@ export interface ScriptedProcessors extends Processors {
   calls: string[];
   /** Reports to the engine as a processor would (a terminal outcome, a settlement). */
   report: ProcessorReport;
-  /** What each call answered, by idempotency key (lookup's answers). */
-  ledger: Map<string, RecordedOutcome>;
+  /** What each call answered, by idempotency key (lookup's answers), with the amount it was asked for. */
+  ledger: Map<string, LedgerEntry>;
 }
 
 export const TEST_CARD: Card = {
@@ -45,29 +46,30 @@ export function scriptedProcessors(): ScriptedProcessors {
       report = r;
     },
   };
-  const answer = (name: string, key: string) => {
+  const answer = (name: string, key: string, amount: string) => {
     s.calls.push(name);
     const outcome = s.nextAuthorization;
     if (!outcome) throw new Error(`scripted processor: no answer set for ${name}`);
-    return record(key, { call: "authorize", outcome }).outcome;
+    return record(key, { call: "authorize", outcome, amount }).outcome;
   };
   /** Answers once per key, like a processor: a repeated key gets the recorded answer. */
-  const record = <R extends RecordedOutcome>(key: string, recorded: R): R => {
+  const record = <R extends LedgerEntry>(key: string, recorded: R): R => {
     if (!s.ledger.has(key)) s.ledger.set(key, recorded);
     return s.ledger.get(key) as R;
   };
   const port: ProcessorPort = {
-    chargeStoredCard: async ({ key }) => answer("chargeStoredCard", key),
-    authorizeCollectedCard: async ({ key }) => answer("authorizeCollectedCard", key),
-    startTerminalAuthorization: async ({ key }) => void (s.calls.push("startTerminalAuthorization"), record(key, { call: "start_terminal", outcome: null })),
+    chargeStoredCard: async ({ payment, key }) => answer("chargeStoredCard", key, payment.intent.amount),
+    authorizeCollectedCard: async ({ payment, key }) => answer("authorizeCollectedCard", key, payment.intent.amount),
+    startTerminalAuthorization: async ({ payment, key }) =>
+      void (s.calls.push("startTerminalAuthorization"), record(key, { call: "start_terminal", outcome: null, amount: payment.intent.amount })),
     cancelTerminalAuthorization: async () => void s.calls.push("cancelTerminalAuthorization"),
     readCardFromClient: async ({ payment }) => ({ ...s.nextCard, type: payment.intent.payment_method_types === "card" ? "card_not_present" : "card_present" }),
-    capture: async ({ key }) => (s.calls.push(`capture ${key}`), record(key, { call: "capture", outcome: { kind: s.nextCapture } }).outcome),
+    capture: async ({ amount, key }) => (s.calls.push(`capture ${key}`), record(key, { call: "capture", outcome: { kind: s.nextCapture }, amount }).outcome),
     void: async ({ key }) => void (s.calls.push("void"), record(key, { call: "void" })),
-    refund: async ({ key }) => {
+    refund: async ({ amount, key }) => {
       s.calls.push(`refund ${key}`);
       if (!s.ledger.has(key)) refunds++;
-      return { refund_id: record(key, { call: "refund", refund_id: `re_${refunds}` }).refund_id };
+      return { refund_id: record(key, { call: "refund", refund_id: `re_${refunds}`, amount }).refund_id };
     },
     saveCard: async ({ key }) => (s.calls.push("saveCard"), { payment_method_id: record(key, { call: "save_card", payment_method_id: s.nextPaymentMethodId }).payment_method_id }),
     lookup: async (key) => s.ledger.get(key) ?? "never_received",

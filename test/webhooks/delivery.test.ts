@@ -15,10 +15,14 @@ import { openDurable } from "../store/processes/stores.js";
 import { testDatabase } from "../support/postgres.js";
 import { createWebhooks } from "../../src/index.js";
 import type { Backoff } from "../../src/webhooks/delivery.js";
-import { isPrivateAddress, postWebhook } from "../../src/webhooks/transport.js";
+import { createOutbound } from "../../src/outbound/client.js";
+import { postWith } from "../../src/webhooks/transport.js";
 import { startReceiver, until, type Received } from "./receiver.js";
 
 const ACCOUNT = "acct_hooks";
+/** The sandbox with WEBHOOK_ALLOW_PRIVATE=1: receivers on loopback. */
+const LOCAL = createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] });
+const PRODUCTION = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [] });
 const open: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const close of open.splice(0).reverse()) await close();
@@ -40,7 +44,7 @@ async function setup(backoff: Partial<Backoff>, options: { timeoutMs?: number } 
   const { events, readModels } = await STORES[storeKind]!();
   const engine = createEngine({ store: events, readModels });
   await engine.openAccount({ external_account_id: ACCOUNT });
-  const webhooks = createWebhooks({ engine, sandbox: true, backoff: { baseMs: 20, maxMs: 200, ...backoff }, random: () => 0.5, ...options });
+  const webhooks = createWebhooks({ engine, outbound: LOCAL, backoff: { baseMs: 20, maxMs: 200, ...backoff }, random: () => 0.5, ...options });
   const endpoint = await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: receiver.url() });
   await webhooks.delivery.start();
   open.push(receiver.close, () => webhooks.delivery.stop(), () => engine.close());
@@ -145,30 +149,33 @@ describe.each(Object.keys(STORES))("webhook delivery (%s store)", (kind) => {
 
 
 describe("what a delivery may reach", () => {
-  it("outside sandbox mode: no endpoint at a loopback or private address, and no connection to one (names resolved at connection time)", async () => {
-    for (const ip of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"]) {
-      expect(isPrivateAddress(ip), ip).toBe(true);
-    }
-    for (const ip of ["93.184.216.34", "8.8.8.8", "2606:2800:220:1::1"]) expect(isPrivateAddress(ip), ip).toBe(false);
-
+  it("outside the sandbox: no endpoint at a special-purpose address or over http, and no connection to one (names resolved at connection time)", async () => {
     const engine = createEngine();
     await engine.openAccount({ external_account_id: ACCOUNT });
-    const webhooks = createWebhooks({ engine, sandbox: false });
-    for (const url of ["http://127.0.0.1:8080/hooks", "http://localhost/hooks", "http://[::1]/", "http://10.0.0.7/", "http://169.254.169.254/latest"]) {
+    const webhooks = createWebhooks({ engine, outbound: PRODUCTION });
+    for (const url of ["https://127.0.0.1:8080/hooks", "https://localhost/hooks", "https://[::1]/", "https://10.0.0.7/", "https://169.254.169.254/latest", "https://[::7f00:1]/", "https://[2002:7f00:1::]/", "https://192.0.2.10/"]) {
       await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url }), url).rejects.toMatchObject({ code: "url_not_allowed", param: "url" });
     }
+    await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://hooks.example.com/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url" });
     expect((await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com/x" })).status).toBe("enabled");
     await engine.close();
 
     const receiver = await startReceiver();
     try {
       const port = new URL(receiver.url()).port;
-      const byName = await postWebhook(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000, sandbox: false });
+      // https only: refused before any connection
+      const plain = await postWith(PRODUCTION)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
+      expect(plain).toEqual({ status: null, error: expect.stringMatching(/https only/) });
+      // a name is judged on the address it resolves to, when connecting
+      const sandboxed = createOutbound({ sandbox: true, allowPrivate: false, allowlist: [] });
+      const byName = await postWith(sandboxed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
       expect(byName.status).toBeNull();
-      expect(byName.error).toMatch(/internal address/);
-      const byAddress = await postWebhook(`http://127.0.0.1:${port}/hooks`, "{}", {}, { timeoutMs: 2_000, sandbox: false });
-      expect(byAddress.error).toMatch(/internal address/);
+      expect(byName.error).toMatch(/localhost resolves to .*\(loopback\)/);
+      const byAddress = await postWith(sandboxed)(`http://127.0.0.1:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
+      expect(byAddress.error).toMatch(/\(loopback\).*WEBHOOK_ALLOW_PRIVATE/);
       expect(receiver.received).toEqual([]);
+      // WEBHOOK_ALLOW_PRIVATE=1 (sandbox): delivered
+      expect(await postWith(LOCAL)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 })).toEqual({ status: 200, error: null });
     } finally {
       await receiver.close();
     }
@@ -178,7 +185,7 @@ describe("what a delivery may reach", () => {
     const receiver = await startReceiver();
     try {
       receiver.answerWith(() => 302);
-      const result = await postWebhook(receiver.url(), JSON.stringify({ id: "evt_1" }), {}, { timeoutMs: 2_000, sandbox: true });
+      const result = await postWith(LOCAL)(receiver.url(), JSON.stringify({ id: "evt_1" }), {}, { timeoutMs: 2_000 });
       expect(result).toEqual({ status: 302, error: null });
       expect(receiver.received).toHaveLength(1);
     } finally {

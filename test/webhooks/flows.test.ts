@@ -1,6 +1,7 @@
 // Every flow of the spec through the engine, delivered to a real HTTP receiver: the expected
 // public events per payment, in per-payment order, each signed; verifyWebhook refuses a tampered
 // body, another secret and an old timestamp; the feed lists what was delivered.
+import { createOutbound } from "../../src/outbound/client.js";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/engine.js";
 import { createWebhooks, verifyWebhook, type Webhooks } from "../../src/index.js";
@@ -16,7 +17,7 @@ afterAll(() => receiver.close());
 let webhooks!: Webhooks;
 const secrets: Record<string, string> = {};
 async function registerEndpoints(engine: Engine) {
-  webhooks = createWebhooks({ engine, sandbox: true });
+  webhooks = createWebhooks({ engine, outbound: createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] }) });
   for (const account of ["acct_a", "acct_b"]) {
     secrets[account] = (await webhooks.createEndpoint({ external_account_id: account, url: receiver.url(`/${account}`) })).secret!;
   }

@@ -33,7 +33,7 @@ export const PublicEventOut = z
 
 export const EventPageOut = z.strictObject({ data: z.array(PublicEventOut), next_cursor: z.string(), has_more: z.boolean() });
 
-function typesOf(raw: string | undefined): PublicEventType[] | undefined {
+export function typesOf(raw: string | undefined): PublicEventType[] | undefined {
   if (raw === undefined) return undefined;
   const types = raw.split(",").map((t) => t.trim());
   const unknown = types.find((t) => !(PUBLIC_EVENT_TYPES as readonly string[]).includes(t));

@@ -1,15 +1,15 @@
-// Extensions for the sandbox: what a shopper and a clerk do on a simulated processor A terminal,
-// and the processor B client SDK collecting a card with the intent's client secret.
+// Extensions for the sandbox: what a shopper and a clerk do on a simulated processor A terminal
+// (served only with the simulators; the client SDK's routes are ./client-sdk.ts).
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
-import { Id, CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
+import { Id } from "../../inputs.js";
 import { maxAmount, parseAmount, type Decimal } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { testCard } from "../../processors/test-cards.js";
-import { presentPayment, presentToClient } from "../presenters.js";
+import { presentPayment } from "../presenters.js";
 import { defineRoute } from "../route.js";
-import { ClientIntentOut, PaymentRecordOut } from "../schemas.js";
+import { PaymentRecordOut } from "../schemas.js";
 
 const TerminalRef = { external_account_id: Id, terminal_id: Id };
 
@@ -77,31 +77,6 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
         return engine.getPayment({ external_account_id, payment_id });
       },
       present: presentPayment,
-    }),
-    defineRoute({
-      method: "POST",
-      path: "/v2/sdk/payment-method",
-      summary: "Processor B client SDK: collect the card for an intent, authorised by its client secret",
-      description:
-        "Called by the client (reader or card form), not the merchant server: no API key, the intent's `client_secret` authorises it. On a card form (card not present, no `terminal_id`) or with automatic capture it also processes the payment: the answer is `requires_capture`, `succeeded` or `error`. A reader's payment with manual capture is then processed with process-payment (or the auth call).",
-      extension: true,
-      auth: "client_secret",
-      input: CollectPaymentMethodInput,
-      response: () => ClientIntentOut,
-      run: (input, { command }) => engine.collectPaymentMethod(input, command),
-      present: presentToClient,
-    }),
-    defineRoute({
-      method: "POST",
-      path: "/v2/sdk/process-payment",
-      summary: "Processor B client SDK: process the payment whose card it collected, authorised by the client secret",
-      description: "The same as the server calling the auth endpoint with the `payment_id` after the SDK collected the card. After a collect that already processed the payment (card form, or automatic capture) it answers that payment and acts no second time.",
-      extension: true,
-      auth: "client_secret",
-      input: ProcessPaymentInput,
-      response: () => ClientIntentOut,
-      run: (input, { command }) => engine.processPayment(input, command),
-      present: presentToClient,
     }),
   ];
 }

@@ -113,8 +113,9 @@ async function processorTruth(real: Real, paymentId: string) {
     const data = e.data as { attempt_id?: string; amount?: string };
     if (!e.type.endsWith("Attempted")) continue;
     const recorded = real.sims.ledger.get(data.attempt_id!);
-    if (recorded?.call === "capture") captured = captured.plus(data.amount!);
-    if (recorded?.call === "refund") refunded = refunded.plus(data.amount!);
+    // the amounts the processor was asked for (its ledger), not the ones cardflow recorded
+    if (recorded?.call === "capture") captured = captured.plus(recorded.amount!);
+    if (recorded?.call === "refund") refunded = refunded.plus(recorded.amount!);
     if (recorded?.call === "void") voided = true;
     if (recorded?.call === "authorize" && recorded.outcome.kind === "authorized") authorized = true;
   }

@@ -4,6 +4,7 @@
 import type { AttemptType } from "../../../machines/events.js";
 import type { Engine } from "../../../src/engine.js";
 import type { Simulators } from "../../../src/processors/simulator.js";
+import { allAmountMismatches } from "../../support/processor-amounts.js";
 
 export const A = "acct_crash_a";
 export const B = "acct_crash_b";
@@ -105,6 +106,8 @@ export async function disagreements(engine: Engine, sims: Pick<Simulators, "ledg
   for (const [key, recorded] of sims.ledger.entries()) {
     if (!attempts.has(key)) problems.push(`processor did ${recorded.call} for ${key}, unknown to cardflow`);
   }
+  // and the processor moved the amounts cardflow recorded
+  problems.push(...(await allAmountMismatches(engine.store, sims.ledger)));
   return problems;
 }
 

@@ -1,0 +1,17 @@
+// The read models cardflow runs, in one place: the engine's runner, the audit (which refolds them
+// to compare) and the CLI take this list, so a read model is added or retired here only.
+import { customerCardsProjection } from "./customer-cards.js";
+import { paymentDeliveriesProjection } from "./payment-deliveries.js";
+import { paymentsProjection } from "./payments.js";
+import type { Projection } from "./projection.js";
+import { terminalsProjection } from "./terminals.js";
+
+export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, paymentDeliveriesProjection];
+
+/**
+ * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every
+ * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
+ * `payment_deliveries` now holds; `payments` held each record beside its state, which
+ * `payment_states` holds alone (its documents have another shape, so they are folded again).
+ */
+export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments"];

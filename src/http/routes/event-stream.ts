@@ -1,0 +1,141 @@
+// The event feed as server-sent events (extension): GET /v2/events/stream keeps the connection
+// open and writes each of the account's public events as it is indexed, so a console or a tool
+// is told at once instead of polling. The server is woken by the feed's own index (one catch-up
+// subscription per process, other processes' appends included), never by a timer per client.
+// Each event's `id:` is its cursor (and the stream opens with the cursor it starts from): a client that reconnects sends it back (`after`, or the
+// standard `Last-Event-ID` header) and misses nothing. When the server drains, every stream ends
+// with a final `event: end` carrying the cursor to resume from elsewhere.
+import { PassThrough } from "node:stream";
+import { z } from "zod";
+import { coalesced } from "../../coalesced.js";
+import { Id } from "../../inputs.js";
+import type { Webhooks } from "../../webhooks/index.js";
+import { feedKeys, type FeedEntry } from "../../webhooks/feed.js";
+import { defineRoute } from "../route.js";
+import { typesOf } from "./events.js";
+
+export const StreamEventsInput = z.strictObject({
+  external_account_id: Id,
+  /** A cursor (an `id:` of this stream, a next_cursor of GET /v2/events); absent: from now on. */
+  after: z.string().regex(/^\d{1,16}$/, "a cursor from next_cursor or an event's id").optional(),
+  /** One type or several, comma-separated. */
+  type: z.string().max(1000).optional(),
+  payment_id: Id.optional(),
+});
+
+export const EVENT_STREAM_TYPE = "text/event-stream; charset=utf-8";
+
+export interface EventStreamOptions {
+  /** A comment line this often keeps proxies and idle-connection timers from closing a quiet stream (ms). Default 15 s. */
+  heartbeatMs?: number;
+  /** Events read from the feed per read. Default 100. */
+  batch?: number;
+}
+
+/** The open streams of one server: drained (each ended with its final event) when it closes. */
+export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventStreamOptions = {}) {
+  const open = new Set<(reason: string) => void>();
+  /** Feeds this server started so that it hears of new events (stopped when it has closed). */
+  const started = new Set<Webhooks["feed"]>();
+  let draining = false;
+
+  function stream(webhooks: Webhooks, account: string, input: z.output<typeof StreamEventsInput>, lastEventId: string | undefined): PassThrough {
+    const { feed } = webhooks;
+    const types = typesOf(input.type);
+    const resumeFrom = /^\d{1,16}$/.test(lastEventId ?? "") ? lastEventId : input.after;
+    const prefix = input.payment_id === undefined ? (p?: number) => feedKeys.account(account, p) : (p?: number) => feedKeys.payment(input.payment_id!, p);
+    const out = new PassThrough();
+    let cursor = resumeFrom === undefined ? -1 : Number(resumeFrom); // -1: the head, once known
+    let announced = false;
+    let ended = false;
+
+    const write = async (chunk: string) => {
+      if (ended || out.write(chunk)) return;
+      await new Promise((resolve) => {
+        out.once("drain", resolve);
+        out.once("close", resolve);
+      });
+    };
+    const send = async (entry: FeedEntry) => {
+      cursor = entry.position;
+      if (entry.event.external_account_id !== account || (types && !types.includes(entry.event.type))) return;
+      await write(`id: ${entry.position}\ndata: ${JSON.stringify(entry.event)}\n\n`);
+    };
+    // one reader at a time; signals that come while it reads share the next read
+    const pump = coalesced(async () => {
+      if (!announced) {
+        if (cursor < 0) cursor = await feed.catchUp();
+        // an id without data: the client knows where it stands before any event (EventSource keeps it as lastEventId)
+        await write(`id: ${cursor}\n\n`);
+        announced = true;
+      }
+      for (;;) {
+        if (ended) return;
+        const entries = await feed.entries(prefix, cursor, batch);
+        for (const entry of entries) await send(entry);
+        if (entries.length < batch) return;
+      }
+    });
+    const end = (reason: string) => {
+      if (ended) return;
+      // the cursor of the last event read: resume there (on another server, after a restart)
+      out.end(`event: end\ndata: ${JSON.stringify({ reason, next_cursor: String(Math.max(cursor, 0)) })}\n\n`);
+      ended = true;
+    };
+    const wake = () => void pump().catch(() => end("error"));
+    const unsubscribe = feed.onIndexed(wake);
+    const heartbeat = setInterval(() => void write(": keep-alive\n\n"), heartbeatMs);
+    heartbeat.unref();
+    open.add(end);
+    out.once("close", () => {
+      ended = true;
+      unsubscribe();
+      clearInterval(heartbeat);
+      open.delete(end);
+    });
+    // the client's EventSource waits this long before it reconnects
+    out.write("retry: 2000\n\n");
+    if (draining) end("draining");
+    else {
+      started.add(feed);
+      void feed.start().then(wake, () => end("error"));
+    }
+    return out;
+  }
+
+  return {
+    stream,
+    /** Ends every open stream with its final event; new ones end at once (the server is closing). */
+    drain() {
+      draining = true;
+      for (const end of [...open]) end("draining");
+    },
+    /** After the server closed: its feed subscriptions stop (a running delivery stops its own anyway). */
+    async stop() {
+      await Promise.all([...started].map((feed) => feed.stop()));
+      started.clear();
+    },
+  };
+}
+
+export type EventStreams = ReturnType<typeof createEventStreams>;
+
+export function eventStreamRoutes(webhooks: Webhooks, streams: EventStreams) {
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/events/stream",
+      versions: ["v2"],
+      summary: "Follow the account's events as server-sent events",
+      description:
+        "`text/event-stream`: each public event (as in GET /v2/events) as it happens, one `data:` line of JSON with the event's cursor as `id:`. Without `after`, from now on; with `after` (or the `Last-Event-ID` header a reconnecting EventSource sends), every event after that cursor first. Filters: `type` (comma-separated), `payment_id`. A comment line every 15 s keeps a quiet connection open. When the server shuts down the stream ends with `event: end` and `data: {\"reason\":\"draining\",\"next_cursor\":\"…\"}`: reconnect with that cursor.",
+      extension: true,
+      auth: "api_key",
+      contentType: EVENT_STREAM_TYPE,
+      input: StreamEventsInput,
+      response: () => z.string().meta({ title: "EventStream", description: "server-sent events" }),
+      run: async (input, { account, headers }) => streams.stream(webhooks, account!, input, String(headers["last-event-id"] ?? "")),
+      present: (stream: PassThrough) => stream,
+    }),
+  ];
+}

@@ -1,0 +1,136 @@
+// The one HTTP client for every request cardflow makes to the outside (webhook deliveries, the
+// processor adapters): https only outside the sandbox, no redirect followed (a 3xx is an answer,
+// not an instruction), a hard timeout, a bounded answer, and every address judged by
+// ./address-policy.ts at connection time: the client resolves the name itself and connects to the
+// address it checked, so a name that resolves elsewhere a moment later (DNS rebinding) cannot slip
+// through. Certificates are verified always; a private CA is trusted by configuration (OUTBOUND_CA_FILE).
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import { isIP } from "node:net";
+import { rootCertificates } from "node:tls";
+import { judgeAddress, type AddressPolicy } from "./address-policy.js";
+
+export interface OutboundOptions extends AddressPolicy {
+  /** Sandbox: plain http allowed too. Outside it, https only. */
+  sandbox: boolean;
+  /** PEM certificates trusted besides Node's own roots (a processor's private CA). */
+  ca?: string | undefined;
+  /** Default timeout of a request (ms). */
+  timeoutMs?: number;
+  /** Largest answer body read (bytes); a larger one is an error. Default 1 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface OutboundRequest {
+  method?: "GET" | "POST" | "PUT" | "DELETE";
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs?: number;
+}
+
+export interface OutboundAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** The policy refused the destination: nothing was sent. */
+export class OutboundRefused extends Error {
+  override readonly name = "OutboundRefused";
+  readonly code = "EADDRNOTALLOWED";
+}
+
+/** No answer: connection refused or reset, TLS failure, timeout (the request may or may not have arrived). */
+export class OutboundFailed extends Error {
+  override readonly name = "OutboundFailed";
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+export type Outbound = ReturnType<typeof createOutbound>;
+
+export function createOutbound(options: OutboundOptions) {
+  const { sandbox, timeoutMs: defaultTimeout = 10_000, maxBodyBytes = 1 << 20 } = options;
+  const policy: AddressPolicy = { allowlist: options.allowlist, allowPrivate: options.allowPrivate };
+  const ca = options.ca ? [...rootCertificates, options.ca] : undefined;
+
+  /** Resolves a name, refusing it when any of its addresses is not allowed; the socket connects to what it returns. */
+  function guardedLookup(hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: LookupCallback): void {
+    dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (err, addresses) => {
+      if (err) return callback(err, "");
+      for (const { address } of addresses) {
+        const verdict = judgeAddress(address, policy);
+        if (!verdict.allowed) return callback(new OutboundRefused(`${hostname} resolves to ${verdict.reason}`), "");
+      }
+      if (lookupOptions.all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  }
+
+  /** Why this URL may not be requested (checked again on the resolved addresses at connection time), or null. */
+  function refusal(target: URL): string | null {
+    if (target.protocol !== "https:" && !(sandbox && target.protocol === "http:")) {
+      return sandbox ? `${target.protocol} URLs are not requested (http or https)` : `${target.protocol} URLs are not requested outside the sandbox: https only`;
+    }
+    if (target.username || target.password) return "credentials in the URL are not sent";
+    const host = target.hostname.replace(/^\[|\]$/g, "");
+    if (isIP(host)) {
+      const verdict = judgeAddress(host, policy);
+      if (!verdict.allowed) return verdict.reason;
+    }
+    return null;
+  }
+
+  function request(url: string, { method = "POST", headers = {}, body, timeoutMs = defaultTimeout }: OutboundRequest = {}): Promise<OutboundAnswer> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return Promise.reject(new OutboundRefused(`not an absolute URL: ${JSON.stringify(url)}`));
+    }
+    const refused = refusal(target);
+    if (refused) return Promise.reject(new OutboundRefused(refused));
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (error: Error | null, answer?: OutboundAnswer) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error instanceof OutboundRefused || error instanceof OutboundFailed ? error : new OutboundFailed(error.message, { cause: error }));
+        else resolve(answer!);
+      };
+      const sent = { ...headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) };
+      const req = (target.protocol === "https:" ? https : http).request(target, {
+        method,
+        headers: { "user-agent": "cardflow/1", ...sent },
+        // IP literals skip the lookup: refusal() judged them above
+        lookup: guardedLookup as never,
+        // no connection pool shared with other code: each request resolves and is judged anew
+        agent: false,
+        ...(ca ? { ca } : {}),
+      });
+      const fail = (error: Error) => {
+        settle(error);
+        req.destroy();
+      };
+      const timer = setTimeout(() => fail(new OutboundFailed(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBodyBytes) fail(new OutboundFailed(`answer larger than ${maxBodyBytes} bytes`));
+          else chunks.push(chunk);
+        });
+        res.on("end", () => settle(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", fail);
+        res.on("close", () => settle(new OutboundFailed("the connection closed before the answer ended")));
+      });
+      req.on("error", fail);
+      req.end(body);
+    });
+  }
+
+  return { request, refusal: (url: string) => refusal(new URL(url)), sandbox, policy };
+}

@@ -1,0 +1,102 @@
+// Which processors a service runs on. The sandbox: the simulators (test cards, /sim). Production:
+// the real adapters of PROCESSORS_MODULE, one ProcessorPort for each processor cardflow routes to
+// (A: its terminals and card-not-present accounts; B: its reader and accounts), and nothing
+// simulated; the service refuses to start until every one is there. `npm start` and
+// `cardflow reconcile` choose alike, so the reconciler asks the processors the payments used.
+//
+// A PROCESSORS_MODULE exports `createProcessors(context)` (or a default export of it) answering
+// `{ A, B, connect?, close? }`: `connect(report)` receives the function that records outcomes the
+// processor reports later (a terminal's, a settled capture), as the simulators do.
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Processor } from "../../machines/events.js";
+import type { Clock } from "../clock.js";
+import { ConfigurationError, outboundOf, type ServiceConfig } from "../config.js";
+import type { Ids } from "../ids.js";
+import type { Outbound } from "../outbound/client.js";
+import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
+import { fileSide, processorSideIn } from "./processor-side.js";
+import { createSimulators, type Simulators } from "./simulator.js";
+
+/** What an adapters module is given: the guarded client for its HTTP calls, time, ids, the environment. */
+export interface AdapterContext {
+  outbound: Outbound;
+  clock: Clock;
+  ids: Ids;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface ProcessorAdapters {
+  A?: ProcessorPort;
+  B?: ProcessorPort;
+  /** Receives the function through which the adapters report late outcomes. */
+  connect?(report: ProcessorReport): void;
+  close?(): void | Promise<void>;
+}
+
+export type CreateProcessors = (context: AdapterContext) => ProcessorAdapters | Promise<ProcessorAdapters>;
+
+/** Every processor a payment can be routed to (terminal types and account processors). */
+export const ROUTED_PROCESSORS: readonly Processor[] = ["A", "B"];
+const PORT_METHODS = [
+  "chargeStoredCard", "startTerminalAuthorization", "cancelTerminalAuthorization", "readCardFromClient", "authorizeCollectedCard",
+  "capture", "void", "refund", "saveCard", "lookup", "retrieveStoredCard",
+] as const satisfies readonly (keyof ProcessorPort)[];
+
+/** The processors of a running service, and what to close when it stops. */
+export interface ServiceProcessors {
+  processors: Processors;
+  /** Only in the sandbox. */
+  simulators?: Simulators;
+  /** "sandbox" or "production (adapters: <module>)", for the start log. */
+  mode: string;
+  close(): Promise<void>;
+}
+
+/** Loads the adapters module and checks it serves every routed processor with every call. */
+export async function loadAdapters(specifier: string, context: AdapterContext): Promise<Processors & { close(): Promise<void> }> {
+  const url = specifier.startsWith(".") || isAbsolute(specifier) ? pathToFileURL(resolve(specifier)).href : specifier;
+  let loaded: { createProcessors?: unknown; default?: unknown };
+  try {
+    loaded = await import(url);
+  } catch (error) {
+    throw new ConfigurationError(`PROCESSORS_MODULE: cannot load ${specifier} (${(error as Error).message})`);
+  }
+  const create = (loaded.createProcessors ?? loaded.default) as CreateProcessors | undefined;
+  if (typeof create !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports no createProcessors(context) function`);
+  const adapters = await create(context);
+  const missing = ROUTED_PROCESSORS.filter((p) => !adapters?.[p]);
+  if (missing.length) {
+    throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} has no adapter for processor ${missing.join(" and ")}; cardflow routes payments to ${ROUTED_PROCESSORS.join(" and ")} (terminal types, account processors), so each needs one`);
+  }
+  for (const p of ROUTED_PROCESSORS) {
+    const lacking = PORT_METHODS.filter((m) => typeof (adapters[p] as unknown as Record<string, unknown>)[m] !== "function");
+    if (lacking.length) throw new ConfigurationError(`PROCESSORS_MODULE: the adapter for processor ${p} lacks ${lacking.join(", ")} (the ProcessorPort of src/processors/port.ts)`);
+  }
+  return {
+    get: (processor) => adapters[processor]!,
+    connect: (report) => adapters.connect?.(report),
+    close: async () => void (await adapters.close?.()),
+  };
+}
+
+/**
+ * The processors of `npm start` and the CLI. Sandbox: the simulators, their side shared through
+ * DATA_DIR. Production: PROCESSORS_MODULE's adapters, or a ConfigurationError naming what is missing.
+ */
+export async function serviceProcessors(config: ServiceConfig, { clock, ids, env = process.env }: { clock: Clock; ids: Ids; env?: NodeJS.ProcessEnv }): Promise<ServiceProcessors> {
+  if (config.sandbox) {
+    if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
+    const side = fileSide(processorSideIn(config.dataDir));
+    const { captures, captureSettleMs, processorLatencyMs } = config;
+    const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, side });
+    return { processors: simulators, simulators, mode: "sandbox", close: async () => side.close() };
+  }
+  if (!config.processorsModule) {
+    throw new ConfigurationError(
+      `production mode (${env.SANDBOX ? "SANDBOX=off" : "NODE_ENV=production"}) runs no simulated processor: set PROCESSORS_MODULE to a module exporting createProcessors() with an adapter for processor ${ROUTED_PROCESSORS.join(" and ")} (README: Running in production), or run the sandbox with SANDBOX=on`,
+    );
+  }
+  const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env });
+  return { processors: adapters, mode: `production (adapters: ${config.processorsModule})`, close: adapters.close };
+}

@@ -1,0 +1,156 @@
+// The event feed and webhook endpoints from the typed client: endpoints created, listed and
+// deleted; the event stream (GET /v2/events/stream) as an async iterator whose cursors resume
+// exactly (nothing missed, nothing repeated, the same events as the paged feed); and a draining
+// server: a real `npm start` process stopped with SIGTERM ends its stream with a final event,
+// and the iterator carries on from the cursor on another process of the same store.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, type Client, type PublicEvent, type StreamItem } from "../../src/client/index.js";
+import { startApi, type Api } from "../http/harness.js";
+import { freshStores, merchantKey, startServer } from "../multiprocess/servers.js";
+
+let api: Api;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(() => api?.close());
+
+/** Takes `count` items from the iterator, then stops it. */
+async function take<T>(items: AsyncIterable<T>, count: number): Promise<T[]> {
+  const taken: T[] = [];
+  if (count === 0) return taken;
+  for await (const item of items) if (taken.push(item) === count) break;
+  return taken;
+}
+
+/** A card payment, created and authorized: 2 public events (created, requires_capture). */
+async function payment(client: Client, account: string, amount: string): Promise<string> {
+  const intent = await client.createIntent({ external_account_id: account, amount, payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_s" });
+  await client.authorize({ external_account_id: account, payment_id: intent.payment_id });
+  return intent.payment_id;
+}
+
+describe("webhook endpoints from the client", () => {
+  it("creates one (its secret shown only then), lists it, deletes it", async () => {
+    const { key } = await api.merchant("acct_hooks");
+    const client = createClient({ baseUrl: api.base, apiKey: key });
+    const account = { external_account_id: "acct_hooks" };
+    const created = await client.createWebhookEndpoint({ ...account, url: "https://hooks.example.com/cardflow", event_types: ["payment_intent.succeeded"] });
+    expect(created).toMatchObject({ object: "webhook_endpoint", url: "https://hooks.example.com/cardflow", event_types: ["payment_intent.succeeded"], status: "enabled", secret: expect.any(String) });
+    const listed = await client.listWebhookEndpoints(account);
+    expect(listed.data).toEqual([expect.objectContaining({ id: created.id, status: "enabled" })]);
+    expect(listed.data[0]).not.toHaveProperty("secret");
+    expect(await client.deleteWebhookEndpoint({ ...account, endpoint_id: created.id })).toMatchObject({ id: created.id, status: "deleted" });
+    expect((await client.listWebhookEndpoints(account)).data).toEqual([]);
+    await expect(client.deleteWebhookEndpoint({ ...account, endpoint_id: created.id })).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("the event stream from the client", () => {
+  it("follows events as they happen; each item's cursor resumes exactly; the same events as the paged feed", async () => {
+    const { key } = await api.merchant("acct_stream");
+    const client = createClient({ baseUrl: api.base, apiKey: key, retryDelayMs: 10 });
+    const account = { external_account_id: "acct_stream" };
+    const before = await payment(client, account.external_account_id, "1.00"); // before the stream: not in it
+
+    // from now on: the stream opens with the cursor it starts from (the feed's end), then follows
+    const { next_cursor: now } = await client.listEvents(account);
+    const opened = await fetch(`${api.base}/v2/events/stream?external_account_id=acct_stream`, { headers: { authorization: `Bearer ${key}` } });
+    const reader = opened.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!/\nid: \d+\n\n/.test(text)) text += (await reader.read()).value ?? "";
+    expect(text).toBe(`retry: 2000\n\nid: ${now}\n\n`);
+    const ids = [await payment(client, account.external_account_id, "2.00"), await payment(client, account.external_account_id, "3.00")];
+    while (!text.includes(`"payment_id":"${ids[1]}"`)) text += (await reader.read()).value ?? "";
+    expect(text).not.toContain(before);
+    await reader.cancel();
+
+    // the iterator from that cursor
+    const items = await take(client.streamEvents({ ...account, after: now }), 4);
+    expect(items.map((i) => [i.event.payment_id, i.event.type])).toEqual([
+      [ids[0], "payment_intent.created"],
+      [ids[0], "payment_intent.requires_capture"],
+      [ids[1], "payment_intent.created"],
+      [ids[1], "payment_intent.requires_capture"],
+    ]);
+    expect(items.map((i) => i.event.payment_id)).not.toContain(before);
+
+    // from the second item's cursor: the third and fourth again, then one that happens later
+    const resumed = take(client.streamEvents({ ...account, after: items[1]!.cursor }), 3);
+    await client.capture({ ...account, payment_id: ids[0]!, amount: "2.00" });
+    const again: StreamItem<PublicEvent>[] = await resumed;
+    expect(again.map((i) => i.event.id)).toEqual([items[2]!.event.id, items[3]!.event.id, expect.any(String)]);
+    expect(again[2]!.event).toMatchObject({ type: "payment_intent.succeeded", payment_id: ids[0], sequence: 3 });
+    expect(again.map((i) => i.cursor)).toEqual([items[2]!.cursor, items[3]!.cursor, expect.stringMatching(/^\d+$/)]);
+
+    // the paged feed, from the same cursor, holds the same events
+    const page = await client.listEvents({ ...account, after: items[1]!.cursor });
+    expect(page.data.map((e) => e.id)).toEqual(again.map((i) => i.event.id));
+    expect(page.next_cursor).toBe(again[2]!.cursor);
+
+    // filters: one payment's events, one type
+    const filtered = await take(client.streamEvents({ ...account, after: "0", payment_id: ids[1]!, type: "payment_intent.requires_capture" }), 1);
+    expect(filtered.map((i) => [i.event.payment_id, i.event.type])).toEqual([[ids[1], "payment_intent.requires_capture"]]);
+    // refusals are ApiErrors, not retried
+    await expect(take(client.streamEvents({ external_account_id: "acct_someone_else" }), 1)).rejects.toMatchObject({ status: 403, code: "account_forbidden" });
+    await expect(take(createClient({ baseUrl: api.base, apiKey: "sk_wrong" }).streamEvents(account), 1)).rejects.toMatchObject({ status: 401 });
+    await expect(take(client.streamEvents({ ...account, type: "payment_intent.exploded" }), 1)).rejects.toMatchObject({ status: 400, param: "type" });
+  });
+
+  it("a stream ends with a final event carrying the cursor when its server closes", async () => {
+    const own = await startApi();
+    try {
+      const { key } = await own.merchant("acct_drain");
+      const response = await fetch(`${own.base}/v2/events/stream?external_account_id=acct_drain&after=0`, { headers: { authorization: `Bearer ${key}` } });
+      expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      const text = response.text();
+      await own.close();
+      expect(await text).toMatch(/^retry: 2000\n\nid: 0\n\n(: keep-alive\n\n)*event: end\ndata: \{"reason":"draining","next_cursor":"0"\}\n\n$/);
+    } finally {
+      await own.close().catch(() => undefined);
+    }
+  });
+});
+
+describe("a draining server process", () => {
+  it("SIGTERM ends the stream with its final event; the iterator resumes from the cursor on another process, nothing missed", { timeout: 180_000 }, async () => {
+    const stores = await freshStores("event-stream");
+    const store = stores.sqlite();
+    const key = await merchantKey(store, "acct_sse");
+    const [a, b] = [await startServer(store), await startServer(store)];
+    try {
+      const account = { external_account_id: "acct_sse" };
+      const onB = createClient({ baseUrl: b.url, apiKey: key });
+      // a payment made on B reaches A's stream (the store tells every process of appends)
+      const response = await fetch(`${a.url}/v2/events/stream?external_account_id=acct_sse&after=0`, { headers: { authorization: `Bearer ${key}` } });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let received = "";
+      const until = async (pattern: RegExp) => {
+        while (!pattern.test(received)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the stream ended before ${pattern}:\n${received}`);
+          received += value;
+        }
+      };
+      const first = await payment(onB, account.external_account_id, "5.00");
+      await until(/"type":"payment_intent\.requires_capture"/);
+      expect(received).toContain(`"payment_id":"${first}"`);
+
+      void a.stop();
+      await until(/event: end\ndata: .*\n\n/);
+      const end = JSON.parse(/event: end\ndata: (.*)\n\n/.exec(received)![1]!) as { reason: string; next_cursor: string };
+      expect(end.reason).toBe("draining");
+      expect(await a.exited).toBe(0);
+
+      // meanwhile on B; the iterator, from A's last cursor, on B
+      const second = await payment(onB, account.external_account_id, "6.00");
+      const rest = await take(onB.streamEvents({ ...account, after: end.next_cursor }), 2);
+      expect(rest.map((i) => [i.event.payment_id, i.event.type])).toEqual([
+        [second, "payment_intent.created"],
+        [second, "payment_intent.requires_capture"],
+      ]);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});

@@ -1,0 +1,192 @@
+// Production mode with real processes: without an adapter for every processor the server refuses
+// to start (exit code 1, the message naming what is missing); with the example HTTP adapter
+// (src/processors/http-processors.ts) pointed at an HTTPS test processor on loopback — reached
+// through the operator's allowlist, its test CA trusted through OUTBOUND_CA_FILE, never by turning
+// verification off — it charges through it: no simulator, no /sim, no test card; a declined or
+// malformed answer is never `succeeded`; processor B's client SDK routes are served by the
+// adapter; a terminal's late outcome arrives through connect(report); `cardflow reconcile` asks
+// the adapters what became of a call whose answer was lost.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKeys } from "../../src/api-keys.js";
+import { configFromEnv, openStores } from "../../src/config.js";
+import { createEngine } from "../../src/engine.js";
+import { client, startServer, type ServerProcess } from "../multiprocess/servers.js";
+import { PROCESSOR_API_KEY, startHttpsProcessor, TEST_CA_FILE } from "../support/https-processor.js";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const EXAMPLE_ADAPTERS = join(ROOT, "src/processors/http-processors.ts");
+const dir = mkdtempSync(join(tmpdir(), "cardflow-production-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `npm start` that must not start: its exit code and what it wrote. */
+async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", DATA_DIR: mkdtempSync(join(dir, "refused-")), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  return { code, stderr };
+}
+
+describe("production mode refuses to start without what it needs", () => {
+  it("NODE_ENV=production without processor adapters: exit 1, naming PROCESSORS_MODULE and both processors", { timeout: 60_000 }, async () => {
+    const { code, stderr } = await refusedStart({ NODE_ENV: "production" });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^cardflow: refusing to start: production mode \(NODE_ENV=production\) runs no simulated processor: set PROCESSORS_MODULE .* processor A and B/);
+    expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+  });
+
+  it("SANDBOX=off with a module serving processor A only: exit 1, naming processor B", { timeout: 60_000 }, async () => {
+    const onlyA = join(ROOT, "test/fixtures/processors/only-a.mjs");
+    const { code, stderr } = await refusedStart({ SANDBOX: "off", PROCESSORS_MODULE: onlyA });
+    expect(code).toBe(1);
+    expect(stderr).toContain("has no adapter for processor B");
+  });
+
+  it("production with WEBHOOK_ALLOW_PRIVATE, or TRUST_PROXY=true: exit 1, naming the variable", { timeout: 60_000 }, async () => {
+    const privateHooks = await refusedStart({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: "1" });
+    expect(privateHooks.code).toBe(1);
+    expect(privateHooks.stderr).toContain("WEBHOOK_ALLOW_PRIVATE: only in the sandbox");
+    const trustAll = await refusedStart({ TRUST_PROXY: "true" });
+    expect(trustAll.code).toBe(1);
+    expect(trustAll.stderr).toContain("TRUST_PROXY: true (trust every hop)");
+  });
+});
+
+describe("production mode with the example HTTP adapter and an HTTPS processor", () => {
+  let processor: Awaited<ReturnType<typeof startHttpsProcessor>>;
+  let server: ServerProcess;
+  const store = { DATA_DIR: mkdtempSync(join(dir, "store-")) };
+  const keys: Record<"A" | "B", string> = { A: "", B: "" };
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    processor = await startHttpsProcessor();
+    const { store: events, readModels } = await openStores(configFromEnv({ DATA_DIR: store.DATA_DIR, DATABASE_URL: "" }));
+    const engine = createEngine({ store: events, readModels });
+    await engine.openAccount({ external_account_id: "acct_a", processor: "A" });
+    await engine.openAccount({ external_account_id: "acct_b", processor: "B" });
+    keys.A = (await createApiKeys(engine).issue("acct_a")).key;
+    keys.B = (await createApiKeys(engine).issue("acct_b")).key;
+    await engine.close();
+    env = {
+      NODE_ENV: "production",
+      SANDBOX: "",
+      WEBHOOK_ALLOW_PRIVATE: "",
+      PROCESSORS_MODULE: EXAMPLE_ADAPTERS,
+      PROCESSOR_A_URL: processor.url,
+      PROCESSOR_A_API_KEY: PROCESSOR_API_KEY,
+      PROCESSOR_B_URL: processor.url,
+      PROCESSOR_B_API_KEY: PROCESSOR_API_KEY,
+      PROCESSOR_POLL_MS: "100",
+      OUTBOUND_ALLOWLIST: "127.0.0.1",
+      OUTBOUND_CA_FILE: TEST_CA_FILE,
+    };
+    server = await startServer(store, env);
+  }, 90_000);
+  afterAll(async () => {
+    expect(await server?.stop()).toBe(0);
+    await processor?.close();
+  });
+
+  const post = (account: "A" | "B", path: string, body: object) => client(keys[account]).post(server.url, path, body);
+  const read = async (account: "A" | "B", paymentId: string) =>
+    (await fetch(`${server.url}/v2/payment/intent/${paymentId}?external_account_id=acct_${account.toLowerCase()}`, { headers: { authorization: `Bearer ${keys[account]}` } })).json();
+  const charge = (token: string) => ({ external_account_id: "acct_a", amount: "50.00", payment_method_types: "card", capture_method: "manual", payment_method_id: token, external_customer_id: "cus_1" });
+
+  it("says it runs in production and serves no simulator: no /sim, no sandbox card token", async () => {
+    expect(server.output()).toContain(`mode: production (adapters: ${EXAMPLE_ADAPTERS})`);
+    expect((await post("A", "/sim/terminal/present-card", { external_account_id: "acct_a", terminal_id: "tmr_1" })).status).toBe(404);
+    const sandboxToken = await post("A", "/v2/payment/intent", charge("pm_card_visa"));
+    expect(sandboxToken.body).toMatchObject({ status: 400, code: "resource_missing", param: "payment_method_id" });
+  });
+
+  it("charges a card on file through the processor over https, with the attempt id as its Idempotency-Key", async () => {
+    const intent = await post("A", "/v2/payment/intent", charge("pm_card_ok"));
+    expect(intent.status).toBe(200);
+    const auth = await post("A", "/v2/payment/auth", { external_account_id: "acct_a", payment_id: intent.body.payment_id });
+    expect(auth.body).toMatchObject({ status: "requires_capture", amount_authorized: "50.00" });
+    const capture = await post("A", "/v2/payment/capture", { external_account_id: "acct_a", payment_id: intent.body.payment_id, amount: "50.00" });
+    expect(capture.body).toMatchObject({ status: "succeeded", amount_captured: "50.00" });
+    const made = processor.calls.filter((c) => c.body.payment?.payment_id === intent.body.payment_id);
+    expect(made.map((c) => c.path)).toEqual(["/v1/charge", "/v1/capture"]);
+    for (const call of made) expect(call.key).toMatch(/\S/);
+  });
+
+  it("a declined answer is never succeeded, nor is an answer that is not a well-formed outcome", async () => {
+    const declined = await post("A", "/v2/payment/intent", { ...charge("pm_declined"), capture_method: "automatic" });
+    const answer = await post("A", "/v2/payment/auth", { external_account_id: "acct_a", payment_id: declined.body.payment_id });
+    expect(answer.body.status).not.toBe("succeeded");
+    const record = await read("A", declined.body.payment_id);
+    expect(record).toMatchObject({ last_error_code: "ONLINE_DECLINED", amount_captured: "0.00" });
+    expect(["requires_payment_method", "error"]).toContain(record.status);
+
+    const garbled = await post("A", "/v2/payment/intent", { ...charge("pm_garbled"), capture_method: "automatic" });
+    const garbledAuth = await post("A", "/v2/payment/auth", { external_account_id: "acct_a", payment_id: garbled.body.payment_id });
+    expect(garbledAuth.body.status).not.toBe("succeeded");
+    const garbledRecord = await read("A", garbled.body.payment_id);
+    expect(garbledRecord.status).not.toBe("succeeded");
+    expect(garbledRecord.amount_captured).toBe("0.00");
+  });
+
+  it("processor B's client SDK routes are served by the adapter: the card read and authorized by the processor", async () => {
+    const reader = await post("B", "/v2/hardware", { external_account_id: "acct_b", terminal_type: "B_reader" });
+    const intent = await post("B", "/v2/payment/intent", { external_account_id: "acct_b", amount: "12.00", payment_method_types: "card_present", capture_method: "manual" });
+    const sdk = (path: string, body: object) => fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const collected = await sdk("/v2/sdk/payment-method", { client_secret: intent.body.client_secret, terminal_id: reader.body.terminal_id, card_number: "5555555555554444" });
+    expect(collected).toMatchObject({ status: 200, body: { status: "payment_method_requested" } });
+    const processed = await sdk("/v2/sdk/process-payment", { client_secret: intent.body.client_secret });
+    expect(processed).toMatchObject({ status: 200, body: { status: "requires_capture" } });
+    expect(processor.calls.filter((c) => c.body.payment?.payment_id === intent.body.payment_id).map((c) => c.path)).toEqual(["/v1/cards/read", "/v1/authorize"]);
+    expect((await read("B", intent.body.payment_id)).payment).toMatchObject({ last_4: "4444" });
+
+    // a card the processor declines, read through the SDK, is not authorized
+    const declined = await post("B", "/v2/payment/intent", { external_account_id: "acct_b", amount: "12.00", payment_method_types: "card_present", capture_method: "manual" });
+    await sdk("/v2/sdk/payment-method", { client_secret: declined.body.client_secret, terminal_id: reader.body.terminal_id, card_number: "4000000000000002" });
+    await sdk("/v2/sdk/process-payment", { client_secret: declined.body.client_secret });
+    expect(await read("B", declined.body.payment_id)).toMatchObject({ last_error_code: "ONLINE_DECLINED", amount_authorized: "0.00" });
+  });
+
+  it("a terminal's outcome reported later by the processor arrives through connect(report)", async () => {
+    const terminal = await post("A", "/v2/hardware", { external_account_id: "acct_a", terminal_type: "A_async" });
+    const intent = await post("A", "/v2/payment/intent", { external_account_id: "acct_a", amount: "8.00", payment_method_types: "card_present", capture_method: "manual" });
+    const auth = await post("A", "/v2/payment/auth", { external_account_id: "acct_a", payment_id: intent.body.payment_id, terminal_id: terminal.body.terminal_id });
+    expect(auth.body.status).toBe("payment_method_requested");
+    processor.presentCard(intent.body.payment_id, "8.00");
+    let record: any;
+    for (let waited = 0; waited < 10_000; waited += 100) {
+      record = await read("A", intent.body.payment_id);
+      if (record.status !== "payment_method_requested") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(record).toMatchObject({ status: "requires_capture", amount_authorized: "8.00" });
+  });
+
+  it("cardflow reconcile asks the configured adapters: a charge whose answer was lost is resolved from the processor's record", { timeout: 60_000 }, async () => {
+    const intent = await post("A", "/v2/payment/intent", charge("pm_card_ok"));
+    processor.failAfterActing.add(intent.body.payment_id);
+    const auth = await post("A", "/v2/payment/auth", { external_account_id: "acct_a", payment_id: intent.body.payment_id });
+    expect(auth.body.status).not.toBe("requires_capture");
+    processor.failAfterActing.delete(intent.body.payment_id);
+
+    const cli = spawn(process.execPath, [join(ROOT, "bin/cardflow.js"), "reconcile", "--grace", "0", "--json"], { cwd: ROOT, env: { ...process.env, ...env, DATA_DIR: store.DATA_DIR }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    cli.stdout.on("data", (d) => (out += d));
+    cli.stderr.on("data", (d) => (err += d));
+    expect(await new Promise((resolve) => cli.on("exit", resolve)), err).toBe(0);
+    const report = JSON.parse(out);
+    expect(report.resolved).toEqual(expect.arrayContaining([expect.objectContaining({ payment_id: intent.body.payment_id, appended: expect.arrayContaining(["PaymentAuthorized"]) })]));
+    expect(processor.calls.filter((c) => c.body.payment?.payment_id === intent.body.payment_id).map((c) => c.path)).toEqual(["/v1/charge"]);
+    expect((await read("A", intent.body.payment_id)).status).toBe("requires_capture");
+  });
+});

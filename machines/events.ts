@@ -41,8 +41,14 @@ export const Authorization = z.object({
 });
 export type Authorization = z.infer<typeof Authorization>;
 
-const event = <T extends string, D extends z.ZodType>(type: T, data: D) =>
-  z.object({ type: z.literal(type), version: z.literal(1), data });
+/**
+ * An event's schema at its current version. Changing an event's data means a new version here and,
+ * in ./event-versions.ts, the previous schema kept with an upcaster from it (stored events are never
+ * rewritten; test/machines/event-versions.test.ts holds every schema's fingerprint).
+ */
+export const eventSchema = <T extends string, D extends z.ZodType, V extends number = 1>(type: T, data: D, version: V = 1 as V) =>
+  z.object({ type: z.literal(type), version: z.literal(version), data });
+const event = eventSchema;
 
 /**
  * The attempt an outcome answers (the processor idempotency key of the call). Absent in streams

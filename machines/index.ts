@@ -5,3 +5,5 @@ export * from "./events.js";
 export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode, type FailureStatus } from "./failures.js";
 export { applyPaymentEvent, foldStored, stateOf, snapshotOf, acceptedEventTypes, hasTag, initialPaymentSnapshot, type PaymentState, type PaymentSnapshot } from "./fold.js";
 export { machineTransitions, machineStates, finalStates, type MachineTransition } from "./transitions.js";
+export { upcast, upcaster, storedFormOf, createEventRegistry, EVENT_REGISTRY, EARLIER_VERSIONS, schemaFingerprint, type EventRegistry, type EarlierVersion } from "./event-versions.js";
+export { machineDefinition, machineHash, machineJson, type MachineDefinition } from "./definition.js";

@@ -1,11 +1,10 @@
 // Read model: per payment, the machine's state and the request id of its last event: everything
 // its record (spec §2.1) is presented from. The record itself is not stored: it is the state
-// written out again (~1 KB more per payment), so it is presented when read (recordOf), by the
-// very code that presents the engine's answers. Named `payment_states`: the `payments` read model
+// written out again (~1 KB more per payment), so it is presented when read (recordOf,
+// src/present/payment-record.ts), by the very code that presents the engine's answers. Named `payment_states`: the `payments` read model
 // of earlier versions held the record beside the state, documents of another shape; it is retired
 // (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from zero.
 import { foldStored, type PaymentState } from "../machines/fold.js";
-import { paymentRecord, type PaymentRecord } from "./payment-record.js";
 import { defineProjection } from "./projection.js";
 
 export interface PaymentDoc {
@@ -50,6 +49,3 @@ export const paymentsProjection = defineProjection<PaymentDoc>({
   keyOf: (e) => (e.stream.startsWith("payment-") ? e.stream.slice("payment-".length) : null),
   apply: (doc, e) => ({ state: foldStored(doc?.state, e).state, request_id: e.metadata.request_id }),
 });
-
-/** The payment record a payments document stands for. */
-export const recordOf = (doc: PaymentDoc): PaymentRecord => paymentRecord(doc.state, doc.request_id);

@@ -20,7 +20,7 @@ import { createApiKeys } from "../src/api-keys.js";
 import { runCli } from "../src/cli/index.js";
 import { manualClock } from "../src/clock.js";
 import { createEngine } from "../src/engine.js";
-import { presentPayment } from "../src/http/presenters.js";
+import { presentPayment } from "../src/present/api-versions.js";
 import { createServer } from "../src/http/server.js";
 import { sequentialIds } from "../src/ids.js";
 import { createSimulators } from "../src/processors/simulator.js";

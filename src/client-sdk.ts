@@ -2,7 +2,7 @@
 // collects the card with the intent's client secret (from create), then processes the payment (a
 // card form's collect, card not present, processes it itself). It
 // reaches the service through a transport: an in-process engine, or any function (e.g. over HTTP).
-import type { PaymentRecord } from "../projections/payment-record.js";
+import type { PaymentRecord } from "./present/payment-record.js";
 import type { Engine } from "./engine.js";
 
 /** The SDK's calls, with the body the engine (and an HTTP endpoint) validates. */

@@ -27,6 +27,8 @@ export interface ServiceConfig {
   /** How often the server looks for such calls (it also does at start-up). */
   reconcileIntervalMs: number;
   idempotencyTtlMs: number;
+  /** IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: records one account may hold at once (then 429). */
+  idempotencyMaxKeysPerAccount: number;
   /** Simulated captures: "immediate" (success at once) or "requested" (capture_requested, settled after captureSettleMs). */
   captures: "immediate" | "requested";
   captureSettleMs: number;
@@ -126,6 +128,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     reconcileGraceMs: number(env, "RECONCILE_GRACE_MS", 30_000),
     reconcileIntervalMs: number(env, "RECONCILE_INTERVAL_MS", 10_000),
     idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
+    idempotencyMaxKeysPerAccount: number(env, "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", 1_000_000),
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
     captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
     processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),

@@ -19,9 +19,10 @@ import { createCore, type EngineOptions } from "./engine/core.js";
 import { createReconciler, type ReconcileOptions, type ReconcileReport } from "./engine/reconcile.js";
 import { GetPaymentInput, parseInput } from "./inputs.js";
 import { refuseUndefinedOptions } from "./options.js";
-import type { PaymentRecord } from "../projections/payment-record.js";
+import type { PaymentRecord } from "./present/payment-record.js";
 
-export type { Account, CommandContext, CreatedIntent } from "./engine/payment-streams.js";
+export type { Account, CommandContext } from "./engine/payment-streams.js";
+export type { CreatedIntent } from "./present/payment-record.js";
 export type { ReconcileOptions, ReconcileReport, Resolution } from "./engine/reconcile.js";
 export type { EngineOptions } from "./engine/core.js";
 

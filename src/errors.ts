@@ -1,8 +1,9 @@
-// Typed errors of the engine. Each names the problem (`code`, and `param` for input errors) and
-// carries the HTTP status the API answers with, so every surface reports failures the same way.
+// Typed errors of the engine. Each names the problem (`code`, and `param` for input errors); the
+// engine's own refusals below also carry the status that classifies them (a documented part of the
+// library's answers, the one the HTTP API sends). Errors of the ports (a store unavailable) name
+// their problem only: the HTTP API decides how to answer those (src/http/status.ts).
 
 export abstract class CardflowError extends Error {
-  abstract readonly status: number;
   abstract readonly code: string;
   readonly param: string | null = null;
   /** Extra fields for the problem+json body. */

@@ -16,10 +16,11 @@
 // than the longest request (the 120 s blocking auth), then a retry runs, or, if the dead request
 // had appended, replays the answer recorded with its events. Only successful answers are kept: a
 // refused request had no effect and may simply be retried.
-import { createHash, randomUUID } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
 import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, InvalidRequest } from "./errors.js";
+import { setBounded } from "./bounded.js";
 import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 const HOUR = 3_600_000;
@@ -49,6 +50,18 @@ export class IdempotencyKeyReused extends CardflowError {
   }
 }
 
+/** 429: the scope (an account) holds as many kept keys as it may; they free up as they expire. */
+export class IdempotencyKeysExhausted extends CardflowError {
+  override readonly name = "IdempotencyKeysExhausted";
+  readonly status = 429;
+  readonly code = "idempotency_keys_exhausted";
+  override readonly param = "Idempotency-Key";
+  readonly retryAfterSeconds = 60;
+  constructor(limit: number) {
+    super(`this account holds ${limit} Idempotency-Key records, the most kept at once; retry later (records expire after their time) or send the request without a key`);
+  }
+}
+
 /** What a command receives to record its answer with its events (spread into its CommandContext). */
 export interface IdempotentContext {
   idempotency_key: string;
@@ -74,10 +87,25 @@ export interface Answer {
 export interface IdempotencyOptions {
   store: EventStore;
   clock: Clock;
+  /**
+   * 32 bytes: the stored answers are sealed with it (AES-256-GCM), so the secrets some answers
+   * carry (a webhook endpoint's secret, an intent's client secret) are not kept in plaintext. The
+   * server derives it from the signing key, the same in every process. Absent: a random key of
+   * this process (records then replay only in it).
+   */
+  sealKey?: Buffer;
   /** How long an answer is kept (default 24 h). */
   ttlMs?: number;
   /** How long a claim holds its key without an answer: longer than the longest request (default 180 s). */
   leaseMs?: number;
+  /**
+   * The most records one scope (account) may hold at once; a new key past it is refused (429)
+   * instead of the table growing without bound. Default 1,000,000. Counted by the store
+   * (countIdempotency), at most every recountMs per scope, and by this process in between.
+   */
+  maxKeysPerScope?: number;
+  /** How often a scope's records are counted again in the store (ms). Default 10 s. */
+  recountMs?: number;
 }
 
 /** Keys sorted at every level (canonical JSON): the same request always has the same fingerprint. */
@@ -85,8 +113,55 @@ export function fingerprintOf(what: string, body: unknown): string {
   return createHash("sha256").update(`${what}\n${canonicalJson(body ?? null)}`).digest("hex");
 }
 
-export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000 }: IdempotencyOptions) {
+/** A stored answer, sealed: `{ "sealed": "<base64url iv | ciphertext | tag>" }`. */
+interface Sealed {
+  sealed: string;
+}
+
+/** Seals and opens answers; records written before sealing (plain bodies) open as they are. */
+function answerSeal(key: Buffer) {
+  return {
+    seal(body: unknown): Sealed | null {
+      if (body === null) return null;
+      const iv = randomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", key, iv);
+      const sealed = Buffer.concat([cipher.update(JSON.stringify(body), "utf8"), cipher.final()]);
+      return { sealed: Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url") };
+    },
+    open(body: unknown): unknown {
+      const sealed = (body as Partial<Sealed> | null)?.sealed;
+      if (body === null || typeof sealed !== "string" || Object.keys(body as object).length !== 1) return body;
+      const raw = Buffer.from(sealed, "base64url");
+      const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(raw.length - 16));
+      try {
+        return JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString("utf8"));
+      } catch (error) {
+        throw new Error("an Idempotency-Key record was sealed with another key (the signing key changed?)", { cause: error });
+      }
+    },
+  };
+}
+
+export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
+  const { seal, open } = answerSeal(sealKey);
+  /** Per scope: records counted in the store at `at`, plus the keys this process claimed since. */
+  const counts = new Map<string, { count: number; at: number }>();
+
+  /** Refuses the key just claimed when its scope is past the cap (counted with it). */
+  async function withinCap(scope: string): Promise<void> {
+    if (!store.countIdempotency) return;
+    let counted = counts.get(scope);
+    if (!counted || clock.now() - counted.at >= recountMs) {
+      counted = { count: await store.countIdempotency(scope, at()), at: clock.now() };
+      setBounded(counts, scope, counted, 10_000);
+    } else counted.count++;
+    if (counted.count > maxKeysPerScope) {
+      counted.count--; // released by the caller
+      throw new IdempotencyKeysExhausted(maxKeysPerScope);
+    }
+  }
 
   /** Takes the key, or answers from the record holding it. */
   async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
@@ -95,10 +170,10 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       const held = await store.claimIdempotency(claimed, now);
       if (!held) return undefined;
       if (held.fingerprint !== claimed.fingerprint) throw new IdempotencyKeyReused();
-      if (held.state === "done") return { status: held.status, body: held.body, replayed: true };
+      if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };
       if (held.expires_at >= now) throw new IdempotencyKeyInUse();
       // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
-      if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: held.body, replayed: true };
+      if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: open(held.body), replayed: true };
     }
     throw new IdempotencyKeyInUse();
   }
@@ -117,9 +192,16 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       const claimed: IdempotencyRecord = { key: `${scope}:${key}`, fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
       const replay = await claim(claimed);
       if (replay) return replay;
+      // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
+      try {
+        await withinCap(scope);
+      } catch (error) {
+        await store.releaseIdempotency(claimed.key, claimed.token, at()).catch(() => undefined);
+        throw error;
+      }
       let body: unknown;
       try {
-        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: present(answer) }) }));
+        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }) }));
       } catch (error) {
         // Best effort: when the store is unreachable the lease ends the claim instead.
         await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)).catch(() => undefined);
@@ -127,7 +209,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       }
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):
       // the effect stands all the same, and the answer recorded with its events is kept.
-      await store.saveIdempotency({ ...claimed, state: "done", status: 200, body, expires_at: at(ttlMs) }).catch(() => false);
+      await store.saveIdempotency({ ...claimed, state: "done", status: 200, body: seal(body), expires_at: at(ttlMs) }).catch(() => false);
       return { status: 200, body, replayed: false };
     },
 

@@ -1,4 +1,7 @@
 // cardflow as a library: the engine, its ports and adapters, the machine and its events.
+import type { FastifyInstance } from "fastify";
+import { registerConsole } from "./console/routes.js";
+import { createServer as createApiServer, type ServerOptions } from "./http/server.js";
 export { createEngine, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
 export { paymentMachine, PAYMENT_STATUSES, type PaymentContext, type PaymentStatus } from "../machines/payment.js";
 export * as events from "../machines/events.js";
@@ -38,11 +41,13 @@ export { createOutbound, OutboundRefused, OutboundFailed, type Outbound, type Ou
 export { judgeAddress, type AddressPolicy, type Verdict } from "./outbound/address-policy.js";
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
-export { paymentRecord, type PaymentRecord } from "../projections/payment-record.js";
+export { paymentRecord, type PaymentRecord } from "./present/payment-record.js";
 export type { TerminalRecord } from "../projections/terminals.js";
 export type { CustomerCardRecord } from "../projections/customer-cards.js";
 // the HTTP API as `npm start` serves it (fastify), and its API keys
-export { createServer, apiRoutes, serviceOpenApi, type ServerOptions } from "./http/server.js";
+export { apiRoutes, serviceOpenApi, type ServerOptions } from "./http/server.js";
+/** The HTTP API and the web console on one fastify server, as `npm start` serves them. */
+export const createServer = (options: ServerOptions): FastifyInstance => createApiServer({ ...options, extensions: [registerConsole, ...(options.extensions ?? [])] });
 export { createApiKeys, type ApiKeys, type ApiKeyOwner } from "./api-keys.js";
 export { createProgram as createCli } from "./cli/index.js";
 export { createProjectionRunner, type ProjectionRunner } from "../projections/runner.js";

@@ -5,9 +5,11 @@ import { pino } from "pino";
 import { systemClock } from "./clock.js";
 import { configFromEnv, openStores, outboundOf, refuseToStart } from "./config.js";
 import { createEngine } from "./engine.js";
+import { registerConsole } from "./console/routes.js";
 import { createServer } from "./http/server.js";
 import { blockRequestIds, randomIds } from "./ids.js";
 import { serviceProcessors } from "./processors/adapters.js";
+import { withSeededDefect } from "./seeded-defects.js";
 import { createWebhooks } from "./webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
 
@@ -15,7 +17,8 @@ import { loadSigningKey, webhookConfigFromEnv } from "./webhooks/config.js";
 const config = await refuseToStart(() => configFromEnv());
 const logger = pino({ level: config.logLevel });
 const clock = systemClock;
-const { store, readModels, description } = await openStores(config);
+// the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
+const { store, readModels, description } = withSeededDefect(await openStores(config), config);
 // request ids unique across every process on this store (blocks reserved in it)
 const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
 // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
@@ -35,10 +38,12 @@ const app = createServer({
   ...(simulators ? { simulators } : {}),
   webhooks,
   idempotencyTtlMs: config.idempotencyTtlMs,
+  idempotencyMaxKeysPerAccount: config.idempotencyMaxKeysPerAccount,
   // a claim outlives the longest request: the blocking auth
   idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
   trustProxy: config.trustProxy,
   logger,
+  extensions: [registerConsole],
 });
 
 try {

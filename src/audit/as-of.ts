@@ -2,7 +2,7 @@
 // at or before that moment (event time is the injected clock's, recorded in the metadata).
 import { streams } from "../../machines/events.js";
 import { foldStored, type PaymentState } from "../../machines/fold.js";
-import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord, type PaymentRecord } from "../present/payment-record.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import type { EventStore } from "../store/port.js";
 

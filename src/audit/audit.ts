@@ -4,7 +4,7 @@
 // `auditAll` does the same for every stream of a store. Findings are named, never thrown.
 import { streams as streamNames } from "../../machines/events.js";
 import type { PaymentState } from "../../machines/fold.js";
-import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord, type PaymentRecord } from "../present/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
 import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
 import { PROJECTIONS } from "../../projections/registry.js";

@@ -1,5 +1,8 @@
 // Verifying the hash chain of a stream (src/events/chain.ts writes it on every append): what broke
-// it, named. What the chain protects against, and what it does not, is said there.
+// it, named. What the chain protects against, and what it does not, is said there. Hashes cover
+// the stored bytes: an event read at its current schema version is hashed in its stored form
+// (machines/event-versions.ts), so the chain verifies over upcast streams.
+import { storedFormOf } from "../../machines/event-versions.js";
 import { eventHash, hashOf, prevHashOf } from "../events/chain.js";
 import type { RecordedEvent } from "../events/envelope.js";
 
@@ -38,7 +41,7 @@ export function verifyChain(events: readonly RecordedEvent[]): ChainFinding[] {
   events.forEach((e, i) => {
     const hash = hashOf(e);
     if (hash === null || prevHashOf(e) === undefined) return void finding("inserted", e, `${describe(e)} carries no hash chain: it was not appended by cardflow`);
-    if (eventHash(e.stream, e) !== hash) finding("edited", e, `${describe(e)} was edited: its content does not match its hash`);
+    if (eventHash(e.stream, storedFormOf(e)) !== hash) finding("edited", e, `${describe(e)} was edited: its content does not match its hash`);
     if (byHash.has(hash)) return void finding("inserted", e, `${describe(e)} duplicates ${describe(events[byHash.get(hash)!]!)}`);
     byHash.set(hash, i);
     linked.push(i);

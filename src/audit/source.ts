@@ -1,5 +1,6 @@
 // Where audits read from: an event store (any adapter of the port) and, optionally, the read
 // models the service keeps beside it, which audits compare with a fresh replay.
+import { upcast } from "../../machines/event-versions.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
 
 export interface AuditSource {
@@ -54,6 +55,8 @@ export type OnProgress = (progress: { phase: string; done: number; total: number
  * investigation): nothing is verified or renumbered, so audits see exactly what is there.
  */
 export function eventsStore(events: readonly RecordedEvent[]): EventStore {
+  // copies, upcast as every store reads them (the hash chain is verified on their stored form)
+  const read = (list: RecordedEvent[]) => structuredClone(list).map(upcast);
   const all = [...events].sort((a, b) => a.position - b.position);
   const readOnly = async (): Promise<never> => {
     throw new Error("this event source is read-only");
@@ -62,11 +65,11 @@ export function eventsStore(events: readonly RecordedEvent[]): EventStore {
     append: readOnly,
     async readStream(stream, { fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       const list = all.filter((e) => e.stream === stream).sort((a, b) => a.revision - b.revision);
-      if (direction === "forwards") return structuredClone(list.slice(fromRevision ?? 0).slice(0, maxCount));
-      return structuredClone(list.slice(0, (fromRevision ?? list.length - 1) + 1).reverse().slice(0, maxCount));
+      if (direction === "forwards") return read(list.slice(fromRevision ?? 0).slice(0, maxCount));
+      return read(list.slice(0, (fromRevision ?? list.length - 1) + 1).reverse().slice(0, maxCount));
     },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
-      return structuredClone(all.filter((e) => e.position > after).slice(0, maxCount));
+      return read(all.filter((e) => e.position > after).slice(0, maxCount));
     },
     head: async () => all.at(-1)?.position ?? 0,
     subscribeToAll() {

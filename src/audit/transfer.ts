@@ -1,9 +1,11 @@
 // Moving streams between stores (SQLite <-> PostgreSQL, or into a test store): JSONL, one stored
-// event per line with everything the store returned, so nothing is lost. Import verifies before it
-// writes: every stream's revisions run from 0, its hash chain is intact and (payment streams) every
-// transition is one the machine allows; one bad stream refuses the whole file and nothing is
-// appended. Events are appended in their original global order, so projections see what they saw.
+// event per line with everything the store returned, in its stored form (never upcast), so nothing
+// is lost. Import verifies before it writes: every stream's revisions run from 0, its hash chain is
+// intact and (payment streams) every transition is one the machine allows; one bad stream refuses
+// the whole file and nothing is appended. Events are appended in their original global order, as
+// stored, so projections see what they saw.
 import { z } from "zod";
+import { storedFormOf, upcast } from "../../machines/event-versions.js";
 import { InvalidRequest } from "../errors.js";
 import { replay } from "../replay.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
@@ -37,8 +39,11 @@ export function parseLine(raw: string, n: number): RecordedEvent | string {
 
 /** One JSONL line per event: a whole store in global order, or one payment's stream. */
 export async function* exportEvents(store: EventStore, { paymentId }: { paymentId?: string } = {}): AsyncGenerator<string> {
-  const line = ({ stream, revision, position, id, type, version, data, metadata }: RecordedEvent) =>
-    JSON.stringify({ stream, revision, position, id, type, version, data, metadata });
+  // as stored: the version and data the hash covers, never an upcast form
+  const line = (e: RecordedEvent) => {
+    const { stream, revision, position, id, type, version, data, metadata } = storedFormOf(e);
+    return JSON.stringify({ stream, revision, position, id, type, version, data, metadata });
+  };
   if (paymentId !== undefined) {
     for (const e of await store.readStream(`payment-${paymentId}`)) yield line(e);
     return;
@@ -78,7 +83,7 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     list.sort((a, b) => a.revision - b.revision);
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
-    if (paymentIdOf(stream) !== null) for (const s of replay(list).illegal) problems.push(`${stream}: illegal transition: ${s.type} at revision ${s.revision} is refused: ${s.refused}`);
+    if (paymentIdOf(stream) !== null) for (const s of replay(list.map(upcast)).illegal) problems.push(`${stream}: illegal transition: ${s.type} at revision ${s.revision} is refused: ${s.refused}`);
     const existing = await store.readStream(stream, { maxCount: 1 });
     if (existing.length && existing[0]!.id !== list[0]!.id) problems.push(`${stream}: already exists in the target store with other events`);
   }

@@ -59,7 +59,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .summary("print the public events (what webhooks deliver), oldest first, then follow new ones")
     .description("print the public events of the feed (GET /v2/events), oldest first, then each new one as it is appended, until interrupted")
     .option("--account <id>", "only this merchant account's events")
-    .option("--after <cursor>", "start after this cursor (a next_cursor, i.e. a global position)", "0")
+    .option("--after <cursor>", "start after this global position of the event log (the operator's view: positions, not the API's per-account cursors)", "0")
     .option("--no-follow", "print the events there are and exit")
     .option("--json", "one event per line as JSON (the webhook body)")
     .addOption(storeOption())

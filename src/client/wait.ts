@@ -2,7 +2,7 @@
 // as spec §8 advises after an asynchronous terminal auth: every 0.5–1 s, for 3 minutes by
 // default (a shorter or longer wait when asked), then WaitTimeout.
 import type { PaymentStatus } from "../../machines/payment.js";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../present/payment-record.js";
 import { WaitTimeout } from "./errors.js";
 import { sleep, type CallOptions } from "./transport.js";
 

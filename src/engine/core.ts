@@ -4,7 +4,7 @@
 import { streams, type Card } from "../../machines/events.js";
 import { stateOf } from "../../machines/fold.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
-import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord, type PaymentRecord } from "../present/payment-record.js";
 import { PROJECTIONS, RETIRED_PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import type { TerminalRecord } from "../../projections/terminals.js";

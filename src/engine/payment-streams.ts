@@ -4,7 +4,7 @@
 // re-deciding when another process appended first.
 import { PaymentEvent, streams, type DomainEvent } from "../../machines/events.js";
 import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../../machines/fold.js";
-import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord, type CreatedIntent, type PaymentRecord } from "../present/payment-record.js";
 import type { TerminalRecord } from "../../projections/terminals.js";
 import { hashOf } from "../events/chain.js";
 import { newEvents } from "../events/new-events.js";
@@ -35,8 +35,6 @@ export interface Account {
   processor: "A" | "B";
   currency: string;
 }
-
-export type CreatedIntent = PaymentRecord & { client_secret: string | null };
 
 /** A payment as of one revision of its stream. */
 export interface Loaded {

@@ -3,6 +3,7 @@
 // the payment's status does not allow, `current_status` and `allowed_next_steps`).
 import { STATUS_CODES } from "node:http";
 import { CardflowError } from "../errors.js";
+import { httpAnswerOf } from "./status.js";
 
 /** Errors of the HTTP layer itself (authentication, account scope, Idempotency-Key). */
 export class HttpProblem extends CardflowError {
@@ -52,10 +53,14 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: s
   FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: "uri_too_long", detail: "a path parameter is longer than this API accepts" },
 };
 
-/** The problem for any error a request ends with; `internal` is true for a 5xx (to be logged). */
-export function problemOf(error: unknown, requestId: number): { problem: Problem; internal: boolean } {
+/**
+ * The problem for any error a request ends with; `internal` is true for a 5xx (to be logged);
+ * `retryAfterSeconds` for a problem that passes (src/http/status.ts).
+ */
+export function problemOf(error: unknown, requestId: number): { problem: Problem; internal: boolean; retryAfterSeconds?: number } {
   if (error instanceof CardflowError) {
-    return { problem: problem(error.status, error.code, error.message, error.param, requestId, error.details()), internal: false };
+    const { status, retryAfterSeconds } = httpAnswerOf(error);
+    return { problem: problem(status, error.code, error.message, error.param, requestId, error.details()), internal: false, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
   }
   const e = error as { code?: string; statusCode?: number; message?: string };
   const known = e.code ? FRAMEWORK_ERRORS[e.code] : undefined;

@@ -5,11 +5,12 @@ import { z } from "zod";
 import { LAST_ERROR_CODES } from "../../machines/failures.js";
 import { Card, TerminalType } from "../../machines/events.js";
 
-export type Version = "v1" | "v2";
+import { successStatus, type Version } from "../present/api-versions.js";
+
+export type { Version } from "../present/api-versions.js";
 
 /** §3: one machine state `succeeded`, written `success` by /v1 and `succeeded` by /v2 (DESIGN.md). */
 const STATUSES = ["requires_payment_method", "payment_method_requested", "requires_capture", "capture_requested", "error", "canceled"] as const;
-export const successStatus = (version: Version) => (version === "v1" ? "success" : "succeeded");
 export const PaymentStatusOut = (version: Version) => z.enum([...STATUSES, successStatus(version)]);
 
 /** Amounts leave as strings with the currency's minor units (§2.1 allows string or number). */

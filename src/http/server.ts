@@ -10,7 +10,6 @@ import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { drainOnClose } from "./drain.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { registerConsole } from "../console/routes.js";
 import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -37,6 +36,8 @@ export interface ServerOptions {
   webhooks?: Webhooks;
   /** How long an Idempotency-Key answer is kept (default 24 h). */
   idempotencyTtlMs?: number;
+  /** The most Idempotency-Key records one account may hold at once (then 429; default 1,000,000). */
+  idempotencyMaxKeysPerAccount?: number;
   /** How long an Idempotency-Key claim of a request that never answered holds the key (default 180 s: longer than the 120 s blocking auth). */
   idempotencyLeaseMs?: number;
   /** Largest accepted request body in bytes (default 64 KiB). */
@@ -49,23 +50,27 @@ export interface ServerOptions {
   authFailures?: AuthFailureLimit;
   /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
   trustProxy?: boolean | string | string[];
+  /**
+   * More to serve on this server, registered after the API: the composition adds the web console
+   * (src/console/routes.ts) this way, so the API never imports the surfaces built on it.
+   */
+  extensions?: readonly ((app: FastifyInstance) => void)[];
 }
 
 const HOUR = 3_600_000;
 
 function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) {
-  const { problem: body, internal } = problemOf(error, Number(req.id));
+  const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id));
   if (internal) req.log.error({ err: error }, "request failed");
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
-  const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-  if (typeof retryAfter === "number") reply.header("retry-after", String(retryAfter));
+  if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers
   reply.header("request-id", req.id).headers(SECURITY_HEADERS);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks, idempotencyTtlMs, idempotencyLeaseMs, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false }: ServerOptions): FastifyInstance {
+export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, idempotencyMaxKeysPerAccount, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] }: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(logger
       ? {
@@ -142,7 +147,8 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${path}`, null, Number(req.id)));
   });
 
-  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs });
+  // answers are kept sealed (secrets in them), under a key every process sharing the signing key derives alike
+  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs, maxKeysPerScope: idempotencyMaxKeysPerAccount, sealKey: webhooks.derivedKey("idempotency records") });
   const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
@@ -152,7 +158,7 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   app.addHook("preClose", async () => streams.drain());
   app.addHook("onClose", async () => streams.stop());
   for (const route of apiRoutes(engine, simulators, webhooks, streams)) registerRoute(app, route, idempotency);
-  registerConsole(app);
+  for (const extend of extensions) extend(app);
   return app;
 }
 

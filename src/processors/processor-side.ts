@@ -6,16 +6,17 @@
 // simulators keep this in one SQLite file that the processes on a host share. It lives apart from
 // cardflow's store: a test can kill cardflow and ask the processor what really happened.
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setBounded } from "../bounded.js";
 
 /**
  * ledger: calls by idempotency key; sessions: collections by terminal; cards: numbers read, by
  * payment; vault: cards on file; attempts: authorizations per payment and card; settlements:
- * requested captures not yet reported settled.
+ * requested captures not yet reported settled; faults: the sandbox's injected processor faults
+ * (./simulator.ts ProcessorFault, set by the chaos run).
  */
-export type SideTable = "ledger" | "sessions" | "cards" | "vault" | "attempts" | "settlements";
+export type SideTable = "ledger" | "sessions" | "cards" | "vault" | "attempts" | "settlements" | "faults";
 
 export interface ProcessorSide {
   get<T>(table: SideTable, key: string): T | undefined;
@@ -67,7 +68,10 @@ export function memorySide(): ProcessorSide {
  * presenting a card on one terminal end it once.
  */
 export function fileSide(file: string): ProcessorSide {
-  mkdirSync(dirname(file), { recursive: true });
+  // private like the store: directory 0700, file 0600 (its -wal and -shm take the file's mode)
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, "a", 0o600));
+  chmodSync(file, 0o600);
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
   // a write survives the cardflow process (a SIGKILL), as the processor's record must; a power

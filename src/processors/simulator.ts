@@ -11,6 +11,7 @@ import { Decimal, formatAmount } from "../money.js";
 import { refuseUndefinedOptions } from "../options.js";
 import { createLedger, type Ledger, type LedgerEntry } from "./ledger.js";
 import { memorySide, type ProcessorSide } from "./processor-side.js";
+import { injectedFault, NO_FAULT } from "./sandbox-faults.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorPort, ProcessorReport, Processors, RecordedOutcome } from "./port.js";
 import { DEFAULT_TEST_CARD, TEST_PAYMENT_METHODS, testAmount, testCard, type TestCard, type TestOutcome } from "./test-cards.js";
 
@@ -116,15 +117,17 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     if (known) return Promise.resolve().then(() => answer(replayRefusal(known)));
     let p = memo.get(key) as Promise<LedgerEntry> | undefined;
     if (!p) {
-      const act = () =>
+      const fault = scripted ? injectedFault(side, key) : NO_FAULT; // sandbox: a test's injected outage
+      const act = () => fault.around(() =>
         run().then(
           (recorded) => (ledger.set(key, recorded), recorded),
           (error: unknown) => {
             if (error instanceof CardflowError) ledger.set(key, { call: "refused", code: error.code, message: error.message });
             throw error;
           },
-        );
-      setBounded(memo, key, (p = latencyMs > 0 ? new Promise<void>((r) => clock.setTimer(latencyMs, r)).then(act) : act()), REMEMBERED);
+        ));
+      const wait = latencyMs + fault.latencyMs;
+      setBounded(memo, key, (p = wait > 0 ? new Promise<void>((r) => clock.setTimer(wait, r)).then(act) : act()), REMEMBERED);
     }
     return p.then(answer);
   }

@@ -1,6 +1,7 @@
 // What the SQL adapters (SQLite, PostgreSQL) share: event rows to RecordedEvent (JSON kept as text
 // so it reads back byte for byte), readStream options to bounds, and one connection shared by the
 // two ports they return.
+import { upcast } from "../../machines/event-versions.js";
 import type { ReadStreamOptions, RecordedEvent } from "./port.js";
 
 export interface EventRow {
@@ -15,16 +16,18 @@ export interface EventRow {
   metadata: string;
 }
 
-export const toRecorded = (r: EventRow): RecordedEvent => ({
-  id: r.id,
-  type: r.type,
-  version: r.version,
-  data: JSON.parse(r.data),
-  metadata: JSON.parse(r.metadata),
-  stream: r.stream,
-  revision: Number(r.revision),
-  position: Number(r.position),
-});
+/** A stored row as an event, upcast to its type's current schema version (machines/event-versions.ts). */
+export const toRecorded = (r: EventRow): RecordedEvent =>
+  upcast({
+    id: r.id,
+    type: r.type,
+    version: r.version,
+    data: JSON.parse(r.data),
+    metadata: JSON.parse(r.metadata),
+    stream: r.stream,
+    revision: Number(r.revision),
+    position: Number(r.position),
+  });
 
 /** readStream options as a query's bounds: forwards from `from` up, or backwards from `from` down. */
 export function streamRange({ fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER }: ReadStreamOptions = {}) {

@@ -41,7 +41,7 @@ export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process
     return Buffer.from(configured, "hex");
   }
   const path = join(dataDir, "webhook-signing.key");
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   try {
     writeFileSync(path, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600 });
   } catch (error) {

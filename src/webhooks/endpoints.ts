@@ -3,7 +3,7 @@
 // id). The event log (exported, audited, copied) then holds no secret; the signing key lives
 // outside it (WEBHOOK_SIGNING_KEY or a key file beside the store: ./config.ts). The events record
 // which key (`signing_key_id`), so a changed key is noticed instead of signing with wrong secrets.
-import { createHash, createHmac } from "node:crypto";
+import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { z } from "zod";
 import { webhookStreams, type WebhookEvent } from "../../machines/events.js";
 import { chainEvents, hashOf } from "../events/chain.js";
@@ -13,7 +13,7 @@ import type { Ids } from "../ids.js";
 import { Id } from "../inputs.js";
 import type { Outbound } from "../outbound/client.js";
 import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../store/port.js";
-import { PUBLIC_EVENT_TYPES } from "./public-events.js";
+import { PUBLIC_EVENT_TYPES } from "../present/public-events.js";
 
 export interface EndpointDoc {
   endpoint_id: string;
@@ -80,6 +80,8 @@ export function signingSecrets(signingKey: Buffer) {
   return {
     keyId,
     secretOf: (endpointId: string) => `whsec_${createHmac("sha256", signingKey).update(`webhook-endpoint:${endpointId}`).digest("base64url")}`,
+    /** 32 bytes for one purpose (HKDF-SHA256 of the signing key): feed cursors, idempotency records. */
+    derivedKey: (purpose: string) => Buffer.from(hkdfSync("sha256", signingKey, Buffer.alloc(0), `cardflow ${purpose}`, 32)),
   };
 }
 

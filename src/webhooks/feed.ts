@@ -4,10 +4,12 @@
 // tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
 // The fold state of each stream and the webhook endpoints are committed in the same transaction,
 // with the checkpoint each was read at (several processes fold alike; the loser folds again).
+import { randomBytes } from "node:crypto";
 import { coalesced } from "../coalesced.js";
+import { cursorCodec, type CursorCodec } from "./cursor.js";
 import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
-import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "./public-events.js";
+import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
 /** A public event where the feed keeps it. */
 export interface FeedEntry {
@@ -26,8 +28,8 @@ export const feedKeys = {
 };
 
 export interface FeedQuery {
-  /** A cursor from a previous page (a global position); 0 or absent: from the beginning. */
-  after?: number;
+  /** A next_cursor of a previous page of this account (opaque: ./cursor.ts); absent: from the beginning. */
+  after?: string;
   limit?: number;
   types?: readonly PublicEventType[];
   payment_id?: string;
@@ -35,14 +37,14 @@ export interface FeedQuery {
 
 export interface FeedPage {
   data: PublicEvent[];
-  /** Pass as `after` for the next page; stays valid forever (positions never change). */
+  /** Pass as `after` for the next page; stays valid forever (positions never change), for this account only. */
   next_cursor: string;
   has_more: boolean;
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>;
 
-export function createEventFeed({ store, readModels, batchSize = 500 }: { store: EventStore; readModels: ReadModelStore; batchSize?: number }) {
+export function createEventFeed({ store, readModels, batchSize = 500, cursors = cursorCodec(randomBytes(32)) }: { store: EventStore; readModels: ReadModelStore; batchSize?: number; cursors?: CursorCodec }) {
   const listeners = new Set<() => void>();
   /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
@@ -129,6 +131,8 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
   return {
     catchUp,
     entries,
+    /** The account-bound opaque cursors of this feed (./cursor.ts), for every surface that hands one out. */
+    cursors,
     /** Calls back after each batch the feed indexed (delivery wakes up on it). */
     onIndexed(listener: () => void): () => void {
       listeners.add(listener);
@@ -136,7 +140,8 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
     },
 
     /** One account's public events after the cursor, oldest first. */
-    async page(account: string, { after = 0, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
+    async page(account: string, { after: afterCursor, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
+      const after = cursors.decode(account, afterCursor);
       await catchUp();
       const prefix = payment_id === undefined ? (p?: number) => feedKeys.account(account, p) : (p?: number) => feedKeys.payment(payment_id, p);
       const data: PublicEvent[] = [];
@@ -147,11 +152,11 @@ export function createEventFeed({ store, readModels, batchSize = 500 }: { store:
         const chunk = await entries(prefix, scanned, types ? Math.max(batchSize, limit + 1) : limit + 1);
         for (const entry of chunk) {
           if (entry.event.external_account_id !== account || (types && !types.includes(entry.event.type))) continue;
-          if (data.length === limit) return { data, next_cursor: String(cursor), has_more: true };
+          if (data.length === limit) return { data, next_cursor: cursors.encode(account, cursor), has_more: true };
           data.push(entry.event);
           cursor = entry.position;
         }
-        if (chunk.length === 0 || !types) return { data, next_cursor: String(cursor), has_more: false };
+        if (chunk.length === 0 || !types) return { data, next_cursor: cursors.encode(account, cursor), has_more: false };
         scanned = chunk[chunk.length - 1]!.position;
       }
     },

@@ -9,6 +9,7 @@ import { parseInput } from "../inputs.js";
 import { createOutbound, type Outbound } from "../outbound/client.js";
 import { createDelivery, type DeliveryOptions } from "./delivery.js";
 import { appendChained, checkEndpointUrl, CreateEndpointInput, EndpointRef, endpointNotFound, present, signingSecrets, webhookStreams, type EndpointDoc, type EndpointOut } from "./endpoints.js";
+import { cursorCodec } from "./cursor.js";
 import { createEventFeed, FEED } from "./feed.js";
 
 export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId" | "outbound">> {
@@ -21,8 +22,8 @@ export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" |
 
 export function createWebhooks({ engine, signingKey = randomBytes(32), outbound = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [] }), ...deliveryOptions }: WebhooksOptions) {
   const { store, readModels, clock, ids } = engine;
-  const feed = createEventFeed({ store, readModels });
-  const { keyId, secretOf } = signingSecrets(signingKey);
+  const { keyId, secretOf, derivedKey } = signingSecrets(signingKey);
+  const feed = createEventFeed({ store, readModels, cursors: cursorCodec(derivedKey("feed cursors")) });
   const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, outbound });
 
   async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {
@@ -72,9 +73,11 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
     },
 
     secretOf,
+    /** A key for another purpose, derived from the signing key (the same in every process that shares it). */
+    derivedKey,
   };
 }
 
 export type Webhooks = ReturnType<typeof createWebhooks>;
 export { verifyWebhook, signatureHeader, SIGNATURE_HEADER } from "./signature.js";
-export { PUBLIC_EVENT_TYPES, type PublicEvent, type PublicEventType } from "./public-events.js";
+export { PUBLIC_EVENT_TYPES, type PublicEvent, type PublicEventType } from "../present/public-events.js";

@@ -22,9 +22,16 @@ export interface VerifyOptions {
 
 /**
  * True when the header signs exactly this raw body (the bytes received, before any JSON parsing)
- * with the endpoint's secret, at a time within the tolerance.
+ * with the endpoint's secret, at a time within the tolerance. A call that could only ever pass by
+ * mistake throws instead: an empty secret (anyone can sign with it) or a tolerance that is not a
+ * finite number of seconds >= 0 (NaN or Infinity would accept any timestamp).
  */
 export function verifyWebhook(rawBody: string | Buffer, header: string | null | undefined, secret: string, { toleranceSeconds = 300, now = Date.now() }: VerifyOptions = {}): boolean {
+  if (typeof secret !== "string" || secret.length === 0) throw new TypeError("verifyWebhook: the endpoint's secret is empty; pass the whsec_… secret shown when the endpoint was created");
+  if (typeof toleranceSeconds !== "number" || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new RangeError(`verifyWebhook: toleranceSeconds must be a finite number >= 0, got ${String(toleranceSeconds)}`);
+  }
+  if (!Number.isFinite(now)) throw new RangeError(`verifyWebhook: now must be a finite time in ms, got ${String(now)}`);
   if (!header) return false;
   const parts = header.split(",").map((p) => p.trim().split("="));
   const t = Number(parts.find(([k]) => k === "t")?.[1]);

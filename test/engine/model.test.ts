@@ -7,7 +7,7 @@
 // through its cursors), each the model's: the documents filtered and sorted newest first.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { paymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord } from "../../src/present/payment-record.js";
 import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { recordOf, type PaymentDoc } from "../../projections/payments.js";
+import type { PaymentDoc } from "../../projections/payments.js";
+import { recordOf } from "../../src/present/payment-record.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";

@@ -3,7 +3,7 @@
 // commands: outcomes without an attempt id are accepted while no attempt is in flight.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../../src/present/payment-record.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";

@@ -2,7 +2,7 @@
 // manual clock (simulated time moves only when a test advances it) and sequential ids.
 import { expect } from "vitest";
 import type { TerminalType } from "../../machines/events.js";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../../src/present/payment-record.js";
 import { audit } from "../../src/audit/audit.js";
 import { createReaderSdk } from "../../src/client-sdk.js";
 import { manualClock } from "../../src/clock.js";

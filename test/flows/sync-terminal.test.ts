@@ -1,7 +1,7 @@
 // Spec §4.8 "Synchronous terminal, card present, save card": auth blocks until the shopper pays or
 // cancels, up to 120 s (§8), and returns the outcome; card on file needs an expiry of 03/30 or later.
 import { describe, expect, test } from "vitest";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../../src/present/payment-record.js";
 import { A, failureOf, refused, rig } from "./harness.js";
 
 /** Starts a blocking auth and waits until the terminal is asking the shopper for the card. */

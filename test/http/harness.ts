@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
+import { registerConsole } from "../../src/console/routes.js";
 import { createServer, type ServerOptions } from "../../src/http/server.js";
 import { ProblemOut } from "../../src/http/schemas.js";
 import { answerSchema } from "../../src/http/serializer.js";
@@ -31,7 +32,7 @@ export interface StartOptions {
   /** Capture the pino log lines. */
   log?: string[];
   /** Passed to createServer as they are. */
-  server?: Pick<ServerOptions, "timeouts" | "authFailures" | "trustProxy">;
+  server?: Pick<ServerOptions, "timeouts" | "authFailures" | "trustProxy" | "idempotencyMaxKeysPerAccount">;
 }
 
 export async function startApi(options: StartOptions = {}) {
@@ -59,6 +60,8 @@ export async function startApi(options: StartOptions = {}) {
     logger,
     ...(options.idempotencyTtlMs !== undefined ? { idempotencyTtlMs: options.idempotencyTtlMs } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    // the web console on the same server, as npm start serves it
+    extensions: [registerConsole],
     ...options.server,
   });
   const answerFaults = checkAnswers(app);

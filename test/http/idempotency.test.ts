@@ -84,10 +84,14 @@ describe("Idempotency-Key", () => {
     };
     const res = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "tx" });
     const created = carried.find((c) => c.types.includes("PaymentIntentCreated"))!;
-    expect(created.record).toMatchObject({ key: "acct_i:tx", status: 200, body: res.body });
-    expect(await api.store.readIdempotency("acct_i:tx")).toMatchObject({ body: res.body, expires_at: "2026-01-02T00:00:00.000+00:00" });
+    // the answer is carried sealed (no secret in plaintext: see below), and replays as it was
+    const sealed = { sealed: expect.stringMatching(/^[\w-]{40,}$/) };
+    expect(created.record).toMatchObject({ key: "acct_i:tx", status: 200, body: sealed });
+    expect(await api.store.readIdempotency("acct_i:tx")).toMatchObject({ body: sealed, expires_at: "2026-01-02T00:00:00.000+00:00" });
+    expect((await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "tx" })).body).toEqual(res.body);
     const terminal = await m.post("/v2/hardware", { terminal_type: "A_async" }, { "idempotency-key": "hw" });
-    expect(carried.find((c) => c.types.includes("TerminalRegistered"))!.record).toMatchObject({ key: "acct_i:hw", body: terminal.body });
+    expect(terminal.status).toBe(200);
+    expect(carried.find((c) => c.types.includes("TerminalRegistered"))!.record).toMatchObject({ key: "acct_i:hw", body: sealed });
   });
 
   it("kept for the configured time, then the key may be used again", async () => {
@@ -136,6 +140,32 @@ describe("Idempotency-Key", () => {
         expect(["idempotency_key_in_use", "payment_intent_unexpected_state"]).toContain(a.body.code);
       }
       expect(await count("PaymentCaptured")).toBe(before + 1);
+    }
+  });
+});
+
+describe("Idempotency-Key records keep no secret in plaintext", () => {
+  it("an endpoint's secret and an intent's client secret are sealed in the store; a replay answers the first answer byte for byte", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_sealed", "B");
+    const post = (path: string, body: object, key: string) =>
+      fetch(api.base + path, { method: "POST", headers: { authorization: `Bearer ${m.key}`, "content-type": "application/json", "idempotency-key": key }, body: JSON.stringify({ external_account_id: m.account, ...body }) });
+    const cases = [
+      { path: "/v2/webhook_endpoints", body: { url: "https://hooks.example.com/x" }, key: "hook-1", secret: "secret" },
+      { path: "/v2/payment/intent", body: { amount: "4.00", payment_method_types: "card_present", capture_method: "manual" }, key: "intent-1", secret: "client_secret" },
+    ];
+    for (const { path, body, key, secret } of cases) {
+      const first = await post(path, body, key);
+      const firstText = await first.text();
+      const value = JSON.parse(firstText)[secret] as string;
+      expect(value, path).toMatch(/\w{16,}/);
+      const record = await api.store.readIdempotency(`${m.account}:${key}`);
+      expect(record?.state).toBe("done");
+      expect(JSON.stringify(record), path).not.toContain(value);
+      expect(record?.body).toEqual({ sealed: expect.stringMatching(/^[\w-]+$/) });
+      const replay = await post(path, body, key);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(await replay.text(), path).toBe(firstText);
     }
   });
 });

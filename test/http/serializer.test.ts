@@ -7,13 +7,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
-import { presentPayment } from "../../src/http/presenters.js";
+import { presentPayment } from "../../src/present/api-versions.js";
 import { CreatedIntentOut, PaymentRecordOut, type Version } from "../../src/http/schemas.js";
 import { answerSchema, serializerOf } from "../../src/http/serializer.js";
 import { EventPageOut } from "../../src/http/routes/events.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../../src/present/payment-record.js";
 
 /** One payment in each status (and a refunded one, a declined one, a timed-out one), on fresh engines. */
 async function recordsOfEveryStatus(): Promise<PaymentRecord[]> {

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { PaymentEvent } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../../machines/fold.js";
 import { machineTransitions } from "../../machines/transitions.js";
-import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
+import { paymentRecord, type PaymentRecord } from "../../src/present/payment-record.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";

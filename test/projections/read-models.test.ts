@@ -5,10 +5,10 @@
 import { describe, expect, test } from "vitest";
 import type { Card } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, stateOf } from "../../machines/fold.js";
-import { paymentRecord } from "../../projections/payment-record.js";
 import { customerCardsProjection } from "../../projections/customer-cards.js";
 import { paymentDeliveriesProjection } from "../../projections/payment-deliveries.js";
-import { paymentsProjection, recordOf, type PaymentDoc } from "../../projections/payments.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
+import { paymentRecord, recordOf } from "../../src/present/payment-record.js";
 import { terminalsProjection } from "../../projections/terminals.js";
 import { audit } from "../../src/audit/audit.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";

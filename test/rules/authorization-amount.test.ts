@@ -2,7 +2,7 @@
 // plus the donation (spec §2.1: amount_authorized). Above or below, the processor's answer is
 // refused: the payment stays where it was (its attempt is closed as abandoned, so it may be retried).
 import { describe, expect, test } from "vitest";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../../src/present/payment-record.js";
 import type { Engine } from "../../src/engine.js";
 import { ACCOUNT, authorization, givenAnEngine, refusedAsUnexpectedState } from "./given.js";
 

@@ -1,7 +1,7 @@
 // Amount invariants every payment record must hold (DESIGN.md: captured ≤ authorized, refunded ≤
 // captured, refundable = captured − refunded).
 import { expect } from "vitest";
-import type { PaymentRecord } from "../../projections/payment-record.js";
+import type { PaymentRecord } from "../../src/present/payment-record.js";
 import { Decimal } from "../../src/money.js";
 
 export function assertAmountInvariants(r: PaymentRecord) {

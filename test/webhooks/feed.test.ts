@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { EventPageOut } from "../../src/http/routes/events.js";
 import { CreatedWebhookEndpointOut, WebhookEndpointOut } from "../../src/http/routes/webhook-endpoints.js";
-import { publicEventId } from "../../src/webhooks/public-events.js";
+import { publicEventId } from "../../src/present/public-events.js";
 import { expectProblem, expectShape, startApi, type Merchant } from "../http/harness.js";
 
 const api = await startApi();
@@ -41,10 +41,10 @@ async function page(m: Merchant, query: string) {
   return expectShape(EventPageOut, res.body);
 }
 
-async function all(m: Merchant, query: string, limit: number, after = "0") {
+async function all(m: Merchant, query: string, limit: number, after = "") {
   const seen = [];
   for (;;) {
-    const p = await page(m, `limit=${limit}&after=${after}&${query}`);
+    const p = await page(m, `limit=${limit}${after && `&after=${after}`}&${query}`);
     seen.push(...p.data);
     after = p.next_cursor;
     if (!p.has_more) return { events: seen, cursor: after };
@@ -88,10 +88,28 @@ describe("GET /v2/events", () => {
     expect((await page(b, `payment_id=${id}`)).data).toEqual([]);
   });
 
-  it("refuses another account, unknown types, bad cursors and limits, with the parameter named", async () => {
+  it("cursors are opaque and per account: no position in them, another account's or an edited one is a 400 naming after", async () => {
+    const first = await page(a, "limit=5");
+    const cursor = first.next_cursor;
+    expect(cursor).toMatch(/^cur_[\w-]+$/);
+    // one position, one cursor; "0" is the beginning, like no cursor
+    expect((await page(a, "limit=5")).next_cursor).toBe(cursor);
+    expect((await page(a, "limit=5&after=0")).data).toEqual(first.data);
+    const edited = cursor.slice(0, -2) + (cursor.endsWith("AA") ? "AB" : "AA");
+    for (const bad of [`${b.account}`, "00", "1e16", "10000000000000000", "-1", "evt_1", edited, "cur_", `${cursor}x`]) {
+      expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${encodeURIComponent(bad)}`), 400, "cursor_invalid", "after");
+    }
+    // B's own cursor is refused on A's feed (and A's on B's)
+    const ofB = await page(b, "limit=2");
+    expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${ofB.next_cursor}`), 400, "cursor_invalid", "after");
+    expectProblem(await b.get(`/v2/events?external_account_id=${b.account}&after=${cursor}`), 400, "cursor_invalid", "after");
+    expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${"x".repeat(201)}`), 400, "parameter_invalid", "after");
+  });
+
+  it("refuses another account, unknown types, bad limits, with the parameter named", async () => {
     expectProblem(await a.get(`/v2/events?external_account_id=${b.account}`), 403, "account_forbidden", "external_account_id");
     expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&type=payment_intent.exploded`), 400, "parameter_invalid", "type");
-    expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=evt_1`), 400, "parameter_invalid", "after");
+    expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&limit=0`), 400, "parameter_invalid", "limit");
     expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&limit=0`), 400, "parameter_invalid", "limit");
     expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&limit=1001`), 400, "parameter_invalid", "limit");
     expect((await api.request("GET", `/v2/events?external_account_id=${a.account}`)).status).toBe(401);

@@ -43,9 +43,9 @@ async function payment(server: ServerProcess, key: string, account: string): Pro
 /** Every event of the account's feed, paged. */
 async function feed(server: ServerProcess, key: string, account: string): Promise<Array<{ id: string; payment_id: string; sequence: number }>> {
   const events = [];
-  let after = "0";
+  let after = "";
   for (;;) {
-    const { body } = await server.call("GET", `/v2/events?external_account_id=${account}&after=${after}&limit=500`, key);
+    const { body } = await server.call("GET", `/v2/events?external_account_id=${account}${after && `&after=${after}`}&limit=500`, key);
     events.push(...body.data);
     after = body.next_cursor;
     if (!body.has_more) return events;

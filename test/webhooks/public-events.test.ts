@@ -6,7 +6,7 @@ import { createEngine } from "../../src/engine.js";
 import { serviceOpenApi } from "../../src/http/server.js";
 import { createMemoryReadModels } from "../../src/store/memory/index.js";
 import { createEventFeed } from "../../src/webhooks/feed.js";
-import { publicEventId } from "../../src/webhooks/public-events.js";
+import { publicEventId } from "../../src/present/public-events.js";
 
 describe("public events", () => {
   it("ignore domain events without a public meaning, keep sequences gapless, take their ids from the domain events", async () => {

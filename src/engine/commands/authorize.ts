@@ -3,7 +3,7 @@
 // a card the processor B client SDK collected is processed.
 import type { TerminalType } from "../../../machines/events.js";
 import { hasTag } from "../../../machines/fold.js";
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
 import { AuthorizeInput, parseInput } from "../../inputs.js";
 import { attempt } from "../attempt.js";

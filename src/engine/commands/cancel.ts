@@ -2,7 +2,7 @@
 // still collecting is stopped (no money moved yet, so no attempt).
 import type { PaymentEvent } from "../../../machines/events.js";
 import { hasTag } from "../../../machines/fold.js";
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { CancelInput, parseInput } from "../../inputs.js";
 import { can } from "../allowed.js";
 import { attempt, type AttemptStep } from "../attempt.js";

@@ -1,5 +1,5 @@
 // Spec §4.6: capture (all or part of the authorization; the rest is released).
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
 import { CaptureInput, parseInput } from "../../inputs.js";
 import { formatAmount } from "../../money.js";

@@ -3,7 +3,7 @@
 // (§4.8: card not present, and a reader with automatic capture: collect, then save the card) the
 // collect also processes the payment (collectProcesses); else process-payment does.
 import type { PaymentEvent } from "../../../machines/events.js";
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
 import { CollectPaymentMethodInput, parseInput } from "../../inputs.js";
 import { onPaymentOfSecret } from "../client-secret.js";

@@ -1,13 +1,14 @@
 // Spec §4.3: create a payment intent (its first event). A card on file is looked up now; a client
 // secret is issued when a client SDK collects the card, and only its SHA-256 is recorded.
 import type { Card, PaymentEventOf } from "../../../machines/events.js";
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { NotFound } from "../../errors.js";
 import { CreateIntentInput, parseInput } from "../../inputs.js";
 import { formatAmount } from "../../money.js";
 import type { Core } from "../core.js";
 import { secretDigest } from "../client-secret.js";
-import { commandClock, type CommandContext, type CreatedIntent } from "../payment-streams.js";
+import type { CreatedIntent } from "../../present/payment-record.js";
+import { commandClock, type CommandContext } from "../payment-streams.js";
 
 export function createIntent(core: Core) {
   return async (input: unknown, ctx: CommandContext = {}): Promise<CreatedIntent> => {

@@ -5,7 +5,7 @@
 // naming the status). Only when that processing did not happen (the processor did nothing) is
 // process-payment the way to retry it.
 import { hasTag } from "../../../machines/fold.js";
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { parseInput, ProcessPaymentInput } from "../../inputs.js";
 import { attempt } from "../attempt.js";
 import { onPaymentOfSecret } from "../client-secret.js";

@@ -1,5 +1,5 @@
 // Extension: full (amount omitted) or partial refund, never above amount_refundable.
-import type { PaymentRecord } from "../../../projections/payment-record.js";
+import type { PaymentRecord } from "../../present/payment-record.js";
 import { InvalidRequest } from "../../errors.js";
 import { parseInput, RefundInput } from "../../inputs.js";
 import { formatAmount } from "../../money.js";

@@ -3,7 +3,7 @@
 // the processor B behind the engine (the simulator in the sandbox, the adapter in production).
 import type { Engine } from "../../engine.js";
 import { CollectPaymentMethodInput, ProcessPaymentInput } from "../../inputs.js";
-import { presentToClient } from "../presenters.js";
+import { presentToClient } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { ClientIntentOut } from "../schemas.js";
 

@@ -16,8 +16,8 @@ import { typesOf } from "./events.js";
 
 export const StreamEventsInput = z.strictObject({
   external_account_id: Id,
-  /** A cursor (an `id:` of this stream, a next_cursor of GET /v2/events); absent: from now on. */
-  after: z.string().regex(/^\d{1,16}$/, "a cursor from next_cursor or an event's id").optional(),
+  /** A cursor (an `id:` of this stream, a next_cursor of GET /v2/events: opaque, this account's); absent: from now on. */
+  after: z.string().max(200).optional(),
   /** One type or several, comma-separated. */
   type: z.string().max(1000).optional(),
   payment_id: Id.optional(),
@@ -42,10 +42,19 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
   function stream(webhooks: Webhooks, account: string, input: z.output<typeof StreamEventsInput>, lastEventId: string | undefined): PassThrough {
     const { feed } = webhooks;
     const types = typesOf(input.type);
-    const resumeFrom = /^\d{1,16}$/.test(lastEventId ?? "") ? lastEventId : input.after;
+    // cursors are opaque and bound to the account (src/webhooks/cursor.ts): a Last-Event-ID that is not one is ignored, a bad `after` is a 400
+    const fromLastEvent = (() => {
+      try {
+        return lastEventId ? feed.cursors.decode(account, lastEventId) : undefined;
+      } catch {
+        return undefined;
+      }
+    })();
+    const resumeFrom = fromLastEvent ?? (input.after === undefined ? undefined : feed.cursors.decode(account, input.after));
+    const cursorOf = (position: number) => feed.cursors.encode(account, position);
     const prefix = input.payment_id === undefined ? (p?: number) => feedKeys.account(account, p) : (p?: number) => feedKeys.payment(input.payment_id!, p);
     const out = new PassThrough();
-    let cursor = resumeFrom === undefined ? -1 : Number(resumeFrom); // -1: the head, once known
+    let cursor = resumeFrom ?? -1; // -1: the head, once known
     let announced = false;
     let ended = false;
 
@@ -59,14 +68,14 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
     const send = async (entry: FeedEntry) => {
       cursor = entry.position;
       if (entry.event.external_account_id !== account || (types && !types.includes(entry.event.type))) return;
-      await write(`id: ${entry.position}\ndata: ${JSON.stringify(entry.event)}\n\n`);
+      await write(`id: ${cursorOf(entry.position)}\ndata: ${JSON.stringify(entry.event)}\n\n`);
     };
     // one reader at a time; signals that come while it reads share the next read
     const pump = coalesced(async () => {
       if (!announced) {
         if (cursor < 0) cursor = await feed.catchUp();
         // an id without data: the client knows where it stands before any event (EventSource keeps it as lastEventId)
-        await write(`id: ${cursor}\n\n`);
+        await write(`id: ${cursorOf(cursor)}\n\n`);
         announced = true;
       }
       for (;;) {
@@ -79,7 +88,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
     const end = (reason: string) => {
       if (ended) return;
       // the cursor of the last event read: resume there (on another server, after a restart)
-      out.end(`event: end\ndata: ${JSON.stringify({ reason, next_cursor: String(Math.max(cursor, 0)) })}\n\n`);
+      out.end(`event: end\ndata: ${JSON.stringify({ reason, next_cursor: cursorOf(Math.max(cursor, 0)) })}\n\n`);
       ended = true;
     };
     const wake = () => void pump().catch(() => end("error"));

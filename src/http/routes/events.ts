@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { InvalidRequest } from "../../errors.js";
 import { Id } from "../../inputs.js";
-import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../webhooks/public-events.js";
+import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../present/public-events.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import type { FeedPage } from "../../webhooks/feed.js";
 import { defineRoute } from "../route.js";
@@ -10,7 +10,8 @@ import { CustomerCardOut, PaymentRecordOut, TerminalOut } from "../schemas.js";
 
 export const ListEventsInput = z.strictObject({
   external_account_id: Id,
-  after: z.string().regex(/^\d{1,16}$/, "a cursor from next_cursor").optional(),
+  /** An opaque next_cursor of this account (src/webhooks/cursor.ts); checked when the page is read. */
+  after: z.string().max(200).optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   /** One type or several, comma-separated. */
   type: z.string().max(1000).optional(),
@@ -56,7 +57,7 @@ export function eventRoutes(webhooks: Webhooks) {
       response: () => EventPageOut,
       run: (input) =>
         webhooks.feed.page(input.external_account_id, {
-          after: input.after === undefined ? 0 : Number(input.after),
+          after: input.after,
           limit: input.limit ?? 100,
           types: typesOf(input.type),
           payment_id: input.payment_id,

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
 import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type ListPosition } from "../../../projections/payment-list.js";
-import { recordOf } from "../../../projections/payments.js";
+import { recordOf } from "../../present/payment-record.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
 import type { ChainFindingKind } from "../../audit/chain.js";
@@ -15,7 +15,7 @@ import { diagram } from "../../audit/diagram.js";
 import type { Engine } from "../../engine.js";
 import { NotFound } from "../../errors.js";
 import { Id } from "../../inputs.js";
-import { presentPayment } from "../presenters.js";
+import { presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { PaymentRecordOut } from "../schemas.js";
 
@@ -38,7 +38,7 @@ export const ListPaymentsInput = z
   .refine((input) => input.starting_after === undefined || input.cursor === undefined, { message: "give starting_after or cursor, not both", path: ["cursor"] });
 const PaymentRef = { external_account_id: Id, payment_id: Id };
 export const PaymentAuditInput = z.strictObject(PaymentRef);
-export const PaymentDiagramInput = z.strictObject({ ...PaymentRef, format: z.enum(["svg", "mermaid", "dot"]).default("svg") });
+export const PaymentDiagramInput = z.strictObject({ ...PaymentRef, format: z.enum(["svg", "mermaid", "dot"]).default("svg"), layout: z.enum(["full", "compact"]).default("full") });
 export const PaymentAsOfInput = z.strictObject({ ...PaymentRef, timestamp: z.string().min(1) });
 
 const PaymentOut = PaymentRecordOut("v2");
@@ -153,13 +153,13 @@ export function paymentHistoryRoutes(engine: Engine) {
       path: "/payment/intent/:payment_id/diagram",
       versions: ["v2"],
       summary: "The payment machine's transition diagram with this payment's path highlighted",
-      description: "`format`: `svg` (default, rendered by Graphviz), `mermaid` or `dot`; the steps the payment took are numbered. The same as `cardflow diagram --payment <payment_id>`.",
+      description: "`format`: `svg` (default, rendered by Graphviz), `mermaid` or `dot`; `layout`: `full` (default: every transition with its guards, left to right) or `compact` (top to bottom, one arrow per pair of states, guards as tooltips: for screens); the steps the payment took are numbered. The same as `cardflow diagram --payment <payment_id>`.",
       extension: true,
       auth: "api_key",
       input: PaymentDiagramInput,
       response: () => PaymentDiagramOut,
-      async run({ external_account_id, payment_id, format }) {
-        return { format, diagram: await diagram({ format, path: await eventsOf(external_account_id, payment_id) }) };
+      async run({ external_account_id, payment_id, format, layout }) {
+        return { format, diagram: await diagram({ format, layout, path: await eventsOf(external_account_id, payment_id) }) };
       },
       present: (answer) => answer,
     }),

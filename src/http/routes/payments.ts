@@ -2,7 +2,7 @@
 // requests; they differ only in how the final success status is written (presenters.ts).
 import type { Engine } from "../../engine.js";
 import { AuthorizeInput, CancelInput, CaptureInput, CreateIntentInput, GetPaymentInput, RefundInput } from "../../inputs.js";
-import { presentCreated, presentPayment } from "../presenters.js";
+import { presentCreated, presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { CreatedIntentOut, PaymentRecordOut } from "../schemas.js";
 

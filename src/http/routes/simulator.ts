@@ -7,7 +7,7 @@ import { Id } from "../../inputs.js";
 import { maxAmount, parseAmount, type Decimal } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { testCard } from "../../processors/test-cards.js";
-import { presentPayment } from "../presenters.js";
+import { presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { PaymentRecordOut } from "../schemas.js";
 

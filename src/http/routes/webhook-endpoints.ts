@@ -1,7 +1,7 @@
 // Webhook endpoints (extension): where an account's public events are posted, signed.
 import { z } from "zod";
 import { Id } from "../../inputs.js";
-import { PUBLIC_EVENT_TYPES } from "../../webhooks/public-events.js";
+import { PUBLIC_EVENT_TYPES } from "../../present/public-events.js";
 import { CreateEndpointInput, EndpointRef, type EndpointOut } from "../../webhooks/endpoints.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import { defineRoute } from "../route.js";

@@ -10,6 +10,7 @@
 //   increasing in $all order, whereas the commit position is shared by all events of one append.
 //   Positions have gaps and do not start at 1; Number() is exact up to 2^53 (8 PiB log).
 import { jsonEvent, KurrentDBClient, StreamNotFoundError, type AllStreamResolvedEvent, type ResolvedEvent } from "@kurrent/kurrentdb-client";
+import { upcast } from "../../../machines/event-versions.js";
 import type { EventData, RecordedEvent } from "../port/events.js";
 
 // Streams of the store's own bookkeeping, kept out of readAll and subscriptions.
@@ -33,7 +34,8 @@ export function kurrentClient(url: string, namespace: string) {
     const e = r!;
     const meta = JSON.parse((e.metadata as { cardflow: string }).cardflow) as Pick<EventData, "version" | "metadata">;
     if (!e.position) throw new Error("KurrentDB returned an event without a log position (server older than 22.6?)");
-    return {
+    // upcast to the type's current schema version (machines/event-versions.ts)
+    return upcast({
       id: e.id,
       type: e.type,
       version: meta.version,
@@ -42,7 +44,7 @@ export function kurrentClient(url: string, namespace: string) {
       stream: e.streamId.slice(namespace.length),
       revision: Number(e.revision),
       position: Number(e.position.prepare),
-    };
+    });
   }
 
   /** A KurrentDB stream's events; an empty array when it does not exist. */

@@ -1,5 +1,6 @@
 // The in-memory event log: append (expected revision, idempotent by event id), reads and catch-up
 // subscriptions. One process; each append runs synchronously inside, so it is atomic.
+import { upcast } from "../../../machines/event-versions.js";
 import { checkExpectedRevision, type Appender, type AppendOptions, type AppendResult } from "../port/append.js";
 import type { EventData } from "../port/events.js";
 import type { RecordedEvent } from "../port/events.js";
@@ -16,7 +17,7 @@ export function createMemoryLog(claim: (options: AppendOptions) => void): Memory
   const all: RecordedEvent[] = [];
   const streams = new Map<string, RecordedEvent[]>();
   const byId = new Map<string, RecordedEvent>();
-  const pump = createPump(async (after, maxCount) => readAllSync({ after, maxCount }));
+  const pump = createPump(async (after, maxCount) => readAllSync({ after, maxCount }).map(upcast));
 
   function readAllSync({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}): RecordedEvent[] {
     // positions are 1..n and all[i].position === i + 1
@@ -78,4 +79,5 @@ export function createMemoryLog(claim: (options: AppendOptions) => void): Memory
   };
 }
 
-const clone = (e: RecordedEvent): RecordedEvent => structuredClone(e);
+/** A copy as read: upcast to its type's current schema version (machines/event-versions.ts). */
+const clone = (e: RecordedEvent): RecordedEvent => upcast(structuredClone(e));

@@ -39,6 +39,11 @@ export function createMemoryIdempotency(): MemoryIdempotency {
       const r = records.get(key);
       return r && structuredClone(r);
     },
+    async countIdempotency(scope, now) {
+      let n = 0;
+      for (const [k, r] of records) if (k.startsWith(`${scope}:`) && holdsKey(r, now)) n++;
+      return n;
+    },
     async purgeIdempotency(now) {
       let n = 0;
       for (const [k, r] of records) if (!holdsKey(r, now) && records.delete(k)) n++;

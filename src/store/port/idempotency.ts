@@ -56,4 +56,9 @@ export interface IdempotencyStore {
   readIdempotency(key: string): Promise<IdempotencyRecord | undefined>;
   /** Deletes records that no longer hold their key at `now` (ISO 8601); returns how many. */
   purgeIdempotency(now: string): Promise<number>;
+  /**
+   * How many records of one scope (keys `${scope}:…`) hold their key at `now`: the per-account
+   * cap (src/idempotency.ts). Optional: a store that cannot answer it cheaply has no cap.
+   */
+  countIdempotency?(scope: string, now: string): Promise<number>;
 }

@@ -49,6 +49,14 @@ export function postgresIdempotency(pool: pg.Pool, { run, query }: Statements): 
       });
     },
     readIdempotency,
+    async countIdempotency(scope, now) {
+      // the range on the "C" collation (byte order) is the scope's keys, served by idempotency_key_c (migration 008)
+      const [r] = await query<{ n: string }>(
+        `SELECT count(*) AS n FROM idempotency i WHERE (i.key COLLATE "C") >= $1 AND (i.key COLLATE "C") < $2 AND NOT (${RELEASED_SQL("i", "$3")})`,
+        [`${scope}:`, `${scope};`, now],
+      );
+      return Number(r!.n);
+    },
     async purgeIdempotency(now) {
       return (await run(`DELETE FROM idempotency i WHERE ${RELEASED_SQL("i", "$1")}`, [now])).rowCount ?? 0;
     },

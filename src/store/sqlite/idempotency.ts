@@ -36,6 +36,8 @@ export function sqliteIdempotency(db: Database.Database, write: Write): SqliteId
     endClaim: db.prepare("UPDATE idempotency SET state = 'done', expires_at = ? WHERE key = ? AND token = ? AND state = 'in_flight'"),
     read: db.prepare<[string], IdempotencyRow>("SELECT * FROM idempotency WHERE key = ?"),
     purge: db.prepare(`DELETE FROM idempotency WHERE ${RELEASED_SQL("idempotency", "?")}`),
+    // the scope's keys are the primary key's range [scope + ":", scope + ";") (BINARY collation)
+    count: db.prepare<[string, string, string], { n: number }>(`SELECT count(*) AS n FROM idempotency WHERE key >= ? AND key < ? AND NOT (${RELEASED_SQL("idempotency", "?")})`),
   };
 
   /** A write that may skip the fsync: were a claim lost, so would be everything written after it. */
@@ -77,6 +79,9 @@ export function sqliteIdempotency(db: Database.Database, write: Write): SqliteId
     async readIdempotency(key) {
       const r = q.read.get(key);
       return r && fromRow(r);
+    },
+    async countIdempotency(scope, now) {
+      return q.count.get(`${scope}:`, `${scope};`, now)!.n;
     },
     async purgeIdempotency(now) {
       return (await write(() => q.purge.run(now))).changes;

@@ -2,7 +2,7 @@
 // every write follows. better-sqlite3 is synchronous: SQLite's own wait for another process's lock
 // blocks the event loop, so it is kept short (LOCK_WAIT_MS) and longer waits are retries (write()).
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { StoreUnavailable } from "../port/unavailable.js";
 import { loadMigrations } from "../migrations.js";
@@ -23,7 +23,13 @@ export interface OpenOptions {
 }
 
 export function openDatabase(path: string, busyTimeoutMs: number, { migrations, synchronous, pageSize }: OpenOptions): Database.Database {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  // private: the directory 0700 and the file 0600 when created here (SQLite gives its -wal and
+  // -shm files the database file's mode); an existing file is tightened to 0600 too
+  if (path !== ":memory:") {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, "a", 0o600));
+    chmodSync(path, 0o600);
+  }
   const db = new Database(path, { timeout: busyTimeoutMs });
   if (pageSize) db.pragma(`page_size = ${pageSize}`);
   db.pragma("journal_mode = WAL");

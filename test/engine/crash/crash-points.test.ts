@@ -47,7 +47,7 @@ describe.each(Object.entries(SCENARIOS))("%s", (name, scenario) => {
       () => "done",
       (error: unknown) => {
         if (!(error instanceof CardflowError)) throw error;
-        return `refused ${error.status}`;
+        return `refused ${(error as CardflowError & { status?: number }).status}`;
       },
     );
     expect(await disagreements(second, sims)).toEqual([]);

@@ -1,9 +1,10 @@
 // The payment record of spec §2.1, presented from the machine's state: status is the machine's
-// state, amounts are the context's, written with the currency's minor units.
-import type { Card } from "../machines/events.js";
-import type { PaymentState } from "../machines/fold.js";
-import type { PaymentStatus } from "../machines/payment.js";
-import { amounts, formatAmount } from "../src/money.js";
+// state, amounts are the context's, written with the currency's minor units. Every surface (the
+// library's answers, HTTP, webhooks, the console, the CLI, the audit) presents payments with it.
+import type { Card } from "../../machines/events.js";
+import type { PaymentState } from "../../machines/fold.js";
+import type { PaymentStatus } from "../../machines/payment.js";
+import { amounts, formatAmount } from "../money.js";
 
 export interface PaymentCardObject {
   type: Card["type"];
@@ -49,6 +50,12 @@ export interface PaymentRecord {
   payment_method_types: "card_present" | "card";
   terminal_id: string | null;
 }
+
+/** The answer to creating an intent: its record, and the client secret shown this once (null when no client SDK collects). */
+export type CreatedIntent = PaymentRecord & { client_secret: string | null };
+
+/** The record of a payment as of one of its events: its state then, and the request that appended that event. */
+export const recordOf = (asOf: { state: PaymentState; request_id: number }): PaymentRecord => paymentRecord(asOf.state, asOf.request_id);
 
 /** The record of a created payment (status is never `none`). */
 export function paymentRecord(state: PaymentState, requestId: number): PaymentRecord {

@@ -1,8 +1,11 @@
 // What each API version writes for a payment: the same record, with the final success status
 // written `success` by /v1 and `succeeded` by /v2 (spec §3 and §9; DESIGN.md).
-import type { PaymentRecord } from "../../projections/payment-record.js";
-import type { CreatedIntent } from "../engine.js";
-import { successStatus, type Version } from "./schemas.js";
+import type { CreatedIntent, PaymentRecord } from "./payment-record.js";
+
+export type Version = "v1" | "v2";
+
+/** §3: one machine state `succeeded`, written `success` by /v1 and `succeeded` by /v2 (DESIGN.md). */
+export const successStatus = (version: Version) => (version === "v1" ? "success" : "succeeded");
 
 const statusIn = (status: string, version: Version) => (status === "succeeded" ? successStatus(version) : status);
 

@@ -1,13 +1,13 @@
-// Public events: what a merchant is told happened, mapped from the domain events. A payment's
+// Public events: what a merchant is told happened (webhooks, the event feed), mapped from the domain events. A payment's
 // public type is read from how its record changed (status, refunded amount, card on file), not
 // from the domain event's name, so internal events that change nothing a merchant sees (attempt
 // markers, say) map to nothing and new ones need no mapping.
 import { PaymentEvent } from "../../machines/events.js";
 import { foldStored, type PaymentState } from "../../machines/fold.js";
 import { customerCardsProjection } from "../../projections/customer-cards.js";
-import { paymentRecord, type PaymentRecord } from "../../projections/payment-record.js";
 import { terminalsProjection } from "../../projections/terminals.js";
-import { presentPayment } from "../http/presenters.js";
+import { presentPayment } from "./api-versions.js";
+import { paymentRecord, type PaymentRecord } from "./payment-record.js";
 import type { RecordedEvent } from "../store/port.js";
 
 export const PUBLIC_EVENT_TYPES = [

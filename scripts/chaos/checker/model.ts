@@ -1,0 +1,130 @@
+// What every check reads: the history grouped into operations and tries, each payment's stream
+// folded through the machine (one state after each event), and which events each operation's
+// Idempotency-Key caused. Pure.
+import type { PaymentEvent } from "../../../machines/events.js";
+import { applyPaymentEvent, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
+import type { RecordedEvent } from "../../../src/store/port.js";
+import type { Complete, Entry, FaultKind, Invoke, OpKind } from "../history.js";
+
+export interface Try {
+  invoke: Invoke;
+  complete?: Complete;
+}
+
+export interface Op {
+  op: number;
+  kind: OpKind;
+  key: string | null;
+  /** The payment it is about: the one named in the request, or the one a create made. */
+  payment_id: string | null;
+  tries: Try[];
+  /** When its first try was sent. */
+  invokedAt: number;
+  /** Its first ok answer (the acknowledgement), if any. */
+  ok: Complete | null;
+}
+
+export interface PaymentHistory {
+  payment_id: string;
+  /** The stream, by revision. */
+  events: RecordedEvent[];
+  /** states[p]: the machine after the first p events (states[0]: before the payment existed). Ends where the path breaks. */
+  states: PaymentSnapshot[];
+  /** Revision of the first event the machine refused, or null. */
+  brokenAt: number | null;
+}
+
+export interface Model {
+  ops: Op[];
+  payments: Map<string, PaymentHistory>;
+  /** Payment events by the Idempotency-Key in their metadata. */
+  byKey: Map<string, RecordedEvent[]>;
+  opOfKey: Map<string, Op>;
+  /** Windows [start, end] of injected outages, by kind. */
+  faults: Array<{ kind: FaultKind; start: number; end: number }>;
+  /** When the history ends (its last timestamp). */
+  end: number;
+}
+
+export const PAYMENT_STREAM = "payment-";
+/** Answers that say "not now, try again" rather than answering the request. */
+export const TRANSIENT: ReadonlySet<string> = new Set(["store_unavailable", "idempotency_key_in_use", "attempt_in_flight", "concurrent_update"]);
+export const keyOf = (e: RecordedEvent) => (e.metadata.idempotency_key as string | null | undefined) ?? null;
+export const attemptIdOf = (e: RecordedEvent) => ((e.data ?? {}) as { attempt_id?: string }).attempt_id ?? null;
+
+export function foldPayment(payment_id: string, events: RecordedEvent[]): PaymentHistory {
+  const states: PaymentSnapshot[] = [initialPaymentSnapshot as PaymentSnapshot];
+  let brokenAt: number | null = null;
+  for (const e of events) {
+    const next = applyPaymentEvent(states[states.length - 1]!, e as unknown as PaymentEvent);
+    if (!next) {
+      brokenAt = e.revision;
+      break;
+    }
+    states.push(next);
+  }
+  return { payment_id, events, states, brokenAt };
+}
+
+export function buildModel(history: readonly Entry[], events: readonly RecordedEvent[]): Model {
+  const byOp = new Map<number, Op>();
+  const open = new Map<FaultKind, number[]>();
+  const faults: Model["faults"] = [];
+  let end = 0;
+  for (const entry of history) {
+    end = Math.max(end, entry.t);
+    if (entry.type === "fault") {
+      const starts = open.get(entry.kind) ?? [];
+      if (entry.phase === "start") open.set(entry.kind, [...starts, entry.t]);
+      else if (starts.length) faults.push({ kind: entry.kind, start: starts.shift()!, end: entry.t });
+      continue;
+    }
+    if (entry.type === "invoke") {
+      const op = byOp.get(entry.op) ?? { op: entry.op, kind: entry.kind, key: entry.key, payment_id: entry.payment_id, tries: [], invokedAt: entry.t, ok: null };
+      op.tries[entry.try] = { invoke: entry };
+      byOp.set(entry.op, op);
+      continue;
+    }
+    const op = byOp.get(entry.op);
+    const t = op?.tries[entry.try];
+    if (!op || !t) continue;
+    t.complete = entry;
+    if (entry.outcome === "ok" && !op.ok) op.ok = entry;
+    if (op.kind === "create" && entry.record) op.payment_id ??= entry.record.payment_id;
+  }
+  for (const [kind, starts] of open) for (const start of starts) faults.push({ kind, start, end });
+
+  const streams = new Map<string, RecordedEvent[]>();
+  const byKey = new Map<string, RecordedEvent[]>();
+  for (const e of events) {
+    if (!e.stream.startsWith(PAYMENT_STREAM)) continue;
+    const id = e.stream.slice(PAYMENT_STREAM.length);
+    streams.set(id, [...(streams.get(id) ?? []), e]);
+    const key = keyOf(e);
+    if (key !== null) byKey.set(key, [...(byKey.get(key) ?? []), e]);
+  }
+  const payments = new Map<string, PaymentHistory>();
+  for (const [id, list] of streams) payments.set(id, foldPayment(id, [...list].sort((a, b) => a.revision - b.revision)));
+
+  const ops = [...byOp.values()].sort((a, b) => a.op - b.op);
+  const opOfKey = new Map<string, Op>();
+  for (const op of ops) {
+    if (op.key === null) continue;
+    opOfKey.set(op.key, op);
+    // a create whose answer never came: its payment is the one its key created
+    if (op.kind === "create" && op.payment_id === null) {
+      const created = byKey.get(op.key)?.find((e) => e.type === "PaymentIntentCreated");
+      if (created) op.payment_id = created.stream.slice(PAYMENT_STREAM.length);
+    }
+  }
+  return { ops, payments, byKey, opOfKey, faults, end };
+}
+
+/** The events of this operation's key on its payment's stream. */
+export const effectsOf = (model: Model, op: Op): RecordedEvent[] =>
+  op.key === null ? [] : (model.byKey.get(op.key) ?? []).filter((e) => op.payment_id !== null && e.stream === PAYMENT_STREAM + op.payment_id);
+
+/** Attempt ids closed by AttemptAbandoned on a stream (the processor did nothing for them). */
+export function abandonedAttempts(events: readonly RecordedEvent[]): Set<string> {
+  return new Set(events.filter((e) => e.type === "AttemptAbandoned").map((e) => attemptIdOf(e)!));
+}

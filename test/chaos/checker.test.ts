@@ -1,0 +1,181 @@
+// The history checker on hand-written histories: a valid run reports nothing; each anomaly the
+// checker knows is reported, by kind, on the smallest history that has it.
+import { describe, expect, it } from "vitest";
+import { check } from "../../scripts/chaos/checker/index.js";
+import { authorization, intent, record, scenario } from "./scenario.js";
+
+/** One stored-card payment created, authorized 20.00, captured 15.00, refunded 5.00, read; each step acknowledged before the next. */
+function paidAndRefunded() {
+  const s = scenario();
+  s.event("p1", "PaymentIntentCreated", intent("p1"), "k1", 1);
+  s.op("create", "k1", null, [{ at: [0, 10], record: { payment_id: "p1", status: "requires_payment_method", request_id: 1 } }]);
+  s.event("p1", "AuthorizationAttempted", { attempt_id: "a1", amount: "20.00" }, "k2", 2).event("p1", "PaymentAuthorized", { ...authorization("20.00"), attempt_id: "a1" }, "k2", 2);
+  s.ledger.push(["a1", { call: "authorize", outcome: { kind: "authorized", authorization: authorization("20.00") } }]);
+  s.op("authorize", "k2", "p1", [{ at: [20, 30], record: record("p1", "requires_capture", { authorized: "20.00", capturable: "20.00" }) }]);
+  s.event("p1", "CaptureAttempted", { attempt_id: "a2", amount: "15.00" }, "k3", 3).event("p1", "PaymentCaptured", { amount: "15.00", authorization: null, attempt_id: "a2" }, "k3", 3);
+  s.ledger.push(["a2", { call: "capture", outcome: { kind: "captured" }, amount: "15.00" }]);
+  s.op("capture", "k3", "p1", [{ at: [40, 50], record: record("p1", "success", { authorized: "20.00", captured: "15.00" }) }], { body: { amount: "15.00" } });
+  s.event("p1", "RefundAttempted", { attempt_id: "a3", amount: "5.00", reason: null }, "k4", 4).event("p1", "PaymentRefunded", { refund_id: "re1", amount: "5.00", reason: null, attempt_id: "a3" }, "k4", 4);
+  s.ledger.push(["a3", { call: "refund", refund_id: "re1", amount: "5.00" }]);
+  s.op("refund", "k4", "p1", [{ at: [60, 70], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "5.00" }) }], { body: { amount: "5.00" } });
+  s.op("read", null, "p1", [{ at: [80, 90], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "5.00" }) }]);
+  return s;
+}
+
+const kinds = (s: ReturnType<typeof scenario>) => check(s).anomalies.map((a) => `${a.check}:${a.kind}`);
+
+describe("valid histories: nothing reported", () => {
+  it("sequential steps, each answer the machine's state after its own events", () => {
+    expect(check(paidAndRefunded()).anomalies).toEqual([]);
+  });
+
+  it("concurrent captures: one takes effect, the other is refused in the status the first left", () => {
+    const s = paidAndRefunded();
+    s.op("capture", "k5", "p1", [{ at: [41, 52], status: 409, code: "payment_intent_unexpected_state", current_status: "succeeded" }], { body: { amount: "15.00" } });
+    expect(kinds(s)).toEqual([]);
+  });
+
+  it("a read concurrent with a write may show the state before or after it", () => {
+    const s = paidAndRefunded();
+    s.op("read", null, "p1", [{ at: [45, 46], record: record("p1", "requires_capture", { authorized: "20.00", capturable: "20.00" }) }]);
+    s.op("read", null, "p1", [{ at: [45, 47], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00" }) }]);
+    expect(kinds(s)).toEqual([]);
+  });
+
+  it("an unknown outcome, then a retry with the same key replaying the first answer; a resend after ok gets the same bytes", () => {
+    const s = scenario();
+    s.event("p2", "PaymentIntentCreated", intent("p2"), "k1", 7);
+    s.op("create", "k1", null, [
+      { at: [0, 5000], status: 0 },
+      { at: [5100, 5110], record: { payment_id: "p2", status: "requires_payment_method", request_id: 7 }, request_id: 9, replayed: true, body_sha256: "x" },
+      { at: [5200, 5210], record: { payment_id: "p2", status: "requires_payment_method", request_id: 7 }, request_id: 10, replayed: true, body_sha256: "x", resend: true },
+    ]);
+    expect(kinds(s)).toEqual([]);
+  });
+
+  it("effects without a client request (the reconciler closing an attempt) and a 503 during a database restart are expected", () => {
+    const s = scenario();
+    s.event("p3", "PaymentIntentCreated", intent("p3"), "k1", 1);
+    s.op("create", "k1", null, [{ at: [0, 10], record: { payment_id: "p3", status: "requires_payment_method" } }]);
+    s.event("p3", "AuthorizationAttempted", { attempt_id: "a1", amount: "20.00" }, "k2", 2);
+    s.event("p3", "AttemptAbandoned", { attempt_id: "a1", reason: "never_received" }, null, 3);
+    s.op("authorize", "k2", "p3", [{ at: [20, 5000], status: 0 }, { at: [5100, 5200], status: 503, code: "store_unavailable" }]);
+    s.fault("database_restart", 5050, 6000);
+    expect(kinds(s)).toEqual([]);
+  });
+
+  it("a write whose every answer said 'try again' (a 503 while the store was away, 409 while its first try held the key) may have taken effect", () => {
+    const s = paidAndRefunded();
+    s.event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
+    s.event("p1", "PaymentRefunded", { refund_id: "re5", amount: "2.00", reason: null, attempt_id: "a5" }, null, 6);
+    s.ledger.push(["a5", { call: "refund", refund_id: "re5", amount: "2.00" }]);
+    s.op("refund", "k5", "p1", [{ at: [100, 200], status: 503, code: "store_unavailable", outcome: "unknown" }, { at: [300, 310], status: 409, code: "idempotency_key_in_use" }]);
+    s.fault("database_restart", 150, 250);
+    expect(kinds(s)).toEqual([]);
+  });
+});
+
+describe("invalid histories: each anomaly reported", () => {
+  it("(a) an acknowledged write whose effect is not in the store", () => {
+    const s = paidAndRefunded();
+    s.op("refund", "k9", "p1", [{ at: [100, 110], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "10.00" }) }]);
+    expect(kinds(s)).toContain("a:lost_write");
+  });
+
+  it("(a) one key taking effect twice, and (e) more refunded than captured", () => {
+    const s = paidAndRefunded();
+    s.event("p1", "RefundAttempted", { attempt_id: "a4", amount: "15.00", reason: null }, "k4", 5).event("p1", "PaymentRefunded", { refund_id: "re2", amount: "15.00", reason: null, attempt_id: "a4" }, "k4", 5);
+    s.ledger.push(["a4", { call: "refund", refund_id: "re2", amount: "15.00" }]);
+    expect(kinds(s)).toEqual(expect.arrayContaining(["a:duplicate_effect", "e:over_refund"]));
+  });
+
+  it("(a) an effect under a key no client sent, and a client's event without a key", () => {
+    const s = paidAndRefunded();
+    s.event("p1", "CardSaveAttempted", { attempt_id: "a5", external_customer_id: "cus_1" }, "ghost", 8);
+    const t = paidAndRefunded();
+    t.events[0]!.metadata.idempotency_key = null;
+    expect(kinds(s)).toContain("a:effect_without_invocation");
+    expect(kinds(t)).toContain("a:effect_without_invocation");
+  });
+
+  it("(b) events that are not a path of the machine (two captures of one authorization)", () => {
+    const s = paidAndRefunded();
+    s.event("p1", "CaptureAttempted", { attempt_id: "a6", amount: "20.00" }, "k6", 6);
+    s.op("capture", "k6", "p1", [{ at: [100, 110], status: 0 }]);
+    expect(kinds(s)).toContain("b:not_a_path");
+  });
+
+  it("(c) an operation sent after another was acknowledged took effect before it", () => {
+    const s = paidAndRefunded();
+    s.event("p1", "RefundAttempted", { attempt_id: "b1", amount: "1.00", reason: null }, "later", 6).event("p1", "PaymentRefunded", { refund_id: "rb", amount: "1.00", reason: null, attempt_id: "b1" }, "later", 6);
+    s.event("p1", "RefundAttempted", { attempt_id: "b2", amount: "1.00", reason: null }, "earlier", 5).event("p1", "PaymentRefunded", { refund_id: "rc", amount: "1.00", reason: null, attempt_id: "b2" }, "earlier", 5);
+    s.ledger.push(["b1", { call: "refund", refund_id: "rb" }], ["b2", { call: "refund", refund_id: "rc" }]);
+    s.op("refund", "earlier", "p1", [{ at: [100, 110], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "7.00" }) }]);
+    s.op("refund", "later", "p1", [{ at: [120, 130], status: 0 }]);
+    expect(kinds(s)).toContain("c:real_time_order");
+  });
+
+  it("(c) an answer the machine never gave, and (f) a read that misses a write acknowledged before it began", () => {
+    const wrong = paidAndRefunded();
+    wrong.op("capture", "k7", "p1", [{ at: [100, 110], status: 409, code: "payment_intent_unexpected_state", current_status: "canceled" }]);
+    const stale = paidAndRefunded();
+    stale.op("read", null, "p1", [{ at: [100, 110], record: record("p1", "requires_capture", { authorized: "20.00", capturable: "20.00" }) }]);
+    expect(kinds(wrong)).toEqual(["c:answer_not_linearizable"]);
+    expect(kinds(stale)).toEqual(["f:stale_read"]);
+  });
+
+  it("(f) a whole list (no more pages) that leaves out a payment in its status for the whole window; one created meanwhile may be missing", () => {
+    const s = paidAndRefunded();
+    s.op("list_payments", null, null, [{ at: [100, 110], records: [], has_more: false }], { path: "/v2/payments?external_account_id=acct&status=succeeded" });
+    const meanwhile = paidAndRefunded();
+    meanwhile.op("list_payments", null, null, [{ at: [5, 8], records: [], has_more: false }], { path: "/v2/payments?external_account_id=acct" });
+    meanwhile.op("list_payments", null, null, [{ at: [100, 110], records: [], has_more: false }], { path: "/v2/payments?external_account_id=acct&status=requires_capture" });
+    expect(kinds(s)).toEqual(["f:stale_read"]);
+    expect(kinds(meanwhile)).toEqual([]);
+  });
+
+  it("(d) a resend answered other bytes; a retry that ran again; a retry refused after its first try took effect", () => {
+    const resend = paidAndRefunded();
+    const refunded = record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "5.00" });
+    resend.event("p1", "RefundAttempted", { attempt_id: "a7", amount: "5.00", reason: null }, "k7", 7).event("p1", "PaymentRefunded", { refund_id: "re7", amount: "5.00", reason: null, attempt_id: "a7" }, "k7", 7);
+    resend.ledger.push(["a7", { call: "refund", refund_id: "re7", amount: "5.00" }]);
+    const twice = { ...refunded, amount_refunded: "10.00" };
+    resend.op("refund", "k7", "p1", [{ at: [100, 110], record: twice, body_sha256: "first" }, { at: [120, 130], record: twice, body_sha256: "other", replayed: false, resend: true }]);
+    const retry = scenario();
+    retry.event("p2", "PaymentIntentCreated", intent("p2"), "k1", 1);
+    retry.op("create", "k1", null, [{ at: [0, 10], status: 0 }, { at: [20, 30], record: { payment_id: "p2", status: "requires_payment_method" }, request_id: 2, replayed: false }]);
+    const refused = paidAndRefunded();
+    refused.event("p1", "CardSaveAttempted", { attempt_id: "a8", external_customer_id: "cus_1" }, "k8", 8);
+    refused.event("p1", "CardSaved", { payment_method_id: "pm_x", external_account_id: "acct", external_customer_id: "cus_1", card: authorization("1").card, attempt_id: "a8" }, null, 9);
+    refused.ledger.push(["a8", { call: "save_card", payment_method_id: "pm_x" }]);
+    refused.op("save_card", "k8", "p1", [{ at: [100, 5000], status: 0 }, { at: [5100, 5200], status: 409, code: "payment_intent_unexpected_state", current_status: "succeeded", request_id: 12 }]);
+    expect(kinds(retry)).toContain("d:retry_reexecuted");
+    expect(kinds(refused)).toContain("d:retry_refused_after_effect");
+    expect(kinds(resend)).toEqual(["d:resend_answer_differs"]);
+  });
+
+  it("(e) the processor's ledger and cardflow's disagree: a charge without its record, a record without its charge, an open attempt, another amount", () => {
+    const charge = paidAndRefunded();
+    charge.ledger.push(["a9", { call: "refund", refund_id: "re9", amount: "1.00" }]);
+    const noCharge = paidAndRefunded();
+    noCharge.ledger.splice(2, 1);
+    const open = paidAndRefunded();
+    open.event("p1", "RefundAttempted", { attempt_id: "a10", amount: "1.00", reason: null }, "k10", 10);
+    open.op("refund", "k10", "p1", [{ at: [100, 5000], status: 0 }]);
+    const amount = paidAndRefunded();
+    amount.ledger[1]![1].amount = "16.00";
+    expect(kinds(charge)).toEqual(["e:charge_without_record"]);
+    expect(kinds(noCharge)).toEqual(["e:record_without_charge"]);
+    expect(kinds(open)).toEqual(["e:open_attempt"]);
+    expect(kinds(amount)).toEqual(["e:ledger_mismatch"]);
+  });
+
+  it("(f) a 500, a 503 outside an outage, a card list missing a card saved before it", () => {
+    const s = paidAndRefunded();
+    s.op("capture", "k11", "p1", [{ at: [100, 110], status: 500, code: "internal" }]);
+    s.op("refund", "k12", "p1", [{ at: [120, 130], status: 503, code: "store_unavailable" }]);
+    s.op("save_card", "k13", "p1", [{ at: [140, 150], ids: ["pm_1"] }], { body: { external_customer_id: "cus_1" } });
+    s.op("list_cards", null, null, [{ at: [160, 170], ids: [] }], { path: "/v1/customer/card?external_account_id=acct&external_customer_id=cus_1" });
+    expect(kinds(s)).toEqual(expect.arrayContaining(["f:server_error", "f:unavailable_outside_outage", "f:stale_read"]));
+  });
+});

@@ -1,0 +1,81 @@
+// The per-account cap of Idempotency-Key records: past it a new key is refused with 429 and has no
+// effect (nothing appended, no record left), while a retry of a kept key still replays and another
+// account is not affected; once records expire the account may use new keys again. On every store
+// that counts (memory, SQLite, PostgreSQL), and over HTTP as problem+json with Retry-After.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { createEngine } from "../../src/engine.js";
+import { createIdempotency, fingerprintOf, IdempotencyKeysExhausted } from "../../src/idempotency.js";
+import { sequentialIds } from "../../src/ids.js";
+import { createSimulators } from "../../src/processors/simulator.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
+import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+import { expectProblem, startApi } from "../http/harness.js";
+import { openDurable } from "../store/processes/stores.js";
+import { testDatabase } from "../support/postgres.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-cap-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const database = await testDatabase();
+const STORES: Record<string, () => Promise<{ events: EventStore; readModels: ReadModelStore }>> = {
+  memory: async () => ({ events: createMemoryStore(), readModels: createMemoryReadModels() }),
+  sqlite: () => openDurable({ kind: "sqlite", path: join(dir, `${randomUUID()}.db`) }),
+  postgres: () => openDurable({ kind: "postgres", url: database, schema: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` }),
+};
+const input = (account: string) => ({ external_account_id: account, amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+
+describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s store", (kind) => {
+  it("refuses a new key past the cap (429, no effect), replays kept keys, leaves other accounts alone, frees up on expiry", async () => {
+    const { events, readModels } = await STORES[kind]!();
+    const clock = manualClock();
+    const ids = sequentialIds();
+    const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
+    try {
+      for (const account of ["acct_full", "acct_other"]) await engine.openAccount({ external_account_id: account });
+      const idempotency = createIdempotency({ store: events, clock, ttlMs: 60_000, maxKeysPerScope: 3, recountMs: 0 });
+      const run = (account: string, key: string) => idempotency.run({ scope: account, key, fingerprint: fingerprintOf("create", input(account)) }, (ctx) => engine.createIntent(input(account), ctx));
+      const created = async () => (await events.readAll()).filter((e) => e.type === "PaymentIntentCreated").length;
+
+      const first = await run("acct_full", "k1");
+      await run("acct_full", "k2");
+      await run("acct_full", "k3");
+      await expect(run("acct_full", "k4")).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
+      await expect(run("acct_full", "k4")).rejects.toMatchObject({ status: 429, code: "idempotency_keys_exhausted", retryAfterSeconds: 60 });
+      expect(await created()).toBe(3);
+      expect(await events.readIdempotency("acct_full:k4")).toBeUndefined();
+      expect(await events.countIdempotency!("acct_full", new Date(clock.now()).toISOString())).toBe(3);
+      // a retry of a kept key replays; another account has its own count
+      expect(await run("acct_full", "k1")).toEqual({ ...first, replayed: true });
+      expect((await run("acct_other", "k1")).replayed).toBe(false);
+      // the records expire: the account may use new keys again
+      await clock.advance(61_000);
+      expect((await run("acct_full", "k4")).replayed).toBe(false);
+      expect(await created()).toBe(5);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe("the cap over HTTP", () => {
+  it("is a 429 problem+json with Retry-After naming Idempotency-Key; requests without a key still run", async () => {
+    const api = await startApi({ server: { idempotencyMaxKeysPerAccount: 2 } });
+    try {
+      const m = await api.merchant("acct_http_cap");
+      const body = { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" };
+      expect((await m.post("/v2/payment/intent", body, { "idempotency-key": "a" })).status).toBe(200);
+      expect((await m.post("/v2/payment/intent", body, { "idempotency-key": "b" })).status).toBe(200);
+      const refused = await m.post("/v2/payment/intent", body, { "idempotency-key": "c" });
+      expectProblem(refused, 429, "idempotency_keys_exhausted", "Idempotency-Key");
+      expect(refused.headers.get("retry-after")).toBe("60");
+      expect((await m.post("/v2/payment/intent", body, { "idempotency-key": "a" })).headers.get("idempotent-replayed")).toBe("true");
+      expect((await m.post("/v2/payment/intent", body)).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -80,7 +80,7 @@ export function createEngine(options: EngineOptions = {}) {
   if (options.liveProjections) projections.start();
   const report = reportHandler({ pipeline, clock });
   processors.connect(report);
-  let stopReconciling: (() => void) | null = null;
+  let stopReconciling: (() => Promise<void>) | null = null;
 
   // A Loaded never changes, so neither does its record: presented once per state (status reads of
   // an unchanged payment, a command's answer), frozen since every caller gets the same object.
@@ -127,7 +127,7 @@ export function createEngine(options: EngineOptions = {}) {
     capture: presented(captureHandler({ pipeline, clock })),
     cancel: presented(cancelHandler({ pipeline, clock })),
     refund: presented(refundHandler({ pipeline, clock })),
-    saveCard: saveCardHandler({ pipeline, readModels, projections, clock }),
+    saveCard: saveCardHandler({ pipeline, store, clock }),
 
     /** The commands the machine allows a payment now (for error messages and tooling). */
     async allowedNextSteps(accountId: string, paymentId: string): Promise<string[]> {
@@ -149,11 +149,12 @@ export function createEngine(options: EngineOptions = {}) {
       pass();
       const timer = setInterval(pass, intervalMs);
       timer.unref();
-      stopReconciling = () => clearInterval(timer);
+      // stopping waits for the pass under way: the store must not close beneath it
+      stopReconciling = () => (clearInterval(timer), running);
     },
 
     async close(): Promise<void> {
-      stopReconciling?.();
+      await stopReconciling?.();
       await projections.stop();
       await store.close();
       await readModels.close();

@@ -5,6 +5,7 @@
 import { finalStates, machineStates, machineTransitions, type MachineTransition } from "../../machines/transitions.js";
 import { paymentMachine } from "../../machines/payment.js";
 import { replay } from "../replay.js";
+import { toCompactDot } from "./diagram-compact.js";
 import type { RecordedEvent } from "../store/port.js";
 
 export interface MachineGraph {
@@ -46,6 +47,8 @@ export interface DiagramOptions {
   path?: readonly RecordedEvent[];
   /** Title of the diagram (e.g. the payment id). */
   title?: string;
+  /** `compact`: top to bottom, one arrow per pair of states, guards as tooltips (./diagram-compact.ts; the web console's). Default `full`. */
+  layout?: "full" | "compact";
 }
 
 /** The event, with its guards; `else` for an unguarded branch after guarded ones of the same event. */
@@ -103,11 +106,11 @@ export async function dotToSvg(dot: string): Promise<string> {
 }
 
 /** The machine's diagram, optionally with a payment's path highlighted and numbered. */
-export async function diagram({ format = "mermaid", path, title }: DiagramOptions = {}): Promise<string> {
+export async function diagram({ format = "mermaid", path, title, layout = "full" }: DiagramOptions = {}): Promise<string> {
   const graph = machineGraph();
   const taken = path ? pathOf(graph, path) : undefined;
   if (format === "mermaid") return toMermaid(graph, taken, title);
-  const dot = toDot(graph, taken, title);
+  const dot = layout === "compact" ? toCompactDot(graph, taken) : toDot(graph, taken, title);
   return format === "dot" ? dot : dotToSvg(dot);
 }
 

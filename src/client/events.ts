@@ -16,6 +16,11 @@ export interface StreamQuery {
   payment_id?: string;
 }
 
+export interface StreamOptions extends Pick<CallOptions, "signal"> {
+  /** Told when a connection opens, and when it is lost and being made again (a console's "live" mark). */
+  onStatus?: (status: "open" | "reconnecting") => void;
+}
+
 export interface StreamItem<E> {
   /** Pass as `after` to resume after this event. */
   cursor: string;
@@ -44,7 +49,7 @@ async function* messagesOf(response: Response): AsyncGenerator<Message> {
 /** Worth connecting again: no answer, or a 503 (the service is starting or stopping). */
 const reconnectable = (error: unknown) => error instanceof ConnectionError || (error instanceof ApiError && retryable(error));
 
-export function streamEvents<E>(open: Open, backoff: (attempt: number) => number, query: StreamQuery, { signal }: Pick<CallOptions, "signal"> = {}): AsyncIterable<StreamItem<E>> {
+export function streamEvents<E>(open: Open, backoff: (attempt: number) => number, query: StreamQuery, { signal, onStatus }: StreamOptions = {}): AsyncIterable<StreamItem<E>> {
   return {
     async *[Symbol.asyncIterator]() {
       let cursor = query.after;
@@ -53,6 +58,7 @@ export function streamEvents<E>(open: Open, backoff: (attempt: number) => number
         try {
           const response = await open({ method: "GET", path: "/v2/events/stream", query: { ...query, after: cursor } }, signal ? { signal } : {});
           failures = 0;
+          onStatus?.("open");
           for await (const message of messagesOf(response)) {
             if ("cursor" in message) cursor = message.cursor;
             else if (message.event === "end") break; // the server drains: connect again (to another), from the cursor
@@ -62,6 +68,7 @@ export function streamEvents<E>(open: Open, backoff: (attempt: number) => number
           if (signal?.aborted) throw signal.reason;
           if (!reconnectable(error) && !(error instanceof TypeError)) throw error; // TypeError: the connection broke mid-stream
         }
+        onStatus?.("reconnecting");
         await sleep(backoff(failures++), signal); // (a successful connection resets the count)
       }
     },

@@ -36,7 +36,7 @@ import type {
   RegisterTerminalInput,
   SaveCardInput,
 } from "../inputs.js";
-import { streamEvents, type StreamItem, type StreamQuery } from "./events.js";
+import { streamEvents, type StreamItem, type StreamOptions, type StreamQuery } from "./events.js";
 import { createTransport, type CallOptions, type ClientOptions } from "./transport.js";
 import { waitForPayment, type WaitQuery } from "./wait.js";
 
@@ -54,7 +54,7 @@ export type Terminal = Out<typeof TerminalOut>;
 export type CustomerCard = Out<typeof CustomerCardOut>;
 export type ClientIntent = Omit<Out<typeof ClientIntentOut>, "status"> & { status: PaymentStatus };
 export type Account = Out<typeof AccountOut>;
-export type PaymentList = { data: Payment[]; has_more: boolean };
+export type PaymentList = { data: Payment[]; has_more: boolean; next_cursor: string | null };
 export type PaymentAudit = Omit<Out<typeof PaymentAuditOut>, "record"> & { record: Payment | null };
 export type PaymentDiagram = Out<typeof PaymentDiagramOut>;
 export type PaymentAsOf = Omit<Out<typeof PaymentAsOfOut>, "record"> & { record: Payment | null };
@@ -63,7 +63,7 @@ export type PublicEvent = Out<typeof PublicEventOut>;
 export type EventPage = Out<typeof EventPageOut>;
 export type WebhookEndpoint = Out<typeof WebhookEndpointOut>;
 export type CreatedWebhookEndpoint = Out<typeof CreatedWebhookEndpointOut>;
-export type { StreamItem, StreamQuery, WaitQuery };
+export type { StreamItem, StreamOptions, StreamQuery, WaitQuery };
 
 /**
  * Every method takes its parameters as one object, then, optionally, the call's own options
@@ -102,7 +102,7 @@ export function createClient(options: ClientOptions) {
     /** One page of the account's public events, oldest first; pass `next_cursor` as `after` for the next. */
     listEvents: (query: Omit<In<typeof ListEventsInput>, "limit"> & { limit?: number }, call?: CallOptions) => get<EventPage>("/v2/events", query, call),
     /** Every public event after `after` (absent: from now on), as it happens; reconnects by itself. Ends only by `signal`. */
-    streamEvents: (query: StreamQuery, call?: Pick<CallOptions, "signal">) => streamEvents<PublicEvent>(open, backoff, query, call),
+    streamEvents: (query: StreamQuery, call?: StreamOptions) => streamEvents<PublicEvent>(open, backoff, query, call),
     createWebhookEndpoint: (body: In<typeof CreateEndpointInput>, call?: CallOptions) => post<CreatedWebhookEndpoint>("/v2/webhook_endpoints", body, call),
     listWebhookEndpoints: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: WebhookEndpoint[] }>("/v2/webhook_endpoints", query, call),
     deleteWebhookEndpoint: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => del<WebhookEndpoint>(pathOf("/v2/webhook_endpoints", endpoint_id), query, call),

@@ -1,9 +1,10 @@
-// GET /console: the web console (src/console/app), served by the API's own server. The page and
-// its two assets are public (they hold no data); every call the console makes is an API call
+// GET /console: the web console (src/console/app), served by the API's own server, and
+// /favicon.ico. The page and its assets are public (they hold no data); every call the console makes is an API call
 // with the API key the person signed in with. Assets are sent gzip-compressed when accepted.
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { consoleScript } from "./bundle.js";
+import { FAVICON_ICO } from "./favicon.js";
 import { CONSOLE_CSS, CONSOLE_HTML } from "./page.js";
 
 // beyond the server's own on every answer (Cache-Control: no-store, nosniff: src/http/hardening.ts)
@@ -32,6 +33,7 @@ export function registerConsole(app: FastifyInstance): void {
     return reply.send(gzip ? asset.gzip : asset.body);
   }
   app.get("/console", (req, reply) => send(req, reply, html));
+  app.get("/favicon.ico", (_req, reply) => reply.type("image/x-icon").send(FAVICON_ICO));
   app.get("/console/console.css", (req, reply) => send(req, reply, css));
   app.get("/console/console.js", async (req, reply) => {
     script ??= consoleScript().then(

@@ -24,12 +24,14 @@ export async function signIn(apiKey: string): Promise<Session> {
   return { client, account };
 }
 
+/** The tab's session again after a reload; a refused key is forgotten, an unreachable service is thrown (the key is kept). */
 export async function resumeSession(): Promise<Session | null> {
   const key = sessionStorage.getItem(KEY);
   if (!key) return null;
   try {
     return await signIn(key);
-  } catch {
+  } catch (error) {
+    if (error instanceof ConnectionError) throw error;
     sessionStorage.removeItem(KEY);
     return null;
   }
@@ -48,8 +50,9 @@ export interface ErrorWords {
 /** A problem+json answer, in words: what was refused and why, then its code, field and request. */
 export function errorWords(error: unknown): ErrorWords {
   if (error instanceof ApiError) {
+    // a refused key: said once, with what to do (the API's detail would only repeat it)
+    if (error.status === 401) return { title: "That API key is not valid", detail: "Check that it was copied whole, or issue another: npx cardflow accounts key <account>.", meta: `HTTP 401 · ${error.code}` };
     const title =
-      error.status === 401 ? "That API key is not valid" :
       error.status === 404 ? "Not found" :
       error.status === 409 ? "Not allowed now" :
       error.status === 402 ? "The processor refused" :
@@ -58,7 +61,7 @@ export function errorWords(error: unknown): ErrorWords {
     const meta = [`HTTP ${error.status}`, error.code, error.param && `field ${error.param}`, error.request_id && `request ${error.request_id}`].filter(Boolean).join(" · ");
     return { title, detail: `${error.detail.charAt(0).toUpperCase()}${error.detail.slice(1)}.${steps}`, meta };
   }
-  if (error instanceof ConnectionError) return { title: "The service does not answer", detail: "Check that it is running, then try again.", meta: null };
+  if (error instanceof ConnectionError) return { title: "The service does not answer", detail: "Nothing could be read or changed. Check that it is running, then try again.", meta: null };
   return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), meta: null };
 }
 

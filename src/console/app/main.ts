@@ -1,33 +1,28 @@
 // The cardflow web console: sign in with an API key, then the account's payments, one payment's
-// record, timeline, path through the machine, hash-chain verdict, state as of a moment and
-// actions, its terminals and customer cards. Preact + htm (no build-time JSX), hash routes.
+// page, the event feed, webhook endpoints, terminals and customer cards, kept live by the event
+// stream. Preact + htm (no build-time JSX), hash routes with their filters in the URL.
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { resumeSession, signIn, signOut, type Session } from "./api.js";
+import { ConnectionError } from "../../client/index.js";
+import { resumeSession, signIn, signOut, type PageProps, type Session } from "./api.js";
+import { LiveMark, LiveProvider } from "./live.js";
 import { PaymentPage } from "./payment.js";
 import { PaymentsPage } from "./payments.js";
 import { CardsPage, TerminalsPage } from "./resources.js";
+import { useRoute } from "./router.js";
 import { ErrorAlert, html } from "./ui.js";
+import { EventsPage, WebhooksPage } from "./webhooks.js";
 
-function useHashRoute(): string {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const onChange = () => setHash(location.hash);
-    addEventListener("hashchange", onChange);
-    return () => removeEventListener("hashchange", onChange);
-  }, []);
-  return hash.replace(/^#/, "") || "/payments";
-}
-
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
-  const [error, setError] = useState<unknown>(null);
+function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => void; error?: unknown }) {
+  const [error, setError] = useState<unknown>(initial ?? null);
   const [busy, setBusy] = useState(false);
+  const [key, setKey] = useState("");
   async function submit(e: Event) {
     e.preventDefault();
-    const key = String(new FormData(e.target as HTMLFormElement).get("key") ?? "").trim();
     setBusy(true);
+    setError(null);
     try {
-      onSignedIn(await signIn(key));
+      onSignedIn(await signIn(key.trim()));
     } catch (err) {
       setError(err);
     } finally {
@@ -37,44 +32,68 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   return html`<main id="main" class="signin"><section class="card">
     <h1>cardflow console</h1>
     <form onSubmit=${submit}>
-      <label>API key<input name="key" type="password" autocomplete="off" required autofocus /></label>
-      <p class="muted">Kept in this browser tab only (sessionStorage); closing the tab signs you out. Create a key with <code>npx cardflow accounts key &lt;account&gt;</code>.</p>
-      <button type="submit" disabled=${busy}>Sign in</button>
+      <label>API key<input name="key" type="password" autocomplete="off" required autofocus value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} /></label>
+      <p class="muted">Kept in this browser tab only (sessionStorage); closing the tab signs you out. Create a key with <code>${"npx cardflow accounts key <account>"}</code>.</p>
+      <button type="submit" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
       <${ErrorAlert} error=${error} />
     </form>
   </section></main>`;
 }
 
+const NAV = [
+  ["payments", "Payments"],
+  ["events", "Events"],
+  ["webhooks", "Webhooks"],
+  ["terminals", "Terminals"],
+  ["cards", "Customer cards"],
+] as const;
+
 function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
-  const route = useHashRoute();
+  const route = useRoute();
   const main = useRef<HTMLElement>(null);
-  // a new page: move focus to its heading region, as a page load would for a screen reader
-  useEffect(() => main.current?.focus(), [route]);
-  const [, page, id] = route.split("/").map(decodeURIComponent);
-  const props = { session, onUnauthorized: onSignOut };
+  const [page, id] = route.parts;
+  // a new page (not a new filter): move focus to it, as a page load would for a screen reader
+  useEffect(() => main.current?.focus(), [page, id]);
+  const props: PageProps = { session, onUnauthorized: onSignOut };
   const content =
     page === "payments" && id ? html`<${PaymentPage} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
-    page === "cards" ? html`<${CardsPage} ...${props} />` :
-    html`<${PaymentsPage} ...${props} />`;
-  return html`<header>
+    page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
+    page === "webhooks" ? html`<${WebhooksPage} ...${props} />` :
+    page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
+    html`<${PaymentsPage} ...${props} route=${route} />`;
+  return html`<${LiveProvider} session=${session}>
+    <a class="skip" href="#main" onClick=${(e: Event) => (e.preventDefault(), main.current?.focus())}>Skip to content</a>
+    <header>
       <span class="brand">cardflow</span>
       <nav aria-label="Main">
-        <a href="#/payments">Payments</a><a href="#/terminals">Terminals</a><a href="#/cards">Customer cards</a>
+        ${NAV.map(([path, words]) => html`<a href=${`#/${path}`} aria-current=${page === path ? "page" : undefined}>${words}</a>`)}
+      </nav>
+      <div class="who">
+        <${LiveMark} />
         <span>Account <strong>${session.account.external_account_id}</strong></span>
         <button type="button" onClick=${onSignOut}>Sign out</button>
-      </nav>
+      </div>
     </header>
-    <main id="main" tabindex="-1" ref=${main}>${content}</main>`;
+    <main id="main" tabindex="-1" ref=${main}>${content}</main>
+  </${LiveProvider}>`;
 }
 
 function App() {
+  // undefined: resuming; an error: the service did not answer (the key is kept: not a sign-out)
   const [session, setSession] = useState<Session | null | undefined>(undefined);
-  useEffect(() => {
-    void resumeSession().then(setSession);
-  }, []);
+  const [unreachable, setUnreachable] = useState<unknown>(null);
+  const resume = () => {
+    setUnreachable(null);
+    setSession(undefined);
+    resumeSession().then(setSession, (error: unknown) => (setUnreachable(error), setSession(null)));
+  };
+  useEffect(resume, []);
+  if (unreachable instanceof ConnectionError) {
+    return html`<main id="main" class="signin"><section class="card"><h1>cardflow console</h1><${ErrorAlert} error=${unreachable} /><button type="button" onClick=${resume}>Try again</button></section></main>`;
+  }
   if (session === undefined) return html`<p role="status">Loading…</p>`;
-  if (session === null) return html`<${SignIn} onSignedIn=${setSession} />`;
+  if (session === null) return html`<${SignIn} onSignedIn=${setSession} error=${unreachable} />`;
   return html`<${Shell} session=${session} onSignOut=${() => (signOut(), setSession(null))} />`;
 }
 

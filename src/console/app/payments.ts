@@ -1,75 +1,97 @@
-// The account's payments, newest first: a status filter, a search by payment or external id,
-// and pages of 20 (GET /v2/payments).
-import { useState } from "preact/hooks";
+// The account's payments, newest first (GET /v2/payments): search and filters held in the URL
+// (shareable; Back returns to the filters before), the API's own query parameters (nothing is
+// filtered in the browser), pages of 20, amounts authorized / captured / refunded / net, and
+// live: an event about a payment refreshes the list.
+import { useEffect } from "preact/hooks";
 import type { PaymentStatus } from "../../client/index.js";
 import type { PageProps } from "./api.js";
-import { ErrorAlert, html, Status, time, useLoad, useSignOutOn401 } from "./ui.js";
+import { money, net, STATUSES, STATUS_WORDS } from "./format.js";
+import { useLiveEvents } from "./live.js";
+import { href, navigate, paramsOf, type Route } from "./router.js";
+import { ErrorAlert, html, Status, Table, time, useFields, useLoad, useSignOutOn401 } from "./ui.js";
 
 const PAGE = 20;
-/** Written out so the bundle does not carry the machine (xstate); the type keeps it complete. */
-const STATUSES = ["requires_payment_method", "payment_method_requested", "requires_capture", "capture_requested", "succeeded", "error", "canceled"] as const satisfies readonly PaymentStatus[];
-const complete: Exclude<PaymentStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
-void complete;
+const FILTERS = ["q", "status", "capture_method", "terminal_id", "external_customer_id"] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
 
-type Filter = { status: string; q: string };
-/** The filter in words, so the caption says which question the rows answer. */
-const describe = ({ status, q }: Filter) => `${status ? `, status ${status}` : ""}${q ? `, matching “${q}”` : ""}`;
+/** The filters in words, so the caption says which question the rows answer. */
+function describe(f: Filters): string {
+  const words = [
+    f.status && `status ${f.status}`,
+    f.capture_method && `capture ${f.capture_method}`,
+    f.terminal_id && `terminal ${f.terminal_id}`,
+    f.external_customer_id && `customer ${f.external_customer_id}`,
+    f.q && `matching “${f.q}”`,
+  ].filter(Boolean);
+  return words.length ? `, ${words.join(", ")}` : "";
+}
 
-export function PaymentsPage({ session, onUnauthorized }: PageProps) {
+export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { route: Route }) {
   const account = session.account.external_account_id;
-  // what is applied (and listed), and what the form holds: a re-render never resets what the
-  // person is typing to the applied value
-  const [filter, setFilter] = useState<Filter>({ status: "", q: "" });
-  const [draft, setDraft] = useState<Filter>(filter);
-  // the last payment id of each page before this one
-  const [cursors, setCursors] = useState<string[]>([]);
-  const starting_after = cursors[cursors.length - 1];
+  const applied = paramsOf(route.params, FILTERS);
+  const after = route.params.get("after") ?? "";
+  const key = JSON.stringify([applied, after]);
   const list = useLoad(
     (signal) =>
-      session.client.listPayments({
-        external_account_id: account,
-        limit: PAGE,
-        ...(filter.status ? { status: filter.status as PaymentStatus } : {}),
-        ...(filter.q ? { q: filter.q } : {}),
-        ...(starting_after ? { starting_after } : {}),
-      }, { signal }),
-    [filter, starting_after],
+      session.client.listPayments(
+        {
+          external_account_id: account,
+          limit: PAGE,
+          ...Object.fromEntries(Object.entries(applied).filter(([, v]) => v)),
+          ...(after ? { starting_after: after } : {}),
+        },
+        { signal },
+      ),
+    [key],
   );
   useSignOutOn401(list.error, onUnauthorized);
+  useLiveEvents((e) => e.payment_id !== null, list.refresh);
+  // the form holds what is typed; a new URL (Back, a shared link) puts its filters in the form
+  const [fields, bind, setFields] = useFields<Filters>(applied);
+  useEffect(() => setFields(applied), [key]);
+
   function apply(e: Event) {
     e.preventDefault();
-    const next = { status: draft.status, q: draft.q.trim() };
-    if (next.status === filter.status && next.q === filter.q && cursors.length === 0) list.reload(); // the same search again: fresh rows
-    else setFilter(next);
-    setCursors([]);
+    const next = Object.fromEntries(FILTERS.map((f) => [f, fields[f].trim()])) as Filters;
+    if (JSON.stringify([next, ""]) === key) list.reload(); // the same search again: fresh rows
+    else navigate("/payments", next);
   }
   const rows = list.data?.data ?? [];
+  const caption = list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}`;
   return html`<h1>Payments</h1>
-    <form class="row" role="search" onSubmit=${apply}>
-      <label>Status<select name="status" value=${draft.status} onChange=${(e: Event) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>
+    <form class="filters" role="search" onSubmit=${apply}>
+      <label>Search<input name="q" type="search" ...${bind("q")} placeholder="pi_… or your reference" /></label>
+      <label>Status<select name="status" ...${bind("status")} onChange=${bind("status").onInput}>
         <option value="">Any status</option>
-        ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+        ${STATUSES.map((s: PaymentStatus) => html`<option value=${s}>${STATUS_WORDS[s]} (${s})</option>`)}
       </select></label>
-      <label>Payment or external id<input name="q" type="search" value=${draft.q} onInput=${(e: Event) => setDraft({ ...draft, q: (e.target as HTMLInputElement).value })} placeholder="pi_… or order id" /></label>
-      <button type="submit">Filter</button>
+      <label>Capture<select name="capture_method" ...${bind("capture_method")} onChange=${bind("capture_method").onInput}>
+        <option value="">Any</option><option value="automatic">automatic</option><option value="manual">manual</option>
+      </select></label>
+      <label>Terminal<input name="terminal_id" ...${bind("terminal_id")} placeholder="tmr_…" /></label>
+      <label>Customer<input name="external_customer_id" ...${bind("external_customer_id")} placeholder="your customer id" /></label>
+      <div class="buttons"><button type="submit">Filter</button>${Object.values(applied).some(Boolean) && html`<a href="#/payments">Clear</a>`}</div>
     </form>
     <${ErrorAlert} error=${list.error} />
-    <div class="scroll"><table>
-      <caption aria-live="polite" data-testid="list-state">${list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(filter)}${cursors.length ? `, page ${cursors.length + 1}` : ""}`}</caption>
-      <thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">External id</th><th scope="col">Created</th><th scope="col">Method</th></tr></thead>
-      <tbody>${rows.map(
-        (p) => html`<tr>
-          <td><a href=${`#/payments/${encodeURIComponent(p.payment_id)}`}>${p.payment_id}</a></td>
-          <td><${Status} status=${p.status} /></td>
-          <td>${p.amount} ${p.currency}</td>
-          <td>${p.external_transaction_id ?? ""}</td>
-          <td>${time(p.date_created)}</td>
-          <td>${p.payment_method_types}${p.payment ? ` · ${p.payment.brand} ${p.payment.last_4}` : ""}</td>
-        </tr>`,
-      )}</tbody>
-    </table></div>
-    <div class="pager">
-      <button type="button" class="secondary" disabled=${cursors.length === 0} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-      <button type="button" class="secondary" disabled=${!list.data?.has_more} onClick=${() => setCursors([...cursors, rows[rows.length - 1]!.payment_id])}>Next page</button>
-    </div>`;
+    <div class=${list.loading ? "busy" : ""} aria-busy=${list.loading}>
+      <${Table}
+        testid="list"
+        caption=${caption}
+        columns=${["Payment", "Status", "Amount", "Captured", "Refunded", "Net", "Customer", "Created"]}
+        rows=${rows.map((p) => [
+          html`<span><a href=${`#/payments/${encodeURIComponent(p.payment_id)}`}>${p.payment_id}</a>${p.external_transaction_id !== null && html`<span class="muted ref">${String(p.external_transaction_id)}</span>`}</span>`,
+          html`<${Status} payment=${p} />`,
+          money(p.amount, p.currency),
+          money(p.amount_captured, p.currency),
+          money(p.amount_refunded, p.currency),
+          money(net(p), p.currency),
+          p.external_customer_id ?? "—",
+          time(p.date_created),
+        ])}
+      />
+    </div>
+    <nav class="pager" aria-label="Pages">
+      ${after && html`<a href=${href("/payments", applied)}>Newest</a>`}
+      ${list.data?.has_more && rows.length > 0 && html`<a href=${href("/payments", { ...applied, after: rows[rows.length - 1]!.payment_id })}>Next page</a>`}
+    </nav>`;
 }

@@ -3,7 +3,9 @@
 import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import type { Payment } from "../../client/index.js";
 import { errorWords, isUnauthorized } from "./api.js";
+import { statusWords } from "./format.js";
 
 export { html };
 
@@ -13,7 +15,9 @@ export function ErrorAlert({ error }: { error: unknown }) {
   return html`<div class="alert" role="alert"><strong>${title}.</strong> ${detail}${meta && html`<div class="meta">${meta}</div>`}</div>`;
 }
 
-export const Status = ({ status }: { status: string }) => html`<span class=${`status ${status}`}>${status}</span>`;
+/** The status in words; the machine's state on hover (and for screen readers, after the words). */
+export const Status = ({ payment }: { payment: Pick<Payment, "status" | "amount_refunded" | "amount_captured"> }) =>
+  html`<span class=${`status ${payment.status}`} title=${`machine state: ${payment.status}`} data-state=${payment.status}>${statusWords(payment)}<span class="sr-only"> (${payment.status})</span></span>`;
 
 /** Times in UTC to the second, as audits quote them (event times may carry any offset). */
 export const time = (iso: string) => new Date(iso).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
@@ -24,7 +28,10 @@ export interface Loaded<T> {
   error: unknown;
   /** True from the render in which the dependencies changed until their answer arrives. */
   loading: boolean;
+  /** Loads again now (aborting a load in flight). */
   reload: () => void;
+  /** Loads again when the load in flight (if any) is done: any number of calls, one more load (live updates). */
+  refresh: () => void;
 }
 
 /**
@@ -36,16 +43,29 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   const [tick, setTick] = useState(0);
   const key = JSON.stringify([...deps, tick]);
   const [state, setState] = useState<{ data: T | undefined; error: unknown; key: string | null }>({ data: undefined, error: null, key: null });
+  const pending = useRef<{ key: string; again: boolean }>({ key: "", again: false });
   useEffect(() => {
     const request = new AbortController();
+    pending.current = { key, again: false };
+    const settle = (next: { data: T | undefined; error: unknown }) => {
+      if (request.signal.aborted) return;
+      setState({ ...next, key });
+      if (pending.current.again) setTick((t) => t + 1);
+    };
     load(request.signal).then(
-      (data) => request.signal.aborted || setState({ data, error: null, key }),
-      (error: unknown) => request.signal.aborted || setState({ data: undefined, error, key }),
+      (data) => settle({ data, error: null }),
+      (error: unknown) => settle({ data: undefined, error }),
     );
     return () => request.abort();
   }, [key]);
+  const loading = state.key !== key;
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  const refresh = () => {
+    if (loading) pending.current.again = true;
+    else reload();
+  };
   // derived, not set by the effect: the render that changes the dependencies already says loading
-  return { data: state.data, error: state.error, loading: state.key !== key, reload: useCallback(() => setTick((t) => t + 1), []) };
+  return { data: state.data, error: state.error, loading, reload, refresh };
 }
 
 /** A <dialog> asking to confirm `question`; resolves through onConfirm / onCancel. */
@@ -68,4 +88,20 @@ export function useSignOutOn401(error: unknown, onUnauthorized: () => void): voi
   useEffect(() => {
     if (isUnauthorized(error)) onUnauthorized();
   }, [error]);
+}
+
+/** A form's fields as the person typed them: kept across re-renders, answers and errors. */
+export function useFields<F extends Record<string, string>>(initial: F): [F, (name: keyof F) => { value: string; onInput: (e: Event) => void }, (next: F) => void] {
+  const [fields, setFields] = useState(initial);
+  const bind = (name: keyof F) => ({ value: fields[name], onInput: (e: Event) => setFields((f) => ({ ...f, [name]: (e.target as HTMLInputElement).value })) });
+  return [fields, bind, setFields];
+}
+
+/** A table that reads as a list of labelled rows on a phone (no sideways scrolling, no hidden column). */
+export function Table({ caption, columns, rows, testid }: { caption: ComponentChildren; columns: string[]; rows: ComponentChildren[][]; testid?: string }) {
+  return html`<table class="stack" data-testid=${testid}>
+    <caption aria-live="polite" data-testid=${testid ? `${testid}-state` : undefined}>${caption}</caption>
+    <thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+    <tbody>${rows.map((cells) => html`<tr>${cells.map((cell, i) => html`<td data-label=${columns[i]}>${cell}</td>`)}</tr>`)}</tbody>
+  </table>`;
 }

@@ -2,7 +2,7 @@
 // secret is issued when a client SDK collects the card, and only its SHA-256 is recorded.
 import type { Card, PaymentEventOf } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
-import { InvalidRequest } from "../../errors.js";
+import { NotFound } from "../../errors.js";
 import type { CreateIntentInput } from "../../inputs.js";
 import { secretDigest } from "../client-secret.js";
 import type { Account } from "../lookups/accounts.js";
@@ -29,9 +29,8 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
   if (typeof amount !== "string") return amount;
   if (input.payment_method_id !== undefined) {
     if (stored_card === undefined) return { need: "stored_card" };
-    if (stored_card === null) {
-      return { refuse: new InvalidRequest(`payment_method_id: no card ${input.payment_method_id} on file for customer ${input.external_customer_id}`, "payment_method_id", "resource_missing") };
-    }
+    // 404 for another customer's card as for a card that never existed: nothing tells them apart
+    if (stored_card === null) return { refuse: new NotFound("card on file", input.payment_method_id, "payment_method_id", `for customer ${JSON.stringify(input.external_customer_id)} of this account`) };
   }
   if (payment_id === undefined) return { need: "payment_id" };
   const collectsOnClient = input.payment_method_types === "card_present" || (account.processor === "B" && input.payment_method_id === undefined);

@@ -54,13 +54,14 @@ export function registerTerminalHandler({ streamsOfOne, accounts, clock, ids }: 
 interface ListDeps {
   accounts: Pick<AccountLookups, "getAccount">;
   readModels: Pick<ReadModelStore, "list">;
-  projections: Pick<ProjectionRunner, "catchUp">;
+  projections: Pick<ProjectionRunner, "caughtUp">;
 }
 
 export function listTerminalsHandler({ accounts, readModels, projections }: ListDeps) {
   return async (accountId: string): Promise<TerminalRecord[]> => {
     await accounts.getAccount(accountId);
-    await projections.catchUp();
+    // the list reflects every terminal registered before the request (bounded wait: ReadModelBehind)
+    await projections.caughtUp();
     return readModels.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
   };
 }
@@ -68,7 +69,8 @@ export function listTerminalsHandler({ accounts, readModels, projections }: List
 export function listCustomerCardsHandler({ accounts, readModels, projections }: ListDeps) {
   return async (accountId: string, customerId: string): Promise<CustomerCardRecord[]> => {
     await accounts.getAccount(accountId);
-    await projections.catchUp();
+    // the list reflects every card saved before the request (bounded wait: ReadModelBehind)
+    await projections.caughtUp();
     return readModels.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
   };
 }

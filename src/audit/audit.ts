@@ -56,6 +56,11 @@ export interface TimelineRow {
   amounts_after: { authorized: string; captured: string; refunded: string };
 }
 
+/** A delivery row (src/webhooks/delivery-records.ts, one per endpoint and event, updated per attempt), as the timeline lists it. */
+type DeliveryRow = Omit<DeliveryEntry, "event_id" | "attempt" | "position" | "timestamp"> & { id: string; attempts: number; last_attempt_at: string };
+const asEntry = ({ id, attempts, last_attempt_at, endpoint_id, event_type, sequence, delivered, status_code, error, duration_ms, next_attempt_at }: DeliveryRow): DeliveryEntry =>
+  ({ endpoint_id, event_id: id, event_type, sequence, attempt: attempts, delivered, status_code, error, duration_ms, next_attempt_at, position: 0, timestamp: last_attempt_at });
+
 export interface PaymentAudit {
   payment_id: string;
   stream: string;
@@ -181,7 +186,11 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
     head_hash: headOf(events),
     read_models: readModelVerdict(compared, findings),
     findings,
-    deliveries: (await source.readModels?.get<DeliveriesDoc>(paymentDeliveriesProjection.name, paymentId))?.deliveries ?? [],
+    // attempts recorded as events before (payment_deliveries), then the delivery rows kept since (operational state)
+    deliveries: [
+      ...((await source.readModels?.get<DeliveriesDoc>(paymentDeliveriesProjection.name, paymentId))?.deliveries ?? []),
+      ...((await source.readModels?.list<DeliveryRow>("webhook_deliveries", `pay/${paymentId}/`)) ?? []).map(asEntry),
+    ],
   };
 }
 

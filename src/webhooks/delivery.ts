@@ -263,6 +263,8 @@ export function createDelivery(options: DeliveryOptions) {
 
   return {
     owner,
+    /** Wakes every worker of this process (a retry asked through the API). */
+    wakers: () => [...workers.values()].map((w) => w.wake),
     /** Delivers until stop(): takes endpoints' leases, follows the feed. */
     async start(): Promise<void> {
       if (running) return;

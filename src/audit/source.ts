@@ -2,10 +2,13 @@
 // models the service keeps beside it, which audits compare with a fresh replay.
 import { upcast } from "../../machines/event-versions.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
+import type { MachineDefinitions } from "./machine-history.js";
 
 export interface AuditSource {
   store: EventStore;
   readModels?: ReadModelStore;
+  /** Definitions of the machine versions events may name (default: the package's docs/machines/<hash>.json). */
+  machines?: MachineDefinitions;
 }
 
 export const PAYMENT_STREAM_PREFIX = "payment-";
@@ -71,6 +74,7 @@ export function eventsStore(events: readonly RecordedEvent[]): EventStore {
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       return read(all.filter((e) => e.position > after).slice(0, maxCount));
     },
+    head: async () => all.at(-1)?.position ?? 0,
     subscribeToAll() {
       throw new Error("this event source is read-only: no subscriptions");
     },

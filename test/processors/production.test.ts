@@ -28,7 +28,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", DATA_DIR: mkdtempSync(join(dir, "refused-")), ...env },
+    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", METRICS_PORT: "0", DATA_DIR: mkdtempSync(join(dir, "refused-")), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
@@ -107,7 +107,7 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
     expect(server.output()).toContain(`mode: production (adapters: ${EXAMPLE_ADAPTERS})`);
     expect((await post("A", "/sim/terminal/present-card", { external_account_id: "acct_a", terminal_id: "tmr_1" })).status).toBe(404);
     const sandboxToken = await post("A", "/v2/payment/intent", charge("pm_card_visa"));
-    expect(sandboxToken.body).toMatchObject({ status: 400, code: "resource_missing", param: "payment_method_id" });
+    expect(sandboxToken.body).toMatchObject({ status: 404, code: "resource_missing", param: "payment_method_id" });
   });
 
   it("charges a card on file through the processor over https, with the attempt id as its Idempotency-Key", async () => {

@@ -18,7 +18,7 @@ import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
 import { eventsStore } from "../audit/source.js";
-import { createPostgresStore } from "../store/postgres/index.js";
+import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
 import { parseLine } from "../audit/transfer.js";
 import type { CliIo } from "./io.js";
@@ -103,8 +103,6 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
     }
     case "kurrentdb": {
       if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
-      // loaded on demand: its gRPC client is heavy for every other command
-      const { createKurrentStore } = await import("../store/kurrentdb/index.js");
       const store = await createKurrentStore({ url: location });
       return { description: `KurrentDB ${withoutPassword(location)}`, store, close: () => store.close() };
     }

@@ -14,7 +14,7 @@
 // version, and runs every upcaster over the golden streams of test/fixtures/streams/.
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { DomainEvent, WebhookEvent } from "./events.js";
+import { ApiKeyIssuedData1, DomainEvent, eventSchema, WebhookEvent } from "./events.js";
 
 /** An earlier version of an event's schema and the upcaster from its data to the next version's. */
 export interface EarlierVersion {
@@ -22,8 +22,11 @@ export interface EarlierVersion {
   upcast(data: any): unknown;
 }
 
-/** Earlier versions per event type, oldest first (versions 1, 2, ... up to the current one's predecessor). None yet: every event is at version 1. */
-export const EARLIER_VERSIONS: Readonly<Record<string, readonly EarlierVersion[]>> = {};
+/** Earlier versions per event type, oldest first (versions 1, 2, ... up to the current one's predecessor). */
+export const EARLIER_VERSIONS: Readonly<Record<string, readonly EarlierVersion[]>> = {
+  // v2 (issue 25): the key's prefix and an optional expiry; keys issued before have neither
+  ApiKeyIssued: [{ schema: eventSchema("ApiKeyIssued", ApiKeyIssuedData1), upcast: (d) => ({ ...d, prefix: null, expires_at: null }) }],
+};
 
 /** The current schema of every stored event type (payment, account, terminal, API key and webhook streams). */
 export const CURRENT_SCHEMAS: readonly z.ZodObject[] = [...DomainEvent.options, ...WebhookEvent.options];

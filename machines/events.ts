@@ -215,17 +215,28 @@ export const TerminalRegistered = event(
   }),
 );
 
+/** ApiKeyIssued as release v0.1.0 wrote it (machines/event-versions.ts upcasts it to version 2). */
+export const ApiKeyIssuedData1 = z.object({ key_id: z.string(), external_account_id: z.string(), key_sha256: z.string().regex(/^[0-9a-f]{64}$/), issued_at: z.string() });
+
 /**
  * An API key was issued for a merchant account (HTTP authentication). Only the key's SHA-256 is
  * recorded: keys are random tokens of about 190 bits, so a fast hash is enough (there is no
- * dictionary to try) and lets a request find its key by hash. The key is shown once, when issued.
+ * dictionary to try) and lets a request find its key by hash. The key is shown once, when issued;
+ * `prefix` (its first characters) lets an operator recognise it in a list. Version 2 added
+ * `prefix` and `expires_at` (null: no expiry; v1 events read as null for both).
  */
-export const ApiKeyIssued = event(
-  "ApiKeyIssued",
-  z.object({ key_id: z.string(), external_account_id: z.string(), key_sha256: z.string().regex(/^[0-9a-f]{64}$/), issued_at: z.string() }),
+export const ApiKeyIssued = event("ApiKeyIssued", ApiKeyIssuedData1.extend({ prefix: z.string().nullable(), expires_at: z.string().nullable() }), 2);
+
+/** An API key stopped working: every request with it is 401 from then on. */
+export const ApiKeyRevoked = event("ApiKeyRevoked", z.object({ key_id: z.string(), external_account_id: z.string(), revoked_at: z.string() }));
+
+/** An API key was replaced by a new one (`replaced_by`); it keeps working until `grace_until`, then no more. */
+export const ApiKeyRotated = event(
+  "ApiKeyRotated",
+  z.object({ key_id: z.string(), external_account_id: z.string(), replaced_by: z.string(), rotated_at: z.string(), grace_until: z.string() }),
 );
 
-export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, AccountOpened, TerminalRegistered, ApiKeyIssued]);
+export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, AccountOpened, TerminalRegistered, ApiKeyIssued, ApiKeyRevoked, ApiKeyRotated]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 
 export const streams = {

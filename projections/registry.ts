@@ -1,12 +1,13 @@
 // The read models cardflow runs, in one place: the engine's runner, the audit (which refolds them
 // to compare) and the CLI take this list, so a read model is added or retired here only.
+import { apiKeysProjection } from "./api-keys.js";
 import { customerCardsProjection } from "./customer-cards.js";
 import { paymentDeliveriesProjection } from "./payment-deliveries.js";
 import { paymentsProjection } from "./payments.js";
 import type { Projection } from "./projection.js";
 import { terminalsProjection } from "./terminals.js";
 
-export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, paymentDeliveriesProjection];
+export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, paymentDeliveriesProjection, apiKeysProjection];
 
 /**
  * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every

@@ -1,9 +1,11 @@
 // `cardflow accounts create <external_account_id>`: opens a merchant account in the service's store
 // (DATABASE_URL, else DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues
 // another. Only the key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts
-// create acct_1); the store used is said on stderr.
+// create acct_1); the store used is said on stderr. `accounts keys <id>` lists an account's keys
+// (never the key), `accounts revoke <key-id>` and `accounts rotate <key-id> [--grace 1h]` manage them.
 import { Option, type Command } from "commander";
-import { createApiKeys } from "../api-keys.js";
+import { createApiKeys, parseDuration, type ApiKeyInfo } from "../api-keys.js";
+import { isoTimestamp } from "../clock.js";
 import { configFromEnv, openStores, StoreMissing, type Stores } from "../config.js";
 import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
@@ -14,6 +16,18 @@ import { READS, WRITES, type StoreUse } from "./store-option.js";
 export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promise<Stores>;
 
 const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) }), use);
+
+const expiresOption = () => new Option("--expires <duration>", "the key stops working after this long (e.g. 90d, 12h); default: no expiry");
+/** --expires as a time from now, or null. */
+const expiryOf = (engine: Engine, expires: string | undefined) => (expires === undefined ? null : isoTimestamp(engine.clock.now() + parseDuration(expires)));
+
+function keysText(keys: ApiKeyInfo[]): string {
+  if (keys.length === 0) return "no API keys\n";
+  const rows = keys.map((k) => [k.id, k.prefix ? `${k.prefix}…` : "(before prefixes)", k.status, k.created, k.last_used ?? "never", k.expires_at ?? "never", k.replaced_by ? `replaced by ${k.replaced_by}` : ""]);
+  const head = ["ID", "PREFIX", "STATUS", "CREATED", "LAST USED", "EXPIRES", ""];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd() + "\n").join("");
+}
 
 const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory (default: DATA_DIR, else data/ in the repository, as npm start)").env("DATA_DIR");
 
@@ -42,9 +56,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(new Option("--processor <processor>", "processor of its card-not-present payments").choices(["A", "B"]).default("A"))
     .option("--currency <code>", "ISO 4217 currency of its payments", "USD")
     .option("--exists-ok", "if the account exists, issue another key for it instead of failing")
+    .addOption(expiresOption())
     .addOption(dataDirOption())
     .action(
-      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; dataDir?: string }, command: Command) =>
+      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string }, command: Command) =>
         withEngine(opts.dataDir, WRITES, async (engine, where) => {
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));
           if (!existing) await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
@@ -57,7 +72,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
               throw new Conflict(`merchant account ${external_account_id} already exists with processor ${existing.processor} and currency ${existing.currency}`, "account_exists");
             }
           }
-          const { key } = await createApiKeys(engine).issue(external_account_id, "cli");
+          const { key } = await createApiKeys(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
           io.out(`${key}\n`);
         }),
       ),
@@ -68,14 +83,63 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .summary("issue another API key for an account")
     .description("issue another API key for an existing merchant account; prints only the key (earlier keys keep working)")
     .argument("<external_account_id>", "an existing merchant account")
+    .addOption(expiresOption())
     .addOption(dataDirOption())
     .action(
-      action(io, async (external_account_id: string, opts: { dataDir?: string }) =>
+      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string }) =>
         withEngine(opts.dataDir, READS, async (engine, where) => {
           await engine.getAccount(external_account_id).catch((error: unknown) => {
             throw error instanceof NotFound ? new NotFound("merchant account", external_account_id, "external_account_id", `in ${where}; open it with: npx cardflow accounts create ${external_account_id}`) : error;
           });
-          const { key } = await createApiKeys(engine).issue(external_account_id, "cli");
+          const { key } = await createApiKeys(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
+          io.out(`${key}\n`);
+        }),
+      ),
+    );
+
+  accounts
+    .command("keys")
+    .summary("list an account's API keys")
+    .description("list an account's API keys, newest first: id, prefix, status, created, last used (recorded at most once a minute), expiry; never the key itself")
+    .argument("<external_account_id>", "an existing merchant account")
+    .option("--json", "print the list as JSON")
+    .addOption(dataDirOption())
+    .action(
+      action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string }) =>
+        withEngine(opts.dataDir, READS, async (engine) => {
+          const keys = await createApiKeys(engine).list(external_account_id);
+          io.out(opts.json ? `${JSON.stringify(keys, null, 2)}\n` : keysText(keys));
+        }),
+      ),
+    );
+
+  accounts
+    .command("revoke")
+    .summary("revoke an API key")
+    .description("revoke an API key: every request with it answers 401, in every process, within a second")
+    .argument("<key_id>", "the key's id (key_…, from accounts keys)")
+    .addOption(dataDirOption())
+    .action(
+      action(io, async (keyId: string, opts: { dataDir?: string }) =>
+        withEngine(opts.dataDir, READS, async (engine) => {
+          const revoked = await createApiKeys(engine).revoke(keyId, { actor: "cli" });
+          io.err(`cardflow: revoked ${revoked.id} of ${revoked.external_account_id}\n`);
+        }),
+      ),
+    );
+
+  accounts
+    .command("rotate")
+    .summary("replace an API key by a new one")
+    .description("issue a new key for the key's account and print it; the old key keeps working for the grace period, then answers 401")
+    .argument("<key_id>", "the key's id (key_…, from accounts keys)")
+    .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0")
+    .addOption(dataDirOption())
+    .action(
+      action(io, async (keyId: string, opts: { grace: string; dataDir?: string }) =>
+        withEngine(opts.dataDir, READS, async (engine) => {
+          const { key, key_id, replaced } = await createApiKeys(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), actor: "cli" });
+          io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);
         }),
       ),

@@ -16,6 +16,7 @@ import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
 import { clientSdkRoutes } from "./routes/client-sdk.js";
 import { customerCardRoutes } from "./routes/customer-cards.js";
 import { eventRoutes } from "./routes/events.js";
@@ -175,6 +176,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
     ...clientSdkRoutes(engine),
+    ...apiKeyRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)

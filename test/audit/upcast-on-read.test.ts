@@ -21,7 +21,7 @@ vi.mock("../../machines/event-versions.js", async (importOriginal) => {
   const { eventSchema } = await import("../../machines/events.js");
   const v1 = eventSchema("TestNoteAdded", z.object({ note: z.string() }));
   const v2 = eventSchema("TestNoteAdded", z.object({ note: z.string(), lang: z.string() }), 2);
-  const registry = real.createEventRegistry([...real.CURRENT_SCHEMAS, v2], { TestNoteAdded: [{ schema: v1, upcast: (d: { note: string }) => ({ ...d, lang: "en" }) }] });
+  const registry = real.createEventRegistry([...real.CURRENT_SCHEMAS, v2], { ...real.EARLIER_VERSIONS, TestNoteAdded: [{ schema: v1, upcast: (d: { note: string }) => ({ ...d, lang: "en" }) }] });
   return { ...real, upcast: real.upcaster(registry) };
 });
 

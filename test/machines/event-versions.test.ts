@@ -11,6 +11,7 @@ import { z } from "zod";
 import {
   createEventRegistry,
   CURRENT_SCHEMAS,
+  EARLIER_VERSIONS,
   EVENT_REGISTRY,
   fingerprintProblems,
   registryFingerprints,
@@ -64,7 +65,7 @@ describe("event schema fingerprints", () => {
     const v2 = eventSchema("PaymentRefunded", PaymentRefunded.shape.data.extend({ note: z.string().nullable() }), 2);
     const registry = createEventRegistry(
       CURRENT_SCHEMAS.map((s) => (s === PaymentRefunded ? v2 : s)),
-      { PaymentRefunded: [{ schema: PaymentRefunded, upcast: (d: object) => ({ ...d, note: null }) }] },
+      { ...EARLIER_VERSIONS, PaymentRefunded: [{ schema: PaymentRefunded, upcast: (d: object) => ({ ...d, note: null }) }] },
     );
     expect(fingerprintProblems(recorded, registryFingerprints(registry))).toEqual([expect.stringMatching(/^new: PaymentRefunded version 2 has no recorded fingerprint/)]);
     const { "PaymentRefunded@1": _gone, ...withoutV1 } = registryFingerprints();
@@ -84,12 +85,12 @@ describe("the registry", () => {
 
   it("refuses versions that do not run 1, 2, ... current, or earlier versions of another type", () => {
     const v3 = eventSchema("PaymentRefunded", PaymentRefunded.shape.data, 3);
-    expect(() => createEventRegistry(CURRENT_SCHEMAS.map((s) => (s === PaymentRefunded ? v3 : s)), { PaymentRefunded: [{ schema: PaymentRefunded, upcast: (d) => d }] })).toThrow(
+    expect(() => createEventRegistry(CURRENT_SCHEMAS.map((s) => (s === PaymentRefunded ? v3 : s)), { ...EARLIER_VERSIONS, PaymentRefunded: [{ schema: PaymentRefunded, upcast: (d) => d }] })).toThrow(
       /PaymentRefunded: current version 3 but 1 earlier version/,
     );
     const v2 = eventSchema("PaymentRefunded", PaymentRefunded.shape.data, 2);
-    expect(() => createEventRegistry(CURRENT_SCHEMAS.map((s) => (s === PaymentRefunded ? v2 : s)), { PaymentRefunded: [{ schema: v2, upcast: (d) => d }] })).toThrow(/earlier version 1 has the schema of PaymentRefunded v2/);
-    expect(() => createEventRegistry(CURRENT_SCHEMAS, { NoSuchEvent: [] })).toThrow(/NoSuchEvent: earlier versions of an event with no current schema/);
+    expect(() => createEventRegistry(CURRENT_SCHEMAS.map((s) => (s === PaymentRefunded ? v2 : s)), { ...EARLIER_VERSIONS, PaymentRefunded: [{ schema: v2, upcast: (d) => d }] })).toThrow(/earlier version 1 has the schema of PaymentRefunded v2/);
+    expect(() => createEventRegistry(CURRENT_SCHEMAS, { ...EARLIER_VERSIONS, NoSuchEvent: [] })).toThrow(/NoSuchEvent: earlier versions of an event with no current schema/);
   });
 });
 
@@ -116,7 +117,7 @@ describe("upcasting the golden streams", () => {
   const v2 = eventSchema("PaymentRefunded", z.object({ ...PaymentRefunded.shape.data.shape, amount: AmountString, initiated_by: z.enum(["merchant", "unknown"]) }), 2);
   const registry = createEventRegistry(
     CURRENT_SCHEMAS.map((s) => (s === PaymentRefunded ? v2 : s)),
-    { PaymentRefunded: [{ schema: PaymentRefunded, upcast: (d: z.infer<typeof PaymentRefunded>["data"]) => ({ ...d, initiated_by: "unknown" }) }] },
+    { ...EARLIER_VERSIONS, PaymentRefunded: [{ schema: PaymentRefunded, upcast: (d: z.infer<typeof PaymentRefunded>["data"]) => ({ ...d, initiated_by: "unknown" }) }] },
   );
   const toV2 = upcaster(registry);
 

@@ -89,3 +89,6 @@ export function machineJson(definition: MachineDefinition = machineDefinition())
 /** The machine version: the first 12 hex digits of the SHA-256 of its canonical JSON (compact, fields in the order above). */
 export const machineHash = (definition: MachineDefinition = machineDefinition()): string =>
   createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 12);
+
+/** The version of the machine this code runs: recorded in the metadata of every event it appends (`machine_version`). */
+export const MACHINE_VERSION = machineHash();

@@ -1,6 +1,7 @@
 // Human-readable text of audit results, as the CLI prints them (the JSON form is the objects).
-import type { Finding, PaymentAudit, StoreAudit } from "./audit.js";
-import type { ReplayReport } from "../replay.js";
+import { MACHINE_VERSION } from "../../machines/definition.js";
+import type { Finding, PaymentAudit, StoreAudit } from "./findings.js";
+import type { AuditReplay } from "./machine-history.js";
 import type { ReplaySummary } from "./replay.js";
 
 function table(header: string[], rows: string[][]): string[] {
@@ -23,7 +24,7 @@ export function formatAudit(report: PaymentAudit): string {
     // what a processor reported came from the terminal or reader the payment was on
     r.actor?.startsWith("processor:") && r.terminal_id ? `${r.actor} via ${r.terminal_id}` : (r.actor ?? "-"),
     r.type,
-    `${r.status_before} → ${r.allowed ? r.status_after : `(refused; stays ${r.status_after})`}`,
+    `${r.status_before} → ${r.allowed ? r.status_after : `(refused; stays ${r.status_after})`}${r.allowed_by_machine ? ` (allowed by machine ${r.allowed_by_machine} at the time)` : ""}`,
     `${r.amounts_after.authorized} / ${r.amounts_after.captured} / ${r.amounts_after.refunded}`,
   ]);
   const currency = report.record?.currency ?? "";
@@ -33,12 +34,25 @@ export function formatAudit(report: PaymentAudit): string {
     "",
     ...table(["rev", "time", "request", "actor", "event", "status before → after", `authorized / captured / refunded ${currency}`.trimEnd()], rows),
     "",
+    `machine versions: ${machineVersions(report.timeline)}`,
     `final state (recomputed from the events): ${report.final.status}`,
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}`,
     `hash chain: ${chainBroken ? "BROKEN" : "intact"}; head ${report.head_hash ?? "(none)"}`,
     ...formatFindings(report.findings),
     ...formatDeliveries(report.deliveries),
   ].join("\n") + "\n";
+}
+
+/** Which machine decided which events, in runs of revisions: "0f3538f80922 (rev 4–9)", "before machine versions (rev 0–3)". */
+function machineVersions(timeline: PaymentAudit["timeline"]): string {
+  const runs: { version: string | null; from: number; to: number }[] = [];
+  for (const r of timeline) {
+    const last = runs.at(-1);
+    if (last && last.version === r.machine_version) last.to = r.revision;
+    else runs.push({ version: r.machine_version, from: r.revision, to: r.revision });
+  }
+  const name = (v: string | null) => (v === null ? "before machine versions" : v === MACHINE_VERSION ? `${v} (today's)` : v);
+  return runs.map((r) => `${name(r.version)} (rev ${r.from === r.to ? r.from : `${r.from}–${r.to}`})`).join(", ");
 }
 
 /** The webhook deliveries of the payment's public events, when there were any. */
@@ -58,6 +72,12 @@ export function formatStoreAudit(report: StoreAudit): string {
   return [
     `audited ${report.events} events in ${report.streams} streams (${report.payments} payments)`,
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}`,
+    `machine versions of payment events: ${
+      Object.entries(report.machine_versions)
+        .map(([v, n]) => `${v === "before_machine_versions" ? "before machine versions" : v === MACHINE_VERSION ? `${v} (today's)` : v} ${n}`)
+        .join(", ") || "none"
+    }`,
+    ...report.allowed_by_earlier_machines.map((a) => `  ${a.type} at ${a.stream}@${a.revision}: allowed by machine ${a.machine_version} at the time`),
     ...formatFindings(report.findings),
   ].join("\n") + "\n";
 }
@@ -75,10 +95,11 @@ export function formatReplaySummary(summary: ReplaySummary): string {
 }
 
 /** One payment replayed: the state after each event. */
-export function formatReplay(report: ReplayReport & { payment_id: string }): string {
+export function formatReplay(report: AuditReplay & { payment_id: string }): string {
   const rows = report.steps.map((s) => {
     const { amount_authorized, amount_captured, amount_refunded } = s.state.context;
-    return [String(s.revision), s.type, s.allowed ? `${s.status_before} → ${s.state.status}` : `REFUSED in ${s.status_before}`, `${amount_authorized} / ${amount_captured} / ${amount_refunded}`];
+    const step = s.allowed ? `${s.status_before} → ${s.state.status}${s.allowed_by_machine ? ` (allowed by machine ${s.allowed_by_machine} at the time)` : ""}` : `REFUSED in ${s.status_before}: ${s.refusal!.message}`;
+    return [String(s.revision), s.type, step, `${amount_authorized} / ${amount_captured} / ${amount_refunded}`];
   });
   return [
     `payment ${report.payment_id}: ${report.steps.length} events`,

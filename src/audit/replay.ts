@@ -4,7 +4,7 @@
 import { performance } from "node:perf_hooks";
 import { initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
 import { NotFound } from "../errors.js";
-import { replay, replayStep, type ReplayReport } from "../replay.js";
+import { auditReplay, auditStep, type AuditReplay } from "./machine-history.js";
 import type { EventStore } from "../store/port.js";
 import { batchesOf, lastPosition, paymentIdOf, type OnProgress } from "./source.js";
 
@@ -18,6 +18,9 @@ export interface IllegalTransition {
   status: string;
   /** Why the machine refused it. */
   refused: string;
+  /** illegal_transition: no transition for it in that status; guard_failed: `guards` failed. */
+  kind: "illegal_transition" | "guard_failed";
+  guards: string[];
 }
 
 export interface ReplaySummary {
@@ -50,11 +53,13 @@ export async function replayStore(store: EventStore, { onProgress, now = () => p
       if (paymentId === null) continue;
       paymentEvents++;
       const before = snapshots.get(paymentId) ?? initialPaymentSnapshot;
-      const step = replayStep(before, e);
+      // each event against the machine that decided it (./machine-history.ts)
+      const step = auditStep(before, e);
       if ("next" in step) snapshots.set(paymentId, step.next);
       else {
         snapshots.set(paymentId, before);
-        illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: before.value, refused: step.refused });
+        const { kind, guards, message } = step.refusal;
+        illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: before.value, refused: message, kind, guards });
       }
     }
     onProgress?.({ phase: "replaying", done: batch[batch.length - 1]!.position, total, unit: "events" });
@@ -64,9 +69,9 @@ export async function replayStore(store: EventStore, { onProgress, now = () => p
   return { payments: snapshots.size, events, payment_events: paymentEvents, by_status, illegal, duration_ms: now() - started };
 }
 
-/** One payment's stream replayed: the state after each event (src/replay.ts). */
-export async function replayPayment(store: EventStore, paymentId: string): Promise<ReplayReport & { payment_id: string }> {
+/** One payment's stream replayed: the state after each event, each against the machine that decided it. */
+export async function replayPayment(store: EventStore, paymentId: string): Promise<AuditReplay & { payment_id: string }> {
   const events = await store.readStream(`payment-${paymentId}`);
   if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
-  return { payment_id: paymentId, ...replay(events) };
+  return { payment_id: paymentId, ...auditReplay(events) };
 }

@@ -2,10 +2,13 @@
 // models the service keeps beside it, which audits compare with a fresh replay.
 import { upcast } from "../../machines/event-versions.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
+import type { MachineDefinitions } from "./machine-history.js";
 
 export interface AuditSource {
   store: EventStore;
   readModels?: ReadModelStore;
+  /** Definitions of the machine versions events may name (default: the package's docs/machines/<hash>.json). */
+  machines?: MachineDefinitions;
 }
 
 export const PAYMENT_STREAM_PREFIX = "payment-";

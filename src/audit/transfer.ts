@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { storedFormOf, upcast } from "../../machines/event-versions.js";
 import { InvalidRequest } from "../errors.js";
-import { replay } from "../replay.js";
+import { auditReplay } from "./machine-history.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
 import { batchesOf, paymentIdOf } from "./source.js";
@@ -83,7 +83,7 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     list.sort((a, b) => a.revision - b.revision);
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
-    if (paymentIdOf(stream) !== null) for (const s of replay(list.map(upcast)).illegal) problems.push(`${stream}: illegal transition: ${s.type} at revision ${s.revision} is refused: ${s.refused}`);
+    if (paymentIdOf(stream) !== null) for (const s of auditReplay(list.map(upcast)).illegal) problems.push(`${stream}: ${s.refusal!.kind.replace("_", " ")}: ${s.type} at revision ${s.revision} is refused: ${s.refusal!.message}`);
     const existing = await store.readStream(stream, { maxCount: 1 });
     if (existing.length && existing[0]!.id !== list[0]!.id) problems.push(`${stream}: already exists in the target store with other events`);
   }

@@ -140,8 +140,12 @@ describe("tampering is detected and named", () => {
       return [...events.slice(0, 8), { ...events[7]!, ...forged! }, ...events.slice(8)];
     });
     expect(chainOnly(one)).toEqual([expect.objectContaining({ kind: "inserted", event_id: "00000000-0000-4000-8000-0000deadbeef", revision: 8 })]);
-    // the forged refund also leaves the last genuine refund above what was captured
-    expect(kinds(one)).toContain("illegal_transition");
+    // the forged refund also leaves the last genuine refund above what was captured: the findings name the guards
+    expect(one.filter((f) => f.kind === "guard_failed").map((f) => [f.revision, f.guards, f.message.replace(/pi_\w+/, "pi_x")])).toEqual([
+      [9, ["withinRefundable"], "RefundAttempted (payment-pi_x@9) is refused: guard withinRefundable failed in succeeded"],
+      [10, ["answersAttempt"], "PaymentRefunded (payment-pi_x@10) is refused: guard answersAttempt failed in succeeded"],
+    ]);
+    expect(kinds(one)).not.toContain("illegal_transition");
     expect(edited).toHaveLength(11);
   });
 

@@ -35,7 +35,7 @@ export const PaymentAsOfInput = z.strictObject({ ...PaymentRef, timestamp: z.str
 
 const PaymentOut = PaymentRecordOut("v2");
 export const PaymentListOut = z.strictObject({ data: z.array(PaymentOut), has_more: z.boolean() });
-const FindingOut = z.strictObject({ kind: z.string(), subject: z.string(), event_id: z.string().optional(), revision: z.number().int().optional(), message: z.string() });
+const FindingOut = z.strictObject({ kind: z.string(), subject: z.string(), event_id: z.string().optional(), revision: z.number().int().optional(), guards: z.array(z.string()).optional(), message: z.string() });
 const TimelineRowOut = z.strictObject({
   revision: z.number().int(),
   position: z.number().int(),
@@ -46,9 +46,13 @@ const TimelineRowOut = z.strictObject({
   actor: z.string().nullable(),
   terminal_id: z.string().nullable(),
   idempotency_key: z.string().nullable(),
+  /** The machine version that decided the event (docs/machines/<hash>.json); null: appended before machine versions were recorded. */
+  machine_version: z.string().nullable(),
   status_before: z.string(),
   status_after: z.string(),
   allowed: z.boolean(),
+  /** Set when today's machine would refuse the event and the earlier machine that decided it allowed it. */
+  allowed_by_machine: z.string().nullable(),
   amounts_after: z.strictObject({ authorized: z.string(), captured: z.string(), refunded: z.string() }),
 });
 export const PaymentAuditOut = z

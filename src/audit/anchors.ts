@@ -1,0 +1,26 @@
+// Anchors: stream head hashes kept outside the store. A stream that no longer holds its anchored
+// head was truncated or rewritten since (what the hash chain alone cannot show).
+import type { RecordedEvent } from "../store/port.js";
+import type { Anchors, Finding } from "./findings.js";
+import { batchesOf, type AuditSource } from "./source.js";
+
+/**
+ * An anchored head must still be in its stream's chain (streams only grow): when it is not, the
+ * stream was truncated or rewritten since, which the chain alone cannot show.
+ */
+export function checkAnchors(byStream: ReadonlyMap<string, readonly RecordedEvent[]>, anchors: Anchors): Finding[] {
+  const findings: Finding[] = [];
+  for (const [stream, hash] of Object.entries(anchors)) {
+    if (!(byStream.get(stream) ?? []).some((e) => e.metadata.hash === hash)) {
+      findings.push({ kind: "anchor_missing", subject: stream, message: `${stream} no longer holds its anchored head ${hash.slice(0, 12)}…: truncated or rewritten since it was anchored` });
+    }
+  }
+  return findings;
+}
+
+/** Every stream's head hash: the values to keep outside the store (`auditAll({ anchors })`). */
+export async function streamHeads(store: AuditSource["store"]): Promise<Anchors> {
+  const heads: Anchors = {};
+  for await (const batch of batchesOf(store)) for (const e of batch) if (typeof e.metadata.hash === "string") heads[e.stream] = e.metadata.hash;
+  return heads;
+}

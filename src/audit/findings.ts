@@ -1,0 +1,84 @@
+// What audits report: findings (each named, never thrown), a payment's timeline, the verdicts.
+import type { PaymentState } from "../../machines/fold.js";
+import type { DeliveryEntry } from "../../projections/payment-deliveries.js";
+import type { PaymentRecord } from "../present/payment-record.js";
+import type { ChainFindingKind } from "./chain.js";
+
+export type FindingKind =
+  | ChainFindingKind
+  | "anchor_missing"
+  /** No transition for the event in the payment's status (or not a valid payment event). */
+  | "illegal_transition"
+  /** Transitions for the event exist in that status, but their guards failed (`guards` names them). */
+  | "guard_failed"
+  | "amount_invariant"
+  | "read_model_mismatch"
+  | "read_model_missing"
+  | "read_model_behind";
+
+/** Head hashes of streams recorded earlier, outside the store (`streamHeads`): stream -> hash. */
+export type Anchors = Record<string, string>;
+
+export interface Finding {
+  kind: FindingKind;
+  /** The stream, or `read_model:NAME` for a read-model finding. */
+  subject: string;
+  event_id?: string;
+  revision?: number;
+  /** guard_failed: the guard that failed, for each transition the machine tried. */
+  guards?: string[];
+  message: string;
+}
+
+/** A refused transition: the fold of its stream has no right answer, so read models are not compared. */
+export const isRefusal = (f: Finding) => f.kind === "illegal_transition" || f.kind === "guard_failed";
+
+export interface TimelineRow {
+  revision: number;
+  position: number;
+  event_id: string;
+  type: string;
+  timestamp: string;
+  request_id: number;
+  actor: string | null;
+  /** The terminal or reader the payment was on after this event, if any. */
+  terminal_id: string | null;
+  idempotency_key: string | null;
+  /** The version of the machine that decided the event (its metadata); null: before machine versions. */
+  machine_version: string | null;
+  status_before: string;
+  status_after: string;
+  /** false: the machine would not have allowed this event (status unchanged). */
+  allowed: boolean;
+  /** Today's machine would refuse the event; the earlier machine that decided it allowed it. */
+  allowed_by_machine: string | null;
+  amounts_after: { authorized: string; captured: string; refunded: string };
+}
+
+export interface PaymentAudit {
+  payment_id: string;
+  stream: string;
+  timeline: TimelineRow[];
+  /** The state recomputed from the events. */
+  final: PaymentState;
+  record: PaymentRecord | null;
+  /** The hash of the stream's last event: anchor it elsewhere to make truncation detectable. */
+  head_hash: string | null;
+  /** How the stored read models compare with a fresh fold of the events. */
+  read_models: "equal" | "differ" | "not_compared";
+  findings: Finding[];
+  /** Attempts to deliver the payment's public events to webhook endpoints (from the payment_deliveries read model; empty without read models). */
+  deliveries: DeliveryEntry[];
+}
+
+export interface StoreAudit {
+  streams: number;
+  payments: number;
+  events: number;
+  read_models: "equal" | "differ" | "not_compared";
+  /** Payment events by the machine version that decided them; `before_machine_versions`: those that carry none. */
+  machine_versions: Record<string, number>;
+  /** Events today's machine would refuse that the earlier machine which decided them allowed. */
+  allowed_by_earlier_machines: { stream: string; revision: number; type: string; machine_version: string }[];
+  findings: Finding[];
+}

@@ -1,0 +1,103 @@
+// Which rules decided (issue 30): the audit shows the machine version each event records in its
+// metadata ("before machine versions" when none), an event today's machine refuses but the earlier
+// machine that decided it allowed is "allowed by machine <hash> at the time" (that machine rebuilt
+// from its definition), and a refusal names its rule (issue 31: the guard that failed).
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { machineDefinition, machineHash, MACHINE_VERSION, type MachineDefinition } from "../../machines/definition.js";
+import { audit, auditAll } from "../../src/audit/audit.js";
+import { formatAudit, formatStoreAudit } from "../../src/audit/format.js";
+import { machineDefinitions } from "../../src/audit/machine-history.js";
+import { eventsStore } from "../../src/audit/source.js";
+import { chainEvents } from "../../src/events/chain.js";
+import type { RecordedEvent } from "../../src/store/port.js";
+
+// a payment of the v0.1.0 golden store: captured 20.00 of 25.00, refunded 5.00 then 15.00
+const golden = readFileSync(new URL("../fixtures/streams/v0.1.0/events.jsonl", import.meta.url), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordedEvent);
+const manifest = JSON.parse(readFileSync(new URL("../fixtures/streams/v0.1.0/manifest.json", import.meta.url), "utf8")) as { flows: Record<string, { payment_id: string }> };
+const paymentId = manifest.flows.async_terminal_manual_partial_capture_refunds!.payment_id;
+const stream = `payment-${paymentId}`;
+const original = golden.filter((e) => e.stream === stream);
+
+/** The stream as a release recording machine versions would have written it: `versionAt(i)` in each event's metadata, re-chained. */
+function written(events: readonly RecordedEvent[], versionAt: (i: number) => string | null): RecordedEvent[] {
+  const withVersions = events.map(({ stream: _s, revision: _r, position: _p, ...e }, i) => {
+    const { hash: _h, prev_hash: _ph, machine_version: _m, ...metadata } = e.metadata;
+    const version = versionAt(i);
+    return { ...e, metadata: { ...metadata, ...(version ? { machine_version: version } : {}) } };
+  });
+  return chainEvents(stream, null, withVersions).map((e, i) => ({ ...e, stream, revision: i, position: i + 1 }));
+}
+
+/** An earlier machine that let a succeeded payment be canceled (today's has no such transition). */
+const current = machineDefinition();
+const earlier: MachineDefinition = {
+  ...current,
+  transitions: [...current.transitions, { source: "succeeded", event: "PaymentCanceled", target: "canceled", guards: ["answersAttempt"], actions: ["releaseAuthorization", "closeAttempt"] }].sort(
+    (a, b) => a.source.localeCompare(b.source) || a.event.localeCompare(b.event),
+  ),
+};
+const EARLIER = machineHash(earlier);
+const machines = new Map([
+  [MACHINE_VERSION, current],
+  [EARLIER, earlier],
+]);
+const canceled = (version: string | null) => ({ ...original.at(-1)!, id: "00000000-0000-4000-8000-00000000cafe", type: "PaymentCanceled", data: { cancellation_reason: null }, metadata: { ...original.at(-1)!.metadata, ...(version ? { machine_version: version } : {}) } });
+
+describe("machine versions in the audit", () => {
+  it("the package keeps today's definition under its hash (docs/machines/)", () => {
+    expect(machineDefinitions().get(MACHINE_VERSION)).toEqual(current);
+  });
+
+  it("events before machine versions carry none, and the audit says so", async () => {
+    const report = await audit({ store: eventsStore(original), machines }, paymentId);
+    expect(report.findings).toEqual([]);
+    expect(report.timeline.every((r) => r.machine_version === null && r.allowed_by_machine === null)).toBe(true);
+    expect(formatAudit(report)).toContain(`machine versions: before machine versions (rev 0–${original.length - 1})\n`);
+  });
+
+  it("shows which machine decided each event, in runs", async () => {
+    const events = written(original, (i) => (i < 4 ? null : MACHINE_VERSION));
+    const report = await audit({ store: eventsStore(events), machines }, paymentId);
+    expect(report.findings).toEqual([]);
+    expect(report.timeline.map((r) => r.machine_version)).toEqual(events.map((_, i) => (i < 4 ? null : MACHINE_VERSION)));
+    expect(formatAudit(report)).toContain(`machine versions: before machine versions (rev 0–3), ${MACHINE_VERSION} (today's) (rev 4–${events.length - 1})\n`);
+    const all = await auditAll({ store: eventsStore(events), machines });
+    expect(all).toMatchObject({ findings: [], machine_versions: { before_machine_versions: 4, [MACHINE_VERSION]: events.length - 4 }, allowed_by_earlier_machines: [] });
+  });
+
+  it("an event today's machine refuses, decided by an earlier machine that allowed it: allowed by that machine at the time", async () => {
+    const events = written([...original, canceled(EARLIER)], () => EARLIER);
+    const report = await audit({ store: eventsStore(events), machines }, paymentId);
+    expect(report.findings).toEqual([]);
+    expect(report.timeline.at(-1)).toMatchObject({ type: "PaymentCanceled", status_before: "succeeded", status_after: "canceled", allowed: true, allowed_by_machine: EARLIER, machine_version: EARLIER });
+    expect(report.final.status).toBe("canceled");
+    expect(formatAudit(report)).toContain(`succeeded → canceled (allowed by machine ${EARLIER} at the time)`);
+    const all = await auditAll({ store: eventsStore(events), machines });
+    expect(all.findings).toEqual([]);
+    expect(all.allowed_by_earlier_machines).toEqual([{ stream, revision: original.length, type: "PaymentCanceled", machine_version: EARLIER }]);
+    expect(formatStoreAudit(all)).toContain(`  PaymentCanceled at ${stream}@${original.length}: allowed by machine ${EARLIER} at the time\n`);
+  });
+
+  it("the same event is an illegal transition when today's machine decided it, or when the deciding machine's definition is missing", async () => {
+    const today = written([...original, canceled(MACHINE_VERSION)], () => MACHINE_VERSION);
+    expect((await audit({ store: eventsStore(today), machines }, paymentId)).findings).toEqual([
+      expect.objectContaining({ kind: "illegal_transition", revision: original.length, message: `PaymentCanceled (${stream}@${original.length}) is refused: no transition for PaymentCanceled in succeeded` }),
+    ]);
+    const unknown = written([...original, canceled(EARLIER)], () => EARLIER);
+    expect((await audit({ store: eventsStore(unknown), machines: new Map() }, paymentId)).findings).toEqual([
+      expect.objectContaining({ kind: "illegal_transition", message: expect.stringContaining(`no transition for PaymentCanceled in succeeded (decided by machine ${EARLIER}, whose definition is not in docs/machines/)`) }),
+    ]);
+  });
+
+  it("a refused event names the guard that failed (not an illegal transition)", async () => {
+    // a third refund of 1.00 when everything captured is refunded: withinRefundable fails on the attempt
+    const attempt = { ...original.at(-2)!, id: "00000000-0000-4000-8000-0000000000f1", data: { attempt_id: "att_extra", amount: "1.00", reason: null } };
+    const events = written([...original, attempt], () => null);
+    const report = await audit({ store: eventsStore(events), machines }, paymentId);
+    expect(report.findings).toEqual([
+      { kind: "guard_failed", subject: stream, event_id: attempt.id, revision: original.length, guards: ["withinRefundable"], message: `RefundAttempted (${stream}@${original.length}) is refused: guard withinRefundable failed in succeeded` },
+    ]);
+    expect(formatAudit(report)).toContain(`[guard_failed] RefundAttempted (${stream}@${original.length}) is refused: guard withinRefundable failed in succeeded`);
+  });
+});

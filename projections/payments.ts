@@ -13,8 +13,39 @@ export interface PaymentDoc {
   request_id: number;
 }
 
+/**
+ * A table, a row per payment: the account's payments newest first (created time, then id), through
+ * an index per filter the lists offer (status, capture method, terminal, customer, reference).
+ * Version 2: a table (version 1 kept documents).
+ */
 export const paymentsProjection = defineProjection<PaymentDoc>({
   name: "payment_states",
+  version: 2,
+  table: {
+    columns: { account: "text", created: "text", status: "text", capture_method: "text", terminal_id: "text", customer_id: "text", reference: "text" },
+    fixed: ["account", "created", "capture_method", "reference"],
+    indexes: [
+      ["account", "created", "key"],
+      ["account", "status", "created", "key"],
+      ["account", "capture_method", "created", "key"],
+      ["account", "terminal_id", "created", "key"],
+      ["account", "customer_id", "created", "key"],
+      ["account", "reference", "created", "key"],
+    ],
+    row({ state }) {
+      const intent = state.context.intent!;
+      return {
+        account: intent.external_account_id,
+        created: intent.date_created,
+        status: state.status,
+        capture_method: intent.capture_method,
+        terminal_id: state.context.terminal?.terminal_id ?? null,
+        // the record's customer: the one the card was saved for, else the intent's
+        customer_id: state.context.saved_card?.external_customer_id ?? intent.external_customer_id,
+        reference: intent.external_transaction_id === null ? null : String(intent.external_transaction_id),
+      };
+    },
+  },
   keyOf: (e) => (e.stream.startsWith("payment-") ? e.stream.slice("payment-".length) : null),
   apply: (doc, e) => ({ state: foldStored(doc?.state, e).state, request_id: e.metadata.request_id }),
 });

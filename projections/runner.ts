@@ -1,7 +1,13 @@
 // The checkpointed projection runner: reads events after each projection's checkpoint, folds them
 // into documents, and commits documents and checkpoint together. Live updates and a rebuild from
 // position zero run the very same code, so they reach the same documents.
+//
+// Reads that must reflect earlier writes wait for a position (waitFor: their own write's, or the
+// store's head when the request began: caughtUp), never for a catch-up of their own: waiters
+// share the one queued catch-up, are woken by any commit that passes their position, and give up
+// after a bound (ReadModelBehind, 503). Reads that need no read model never wait.
 import { CheckpointConflict, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
+import { ReadModelBehind } from "./behind.js";
 import type { Projection } from "./projection.js";
 
 export interface ProjectionRunner {
@@ -9,6 +15,16 @@ export interface ProjectionRunner {
   catchUp(): Promise<number>;
   /** Drops the projection's documents and applies every event from position zero. */
   rebuild(name: string): Promise<number>;
+  /**
+   * Resolves once every read model has applied the events up to `position` (sharing the queued
+   * catch-up with every other waiter); throws ReadModelBehind once `timeoutMs` (default: the
+   * runner's waitMs) has passed without.
+   */
+  waitFor(position: number, options?: { timeoutMs?: number }): Promise<void>;
+  /** waitFor(the store's head now): the read models reflect every write acknowledged before the call. */
+  caughtUp(options?: { timeoutMs?: number }): Promise<void>;
+  /** Resolves once the read models' storage is prepared at their versions (tables exist): reads may query them. */
+  ready(): Promise<void>;
   /** Keeps the read models up to date as events are appended (a catch-up subscription). */
   start(): void;
   stop(): Promise<void>;
@@ -20,6 +36,7 @@ export function createProjectionRunner({
   projections,
   retired = [],
   batchSize = 1000,
+  waitMs = 3_000,
 }: {
   store: AllReader & Subscriber;
   readModels: ReadModelStore;
@@ -27,6 +44,8 @@ export function createProjectionRunner({
   /** Projections no longer run: a store written by an earlier version drops their documents on the first catch-up. */
   retired?: readonly string[];
   batchSize?: number;
+  /** How long waitFor() waits by default before ReadModelBehind (ms). */
+  waitMs?: number;
 }): ProjectionRunner {
   let queue: Promise<number> = Promise.resolve(0);
   let subscription: Subscription | undefined;
@@ -34,14 +53,35 @@ export function createProjectionRunner({
   let started = false;
   /** Serialized: one catch-up at a time, so checkpoints only move forward. */
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
-  /** Once per runner, before its first catch-up (a reset only where the retired projection still has a checkpoint). */
-  let retiring: Promise<void> | undefined;
-  const retire = () =>
-    (retiring ??= (async () => {
+  /**
+   * Once per runner, before its first catch-up: retired projections dropped (where they still have
+   * a checkpoint), every projection's storage prepared at its version (a changed one is dropped
+   * and folded again from zero by the catch-up that follows).
+   */
+  let preparing: Promise<void> | undefined;
+  const prepare = () =>
+    (preparing ??= (async () => {
       for (const name of retired) if ((await readModels.checkpoint(name)) > 0) await readModels.reset(name);
+      for (const p of projections) await readModels.prepare(p.name, { version: p.version ?? 1, ...(p.table && { table: p.table }) });
     })().catch((error: unknown) => {
-      retiring = undefined;
+      preparing = undefined;
       throw error;
+    }));
+
+  /** The last position every read model is known to have applied (this process's view; others' commits count once read). */
+  let applied = 0;
+  const waiters = new Set<{ position: number; reached(): void }>();
+  function advance(position: number) {
+    if (position <= applied) return;
+    applied = position;
+    for (const w of waiters) if (w.position <= applied) (waiters.delete(w), w.reached());
+  }
+  /** The catch-up queued and not started yet: every caller that wants one shares it. */
+  let queued: Promise<number> | undefined;
+  const requestCatchUp = () =>
+    (queued ??= serialized(() => {
+      queued = undefined;
+      return catchUpNow();
     }));
 
   /**
@@ -49,8 +89,10 @@ export function createProjectionRunner({
    * its documents were read at, and a CheckpointConflict means "re-read and fold again".
    */
   const catchUpNow = async () => {
-    await retire();
-    return retryOnCheckpointConflict(catchUpOnce);
+    await prepare();
+    const position = await retryOnCheckpointConflict(catchUpOnce);
+    advance(position);
+    return position;
   };
 
   /**
@@ -59,6 +101,7 @@ export function createProjectionRunner({
    */
   async function catchUpOnce(): Promise<number> {
     const checkpoints = await Promise.all(projections.map((p) => readModels.checkpoint(p.name)));
+    advance(Math.min(...checkpoints)); // other processes' commits count too
     // A projection at checkpoint 0 has no documents. Every commit below checks the checkpoint it
     // started from, so as long as they succeed nobody else wrote: its documents are the ones this
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
@@ -90,6 +133,7 @@ export function createProjectionRunner({
           for (const { key } of commit.docs) written[i]?.add(key);
         }
         after = last;
+        advance(Math.min(...checkpoints));
       }
       return after;
     };
@@ -113,8 +157,40 @@ export function createProjectionRunner({
     return changed;
   }
 
+  async function waitFor(position: number, { timeoutMs = waitMs }: { timeoutMs?: number } = {}) {
+    await prepare();
+    if (position <= applied) return;
+    const started = Date.now();
+    let expired = false;
+    let deadline: NodeJS.Timeout | undefined;
+    let pause: NodeJS.Timeout | undefined;
+    const expiry = new Promise<void>((resolve) => (deadline = setTimeout(() => resolve(void (expired = true)), timeoutMs)));
+    const waiter = { position, reached: () => undefined as void };
+    const reached = new Promise<void>((resolve) => (waiter.reached = resolve));
+    waiters.add(waiter);
+    try {
+      // A catch-up that ends short of the position (the store does not show its events yet:
+      // PostgreSQL until older transactions end; or it failed) is asked for again after a short
+      // pause, doubling.
+      for (let again = 1; applied < position; again = Math.min(2 * again, 50)) {
+        if (expired) throw new ReadModelBehind(position, applied, Date.now() - started);
+        const thenPause = () => new Promise<void>((resolve) => (pause = setTimeout(resolve, again)));
+        await Promise.race([reached, expiry, requestCatchUp().then(thenPause, thenPause)]);
+      }
+    } finally {
+      clearTimeout(deadline);
+      clearTimeout(pause);
+      waiters.delete(waiter);
+    }
+  }
+
   return {
     catchUp: () => serialized(catchUpNow),
+    waitFor,
+    async caughtUp(options) {
+      await waitFor(await store.head(), options);
+    },
+    ready: prepare,
     rebuild: (name) =>
       serialized(async () => {
         if (!projections.some((p) => p.name === name)) throw new Error(`no projection ${name}`);
@@ -125,16 +201,9 @@ export function createProjectionRunner({
       if (started) return;
       started = true;
       // The subscription only signals; one serialized catch-up does the work for all the events
-      // signalled while it was queued (a burst costs one catch-up, not one per event).
-      let queued = false;
-      const signal = () => {
-        if (queued) return;
-        queued = true;
-        void serialized(() => {
-          queued = false;
-          return catchUpNow();
-        }).catch(() => undefined);
-      };
+      // signalled while it was queued (a burst costs one catch-up, not one per event), shared with
+      // the reads waiting for a position.
+      const signal = () => void requestCatchUp().catch(() => undefined);
       // Subscribe from where the first catch-up got to: events already projected are not read again.
       subscribing = serialized(catchUpNow)
         .catch(() => 0)

@@ -74,6 +74,7 @@ export function eventsStore(events: readonly RecordedEvent[]): EventStore {
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       return read(all.filter((e) => e.position > after).slice(0, maxCount));
     },
+    head: async () => all.at(-1)?.position ?? 0,
     subscribeToAll() {
       throw new Error("this event source is read-only: no subscriptions");
     },

@@ -15,6 +15,7 @@ import { randomIds, type Ids } from "../ids.js";
 import { InvalidAmount, parseAmount, type Decimal } from "../money.js";
 import type { PaymentView, ProcessorPort, Processors } from "../processors/port.js";
 import { createSimulators } from "../processors/simulator.js";
+import { TEST_PAYMENT_METHODS } from "../processors/test-cards.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import type { EventStore, ReadModelStore } from "../store/port.js";
 import { allowedCommands, commandAllowed, type Command } from "./allowed.js";
@@ -96,21 +97,37 @@ export function createCore(options: EngineOptions) {
 
   // Cards on file are never changed nor removed once saved: one found is kept (bounded, like the
   // payment states), so charging a card on file costs no read-model round trip after the first.
+  // A card is found only for the account AND the customer it was saved for (issue 25): under
+  // another customer it is unknown, the same answer as a card that never existed.
   const storedCards = new Map<string, Card>();
   async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<Card | undefined> {
     const key = customerCardKey(account.external_account_id, customerId, paymentMethodId);
     const known = storedCards.get(key);
     if (known) return known;
-    // catch the read models up only when it is not there yet
-    const savedCard = () => readModels.get<CustomerCardRecord>(customerCardsProjection.name, key);
-    const saved = (await savedCard()) ?? (await projections.catchUp(), await savedCard());
-    if (saved) {
-      const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
-      const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
-      setBounded(storedCards, key, card, options.cacheSize ?? 10_000);
-      return card;
+    const processor = () =>
+      processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId });
+    // a sandbox test token is anyone's and needs no read model: it never waits (outside the
+    // sandbox no processor knows it: unknown)
+    if (Object.hasOwn(TEST_PAYMENT_METHODS, paymentMethodId)) return processor();
+    // A card saved here (CardSaved, folded into customer_cards) is found by its token in the account
+    // and is its customer's only, whatever a processor would answer. Not there yet? Saved moments
+    // ago: the read models reflect every write acknowledged before this request once caughtUp()
+    // returns (bounded, shared with every other waiting read). Never saved here: the processor's
+    // own vault decides (for this customer).
+    const savedHere = async () =>
+      (await readModels.query<CustomerCardRecord>(customerCardsProjection.name, { where: { account: account.external_account_id, payment_method_id: paymentMethodId }, order: ["key"], direction: "asc", limit: 1 }))[0];
+    await projections.ready();
+    let saved = await savedHere();
+    if (!saved) {
+      await projections.caughtUp();
+      saved = await savedHere();
     }
-    return processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, payment_method_id: paymentMethodId });
+    if (!saved) return processor();
+    if (saved.external_customer_id !== customerId) return undefined;
+    const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
+    const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
+    setBounded(storedCards, key, card, options.cacheSize ?? 10_000);
+    return card;
   }
 
   function amountIn(input: unknown, currency: string, param = "amount"): Decimal {

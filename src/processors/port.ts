@@ -79,8 +79,11 @@ export interface ProcessorPort {
    * no call with it reached the processor (then nothing was done and the call may be made again).
    */
   lookup(key: string): Promise<RecordedOutcome | "never_received">;
-  /** A card on file the processor knows by token (its vault, or sandbox test tokens), or undefined. */
-  retrieveStoredCard(req: { external_account_id: string; payment_method_id: string }): Promise<Card | undefined>;
+  /**
+   * A card on file the processor knows by token, for this account and customer (its vault: only the
+   * customer it was saved for; or a sandbox test token, anyone's), or undefined.
+   */
+  retrieveStoredCard(req: { external_account_id: string; external_customer_id: string; payment_method_id: string }): Promise<Card | undefined>;
 }
 
 /** The processors the engine talks to, by name, and how they report back. */

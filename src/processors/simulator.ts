@@ -331,9 +331,10 @@ export function createSimulators(options: SimulatorOptions): Simulators {
 
       lookup: async (key) => ledger.get(key) ?? "never_received",
 
-      async retrieveStoredCard({ external_account_id, payment_method_id }) {
+      async retrieveStoredCard({ external_account_id, external_customer_id, payment_method_id }) {
         const stored = side.get<Vaulted>("vault", payment_method_id);
-        if (stored) return stored.external_account_id === external_account_id ? { ...stored.card, type: "card_not_present" } : undefined;
+        // a vaulted card is its account's and customer's only
+        if (stored) return stored.external_account_id === external_account_id && stored.external_customer_id === external_customer_id ? { ...stored.card, type: "card_not_present" } : undefined;
         const number = TEST_PAYMENT_METHODS[payment_method_id];
         return number ? cardFor(number, "card_not_present") : undefined;
       },

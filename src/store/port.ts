@@ -16,6 +16,7 @@ export * from "./port/ids.js";
 export * from "./port/read.js";
 export * from "./port/read-models.js";
 export * from "./port/subscribe.js";
+export * from "./port/tables.js";
 export * from "./port/unavailable.js";
 
 /** Everything an event store adapter provides, on one handle. */

@@ -56,3 +56,10 @@ export function sharedConnection(close: () => void | Promise<void>) {
 
 /** SQL for "the idempotency record no longer holds its key at `now`": the negation of holdsKey (port.ts). */
 export const RELEASED_SQL = (table: string, now: string) => `${table}.expires_at < ${now} AND (${table}.state = 'done' OR ${table}.status = 0)`;
+
+/**
+ * The first string after every string that starts with `prefix` (its last character moved up by
+ * one): `key >= prefix AND key < prefixEnd(prefix)` is the prefix's range of an index, so a listing
+ * stops at the prefix's end instead of reading on through the keys after it.
+ */
+export const prefixEnd = (prefix: string) => prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);

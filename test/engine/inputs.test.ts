@@ -25,7 +25,6 @@ describe("bad input appends nothing and names the problem", () => {
     [{ ...intent, colour: "red" }, "colour", /unknown field: colour/],
     [{ ...intent, external_account_id: "" }, "external_account_id", /external_account_id/],
     [{ ...intent, payment_method_types: "card", payment_method_id: "pm_card_visa" }, "external_customer_id", /required with payment_method_id/],
-    [{ ...intent, payment_method_types: "card", payment_method_id: "pm_nope", external_customer_id: "c" }, "payment_method_id", /no card pm_nope on file/],
     [{ ...intent, external_account_id: "acct_jpy", amount: "1.5" }, "amount", /more than 0 decimal places/],
   ])("createIntent %#", async (input, param, message) => {
     const engine = await setup();
@@ -43,6 +42,11 @@ describe("bad input appends nothing and names the problem", () => {
     const created = await engine.createIntent(intent);
     await expect(engine.getPayment({ external_account_id: "acct_jpy", payment_id: created.payment_id })).rejects.toBeInstanceOf(NotFound);
     await expect(engine.getPayment({ external_account_id: "acct", payment_id: "pi_nope" })).rejects.toBeInstanceOf(NotFound);
+    const before = (await engine.store.readAll()).length;
+    const unknownCard = await engine.createIntent({ ...intent, payment_method_types: "card", payment_method_id: "pm_nope", external_customer_id: "c" }).catch((e: unknown) => e);
+    expect(unknownCard).toBeInstanceOf(NotFound);
+    expect(unknownCard).toMatchObject({ param: "payment_method_id", message: 'no card on file "pm_nope" for customer "c" of this account' });
+    expect((await engine.store.readAll()).length).toBe(before);
   });
 
   it("a step the machine does not allow names the status and the allowed next steps", async () => {

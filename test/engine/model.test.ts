@@ -3,10 +3,12 @@
 // error and append nothing. After every step the amount invariants hold and the processor was
 // asked for exactly the amounts recorded; after every run,
 // replaying the stored events reproduces the live records byte for byte, and rebuilding every
-// read model from zero gives the live read models.
+// read model from zero gives the live read models and the same lists (every filter, every page
+// through its cursors), each the model's: the documents filtered and sorted newest first.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { paymentRecord } from "../../src/present/payment-record.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";
@@ -15,6 +17,7 @@ import { sequentialIds } from "../../src/ids.js";
 import type { AuthorizationOutcome } from "../../src/processors/port.js";
 import { replay } from "../../src/replay.js";
 import { assertAmountInvariants } from "../support/invariants.js";
+import { expectedPayments, filtersOf, listings, pagesOf } from "../support/listings.js";
 import { amountMismatches } from "../support/processor-amounts.js";
 import { scriptedProcessors, TEST_CARD, type ScriptedProcessors } from "../support/scripted-processor.js";
 
@@ -285,13 +288,18 @@ describe("random command sequences against the model", () => {
           const live = await real.engine.getPayment({ external_account_id: events[0]!.data ? (events[0]!.data as { external_account_id: string }).external_account_id : "", payment_id: id });
           expect(JSON.stringify(paymentRecord(report.final, events.at(-1)!.metadata.request_id))).toBe(JSON.stringify(live));
         }
-        // rebuild every read model from zero: equal to the live one
+        // rebuild every read model from zero: equal to the live one, every list (each filter, page by
+        // page through its cursors) too; and each list is the model's: the documents filtered, newest first
         await real.engine.projections.catchUp();
+        const liveListings = await listings(real.engine.readModels);
+        const docs = await real.engine.readModels.list<PaymentDoc>(paymentsProjection.name, "");
+        for (const f of filtersOf(docs)) expect((await pagesOf(real.engine.readModels, f, 3)).flat(), JSON.stringify(f)).toEqual(expectedPayments(docs, f));
         for (const { name } of PROJECTIONS) {
           const live = await real.engine.readModels.list(name, "");
           await real.engine.projections.rebuild(name);
           expect(JSON.stringify(await real.engine.readModels.list(name, ""))).toBe(JSON.stringify(live));
         }
+        expect(await listings(real.engine.readModels)).toBe(liveListings);
         await real.engine.close();
       }),
       { numRuns: 60 },

@@ -64,7 +64,7 @@ describe("stored-card charge (card not present)", () => {
     const terminal_id = await terminal("A_sync");
     const { payment_id } = await intent(A, { ...storedCard, capture_method: "manual" });
     expect(await refused(engine.authorize({ external_account_id: A, payment_id, terminal_id }))).toMatchObject({ status: 400, param: "terminal_id" });
-    expect(await refused(intent(A, { ...storedCard, payment_method_id: "pm_nope", capture_method: "manual" }))).toMatchObject({ status: 400, param: "payment_method_id" });
+    expect(await refused(intent(A, { ...storedCard, payment_method_id: "pm_nope", capture_method: "manual" }))).toMatchObject({ status: 404, param: "payment_method_id" });
   });
 });
 

@@ -170,7 +170,7 @@ describe("what the payment does not allow", () => {
     const { body } = await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" });
     await refused(() => m.post("/v2/payment/auth", { payment_id: body.payment_id, terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
     await refused(() => m.post("/v2/payment/auth", { payment_id: body.payment_id }), 400, "parameter_missing", "terminal_id");
-    await refused(() => m.post("/v2/payment/intent", { ...intent, payment_method_id: "pm_nope" }), 400, "resource_missing", "payment_method_id");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, payment_method_id: "pm_nope" }), 404, "resource_missing", "payment_method_id");
     // a wrong client secret (also one with a multibyte character of the right length) is a credential refused
     await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `${body.payment_id}_secret_wrong` } }), 401, "unauthorized", "client_secret");
     await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `pi_nope_secret_${"é".repeat(24)}` } }), 401, "unauthorized", "client_secret");

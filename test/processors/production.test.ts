@@ -107,7 +107,7 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
     expect(server.output()).toContain(`mode: production (adapters: ${EXAMPLE_ADAPTERS})`);
     expect((await post("A", "/sim/terminal/present-card", { external_account_id: "acct_a", terminal_id: "tmr_1" })).status).toBe(404);
     const sandboxToken = await post("A", "/v2/payment/intent", charge("pm_card_visa"));
-    expect(sandboxToken.body).toMatchObject({ status: 400, code: "resource_missing", param: "payment_method_id" });
+    expect(sandboxToken.body).toMatchObject({ status: 404, code: "resource_missing", param: "payment_method_id" });
   });
 
   it("charges a card on file through the processor over https, with the attempt id as its Idempotency-Key", async () => {

@@ -299,14 +299,17 @@ describe("client reader SDK (processor B) and cards on file", () => {
     expect((await refusal(port.saveCard({ payment: payment("pi_2", {}, { card }), external_customer_id: "cus_1", key: "att_2" }))).code).toBe("no_card");
   });
 
-  it("a saved card is charged and retrieved as the card saved, for its account only", async () => {
+  it("a saved card is charged and retrieved as the card saved, for its account and customer only", async () => {
     const { port } = simulators();
     const card = { ...testCard("5555555555554444")!.card, type: "card_not_present" as const };
     const p = payment("pi_1", { payment_method_types: "card" }, { card });
     await port.readCardFromClient({ payment: p, card_number: "5555555555554444" });
     const { payment_method_id } = await port.saveCard({ payment: p, external_customer_id: "cus_1", key: "att_save" });
-    expect(await port.retrieveStoredCard({ external_account_id: A, payment_method_id })).toEqual(card);
-    expect(await port.retrieveStoredCard({ external_account_id: "acct_other", payment_method_id })).toBeUndefined();
+    expect(await port.retrieveStoredCard({ external_account_id: A, external_customer_id: "cus_1", payment_method_id })).toEqual(card);
+    expect(await port.retrieveStoredCard({ external_account_id: "acct_other", external_customer_id: "cus_1", payment_method_id })).toBeUndefined();
+    expect(await port.retrieveStoredCard({ external_account_id: A, external_customer_id: "cus_2", payment_method_id })).toBeUndefined();
+    // a sandbox test token is anyone's
+    expect(await port.retrieveStoredCard({ external_account_id: A, external_customer_id: "cus_2", payment_method_id: "pm_card_visa" })).toMatchObject({ last_4: "4242" });
     const charged = await port.chargeStoredCard({ payment: payment("pi_2", { payment_method_types: "card", payment_method_id }), key: "att_charge" });
     expect(charged.kind === "captured" && charged.authorization.card).toEqual(card);
   });

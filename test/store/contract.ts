@@ -90,7 +90,7 @@ function expectIncreasing(positions: number[]) {
 }
 
 /** Opens handles through a fixture and closes them after each test. */
-function harness<S extends { close(): Promise<void> }>(factory: () => Promise<StoreFixture<S>>) {
+export function harness<S extends { close(): Promise<void> }>(factory: () => Promise<StoreFixture<S>>) {
   let opened: S[] = [];
   let fixtures: StoreFixture<S>[] = [];
   afterEach(async () => {
@@ -252,6 +252,20 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
         expect(await store.readAll({ after: all[0]!.position, maxCount: 2 })).toEqual(all.slice(1, 3));
         expect(await store.readAll({ after: all[4]!.position })).toEqual([]);
         expect(all).toEqual((await store.readStream(`${p}a`)).concat(await store.readStream(`${p}b`)).sort((x, y) => x.position - y.position));
+      });
+
+      it("tells the head: the position of the last event committed, through any handle", async () => {
+        const { store, open } = await setup();
+        const p = ns();
+        const before = await store.head();
+        expect(before).toBe((await store.readAll()).at(-1)?.position ?? 0);
+        const { position } = await store.append(`${p}a`, events(3), { expectedRevision: "no_stream" });
+        expect(await store.head()).toBe(position);
+        if (!options.durable) return;
+        const other = await open();
+        const second = await other.append(`${p}b`, events(1), { expectedRevision: "no_stream" });
+        expect(second.position).toBeGreaterThan(position);
+        expect(await store.head()).toBe(second.position);
       });
     });
 
@@ -511,7 +525,7 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
 }
 
 /** One projection's commit, the common case of commitBatch(). */
-const commitOne = (rm: ReadModelStore, projection: string, docs: ProjectionCommit["docs"], checkpoint: number, expectedCheckpoint?: number) =>
+export const commitOne = (rm: ReadModelStore, projection: string, docs: ProjectionCommit["docs"], checkpoint: number, expectedCheckpoint?: number) =>
   rm.commitBatch([{ projection, docs, checkpoint, expectedCheckpoint }]);
 
 export function readModelStoreContract(name: string, factory: () => Promise<StoreFixture<ReadModelStore>>, options: ContractOptions) {

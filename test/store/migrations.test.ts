@@ -24,6 +24,7 @@ const RELEASED: Record<string, Record<string, string>> = {
   },
   "sqlite/migrations/read-models": {
     "001_read_models.sql": "9f4fc92f468f9db73b07b4938af382cd4f52c30c6c61e337cb4fb551f1c5e351",
+    "002_read_model_versions.sql": "1f11e87cc3a99127c0d31070ae195bceb75a4009283105ef59ae6ec2ef7f93c3",
   },
   "postgres/migrations": {
     "001_events_idempotency_read_models.sql": "df4e95c77f7b08d8a11e1b6585e1996783c7f5f95aef2030484c5e8c7ac9939a",
@@ -33,6 +34,8 @@ const RELEASED: Record<string, Record<string, string>> = {
     "005_append_batch_json.sql": "021a45bdbfee6da5181b7b223cefb250b5adf33f1b2a5ef265e98df250bb9bd8",
     "006_append_batch_set.sql": "ae2e78f875512daf658988e0dd06843305304cb95eaf41a8d0043029c2a423e4",
     "007_one_expected_revision_check.sql": "d1109799bfaaa6e43092de91ad744f3cfd5bf41915596ad2dfbe98bd34ed7a37",
+    "008_idempotency_key_c_index.sql": "573b97ec4fb2948eb5737fc6eca1b0ceb40b99191d82a9fbe84f3037e4895bdb",
+    "009_read_model_versions.sql": "261ed57b180193cd6dfc9d80b3ca3a2bdba1b175bc6de7382dcba86fa28ae62e",
   },
 };
 
@@ -59,7 +62,7 @@ describe("migration files", () => {
 describe("PostgreSQL: a schema migrated by the release before", async () => {
   const database = await testDatabase();
 
-  it("gets migration 7 (append_events dropped, one expected-revision check) and keeps its events, appends and checks", async () => {
+  it("gets the later migrations (7: append_events dropped, one expected-revision check) and keeps its events, appends and checks", async () => {
     const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
     const admin = new pg.Client({ connectionString: database, options: `-c search_path=${schema}` });
     await admin.connect();

@@ -6,6 +6,7 @@ import { loadMigrations } from "../../src/store/migrations.js";
 import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { testDatabase } from "../support/postgres.js";
 import { claimOf, collect, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
+import { readModelTablesContract } from "./read-model-tables.js";
 
 const database = await testDatabase();
 
@@ -25,6 +26,7 @@ function postgresFixture<K extends "events" | "readModels">(port: K) {
 
 eventStoreContract("postgres", postgresFixture("events"), { durable: true });
 readModelStoreContract("postgres", postgresFixture("readModels"), { durable: true });
+readModelTablesContract("postgres", postgresFixture("readModels"), { durable: true });
 
 describe("PostgreSQL group commit", () => {
   it("commits concurrent appends of many streams in shared transactions; a failed check refuses only its own append", async () => {

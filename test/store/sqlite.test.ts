@@ -14,6 +14,7 @@ import { StoreUnavailable, WrongExpectedRevision } from "../../src/store/port.js
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
 import { bootId, marksOf } from "../../src/store/sqlite/unsynced.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
+import { readModelTablesContract } from "./read-model-tables.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */
 function sqliteFixture<K extends "events" | "readModels">(port: K) {
@@ -34,6 +35,7 @@ function sqliteFixture<K extends "events" | "readModels">(port: K) {
 
 eventStoreContract("sqlite", sqliteFixture("events"), { durable: true });
 readModelStoreContract("sqlite", sqliteFixture("readModels"), { durable: true });
+readModelTablesContract("sqlite", sqliteFixture("readModels"), { durable: true });
 
 describe("SQLite group commit", () => {
   let dir: string;

@@ -145,7 +145,7 @@ export function emmettPayments({ eventStore, processor, ids, clock }: { eventSto
   const handle = CommandHandler<Payment, PaymentEvent>({ evolve, initialState });
   return {
     async create(charge: StoredCardCharge): Promise<string> {
-      const stored_card = await processor.retrieveStoredCard({ external_account_id: charge.external_account_id, payment_method_id: charge.payment_method_id });
+      const stored_card = await processor.retrieveStoredCard({ external_account_id: charge.external_account_id, external_customer_id: charge.external_customer_id, payment_method_id: charge.payment_method_id });
       if (!stored_card) throw new ValidationError(`no card ${charge.payment_method_id} on file`);
       const payment_id = ids.id("pi");
       const data: Intent = {

@@ -40,7 +40,8 @@ export function registerTerminal(core: Core) {
 export function listTerminals(core: Core) {
   return async (accountId: string): Promise<TerminalRecord[]> => {
     await core.getAccount(accountId);
-    await core.projections.catchUp();
+    // the list reflects every terminal registered before the request (bounded wait: ReadModelBehind)
+    await core.projections.caughtUp();
     return core.readModels.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
   };
 }

@@ -2,7 +2,7 @@
 // secret is issued when a client SDK collects the card, and only its SHA-256 is recorded.
 import type { Card, PaymentEventOf } from "../../../machines/events.js";
 import type { PaymentRecord } from "../../present/payment-record.js";
-import { InvalidRequest } from "../../errors.js";
+import { NotFound } from "../../errors.js";
 import { CreateIntentInput, parseInput } from "../../inputs.js";
 import { formatAmount } from "../../money.js";
 import type { Core } from "../core.js";
@@ -18,9 +18,8 @@ export function createIntent(core: Core) {
     let stored_card: Card | null = null;
     if (req.payment_method_id !== undefined) {
       stored_card = (await core.findStoredCard(account, req.external_customer_id!, req.payment_method_id)) ?? null;
-      if (!stored_card) {
-        throw new InvalidRequest(`payment_method_id: no card ${req.payment_method_id} on file for customer ${req.external_customer_id}`, "payment_method_id", "resource_missing");
-      }
+      // 404 for another customer's card as for a card that never existed: nothing tells them apart
+      if (!stored_card) throw new NotFound("card on file", req.payment_method_id, "payment_method_id", `for customer ${JSON.stringify(req.external_customer_id)} of this account`);
     }
     ctx = commandClock(core.clock, ctx);
     const payment_id = core.ids.id("pi");

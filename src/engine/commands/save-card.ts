@@ -1,4 +1,5 @@
 // Spec §4.7: save the payment's card on file for a customer; §2.3: a customer's cards on file.
+import { streams } from "../../../machines/events.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
 import { parseInput, SaveCardInput } from "../../inputs.js";
 import { can } from "../allowed.js";
@@ -26,23 +27,21 @@ export function saveCard(core: Core) {
       }
       return attempt(core, req.payment_id, loaded, step, ctx, "save_card");
     });
-    const { intent, saved_card } = core.viewOf(loaded);
-    const key = customerCardKey(intent.external_account_id, saved_card!.external_customer_id, saved_card!.payment_method_id);
-    // Our append is committed, but a store may show it in the global order only once older
-    // transactions end (PostgreSQL): look again after 1 ms, doubling, rather than answer without it.
-    for (let wait = 1; ; wait *= 2) {
-      await core.projections.catchUp();
-      const card = await core.readModels.get<CustomerCardRecord>(customerCardsProjection.name, key);
-      if (card || wait > 2_000) return card!;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
+    // The answer is the card as its CardSaved event says: the payment's own stream, no read model
+    // to wait for (the customer_cards read model folds the very same event).
+    const { saved_card } = core.viewOf(loaded);
+    const events = await core.store.readStream(streams.payment(req.payment_id), { direction: "backwards" });
+    const saved = events.find((e) => e.type === "CardSaved" && (e.data as { payment_method_id: string }).payment_method_id === saved_card?.payment_method_id);
+    if (!saved) throw new Error(`payment ${req.payment_id}: no card saved`);
+    return customerCardsProjection.apply(undefined, saved);
   };
 }
 
 export function listCustomerCards(core: Core) {
   return async (accountId: string, customerId: string): Promise<CustomerCardRecord[]> => {
     await core.getAccount(accountId);
-    await core.projections.catchUp();
+    // the list reflects every card saved before the request (bounded wait: ReadModelBehind)
+    await core.projections.caughtUp();
     return core.readModels.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
   };
 }

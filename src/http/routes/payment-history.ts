@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
-import { paymentsProjection, type PaymentDoc } from "../../../projections/payments.js";
+import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type ListPosition } from "../../../projections/payment-list.js";
 import { recordOf } from "../../present/payment-record.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
@@ -19,22 +19,35 @@ import { presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { PaymentRecordOut } from "../schemas.js";
 
-export const ListPaymentsInput = z.strictObject({
-  external_account_id: Id,
-  status: z.enum(PAYMENT_STATUSES).optional(),
-  /** A payment id or an external transaction (payment) id, matched exactly. */
-  q: Id.optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  /** Paging: the last payment id of the page before. */
-  starting_after: Id.optional(),
-});
+export const ListPaymentsInput = z
+  .strictObject({
+    external_account_id: Id,
+    /** One of status, capture_method, terminal_id and external_customer_id at a time (each has its index). */
+    status: z.enum(PAYMENT_STATUSES).optional(),
+    capture_method: z.enum(["automatic", "manual"]).optional(),
+    terminal_id: Id.optional(),
+    external_customer_id: Id.optional(),
+    /** A payment id or an external transaction (payment) id, matched exactly. */
+    q: Id.optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    /** Paging: the last payment id of the page before. */
+    starting_after: Id.optional(),
+    /** Paging: `next_cursor` of the page before. */
+    cursor: z.string().min(1).max(512).optional(),
+  })
+  .refine((input) => input.starting_after === undefined || input.cursor === undefined, { message: "give starting_after or cursor, not both", path: ["cursor"] });
 const PaymentRef = { external_account_id: Id, payment_id: Id };
 export const PaymentAuditInput = z.strictObject(PaymentRef);
 export const PaymentDiagramInput = z.strictObject({ ...PaymentRef, format: z.enum(["svg", "mermaid", "dot"]).default("svg"), layout: z.enum(["full", "compact"]).default("full") });
 export const PaymentAsOfInput = z.strictObject({ ...PaymentRef, timestamp: z.string().min(1) });
 
 const PaymentOut = PaymentRecordOut("v2");
-export const PaymentListOut = z.strictObject({ data: z.array(PaymentOut), has_more: z.boolean() });
+export const PaymentListOut = z.strictObject({
+  data: z.array(PaymentOut),
+  has_more: z.boolean(),
+  /** The next page's `cursor` (null on the last page). */
+  next_cursor: z.string().nullable(),
+});
 const FindingOut = z.strictObject({ kind: z.string(), subject: z.string(), event_id: z.string().optional(), revision: z.number().int().optional(), guards: z.array(z.string()).optional(), message: z.string() });
 const TimelineRowOut = z.strictObject({
   revision: z.number().int(),
@@ -79,10 +92,6 @@ export const PaymentAsOfOut = z.strictObject({
 });
 
 const CHAIN_KINDS: Record<ChainFindingKind, true> = { edited: true, removed: true, reordered: true, inserted: true, revision_gap: true };
-/** A payments document's intent: created payments only are listed (every document has one). */
-const intentOf = (doc: PaymentDoc) => doc.state.context.intent!;
-const newestFirst = (a: PaymentDoc, b: PaymentDoc) =>
-  intentOf(b).date_created.localeCompare(intentOf(a).date_created) || intentOf(b).payment_id.localeCompare(intentOf(a).payment_id);
 
 export function paymentHistoryRoutes(engine: Engine) {
   /** The payment's events, after checking it is the account's (404 otherwise). */
@@ -97,31 +106,23 @@ export function paymentHistoryRoutes(engine: Engine) {
       versions: ["v2"],
       summary: "List the account's payments, newest first",
       description:
-        "Filter by `status`; `q` finds a payment by its `payment_id` or `external_transaction_id`. Paging: `limit` (1–100, default 20) and `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Reads the payments read model (all of the account's payments are scanned: meant for a console, not for bulk export).",
+        "Filter by one of `status`, `capture_method`, `terminal_id` or `external_customer_id`; `q` finds a payment by its `payment_id` or `external_transaction_id` (the filters then apply to what it finds). Paging: `limit` (1–100, default 20) and either `cursor` (the `next_cursor` of the page before) or `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Pages stay right while payments arrive. The list reflects every write acknowledged before the request; when the read models are behind by more than a few seconds, 503 `read_model_behind` with Retry-After.",
       extension: true,
       auth: "api_key",
       input: ListPaymentsInput,
       response: () => PaymentListOut,
-      async run({ external_account_id, status, q, limit, starting_after }) {
-        await engine.projections.catchUp();
-        // Filtered and ordered on the machine's state the documents hold (the record's status,
-        // ids and creation date are the state's); only the page's records are presented.
-        const docs = (await engine.readModels.list<PaymentDoc>(paymentsProjection.name, ""))
-          .filter((doc) => {
-            const intent = intentOf(doc);
-            if (intent.external_account_id !== external_account_id || (status && doc.state.status !== status)) return false;
-            return q === undefined || intent.payment_id === q || (intent.external_transaction_id !== null && String(intent.external_transaction_id) === q);
-          })
-          .sort(newestFirst);
-        let start = 0;
-        if (starting_after !== undefined) {
-          const at = docs.findIndex((doc) => intentOf(doc).payment_id === starting_after);
-          if (at < 0) throw new NotFound("payment", starting_after, "starting_after");
-          start = at + 1;
+      async run({ limit, starting_after, cursor, ...filters }) {
+        await engine.projections.caughtUp();
+        let after: ListPosition | undefined;
+        if (cursor !== undefined) after = decodeCursor(cursor);
+        else if (starting_after !== undefined) {
+          after = await positionOfPayment(engine.readModels, filters.external_account_id, starting_after);
+          if (!after) throw new NotFound("payment", starting_after, "starting_after");
         }
-        return { data: docs.slice(start, start + limit).map(recordOf), has_more: start + limit < docs.length };
+        const page = await listPayments(engine.readModels, filters, { limit, after });
+        return { data: page.docs.map(recordOf), has_more: page.has_more, next_cursor: page.next && encodeCursor(page.next) };
       },
-      present: ({ data, has_more }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more }),
+      present: ({ data, has_more, next_cursor }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more, next_cursor }),
     }),
     defineRoute({
       method: "GET",
@@ -136,7 +137,8 @@ export function paymentHistoryRoutes(engine: Engine) {
       response: () => PaymentAuditOut,
       async run({ external_account_id, payment_id }) {
         const allowed_next_steps = await engine.allowedNextSteps(external_account_id, payment_id);
-        await engine.projections.catchUp();
+        // the read models compared must reflect every event of the payment (and all before them)
+        await engine.projections.caughtUp();
         return { ...(await audit({ store: engine.store, readModels: engine.readModels }, payment_id)), allowed_next_steps };
       },
       present: ({ payment_id, head_hash, read_models, findings, allowed_next_steps, timeline, record }) => ({

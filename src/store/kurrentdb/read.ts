@@ -21,6 +21,12 @@ export function kurrentReads(k: Kurrent): StreamReader & AllReader {
         ...(maxCount !== undefined && { maxCount }),
       });
     },
+    async head() {
+      for await (const r of k.client.readAll({ direction: BACKWARDS, fromPosition: END, filter: filterFor(k.namespace) })) {
+        if (r.event && k.ours(r.event.streamId)) return k.toRecorded(r.event).position;
+      }
+      return 0;
+    },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER } = {}) {
       const out: RecordedEvent[] = [];
       if (maxCount <= 0) return out;

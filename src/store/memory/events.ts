@@ -65,6 +65,10 @@ export function createMemoryLog(claim: (options: AppendOptions) => void): Memory
       return readAllSync(options).map(clone);
     },
 
+    async head() {
+      return all.length;
+    },
+
     subscribeToAll(options, onEvent) {
       return pump.subscribe(options, onEvent);
     },

@@ -1,26 +1,47 @@
-// In-memory read-model store, the reference implementation of ReadModelStore.
+// In-memory read-model store, the reference implementation of ReadModelStore: documents by key in
+// maps; a table read model is a map of rows (document and columns) queried with the same
+// semantics as the SQL tables (equality, keyset, order, limit), by a scan: fine for tests and
+// embedding, not for a million rows.
 import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
+import { checkQuery, checkShape, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
+
+interface Row {
+  doc: unknown;
+  columns: Readonly<Record<string, ColumnValue>>;
+}
+
+const compare = (a: ColumnValue, b: ColumnValue) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
 
 export function createMemoryReadModels(): ReadModelStore {
-  const docs = new Map<string, Map<string, unknown>>();
+  const docs = new Map<string, Map<string, Row>>();
   const checkpoints = new Map<string, number>();
+  const shapes = new Map<string, { version: number; text: string; table?: TableShape }>();
   const table = (projection: string) => {
     let t = docs.get(projection);
     if (!t) docs.set(projection, (t = new Map()));
     return t;
+  };
+  const tableShape = (projection: string) => {
+    const shape = shapes.get(projection)?.table;
+    if (!shape) throw new Error(`read model ${projection} is not a table`);
+    return shape;
+  };
+  const reset = (projection: string) => {
+    docs.delete(projection);
+    checkpoints.delete(projection);
   };
   return {
     async checkpoint(projection) {
       return checkpoints.get(projection) ?? 0;
     },
     async get<T>(projection: string, key: string) {
-      const doc = table(projection).get(key);
-      return doc === undefined ? undefined : (structuredClone(doc) as T);
+      const row = table(projection).get(key);
+      return row === undefined ? undefined : (structuredClone(row.doc) as T);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const t = table(projection);
       const found = new Map<string, T>();
-      for (const key of keys) if (t.has(key)) found.set(key, structuredClone(t.get(key)) as T);
+      for (const key of keys) if (t.has(key)) found.set(key, structuredClone(t.get(key)!.doc) as T);
       return found;
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = Number.MAX_SAFE_INTEGER }: ListPage = {}) {
@@ -28,7 +49,7 @@ export function createMemoryReadModels(): ReadModelStore {
         .filter(([k]) => k.startsWith(keyPrefix) && k > after)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .slice(0, limit)
-        .map(([, d]) => structuredClone(d) as T);
+        .map(([, r]) => structuredClone(r.doc) as T);
     },
     async count(projection: string) {
       return table(projection).size;
@@ -38,13 +59,54 @@ export function createMemoryReadModels(): ReadModelStore {
       for (const c of commits) checkCheckpoint(c.projection, c.expectedCheckpoint, checkpoints.get(c.projection) ?? 0);
       for (const { projection, docs, checkpoint } of commits) {
         const t = table(projection);
-        for (const { key, doc } of docs) t.set(key, structuredClone(doc));
+        const shape = shapes.get(projection)?.table;
+        for (const { key, doc } of docs) {
+          const columns = shape ? { ...shape.row(doc), key } : { key };
+          const fixed = shape?.fixed ?? [];
+          const before = t.get(key)?.columns;
+          // fixed columns keep the value of the row's first write, as the SQL tables do
+          const kept = before ? { ...columns, ...Object.fromEntries(fixed.map((c) => [c, before[c] ?? null])) } : columns;
+          t.set(key, { doc: structuredClone(doc), columns: kept });
+        }
         checkpoints.set(projection, checkpoint);
       }
     },
     async reset(projection) {
-      docs.delete(projection);
-      checkpoints.delete(projection);
+      reset(projection);
+    },
+    async prepare(projection, shape) {
+      checkShape(projection, shape);
+      const text = shapeText(shape);
+      // nothing recorded: documents at version 1 (what stores written before versions hold)
+      const stored = shapes.get(projection) ?? { version: 1, text: shapeText({ version: 1 }) };
+      const changed = stored.version !== shape.version || stored.text !== text;
+      if (changed) reset(projection);
+      shapes.set(projection, { version: shape.version, text, ...(shape.table && { table: shape.table }) });
+      return changed;
+    },
+    async query<T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) {
+      checkQuery(projection, Object.keys(tableShape(projection).columns), q);
+      const sign = q.direction === "asc" ? 1 : -1;
+      const order = (a: Row, b: Row) => {
+        for (const c of q.order) {
+          const d = compare(a.columns[c] ?? null, b.columns[c] ?? null);
+          if (d !== 0) return sign * d;
+        }
+        return 0;
+      };
+      const past = (r: Row) => {
+        if (!q.after) return true;
+        for (const [i, c] of q.order.entries()) {
+          const d = compare(r.columns[c] ?? null, q.after[i]!);
+          if (d !== 0) return sign * d > 0;
+        }
+        return false;
+      };
+      return [...table(projection).values()]
+        .filter((r) => Object.entries(q.where).every(([c, v]) => (r.columns[c] ?? null) === v) && past(r))
+        .sort(order)
+        .slice(0, q.limit)
+        .map((r) => structuredClone(r.doc) as T);
     },
     async close() {},
   };

@@ -1,4 +1,5 @@
 // Read models: documents per projection, written with the projection's checkpoint in one transaction.
+import type { ReadModelShape, TableQuery } from "./tables.js";
 
 /**
  * Read models live beside the events: documents keyed per projection, written together with the
@@ -25,6 +26,16 @@ export interface ReadModelStore {
   commitBatch(commits: readonly ProjectionCommit[]): Promise<void>;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
+  /**
+   * Makes the projection's storage match `shape` before it is written: a table created with its
+   * indexes, or documents by key. When what is stored was written at another version or shape
+   * (or is a table no longer), it is dropped with the checkpoint and this answers true: the
+   * projection is then folded from zero. Writing a table read model needs prepare() first on this
+   * handle (its rows come from shape.table.row); reading it does not.
+   */
+  prepare(projection: string, shape: ReadModelShape): Promise<boolean>;
+  /** A page of a table read model, read through an index: at most `limit` documents, in order. */
+  query<T>(projection: string, query: TableQuery): Promise<T[]>;
   /**
    * Runs `work`, a catch-up from zero (the runner's), whose commits the store may leave unsynced
    * until `work` ends, when it makes them durable: atomic and visible as always, only a power loss

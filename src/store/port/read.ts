@@ -29,4 +29,10 @@ export interface StreamReader {
 export interface AllReader {
   /** Events of every stream in global position order. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * The position of the last event committed (0 when none): every append acknowledged before the
+   * call, in any process, is at or below it. A read that must reflect those appends waits until
+   * the read models have passed it (projections/runner.ts, waitFor).
+   */
+  head(): Promise<number>;
 }

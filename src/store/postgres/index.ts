@@ -63,6 +63,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     append: appender.append,
     readStream: reads.readStream,
     readAll: reads.readAll,
+    head: reads.head,
     subscribeToAll: (options, onEvent) => pump.subscribe(options, onEvent),
     ...postgresIdempotency(pool, sql),
     ...postgresSequences(sql),

@@ -2,35 +2,54 @@
 // WAL flush (rebuilt from the events; the next append's synchronous commit flushes them).
 import type pg from "pg";
 import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
+import { prefixEnd } from "../sql.js";
 import { inTransaction, type Statements } from "./pool.js";
+import { postgresTables } from "./tables.js";
 
-export function postgresReadModels(pool: pg.Pool, schema: string, { query }: Statements, close: () => Promise<void>): ReadModelStore {
+export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statements, close: () => Promise<void>): ReadModelStore {
+  const { query } = sql;
+  const tables = postgresTables(schema, sql);
   return {
     async checkpoint(projection) {
       const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
       return r ? Number(r.position) : 0;
     },
     async get<T>(projection: string, key: string) {
+      if (await tables.isTable(projection)) return tables.get<T>(projection, key);
       const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get");
       return r?.doc;
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       if (keys.length === 0) return new Map<string, T>();
-      const rows = await query<{ key: string; doc: T }>("SELECT key, doc FROM read_models WHERE projection = $1 AND key = ANY($2::text[])", [projection, keys]);
+      const rows = (await tables.isTable(projection))
+        ? await tables.getMany<T>(projection, keys)
+        : await query<{ key: string; doc: T }>("SELECT key, doc FROM read_models WHERE projection = $1 AND key = ANY($2::text[])", [projection, keys]);
       return new Map(rows.map((r) => [r.key, r.doc]));
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit }: ListPage = {}) {
-      // key >= prefix uses the primary key; left() keeps the match literal (no LIKE wildcards).
-      const rows = await query<{ doc: T }>(
-        "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND left(key, length($2)) = $2 AND key > $3 ORDER BY key LIMIT $4",
-        [projection, keyPrefix, after, limit ?? null],
-      );
+      // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
+      const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
+      if (await tables.isTable(projection)) return tables.list<T>(projection, keyPrefix, to, after, limit ?? null);
+      // two statements, not `$3 IS NULL OR key < $3`: a generic plan could not bound the index scan by it
+      const rows =
+        to === null
+          ? await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key > $2 ORDER BY key LIMIT $3", [projection, after, limit ?? null], "cardflow_list_all")
+          : await query<{ doc: T }>(
+              "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND key < $3 AND key > $4 ORDER BY key LIMIT $5",
+              [projection, keyPrefix, to, after, limit ?? null],
+              "cardflow_list",
+            );
       return rows.map((r) => r.doc);
     },
     async count(projection) {
+      if (await tables.isTable(projection)) return tables.count(projection);
       const [r] = await query<{ n: string }>("SELECT count(*) AS n FROM read_models WHERE projection = $1", [projection]);
       return Number(r!.n);
     },
+    async prepare(projection, shape) {
+      return inTransaction(pool, (c) => tables.prepare(c, projection, shape));
+    },
+    query: (projection, q) => tables.query(projection, q),
     async commitBatch(commits) {
       await inTransaction(pool, async (c) => {
         // Read models are rebuilt from the events: their commit need not wait for the WAL flush
@@ -47,7 +66,9 @@ export function postgresReadModels(pool: pg.Pool, schema: string, { query }: Sta
           const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
           for (const { projection, expectedCheckpoint } of checked) checkCheckpoint(projection, expectedCheckpoint, stored.get(projection) ?? 0);
         }
-        const docs = commits.flatMap(({ projection, docs }) => docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) })));
+        const inTables = await Promise.all(commits.map((x) => tables.isTable(x.projection)));
+        for (const [i, { projection, docs }] of commits.entries()) if (inTables[i] && docs.length > 0) await tables.put(c, projection, docs);
+        const docs = commits.flatMap(({ projection, docs }, i) => (inTables[i] ? [] : docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) }))));
         if (docs.length > 0) {
           // the documents as one JSON array (joined texts), not an array literal escaped by the client
           await c.query(
@@ -67,8 +88,10 @@ export function postgresReadModels(pool: pg.Pool, schema: string, { query }: Sta
       });
     },
     async reset(projection) {
+      const inTable = await tables.isTable(projection);
       await inTransaction(pool, async (c) => {
-        await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
+        if (inTable) await tables.reset(c, projection);
+        else await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
         await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
       });
     },

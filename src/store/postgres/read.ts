@@ -44,5 +44,11 @@ export function postgresReads({ query }: Statements): StreamReader & AllReader &
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}) {
       return readAllVisible(after, maxCount);
     },
+    // The last committed position, visible to readAll or not yet (an older transaction still open):
+    // a reader waiting for it waits for that transaction too, which is what it must see.
+    async head() {
+      const [r] = await query<{ p: string }>("SELECT coalesce(max(position), 0) AS p FROM events", [], "cardflow_head");
+      return Number(r!.p);
+    },
   };
 }

@@ -77,6 +77,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     changeMark: () => `${reads.dataVersion()}:${appender.commits()}`,
     readStream: reads.readStream,
     readAll: reads.readAll,
+    head: reads.head,
     subscribeToAll: (options, onEvent) => pump.subscribe(options, onEvent),
     ...idempotency,
     ...sqliteSequences(db, write),

@@ -3,7 +3,9 @@
 // with synchronous=OFF behind a durable mark (./unsynced.ts).
 import type Database from "better-sqlite3";
 import { checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
+import { prefixEnd } from "../sql.js";
 import type { Write } from "./open.js";
+import { sqliteTables } from "./tables.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
 
 export function sqliteReadModels(rm: Database.Database, path: string, write: Write, close: () => Promise<void>): ReadModelStore {
@@ -15,29 +17,35 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     getDocs: rm.prepare<[string, string], { key: string; doc: string }>(
       "SELECT key, doc FROM read_models WHERE projection = ? AND key IN (SELECT value FROM json_each(?))",
     ),
-    // key >= prefix narrows through the primary key; substr keeps the match literal (no LIKE wildcards).
-    listDocs: rm.prepare<[string, string, string, string, string, number], { doc: string }>(
-      "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND substr(key, 1, length(?)) = ? AND key > ? ORDER BY key LIMIT ?",
+    // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
+    listDocs: rm.prepare<[string, string, string, string, number], { doc: string }>(
+      "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
     ),
+    listAll: rm.prepare<[string, string, number], { doc: string }>("SELECT doc FROM read_models WHERE projection = ? AND key > ? ORDER BY key LIMIT ?"),
     countDocs: rm.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
     putDoc: rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: rm.prepare("DELETE FROM read_models WHERE projection = ?"),
     resetCheckpoint: rm.prepare("DELETE FROM checkpoints WHERE projection = ?"),
   };
 
+  const tables = sqliteTables(rm);
   // Run with .immediate(): checkpoints are read under the write lock, so the checks hold across processes.
   // A failed check throws out of the transaction, which rolls back every projection's writes.
   const commitReadModels = rm.transaction((commits: readonly ProjectionCommit[]) => {
     for (const { projection, docs, checkpoint, expectedCheckpoint } of commits) {
       checkCheckpoint(projection, expectedCheckpoint, q.checkpoint.get(projection)?.position ?? 0);
-      for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
+      if (tables.isTable(projection)) for (const { key, doc } of docs) tables.put(projection, key, doc);
+      else for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
       q.setCheckpoint.run(projection, checkpoint);
     }
   });
   const resetReadModels = rm.transaction((projection: string) => {
-    q.resetDocs.run(projection);
+    if (tables.isTable(projection)) tables.reset(projection);
+    else q.resetDocs.run(projection);
     q.resetCheckpoint.run(projection);
   });
+  const prepareReadModel = rm.transaction(tables.prepare);
+  const parsed = <T>(docs: string[]) => docs.map((d) => JSON.parse(d) as T);
 
   /** The open bulk window of this connection: its mark and how many bulk() calls are inside it. */
   let unsynced: { mark: string; depth: number } | undefined;
@@ -48,19 +56,31 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       return q.checkpoint.get(projection)?.position ?? 0;
     },
     async get<T>(projection: string, key: string) {
-      const row = q.getDoc.get(projection, key);
-      return row && (JSON.parse(row.doc) as T);
+      const doc = tables.isTable(projection) ? tables.get(projection, key) : q.getDoc.get(projection, key)?.doc;
+      return doc === undefined ? undefined : (JSON.parse(doc) as T);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const found = new Map<string, T>();
-      if (keys.length > 0) for (const r of q.getDocs.all(projection, JSON.stringify(keys))) found.set(r.key, JSON.parse(r.doc) as T);
+      if (keys.length === 0) return found;
+      const rows = tables.isTable(projection) ? tables.getMany(projection, JSON.stringify(keys)) : q.getDocs.all(projection, JSON.stringify(keys));
+      for (const r of rows) found.set(r.key, JSON.parse(r.doc) as T);
       return found;
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
-      return q.listDocs.all(projection, keyPrefix, keyPrefix, keyPrefix, after, limit).map((r) => JSON.parse(r.doc) as T);
+      const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
+      const from = after > keyPrefix ? after : keyPrefix;
+      if (tables.isTable(projection)) return parsed<T>(tables.list(projection, keyPrefix, to, after, limit));
+      const rows = to === null ? q.listAll.all(projection, after, limit) : q.listDocs.all(projection, from, to, after, limit);
+      return parsed<T>(rows.map((r) => r.doc));
     },
     async count(projection) {
-      return q.countDocs.get(projection)!.n;
+      return tables.isTable(projection) ? tables.count(projection) : q.countDocs.get(projection)!.n;
+    },
+    async prepare(projection, shape) {
+      return write(() => prepareReadModel.immediate(projection, shape));
+    },
+    async query<T>(projection: string, query: Parameters<ReadModelStore["query"]>[1]) {
+      return parsed<T>(tables.query(projection, query));
     },
     async commitBatch(commits) {
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic

@@ -11,6 +11,7 @@ export function sqliteReads(db: Database.Database) {
     forwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
     backwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?"),
     all: db.prepare<[number, number], EventRow>("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
+    head: db.prepare<[], number | null>("SELECT max(position) FROM events").pluck(),
     // changes whenever another connection (another process) commits; this connection's own commits leave it
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
@@ -24,6 +25,9 @@ export function sqliteReads(db: Database.Database) {
     },
     async readAll({ after = 0, maxCount = Number.MAX_SAFE_INTEGER }: ReadAllOptions = {}) {
       return readAllSync(after, maxCount);
+    },
+    async head() {
+      return q.head.get() ?? 0;
     },
   };
 }

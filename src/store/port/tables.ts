@@ -1,0 +1,64 @@
+// Read models kept as tables of their own: a row per document, with columns derived from it and
+// indexes shaped for the queries the API, the console and the CLI make, so a list reads the rows
+// it returns (plus one to say whether more follow) and never scans.
+
+/** A column's type: text (compared byte by byte) or a 64-bit integer; null is always allowed. */
+export type ColumnType = "text" | "integer";
+export type ColumnValue = string | number | null;
+
+export interface TableShape<Doc = any> {
+  /** Columns besides `key` (unique, the document's key) and the document itself. Names: [a-z_][a-z0-9_]*, not cf_*. */
+  columns: Readonly<Record<string, ColumnType>>;
+  /** Columns set when a row is first written and never changed after: an update leaves them (and their indexes) alone. */
+  fixed?: readonly string[];
+  /** Each index: equality columns first, then the order's columns (`key` may close it). */
+  indexes: readonly (readonly string[])[];
+  /** The columns' values of a document. */
+  row(doc: Doc): Readonly<Record<string, ColumnValue>>;
+}
+
+/** How a read model is kept, and its version. */
+export interface ReadModelShape {
+  /**
+   * Bumped whenever its documents, columns or indexes change: prepare() then drops what the earlier
+   * version stored and the runner folds it again from the events, at start, with no manual step.
+   */
+  version: number;
+  /** A table of its own; absent: documents by key in the shared documents table. */
+  table?: TableShape;
+}
+
+/** A page of a table read model, by one of its indexes. */
+export interface TableQuery {
+  /** Equality on columns (`key` too); a null value matches null. */
+  where: Readonly<Record<string, string | number | null>>;
+  /** The order's columns, the last ones unique together (e.g. ["created", "key"]). */
+  order: readonly string[];
+  direction: "asc" | "desc";
+  /** Keyset: only rows strictly past these values of `order`, in the order's direction. */
+  after?: readonly (string | number)[];
+  limit: number;
+}
+
+const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
+
+/** Refuses names that could not be an SQL identifier as they are (they are written into statements). */
+export function checkShape(projection: string, shape: ReadModelShape): void {
+  if (!NAME.test(projection)) throw new Error(`read model name ${JSON.stringify(projection)}: [a-z_][a-z0-9_]* of at most 41 characters`);
+  const table = shape.table;
+  if (!table) return;
+  const columns = Object.keys(table.columns);
+  for (const c of columns) if (!NAME.test(c) || ["key", "doc"].includes(c) || c.startsWith("cf_")) throw new Error(`read model ${projection}: column name ${JSON.stringify(c)}`);
+  for (const c of [...(table.fixed ?? []), ...table.indexes.flat()]) if (c !== "key" && !columns.includes(c)) throw new Error(`read model ${projection}: no column ${c}`);
+}
+
+/** The shape as it is stored beside the version (row() is code, not shape). */
+export const shapeText = (shape: ReadModelShape) =>
+  JSON.stringify(shape.table ? { columns: shape.table.columns, fixed: shape.table.fixed ?? [], indexes: shape.table.indexes } : "documents");
+
+/** Refuses a query naming a column the table does not have. */
+export function checkQuery(projection: string, columns: readonly string[], q: TableQuery): void {
+  const known = (c: string) => c === "key" || columns.includes(c);
+  for (const c of [...Object.keys(q.where), ...q.order]) if (!known(c)) throw new Error(`read model ${projection}: no column ${c}`);
+  if (q.after && q.after.length !== q.order.length) throw new Error(`read model ${projection}: a keyset needs a value per order column`);
+}

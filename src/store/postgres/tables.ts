@@ -1,0 +1,119 @@
+// Table read models: `rm_<projection>` in the schema, its key unique, its columns (text in the "C"
+// collation, so they order byte by byte like SQLite's and the memory store's) and its indexes; its
+// version and shape in read_model_versions. Documents are `json` (kept as text: nothing queries
+// inside them). A query is one statement through an index: equality columns, then a row-value
+// keyset comparison on the order's columns (a btree index condition) and LIMIT.
+import { createHash } from "node:crypto";
+import type pg from "pg";
+import { checkQuery, checkShape, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import type { Statements } from "./pool.js";
+
+const DOCUMENTS = shapeText({ version: 1 });
+const tableOf = (projection: string) => `rm_${projection}`;
+/** Statements generated from a shape are named (prepared once per connection) by their text. */
+const nameOf = (sql: string) => `cardflow_rm_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
+
+interface Known {
+  columns: Record<string, string>;
+  fixed: string[];
+  /** Set when prepared on this handle (writing needs row()). */
+  table?: TableShape;
+}
+
+export function postgresTables(schema: string, { query }: Statements) {
+  const known = new Map<string, Known | undefined>();
+
+  /** The table's shape if the projection is a table read model (looked up once per handle). */
+  async function shapeOf(projection: string): Promise<Known | undefined> {
+    if (known.has(projection)) return known.get(projection);
+    const [stored] = await query<{ shape: string }>("SELECT shape FROM read_model_versions WHERE projection = $1", [projection], "cardflow_rm_shape");
+    const shape = stored && stored.shape !== DOCUMENTS ? (JSON.parse(stored.shape) as Known) : undefined;
+    known.set(projection, shape);
+    return shape;
+  }
+
+  async function create(c: pg.PoolClient, projection: string, table: TableShape) {
+    const name = tableOf(projection);
+    const columns = Object.entries(table.columns).map(([col, type]) => `, ${col} ${type === "text" ? 'text COLLATE "C"' : "bigint"}`);
+    await c.query(`CREATE TABLE ${name} (key text COLLATE "C" PRIMARY KEY, doc json NOT NULL${columns.join("")})`);
+    for (const [i, index] of table.indexes.entries()) await c.query(`CREATE INDEX ${name}_${i + 1} ON ${name} (${index.join(", ")})`);
+  }
+
+  return {
+    isTable: async (projection: string) => (await shapeOf(projection)) !== undefined,
+    tableName: tableOf,
+
+    /** Inside the caller's transaction. */
+    async prepare(c: pg.PoolClient, projection: string, shape: ReadModelShape): Promise<boolean> {
+      checkShape(projection, shape);
+      // the committers' lock: no commit of this read model runs while its table changes
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
+      const text = shapeText(shape);
+      const { rows } = await c.query<{ version: number; shape: string }>("SELECT version, shape FROM read_model_versions WHERE projection = $1", [projection]);
+      const stored = rows[0] ?? { version: 1, shape: DOCUMENTS };
+      const changed = stored.version !== shape.version || stored.shape !== text;
+      if (changed) {
+        await c.query(`DROP TABLE IF EXISTS ${tableOf(projection)}`);
+        await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
+        await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
+        if (shape.table) await create(c, projection, shape.table);
+      }
+      await c.query(
+        "INSERT INTO read_model_versions (projection, version, shape) VALUES ($1, $2, $3) ON CONFLICT (projection) DO UPDATE SET version = excluded.version, shape = excluded.shape",
+        [projection, shape.version, text],
+      );
+      const table = shape.table;
+      known.set(projection, table && { columns: { ...table.columns }, fixed: [...(table.fixed ?? [])], table });
+      return changed;
+    },
+
+    /** Upserts documents of a table read model (inside the caller's transaction), the documents as one JSON array. */
+    async put(c: pg.PoolClient, projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>) {
+      const shape = known.get(projection);
+      if (!shape?.table) throw new Error(`read model ${projection} is a table: prepare() it on this handle before writing`);
+      const columns = Object.keys(shape.columns);
+      const rows = docs.map((d) => shape.table!.row(d.doc));
+      const set = ["doc", ...columns.filter((col) => !shape.fixed.includes(col))].map((col) => `${col} = excluded.${col}`);
+      const arrays = columns.map((col, i) => `$${i + 3}::${shape.columns[col] === "text" ? "text" : "bigint"}[]`);
+      const sql = `INSERT INTO ${tableOf(projection)} (key, doc${columns.map((col) => `, ${col}`).join("")})
+        SELECT x.cf_key, y.cf_doc${columns.map((col) => `, x.${col}`).join("")}
+        FROM unnest($1::text[]${arrays.map((a) => `, ${a}`).join("")}) WITH ORDINALITY AS x(cf_key${columns.map((col) => `, ${col}`).join("")}, cf_i)
+        JOIN json_array_elements($2::json) WITH ORDINALITY AS y(cf_doc, cf_j) ON x.cf_i = y.cf_j
+        ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`;
+      await c.query({
+        name: nameOf(sql),
+        text: sql,
+        values: [docs.map((d) => d.key), `[${docs.map((d) => JSON.stringify(d.doc)).join(",")}]`, ...columns.map((col) => rows.map((r) => r[col] ?? null))],
+      });
+    },
+    async get<T>(projection: string, key: string) {
+      const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key = $1`;
+      return (await query<{ doc: T }>(sql, [key], nameOf(sql)))[0]?.doc;
+    },
+    async getMany<T>(projection: string, keys: readonly string[]) {
+      const sql = `SELECT key, doc FROM ${tableOf(projection)} WHERE key = ANY($1::text[])`;
+      return query<{ key: string; doc: T }>(sql, [keys], nameOf(sql));
+    },
+    async list<T>(projection: string, from: string, to: string | null, after: string, limit: number | null) {
+      const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key >= $1${to === null ? "" : " AND key < $4"} AND key > $2 ORDER BY key LIMIT $3`;
+      return (await query<{ doc: T }>(sql, to === null ? [from, after, limit] : [from, after, limit, to], nameOf(sql))).map((r) => r.doc);
+    },
+    async count(projection: string) {
+      return Number((await query<{ n: string }>(`SELECT count(*) AS n FROM ${tableOf(projection)}`))[0]!.n);
+    },
+    reset: (c: pg.PoolClient, projection: string) => c.query(`DELETE FROM ${tableOf(projection)}`),
+
+    async query<T>(projection: string, q: TableQuery): Promise<T[]> {
+      const shape = await shapeOf(projection);
+      if (!shape) throw new Error(`read model ${projection} is not a table`);
+      checkQuery(projection, Object.keys(shape.columns), q);
+      const values: unknown[] = [];
+      const param = (v: unknown) => `$${values.push(v)}`;
+      const conditions = Object.entries(q.where).map(([col, v]) => (v === null ? `${col} IS NULL` : `${col} = ${param(v)}`));
+      if (q.after) conditions.push(`(${q.order.join(", ")}) ${q.direction === "desc" ? "<" : ">"} (${q.after.map((v) => param(v)).join(", ")})`);
+      const direction = q.direction === "desc" ? " DESC" : "";
+      const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${q.order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;
+      return (await query<{ doc: T }>(sql, values, nameOf(sql))).map((r) => r.doc);
+    },
+  };
+}

@@ -1,0 +1,101 @@
+// Table read models in the read models' file: `rm_<projection>`, a rowid table (documents are
+// 1-3 KB: out of the key B-tree) with its key unique, its columns and its indexes; its version and
+// shape in read_model_versions. A query is one statement through an index: equality columns, then
+// a row-value keyset comparison on the order's columns (SQLite seeks the index to it) and LIMIT.
+import type Database from "better-sqlite3";
+import { checkQuery, checkShape, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+
+const DOCUMENTS = shapeText({ version: 1 });
+const tableOf = (projection: string) => `rm_${projection}`;
+
+export function sqliteTables(rm: Database.Database) {
+  const q = {
+    version: rm.prepare<[string], { version: number; shape: string }>("SELECT version, shape FROM read_model_versions WHERE projection = ?"),
+    setVersion: rm.prepare("INSERT INTO read_model_versions (projection, version, shape) VALUES (?, ?, ?) ON CONFLICT (projection) DO UPDATE SET version = excluded.version, shape = excluded.shape"),
+    dropDocs: rm.prepare("DELETE FROM read_models WHERE projection = ?"),
+    dropCheckpoint: rm.prepare("DELETE FROM checkpoints WHERE projection = ?"),
+  };
+  /** Table read models known to this handle: their shape (prepared here: with row(); read from the file: columns only). */
+  const known = new Map<string, { columns: string[]; fixed: string[]; table?: TableShape } | undefined>();
+  const statements = new Map<string, Database.Statement>();
+  const statement = (sql: string) => {
+    let s = statements.get(sql);
+    if (!s) statements.set(sql, (s = rm.prepare(sql)));
+    return s;
+  };
+
+  /** The table's shape if the projection is a table read model (looked up once per handle). */
+  function shapeOf(projection: string) {
+    if (known.has(projection)) return known.get(projection);
+    const stored = q.version.get(projection);
+    const parsed = stored && stored.shape !== DOCUMENTS ? (JSON.parse(stored.shape) as { columns: Record<string, string>; fixed: string[] }) : undefined;
+    const shape = parsed && { columns: Object.keys(parsed.columns), fixed: parsed.fixed };
+    known.set(projection, shape);
+    return shape;
+  }
+
+  function create(projection: string, table: TableShape) {
+    const name = tableOf(projection);
+    const columns = Object.entries(table.columns).map(([c, type]) => `, ${c} ${type === "text" ? "TEXT" : "INTEGER"}`);
+    rm.exec(`CREATE TABLE ${name} (key TEXT PRIMARY KEY, doc TEXT NOT NULL${columns.join("")})`);
+    table.indexes.forEach((index, i) => rm.exec(`CREATE INDEX ${name}_${i + 1} ON ${name} (${index.join(", ")})`));
+  }
+
+  return {
+    isTable: (projection: string) => shapeOf(projection) !== undefined,
+    tableName: tableOf,
+
+    /** Run inside an immediate transaction of the read models' file (under its write lock). */
+    prepare(projection: string, shape: ReadModelShape): boolean {
+      checkShape(projection, shape);
+      const text = shapeText(shape);
+      const stored = q.version.get(projection) ?? { version: 1, shape: DOCUMENTS };
+      const changed = stored.version !== shape.version || stored.shape !== text;
+      if (changed) {
+        rm.exec(`DROP TABLE IF EXISTS ${tableOf(projection)}`);
+        q.dropDocs.run(projection);
+        q.dropCheckpoint.run(projection);
+        if (shape.table) create(projection, shape.table);
+      }
+      q.setVersion.run(projection, shape.version, text);
+      const table = shape.table;
+      known.set(projection, table && { columns: Object.keys(table.columns), fixed: [...(table.fixed ?? [])], table });
+      return changed;
+    },
+
+    /** Upserts a document of a table read model (inside the caller's transaction). */
+    put(projection: string, key: string, doc: unknown) {
+      const shape = known.get(projection);
+      if (!shape?.table) throw new Error(`read model ${projection} is a table: prepare() it on this handle before writing`);
+      const row = shape.table.row(doc);
+      const set = ["doc", ...shape.columns.filter((c) => !shape.fixed.includes(c))].map((c) => `${c} = excluded.${c}`);
+      statement(
+        `INSERT INTO ${tableOf(projection)} (key, doc${shape.columns.map((c) => `, ${c}`).join("")}) VALUES (?, ?${", ?".repeat(shape.columns.length)})
+         ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`,
+      ).run(key, JSON.stringify(doc), ...shape.columns.map((c) => row[c] ?? null));
+    },
+    get: (projection: string, key: string) => statement(`SELECT doc FROM ${tableOf(projection)} WHERE key = ?`).pluck().get(key) as string | undefined,
+    getMany: (projection: string, keys: string) =>
+      statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as { key: string; doc: string }[],
+    list(projection: string, from: string, to: string | null, after: string, limit: number) {
+      const upper = to === null ? "" : " AND key < ?";
+      const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key >= ?${upper} AND key > ? ORDER BY key LIMIT ?`;
+      return statement(sql).pluck().all(...(to === null ? [from, after, limit] : [from, to, after, limit])) as string[];
+    },
+    count: (projection: string) => statement(`SELECT count(*) FROM ${tableOf(projection)}`).pluck().get() as number,
+    reset: (projection: string) => statement(`DELETE FROM ${tableOf(projection)}`).run(),
+
+    query(projection: string, query: TableQuery): string[] {
+      const shape = shapeOf(projection);
+      if (!shape) throw new Error(`read model ${projection} is not a table`);
+      checkQuery(projection, shape.columns, query);
+      const where = Object.entries(query.where);
+      const conditions = where.map(([c, v]) => (v === null ? `${c} IS NULL` : `${c} = ?`));
+      if (query.after) conditions.push(`(${query.order.join(", ")}) ${query.direction === "desc" ? "<" : ">"} (${query.order.map(() => "?").join(", ")})`);
+      const direction = query.direction === "desc" ? " DESC" : "";
+      const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${query.order.map((c) => c + direction).join(", ")} LIMIT ?`;
+      const values = [...where.map(([, v]) => v).filter((v) => v !== null), ...(query.after ?? []), query.limit];
+      return statement(sql).pluck().all(...values) as string[];
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// Every list the API offers over a read-model store, paged through by cursor with small pages:
+// the payments of each account under each filter (and q), and each customer's cards. Two stores
+// that answer the same listings answer every list the same way, page by page. `expectedPayments`
+// is the simple model of a payments list: filter the documents, sort them newest first.
+import { customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
+import { listPayments, type ListPosition, type PaymentListFilters } from "../../projections/payment-list.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
+import type { ReadModelStore } from "../../src/store/port.js";
+
+const intentOf = (d: PaymentDoc) => d.state.context.intent!;
+
+/** The filters worth trying on these payments: every value each filter column takes, and q by id and by reference. */
+export function filtersOf(docs: readonly PaymentDoc[]): PaymentListFilters[] {
+  const out: PaymentListFilters[] = [];
+  for (const account of new Set(docs.map((d) => intentOf(d).external_account_id))) {
+    const own = docs.filter((d) => intentOf(d).external_account_id === account);
+    const values = <T>(f: (d: PaymentDoc) => T | null) => [...new Set(own.map(f))].filter((v): v is T => v !== null);
+    out.push({ external_account_id: account });
+    for (const status of values((d) => d.state.status)) out.push({ external_account_id: account, status: status as PaymentListFilters["status"] });
+    for (const capture_method of values((d) => intentOf(d).capture_method)) out.push({ external_account_id: account, capture_method });
+    for (const terminal_id of values((d) => d.state.context.terminal?.terminal_id ?? null)) out.push({ external_account_id: account, terminal_id });
+    for (const external_customer_id of values((d) => d.state.context.saved_card?.external_customer_id ?? intentOf(d).external_customer_id)) out.push({ external_account_id: account, external_customer_id });
+    for (const q of values((d) => intentOf(d).external_transaction_id)) out.push({ external_account_id: account, q: String(q) });
+    for (const q of values((d) => intentOf(d).payment_id).slice(0, 3)) out.push({ external_account_id: account, q });
+  }
+  return out;
+}
+
+/** The model: the documents the filters select, newest first (created time, then id). */
+export function expectedPayments(docs: readonly PaymentDoc[], f: PaymentListFilters): string[] {
+  return docs
+    .filter((d) => {
+      const i = intentOf(d);
+      const customer = d.state.context.saved_card?.external_customer_id ?? i.external_customer_id;
+      return (
+        i.external_account_id === f.external_account_id &&
+        (f.status === undefined || d.state.status === f.status) &&
+        (f.capture_method === undefined || i.capture_method === f.capture_method) &&
+        (f.terminal_id === undefined || d.state.context.terminal?.terminal_id === f.terminal_id) &&
+        (f.external_customer_id === undefined || customer === f.external_customer_id) &&
+        (f.q === undefined || i.payment_id === f.q || (i.external_transaction_id !== null && String(i.external_transaction_id) === f.q))
+      );
+    })
+    .map((d) => ({ created: intentOf(d).date_created, id: intentOf(d).payment_id }))
+    .sort((a, b) => (a.created !== b.created ? (a.created < b.created ? 1 : -1) : a.id < b.id ? 1 : -1))
+    .map((p) => p.id);
+}
+
+/** The list, page by page through next cursors: its pages' payment ids. */
+export async function pagesOf(readModels: ReadModelStore, filters: PaymentListFilters, limit: number): Promise<string[][]> {
+  const pages: string[][] = [];
+  let after: ListPosition | undefined;
+  for (;;) {
+    const page = await listPayments(readModels, filters, { limit, after });
+    pages.push(page.docs.map((d) => intentOf(d).payment_id));
+    if (!page.has_more) return pages;
+    after = page.next!;
+  }
+}
+
+/** Every listing, as one comparable value. */
+export async function listings(readModels: ReadModelStore): Promise<string> {
+  const docs = await readModels.list<PaymentDoc>(paymentsProjection.name, "");
+  const payments = await Promise.all(filtersOf(docs).map(async (f) => ({ f, pages: await pagesOf(readModels, f, 2) })));
+  const cards = await readModels.list<CustomerCardRecord>(customerCardsProjection.name, "");
+  const customers = [...new Set(cards.map((c) => `${c.external_account_id}/${c.external_customer_id}/`))];
+  const byCustomer = await Promise.all(customers.map(async (prefix) => ({ prefix, cards: (await readModels.list<CustomerCardRecord>(customerCardsProjection.name, prefix)).map((c) => c.payment_method_id) })));
+  return JSON.stringify({ payments, byCustomer });
+}

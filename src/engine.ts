@@ -34,7 +34,7 @@ export function createEngine(options: EngineOptions = {}) {
   const onReport = report(core);
   core.processors.connect(onReport);
   const reconciler = createReconciler(core);
-  let stopReconciling: (() => void) | null = null;
+  let stopReconciling: (() => Promise<void>) | null = null;
 
   return {
     store,
@@ -85,11 +85,12 @@ export function createEngine(options: EngineOptions = {}) {
       pass();
       const timer = setInterval(pass, intervalMs);
       timer.unref();
-      stopReconciling = () => clearInterval(timer);
+      // stopping waits for the pass under way: the store must not close beneath it
+      stopReconciling = () => (clearInterval(timer), running);
     },
 
     async close(): Promise<void> {
-      stopReconciling?.();
+      await stopReconciling?.();
       await projections.stop();
       await store.close();
       await readModels.close();

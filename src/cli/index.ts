@@ -11,6 +11,7 @@ import { registerMachine } from "./machine.js";
 import { packageVersion } from "../package-root.js";
 import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 import { registerReconcile } from "./reconcile.js";
+import { registerServe } from "./serve.js";
 
 
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
@@ -28,6 +29,7 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
   registerDiagram(program, io);
   registerMachine(program, io);
   registerReconcile(program, io);
+  registerServe(program, io);
   return program;
 }
 

@@ -42,6 +42,8 @@ export interface ReconcileReport {
   resolved: Resolution[];
   /** Still open but younger than the grace period. */
   waiting: number;
+  /** Age of the oldest attempt or terminal wait still open after the pass (0 when none): the backlog's age. */
+  oldest_open_ms: number;
   dry_run: boolean;
   duration_ms: number;
 }
@@ -138,7 +140,7 @@ export function createReconciler(core: Core) {
       if (!dryRun) open.delete(item.payment_id);
     }
     if (!dryRun) await catchUp();
-    return { found: due.length, resolved, waiting: open.size, dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
+    return { found: due.length, resolved, waiting: open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
   }
 
   return { reconcile };

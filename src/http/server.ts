@@ -1,14 +1,19 @@
 // The HTTP API (fastify): the spec's /v1 and /v2 endpoints and the documented extensions, over
 // the engine. Around every endpoint: API-key authentication (onRequest), problem+json errors,
-// one request log line (pino: request id, account, route, status, latency; never bodies or
-// headers, so no card data or keys), `Request-Id` on every answer.
+// one request log line, metrics and a span per request (src/observability/http.ts), `Request-Id`
+// on every answer, and the graceful close of ./drain.ts (`app.drain`).
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { createApiKeys, type ApiKeys } from "../api-keys.js";
 import { createEngine, type Engine } from "../engine.js";
 import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
-import { drainOnClose } from "./drain.js";
+import { drainOnClose, type Drain } from "./drain.js";
+import { readiness, type ReadinessOptions } from "./readiness.js";
+import { observeHttp } from "../observability/http.js";
+import type { RequestNotes } from "../observability/instrument-engine.js";
+import { instrumentIdempotency } from "../observability/instrument-ports.js";
+import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
 import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { openApiDocument } from "./openapi.js";
@@ -51,6 +56,14 @@ export interface ServerOptions {
   authFailures?: AuthFailureLimit;
   /** Behind a load balancer: which X-Forwarded-For hops give the client address (fastify trustProxy). Default false. */
   trustProxy?: boolean | string | string[];
+  /** Prometheus metrics of the requests and Idempotency-Key answers (src/observability/metrics.ts). */
+  metrics?: Metrics;
+  /** Filled by the instrumented engine (instrumentEngine) with each request's command, for its log line. */
+  notes?: RequestNotes;
+  /** /readyz's bound on the read models' lag. */
+  readiness?: ReadinessOptions;
+  /** After close() begins, a connection idle this long is ended (default 1 s; ./drain.ts). */
+  drainIdleMs?: number;
   /**
    * More to serve on this server, registered after the API: the composition adds the web console
    * (src/console/routes.ts) this way, so the API never imports the surfaces built on it.
@@ -58,11 +71,19 @@ export interface ServerOptions {
   extensions?: readonly ((app: FastifyInstance) => void)[];
 }
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Graceful close: draining state, the signal long-lived answers end on (./drain.ts). */
+    drain: Drain;
+  }
+}
+
 const HOUR = 3_600_000;
 
 function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) {
   const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id));
   if (internal) req.log.error({ err: error }, "request failed");
+  req.problemCode = body.code;
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers
@@ -71,7 +92,8 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
-export function createServer({ engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, idempotencyMaxKeysPerAccount, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] }: ServerOptions): FastifyInstance {
+export function createServer(options: ServerOptions): FastifyInstance {
+  const { engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, idempotencyMaxKeysPerAccount, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] } = options;
   const app = Fastify({
     ...(logger
       ? {
@@ -89,7 +111,8 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     bodyLimit,
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
-    return503OnClosing: true,
+    // requests on connections already accepted are served while the server closes (./drain.ts)
+    return503OnClosing: false,
     // errors found before routing (a malformed URL, an overlong path parameter)
     frameworkErrors: replyProblem,
     // and before fastify sees a request (headers too large, too slow): src/http/hardening.ts
@@ -98,8 +121,10 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     trustProxy,
   });
   app.removeContentTypeParser("text/plain");
-  drainOnClose(app);
+  const drain = drainOnClose(app, { idleMs: options.drainIdleMs });
+  app.decorate("drain", drain);
   app.decorateRequest("owner", null);
+  observeHttp(app, { metrics: options.metrics, log: Boolean(logger) && (logger as Logger).isLevelEnabled("info"), notes: options.notes ?? new Map() });
   const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
@@ -117,24 +142,6 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
     done(null, payload);
   });
 
-  // the request log line (none without a logger)
-  if (logger) {
-    app.addHook("onResponse", (req, reply, done) => {
-      req.log.info(
-        {
-          account: req.owner?.external_account_id ?? null,
-          key_id: req.owner?.key_id ?? null,
-          method: req.method,
-          route: req.routeOptions.url ?? null,
-          status: reply.statusCode,
-          latency_ms: Math.round(reply.elapsedTime * 10) / 10,
-        },
-        "request",
-      );
-      done();
-    });
-  }
-
   app.setErrorHandler(replyProblem);
 
   const allowedMethods = collectAllowedMethods(app);
@@ -149,22 +156,24 @@ export function createServer({ engine, apiKeys = createApiKeys(engine), simulato
   });
 
   // answers are kept sealed (secrets in them), under a key every process sharing the signing key derives alike
-  const idempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs, maxKeysPerScope: idempotencyMaxKeysPerAccount, sealKey: webhooks.derivedKey("idempotency records") });
+  const plainIdempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs, maxKeysPerScope: idempotencyMaxKeysPerAccount, sealKey: webhooks.derivedKey("idempotency records") });
+  const idempotency = options.metrics ? instrumentIdempotency(plainIdempotency, options.metrics) : plainIdempotency;
   const purge = setInterval(() => void idempotency.purge().catch((err) => app.log.warn({ err }, "idempotency purge failed")), HOUR);
   purge.unref();
   app.addHook("onClose", async () => clearInterval(purge));
 
-  // server-sent event streams end with their final event when the server closes
+  // server-sent event streams end with their final event when the server closes (after the grace: ./drain.ts)
   const streams = createEventStreams();
   app.addHook("preClose", async () => streams.drain());
   app.addHook("onClose", async () => streams.stop());
-  for (const route of apiRoutes(engine, simulators, webhooks, streams)) registerRoute(app, route, idempotency);
+  const ready = readiness(engine, drain, options.readiness);
+  for (const route of apiRoutes(engine, simulators, webhooks, streams, ready)) registerRoute(app, route, idempotency);
   for (const extend of extensions) extend(app);
   return app;
 }
 
 /** Every endpoint, the OpenAPI document's included (it describes them all). */
-export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams()): RouteDef[] {
+export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams(), ready = readiness(engine, undefined)): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
@@ -179,8 +188,6 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...apiKeyRoutes(engine),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
-  // a read that reaches the store (PostgreSQL: a connection and a query; SQLite: the file)
-  const ready = async () => void (await engine.store.readStream("$readyz", { maxCount: 1 }));
   routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes)), ready));
   return routes;
 }

@@ -16,7 +16,7 @@ describe("npm start", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-start-"));
     try {
       const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
-        env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir },
+        env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, METRICS_PORT: "0" },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let stderr = "";

@@ -49,7 +49,7 @@ describe("README.md Quick start and HTTP walk-through", () => {
 
     const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-readme-"));
-    const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "info" };
+    const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "info", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0" };
     // its own process group: npm, tsx and the service get the signal, as from a supervisor
     const server = spawn("npm", ["start", "--silent"], { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let output = "";

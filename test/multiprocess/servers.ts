@@ -62,7 +62,7 @@ const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hos
 export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, MAIN], {
-    env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", ...env },
+    env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -92,11 +92,11 @@ export async function startServer(store: StoreEnv, env: Record<string, string> =
 }
 
 /** Opens the merchant account and issues its API key, in this process, on the shared store. */
-export async function merchantKey(store: StoreEnv, account: string): Promise<string> {
+export async function merchantKey(store: StoreEnv, account: string, processor: "A" | "B" = "A"): Promise<string> {
   const { store: events, readModels } = await openStores(storeConfig(store));
   const engine = createEngine({ store: events, readModels, processors: createSimulators({ clock: systemClock, ids: randomIds() }) });
   try {
-    await engine.openAccount({ external_account_id: account });
+    await engine.openAccount({ external_account_id: account, processor });
     return (await createApiKeys(engine).issue(account)).key;
   } finally {
     await engine.close();

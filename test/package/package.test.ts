@@ -1,7 +1,9 @@
 // The published package, as a user gets it: `npm pack` (which builds dist/ first), then
 // `npm install ./cardflow-*.tgz` in an empty directory, then plain node (no tsx, no TypeScript
-// at run time) imports the library, the client and the machines, and runs `npx cardflow --help`.
-import { execFile } from "node:child_process";
+// at run time) imports the library, the client and the machines, and runs `npx cardflow --help`
+// and `npx cardflow serve`.
+import { execFile, spawn } from "node:child_process";
+import { createServer as createNetServer } from "node:net";
 import { copyFile, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,6 +68,31 @@ describe("the npm package", () => {
     const help = await run("npx", ["--no-install", "cardflow", "--help"], { cwd: app });
     expect(help.stdout).toMatch(/^Usage: cardflow/m);
     expect(help.stdout).toMatch(/^  audit /m);
+
+    // `npx cardflow serve`: the server of npm start, compiled; ready, then stopped by SIGTERM with exit 0
+    const port = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const served = spawn(process.execPath, [join(app, "node_modules/.bin/cardflow"), "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", join(dir, "served")], {
+      cwd: app,
+      env: { ...process.env, METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "warn" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let said = "";
+    served.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+    const exited = new Promise<number | null>((resolve) => served.on("exit", resolve));
+    let ready = 0;
+    for (let i = 0; i < 300 && served.exitCode === null && ready !== 200; i++) {
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+      if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ready, said).toBe(200);
+    expect(said).toContain(`cardflow is listening on http://localhost:${port}`);
+    served.kill("SIGTERM");
+    expect(await exited).toBe(0);
 
     // the .d.ts files type a consumer's TypeScript (checked with the repository's compiler)
     await writeFile(

@@ -28,7 +28,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", DATA_DIR: mkdtempSync(join(dir, "refused-")), ...env },
+    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", METRICS_PORT: "0", DATA_DIR: mkdtempSync(join(dir, "refused-")), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

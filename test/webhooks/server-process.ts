@@ -44,7 +44,7 @@ export interface ServerProcess {
 export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", ...env },
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -20,7 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), "cardflow-kill-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const root = new URL("../../../", import.meta.url).pathname;
 const port = 20_000 + Math.floor(Math.random() * 20_000);
-const env = { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", SIM_PROCESSOR_LATENCY_MS: "300", RECONCILE_GRACE_MS: "0", LOG_LEVEL: "info" };
+const env = { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", SIM_PROCESSOR_LATENCY_MS: "300", RECONCILE_GRACE_MS: "0", LOG_LEVEL: "info", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0" };
 
 /** Starts the server; resolves once it listens, with its log lines (pino JSON on stdout). */
 async function startServer(): Promise<{ child: ChildProcess; logs: Record<string, unknown>[] }> {

@@ -1,0 +1,79 @@
+// `cardflow serve [--port] [--host] [--store | --data-dir | --database-url] [--workers N]`: the HTTP
+// API, exactly the process `npm start` runs (src/serve/run.ts), so an installed package starts it
+// with `npx cardflow serve`. The environment configures it as it does npm start (PORT, HOST,
+// DATA_DIR, DATABASE_URL, LOG_LEVEL, METRICS_PORT, SHUTDOWN_GRACE_MS...); an option wins over its
+// variable. `--workers N` runs N processes sharing the port (src/serve/cluster.ts).
+import cluster from "node:cluster";
+import { basename, dirname, resolve } from "node:path";
+import { Option, type Command } from "commander";
+import { InvalidRequest } from "../errors.js";
+import { action, processIo, type CliIo } from "./io.js";
+import { openStore, storeOption, WRITES } from "./store-option.js";
+
+interface ServeOptions {
+  port?: string;
+  host?: string;
+  store?: string;
+  dataDir?: string;
+  databaseUrl?: string;
+  workers: string;
+}
+
+const portHint = (port: number) => `--port, e.g. cardflow serve --port ${port + 1}`;
+
+export function registerServe(program: Command, io: CliIo = processIo): void {
+  program
+    .command("serve")
+    .summary("run the HTTP API (what npm start runs)")
+    .description("serves the payment API, the web console, /healthz and /readyz, with metrics on METRICS_PORT; stops gracefully on SIGTERM or SIGINT. The environment configures it as it does npm start; an option wins over its variable.")
+    .option("--port <port>", "the API's port (PORT, default 8080)")
+    .option("--host <host>", "the address to bind (HOST, default 0.0.0.0)")
+    .addOption(storeOption())
+    .addOption(new Option("--data-dir <dir>", "SQLite under this directory (like DATA_DIR; the same as --store sqlite:DIR/cardflow.sqlite)").conflicts(["store", "databaseUrl"]))
+    .addOption(new Option("--database-url <url>", "PostgreSQL (like DATABASE_URL; the same as --store postgres:URL)").conflicts(["store"]))
+    .option("--workers <n>", "processes sharing the port (node:cluster)", "1")
+    .action(
+      action(io, async (opts: ServeOptions) => {
+        const workers = Number(opts.workers);
+        if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
+        const env = { ...process.env };
+        if (opts.port !== undefined) env.PORT = opts.port;
+        if (opts.host !== undefined) env.HOST = opts.host;
+        if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });
+        if (opts.databaseUrl !== undefined) env.DATABASE_URL = opts.databaseUrl;
+        // a store the environment can name is opened as npm start opens it (same files, same settings)
+        const store = opts.store === undefined ? null : storeInEnv(opts.store, env);
+        if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
+        // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
+        if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
+        const { runService } = await import("../serve/run.js");
+        const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }));
+        await runService({ env, ...(stores ? { stores } : {}), portHint, ...(store === "memory" ? { storeHint: "(a memory store: accounts only through the API's process)" } : {}) });
+      }),
+    );
+}
+
+/**
+ * Turns --store into the environment's terms where it can (postgres:URL is DATABASE_URL, a
+ * cardflow.sqlite file is its DATA_DIR): null then. Else the spec to open: memory, or a SQLite file
+ * of another name (its directory is the data directory unless DATA_DIR is set).
+ */
+function storeInEnv(spec: string, env: NodeJS.ProcessEnv): string | null {
+  const url = spec.replace(/^postgres(ql)?:(?=postgres(ql)?:\/\/)/, "");
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    env.DATABASE_URL = url;
+    return null;
+  }
+  if (spec.startsWith("sqlite:")) {
+    const path = resolve(spec.slice("sqlite:".length));
+    env.DATABASE_URL = "";
+    if (basename(path) === "cardflow.sqlite") {
+      env.DATA_DIR = dirname(path);
+      return null;
+    }
+    env.DATA_DIR ||= dirname(path);
+    return `sqlite:${path}`;
+  }
+  if (spec === "memory") return spec;
+  throw new InvalidRequest(`--store ${spec.split(":")[0]}: serve needs read models beside its events: sqlite:PATH or postgres:URL (memory for a throwaway server)`, "store");
+}

@@ -1,0 +1,124 @@
+// What the HTTP server records of each request, in fastify hooks (callback style: no promise per
+// request on the status read's hot path):
+// - metrics: requests by route template, method and status, latency by route and method, 429s;
+// - a server span per request (W3C traceparent honoured when an SDK is registered), active while
+//   the handler runs so the command and what it calls are traced under it;
+// - the request log line: request id, account, key id, method, route, status, payment id,
+//   command, outcome, latency; never bodies, headers, keys, secrets or card data.
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { RequestNote, RequestNotes } from "./instrument-engine.js";
+import type { Metrics } from "./metrics.js";
+import { ATTR, tracer } from "./tracing.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The request's server span, while an SDK records it. */
+    span: Span | null;
+    /** The problem code of an error answer (the log line's outcome when no command ran). */
+    problemCode: string | null;
+  }
+}
+
+const SERVER_SPAN = { kind: SpanKind.SERVER };
+
+type Children = { requests: Map<number, { inc(): void }>; duration: { observe(v: number): void } };
+
+export interface ObserveOptions {
+  metrics?: Metrics;
+  /** Write the request log line (fastify's logger). */
+  log: boolean;
+  notes: RequestNotes;
+}
+
+export function observeHttp(app: FastifyInstance, { metrics, log, notes }: ObserveOptions): void {
+  app.decorateRequest("span", null);
+  app.decorateRequest("problemCode", null);
+
+  // metric children per route and method, then status: created once, never a label hash per request
+  const children = new Map<string, Map<string, Children>>();
+  function childrenOf(route: string, method: string): Children {
+    let byMethod = children.get(route);
+    if (!byMethod) children.set(route, (byMethod = new Map()));
+    let c = byMethod.get(method);
+    if (!c) byMethod.set(method, (c = { requests: new Map(), duration: metrics!.httpDuration.labels(route, method) }));
+    return c;
+  }
+  const rateLimited = new Map<string, { inc(): void }>();
+
+  app.addHook("onRequest", (req, _reply, done) => {
+    // named once it is known to record: without an SDK a request allocates no name
+    const span = tracer.startSpan("HTTP", SERVER_SPAN, propagation.extract(ROOT_CONTEXT, req.headers));
+    const recording = span.isRecording();
+    // the command's note: for the log line, and the span's payment id
+    if (log || recording) notes.set(Number(req.id), null);
+    if (!recording) return done();
+    const route = req.routeOptions.url ?? "unmatched";
+    span.updateName(`${req.method} ${route}`);
+    span.setAttributes({ "http.request.method": req.method, "http.route": route, [ATTR.requestId]: Number(req.id) });
+    req.span = span;
+    done();
+  });
+
+  // the handler runs inside the request's span (after body parsing, whose events run outside it)
+  app.addHook("preHandler", (req, _reply, done) => {
+    if (req.span) context.with(trace.setSpan(context.active(), req.span), done);
+    else done();
+  });
+
+  app.addHook("onResponse", (req, reply, done) => {
+    const route = req.routeOptions.url ?? "unmatched";
+    const status = reply.statusCode;
+    if (metrics) {
+      const c = childrenOf(route, req.method);
+      let counter = c.requests.get(status);
+      if (!counter) c.requests.set(status, (counter = metrics.httpRequests.labels(route, req.method, String(status))));
+      counter.inc();
+      c.duration.observe(reply.elapsedTime / 1000);
+      if (status === 429) {
+        let refused = rateLimited.get(route);
+        if (!refused) rateLimited.set(route, (refused = metrics.rateLimited.labels(route)));
+        refused.inc();
+      }
+    }
+    const id = Number(req.id);
+    const note = log || req.span ? notes.get(id) : null;
+    if (log || req.span) notes.delete(id);
+    if (req.span) {
+      req.span.setAttribute("http.response.status_code", status);
+      const paymentId = paymentIdOf(req, note);
+      if (paymentId) req.span.setAttribute(ATTR.paymentId, paymentId);
+      if (status >= 500) req.span.setStatus({ code: SpanStatusCode.ERROR });
+      req.span.end();
+    }
+    if (log) writeLogLine(req, reply, note);
+    done();
+  });
+}
+
+/** The payment a request is about: its command's, else the path's or the body's payment_id. */
+function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
+  if (note?.payment_id) return note.payment_id;
+  const params = req.params as { payment_id?: unknown } | undefined;
+  const body = req.body as { payment_id?: unknown } | undefined;
+  return typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
+}
+
+function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNote | null | undefined) {
+  const status = reply.statusCode;
+  const paymentId = paymentIdOf(req, note);
+  req.log.info(
+    {
+      account: req.owner?.external_account_id ?? null,
+      key_id: req.owner?.key_id ?? null,
+      method: req.method,
+      route: req.routeOptions.url ?? null,
+      status,
+      payment_id: paymentId,
+      command: note?.command ?? null,
+      outcome: note?.outcome ?? req.problemCode ?? (status < 400 ? "ok" : null),
+      latency_ms: Math.round(reply.elapsedTime * 10) / 10,
+    },
+    "request",
+  );
+}

@@ -1,0 +1,81 @@
+// The engine's commands, decorated: counted by command and outcome (ok, or the error code the API
+// answers), timed, traced (a span per command, under the HTTP request's when there is one, with
+// the payment id, the command and the outcome), and noted for the request's log line. The engine
+// itself is not changed: createEngine's object is wrapped (and the processors' reports, through
+// the processor port: ./instrument-ports.ts).
+import type { Engine } from "../engine.js";
+import { outcomeOf, type Metrics } from "./metrics.js";
+import { ATTR, endSpan, tracer, withSpan } from "./tracing.js";
+
+/** What the log line of a request says of the command it ran. */
+export interface RequestNote {
+  command: string;
+  payment_id: string | null;
+  outcome: string;
+}
+
+/**
+ * Notes by request id: the HTTP layer registers a request (null) when it will log it, the command
+ * it runs fills the note, and the log line takes it out.
+ */
+export type RequestNotes = Map<number, RequestNote | null>;
+
+const COMMANDS = ["openAccount", "registerTerminal", "createIntent", "authorize", "collectPaymentMethod", "processPayment", "capture", "cancel", "refund", "saveCard"] as const;
+
+const paymentIdOf = (value: unknown): string | null => {
+  const id = (value as { payment_id?: unknown } | null | undefined)?.payment_id;
+  return typeof id === "string" ? id : null;
+};
+
+type Command<A, B, R> = (a: A, b: B) => Promise<R>;
+
+/** Wraps one command (two arguments: its input and context, or a report's payment id and event). */
+export function recordCommand<A, B, R>(name: string, run: Command<A, B, R>, metrics: Metrics, notes?: RequestNotes): Command<A, B, R> {
+  const counts = new Map<string, ReturnType<Metrics["commands"]["labels"]>>();
+  const count = (outcome: string) => {
+    let child = counts.get(outcome);
+    if (!child) counts.set(outcome, (child = metrics.commands.labels(name, outcome)));
+    child.inc();
+  };
+  const duration = metrics.commandDuration.labels(name);
+  const note = (b: B, paymentId: string | null, outcome: string) => {
+    const requestId = (b as { request_id?: unknown } | undefined)?.request_id;
+    if (notes && typeof requestId === "number" && notes.has(requestId)) notes.set(requestId, { command: name, payment_id: paymentId, outcome });
+  };
+
+  return async (a, b) => {
+    const span = tracer.startSpan(`cardflow.command.${name}`);
+    const recording = span.isRecording();
+    const started = performance.now();
+    try {
+      const result = await (recording ? withSpan(span, () => run(a, b)) : run(a, b));
+      duration.observe((performance.now() - started) / 1000);
+      count("ok");
+      const paymentId = notes || recording ? (typeof a === "string" ? a : (paymentIdOf(a) ?? paymentIdOf(result))) : null;
+      note(b, paymentId, "ok");
+      if (recording) {
+        span.setAttributes({ [ATTR.command]: name, ...(paymentId ? { [ATTR.paymentId]: paymentId } : {}) });
+        endSpan(span, "ok");
+      }
+      return result;
+    } catch (error) {
+      duration.observe((performance.now() - started) / 1000);
+      const outcome = outcomeOf(error);
+      count(outcome);
+      const paymentId = typeof a === "string" ? a : paymentIdOf(a);
+      note(b, paymentId, outcome);
+      if (recording) {
+        span.setAttributes({ [ATTR.command]: name, ...(paymentId ? { [ATTR.paymentId]: paymentId } : {}) });
+        endSpan(span, outcome, error);
+      } else span.end();
+      throw error;
+    }
+  };
+}
+
+/** The engine with its commands counted, timed, traced and noted; everything else as it is. */
+export function instrumentEngine(engine: Engine, metrics: Metrics, notes?: RequestNotes): Engine {
+  const decorated: Engine = { ...engine };
+  for (const name of COMMANDS) (decorated as Record<string, unknown>)[name] = recordCommand(name, engine[name] as Command<unknown, unknown, unknown>, metrics, notes);
+  return decorated;
+}

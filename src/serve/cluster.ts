@@ -1,0 +1,112 @@
+// `cardflow serve --workers N`: N processes sharing the port (node:cluster; the primary accepts
+// and hands connections round robin). Each worker is the whole served process (./run.ts) on the
+// same store; the primary only supervises: it serves the workers' metrics summed on METRICS_PORT
+// (prom-client's AggregatorRegistry), relays SIGTERM/SIGINT to them (each stops gracefully,
+// ./shutdown.ts), restarts a worker that dies (not more than 5 times a minute) and exits when
+// they all have: 0 when every worker stopped cleanly.
+import cluster, { type Worker } from "node:cluster";
+import { AggregatorRegistry } from "prom-client";
+import { configFromEnv } from "../config.js";
+import { serveConfigFromEnv, ServeConfigError } from "./config.js";
+import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
+import { WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
+
+/** What a worker says once it listens. */
+export interface WorkerListening {
+  cardflow: "listening";
+  store: string;
+  storeHint: string;
+  port: number;
+}
+
+const isListening = (message: unknown): message is WorkerListening => (message as WorkerListening | null)?.cardflow === "listening";
+
+const RESTARTS_PER_MINUTE = 5;
+
+export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const say = (line: string) => process.stderr.write(`cardflow: ${line}\n`);
+  let serve: ReturnType<typeof serveConfigFromEnv>;
+  try {
+    serve = serveConfigFromEnv(env, configFromEnv(env).port);
+  } catch (error) {
+    if (!(error instanceof ServeConfigError)) throw error;
+    say(error.message);
+    return process.exit(1);
+  }
+  let metrics: MetricsServer | null = null;
+  if (serve.metricsPort !== 0) {
+    const aggregator = new AggregatorRegistry();
+    const scrape = { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() };
+    metrics = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (error) => say(`metrics: ${String(error)}`)).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      say(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);
+      return process.exit(1);
+    });
+  }
+
+  let started = false;
+  let stopping = false;
+  let failed = false;
+  let listening = 0;
+  const deaths: number[] = [];
+
+  const fork = () =>
+    cluster.fork(env).on("message", (message: unknown) => {
+      if (!isListening(message) || started) return;
+      if (++listening < workers) return;
+      started = true;
+      const base = `http://localhost:${message.port}`;
+      process.stderr.write(
+        `\ncardflow is listening on ${base} with ${workers} worker processes (store: ${message.store})\n` +
+          `Create a merchant account and its API key: ${message.storeHint} npx cardflow accounts create acct_demo --exists-ok\n` +
+          `OpenAPI: ${base}/openapi.json   Web console: ${base}/console` +
+          (metrics ? `   Metrics (every worker): http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metrics.port}/metrics` : "") +
+          "\n\n",
+      );
+    });
+  const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+
+  function stopAll(reason: string) {
+    if (stopping) return;
+    stopping = true;
+    say(`stopping ${live().length} worker(s): ${reason}`);
+    for (const worker of live()) if (worker.isConnected()) worker.send(WORKER_STOP);
+    // each worker keeps its own deadline; this one ends the ones that could not
+    setTimeout(() => {
+      for (const worker of live()) worker.process.kill("SIGKILL");
+      failed = true;
+    }, serve.shutdownDeadlineMs + 2_000).unref();
+  }
+
+  cluster.on("exit", (worker, code, signal) => {
+    if (!stopping) {
+      if (!started) {
+        // a worker that cannot start (a port in use, a store that does not open) said why: the others will not do better
+        failed = true;
+        for (const other of live()) other.process.kill("SIGTERM");
+        return stopAll(`a worker exited before every worker listened (exit code ${code ?? signal})`);
+      }
+      const now = Date.now();
+      deaths.push(now);
+      while (deaths[0]! < now - 60_000) deaths.shift();
+      if (deaths.length > RESTARTS_PER_MINUTE) {
+        failed = true;
+        return stopAll(`${deaths.length} workers died within a minute`);
+      }
+      say(`worker ${worker.process.pid} exited (${code ?? signal}); starting another`);
+      fork();
+      return;
+    }
+    if (code !== 0) failed = true;
+    if (live().length === 0) void metrics?.close().finally(() => process.exit(failed ? 1 : 0));
+  });
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) return stopAll(signal);
+    // a second signal: the workers end their grace now
+    for (const worker of live()) if (worker.isConnected()) worker.send(WORKER_END_GRACE);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  for (let i = 0; i < workers; i++) fork();
+}

@@ -1,0 +1,46 @@
+// How the served process is operated, from the environment (beside src/config.ts, which says what
+// it serves): the metrics listener, the shutdown's grace and deadline, readiness's lag bound.
+export interface ServeConfig {
+  /** METRICS_PORT: Prometheus metrics on this port (default 9464; 0: no metrics listener). Never the API's port. */
+  metricsPort: number;
+  /** METRICS_HOST: where the metrics listener binds (default 127.0.0.1: this host only). */
+  metricsHost: string;
+  /** SHUTDOWN_GRACE_MS: after SIGTERM/SIGINT, /readyz fails and requests are served this long before the listener closes (default 5 s). */
+  shutdownGraceMs: number;
+  /** SHUTDOWN_DEADLINE_MS: from the signal, the process has exited by then (default 25 s, under Kubernetes' 30 s). */
+  shutdownDeadlineMs: number;
+  /** READY_MAX_LAG_SECONDS: /readyz fails while the oldest unprojected event is older (default 30; 0: not checked). */
+  readyMaxLagSeconds: number;
+}
+
+/** At the deadline less this, requests still running are cut, so the rest of the stop has this long. */
+export const STOP_MARGIN_MS = 1_000;
+
+export class ServeConfigError extends Error {
+  override readonly name = "ServeConfigError";
+}
+
+function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > max) throw new ServeConfigError(`${name}: expected a whole number from 0 to ${max}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort?: number): ServeConfig {
+  const config: ServeConfig = {
+    metricsPort: whole(env, "METRICS_PORT", 9464, 65535),
+    metricsHost: env.METRICS_HOST?.trim() || "127.0.0.1",
+    shutdownGraceMs: whole(env, "SHUTDOWN_GRACE_MS", 5_000),
+    shutdownDeadlineMs: whole(env, "SHUTDOWN_DEADLINE_MS", 25_000),
+    readyMaxLagSeconds: whole(env, "READY_MAX_LAG_SECONDS", 30),
+  };
+  if (config.metricsPort !== 0 && config.metricsPort === apiPort) {
+    throw new ServeConfigError(`METRICS_PORT: ${config.metricsPort} is the API's port; metrics are served on a port of their own (default 9464), or not at all with METRICS_PORT=0`);
+  }
+  if (config.shutdownDeadlineMs < config.shutdownGraceMs + STOP_MARGIN_MS) {
+    throw new ServeConfigError(`SHUTDOWN_DEADLINE_MS: ${config.shutdownDeadlineMs} leaves no time to stop after the grace (SHUTDOWN_GRACE_MS ${config.shutdownGraceMs}); give at least ${config.shutdownGraceMs + STOP_MARGIN_MS}`);
+  }
+  return config;
+}

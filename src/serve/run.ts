@@ -1,0 +1,75 @@
+// Runs the served process: `npm start` (src/main.ts) and `cardflow serve` (src/cli/serve.ts) both
+// come here, the CLI with its options already turned into the environment's terms. Logs are pino
+// JSON lines on stdout (LOG_LEVEL); what a person starting it needs to know goes to stderr.
+import cluster from "node:cluster";
+import { AggregatorRegistry } from "prom-client";
+import { pino } from "pino";
+import { configFromEnv, refuseToStart, type Stores } from "../config.js";
+import { serveConfigFromEnv, ServeConfigError } from "./config.js";
+import type { WorkerListening } from "./cluster.js";
+import { startService, StartFailure } from "./service.js";
+import { stopOnSignals } from "./shutdown.js";
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Opened by `serve --store`. */
+  stores?: Stores;
+  /** How the person starting it changes the port, for the message when it is taken. */
+  portHint?: (port: number) => string;
+  /** The environment line of the banner's `accounts create` hint (default: DATABASE_URL or DATA_DIR). */
+  storeHint?: string;
+}
+
+const npmPortHint = (port: number) => `PORT, e.g. PORT=${port + 1} npm start`;
+
+export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint }: RunOptions = {}): Promise<void> {
+  let config: ReturnType<typeof configFromEnv>;
+  let serve: ReturnType<typeof serveConfigFromEnv>;
+  try {
+    // a configuration that cannot run (production without processor adapters...) stops here, said why
+    config = await refuseToStart(() => configFromEnv(env));
+    serve = serveConfigFromEnv(env, config.port);
+  } catch (error) {
+    if (!(error instanceof ServeConfigError)) throw error;
+    return refuse(error.message);
+  }
+  const logger = pino({ level: config.logLevel });
+  const worker = cluster.isWorker;
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await refuseToStart(() => startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker }));
+  } catch (error) {
+    if (!(error instanceof StartFailure)) throw error;
+    return refuse(error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error.message);
+  }
+  stopOnSignals(service, serve, logger);
+  logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");
+  const hint = storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`);
+  if (worker) {
+    // the primary serves every worker's metrics from one listener (constructing an
+    // AggregatorRegistry is what makes a worker answer its requests), and prints the banner once
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([service.metrics.registry]);
+    const listening: WorkerListening = { cardflow: "listening", store: `${service.description}; mode: ${service.mode}`, storeHint: hint, port: config.port };
+    process.send?.(listening);
+    return;
+  }
+  process.stderr.write(banner(`http://localhost:${config.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl));
+}
+
+export function banner(base: string, store: string, storeHint: string, metricsUrl: string | null): string {
+  return (
+    `\ncardflow is listening on ${base} (store: ${store})\n` +
+    `Create a merchant account and its API key (prints only the key):\n` +
+    `  ${storeHint} npx cardflow accounts create acct_demo --exists-ok\n` +
+    `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
+    `OpenAPI: ${base}/openapi.json   Web console: ${base}/console` +
+    (metricsUrl ? `   Metrics: ${metricsUrl}` : "") +
+    "\n\n"
+  );
+}
+
+function refuse(message: string): void {
+  process.stderr.write(`cardflow: ${message}\n`);
+  process.exit(1);
+}

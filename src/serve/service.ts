@@ -1,0 +1,137 @@
+// The served process, composed once for `npm start` and `cardflow serve` (each worker of
+// `--workers N` too): the stores, the engine over instrumented ports, the webhooks, the HTTP API,
+// the reconciler, the metrics listener and the tracing SDK. stop() is the graceful stop that
+// ./shutdown.ts drives.
+import type { Logger } from "pino";
+import { systemClock } from "../clock.js";
+import { openStores, outboundOf, type ServiceConfig, type Stores } from "../config.js";
+import type { ReconcileReport } from "../engine.js";
+import { registerConsole } from "../console/routes.js";
+import { createServer } from "../http/server.js";
+import { blockRequestIds, randomIds } from "../ids.js";
+import { createObservedEngine } from "../observability/index.js";
+import type { Metrics } from "../observability/metrics.js";
+import { startTracingFromEnv } from "../observability/otel-sdk.js";
+import { registerServiceGauges } from "../observability/service-gauges.js";
+import { serviceProcessors } from "../processors/adapters.js";
+import { withSeededDefect } from "../seeded-defects.js";
+import { createWebhooks } from "../webhooks/index.js";
+import { loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
+import type { ServeConfig } from "./config.js";
+import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
+
+export interface ServiceOptions {
+  config: ServiceConfig;
+  serve: ServeConfig;
+  logger: Logger;
+  /** Already opened (`serve --store`); default: the configuration's (DATABASE_URL, else DATA_DIR). */
+  stores?: Stores;
+  /** A worker of `serve --workers`: its metrics are served by the primary, not on a listener of its own. */
+  clusterWorker?: boolean;
+}
+
+/** Why the service could not start, said in one line (a port in use): exit 1 without a stack trace. */
+export class StartFailure extends Error {
+  override readonly name = "StartFailure";
+  /** The API's port was taken (the caller says how to choose another). */
+  constructor(message: string, readonly apiPortTaken = false) {
+    super(message);
+  }
+}
+
+export async function startService({ config, serve, logger, stores, clusterWorker = false }: ServiceOptions) {
+  const tracing = await startTracingFromEnv();
+  const clock = systemClock;
+  // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
+  const { store, readModels, description } = withSeededDefect(stores ?? (await openStores(config)), config);
+  // request ids unique across every process on this store (blocks reserved in it)
+  const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
+  // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
+  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids });
+  const { engine, metrics, notes } = createObservedEngine(
+    { store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs },
+    { defaults: true },
+  );
+  const webhooks = createWebhooks({
+    engine,
+    signingKey: loadSigningKey(config.dataDir),
+    ...webhookConfigFromEnv(),
+    outbound: outboundOf(config),
+    onError: (err) => logger.warn({ err }, "webhook delivery"),
+  });
+  // the simulators' test helpers (/sim/*) are served in the sandbox only
+  const app = createServer({
+    engine,
+    ...(simulators ? { simulators } : {}),
+    webhooks,
+    idempotencyTtlMs: config.idempotencyTtlMs,
+    idempotencyMaxKeysPerAccount: config.idempotencyMaxKeysPerAccount,
+    // a claim outlives the longest request: the blocking auth
+    idempotencyLeaseMs: Math.max(180_000, config.syncAuthTimeoutMs + 60_000),
+    trustProxy: config.trustProxy,
+    logger,
+    metrics,
+    notes,
+    readiness: { maxLagSeconds: serve.readyMaxLagSeconds },
+    extensions: [registerConsole],
+  });
+  registerServiceGauges(metrics, { engine, drain: app.drain });
+
+  const closeStores = async () => {
+    await engine.close();
+    await closeProcessors();
+  };
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await closeStores();
+    // a port taken by another process is a setup problem to explain, not a crash to trace
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    throw new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
+  }
+  let metricsServer: MetricsServer | null = null;
+  if (!clusterWorker && serve.metricsPort !== 0) {
+    const scrape = { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() };
+    metricsServer = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (err) => logger.warn({ err }, "metrics collection failed")).catch(async (error: unknown) => {
+      await app.close();
+      await closeStores();
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      throw new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
+    });
+  }
+  await webhooks.delivery.start();
+  // processor calls a crash left without outcome: resolved at start-up, then on an interval
+  engine.startReconciler(config.reconcileIntervalMs, (pass) => {
+    observePass(metrics, pass);
+    if (pass instanceof Error) logger.error({ err: pass }, "reconcile pass failed");
+    else if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
+  });
+
+  return {
+    app,
+    engine,
+    metrics,
+    description,
+    /** sandbox, or production (adapters: <module>). */
+    mode,
+    /** Where /metrics is served (null: METRICS_PORT=0, or a worker's, served by the primary). */
+    metricsUrl: metricsServer ? `http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metricsServer.port}/metrics` : null,
+    /** After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed, spans exported. */
+    async stopBackground(): Promise<void> {
+      await webhooks.delivery.stop();
+      await closeStores();
+      await metricsServer?.close();
+      await tracing?.shutdown();
+    },
+  };
+}
+
+export type Service = Awaited<ReturnType<typeof startService>>;
+
+function observePass(metrics: Metrics, pass: ReconcileReport | Error) {
+  if (pass instanceof Error) return metrics.reconcilePasses.labels("failed").inc();
+  metrics.reconcilePasses.labels("ok").inc();
+  metrics.reconcileResolved.inc(pass.resolved.length);
+  metrics.reconcileOpen.set(pass.waiting);
+  metrics.reconcileOldest.set(pass.oldest_open_ms / 1000);
+}

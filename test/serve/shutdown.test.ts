@@ -1,0 +1,111 @@
+// Graceful stop of a real `npm start` process (src/serve/shutdown.ts, src/http/drain.ts): SIGTERM
+// while 128 clients run payments over keep-alive connections. /readyz fails at once while the
+// other requests are still served through the grace; then the listener closes. Every request
+// either got an answer or a refused connection: no 5xx, no reset, no connection closed without an
+// answer; every answered request's effect is in the store; the process exits 0. And at the
+// deadline, a request still running (a blocking terminal auth) is answered 503, not cut, and a
+// server-sent event stream ends with its final event.
+import { request } from "node:http";
+import { afterAll, describe, expect, it } from "vitest";
+import { freshStores, merchantKey, startServer, storedEvents, type StoreEnv } from "../multiprocess/servers.js";
+import { loadClients, REFUSED } from "./load.js";
+
+const stores = await freshStores("shutdown");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** GET on a connection of its own (a probe, like a load balancer's): the status, or the error code. */
+function probe(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode!));
+    });
+    req.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? String(error)));
+    req.end();
+  });
+}
+
+let stopServers: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  await Promise.all(stopServers.map((stop) => stop()));
+});
+
+describe("SIGTERM under load", () => {
+  it("128 clients: readiness fails at once, requests are served through the grace, none is reset or left unanswered, every answered effect is stored, exit 0", async () => {
+    const store: StoreEnv = stores.sqlite();
+    const key = await merchantKey(store, "acct_drain");
+    // processor calls take 50 ms: some are under way when the listener closes
+    const server = await startServer(store, { SHUTDOWN_GRACE_MS: "2000", SHUTDOWN_DEADLINE_MS: "30000", SIM_PROCESSOR_LATENCY_MS: "50", LOG_LEVEL: "info" });
+    stopServers.push(() => server.stop());
+    const load = loadClients(server.url, key, "acct_drain", 128);
+    // every client has run at least one payment: the keep-alive connections are open
+    for (let waited = 0; load.outcomes.filter((o) => o.kind === "capture").length < 128 && waited < 120_000; waited += 100) await sleep(100);
+    expect(await probe(`${server.url}/readyz`)).toBe(200);
+
+    const signalledAt = Date.now();
+    server.child.kill("SIGTERM");
+    let notReadyAt = 0;
+    const probes: string[] = [];
+    for (let i = 0; i < 100 && !notReadyAt; i++) {
+      const status = await probe(`${server.url}/readyz`);
+      probes.push(`${status}@${Date.now() - signalledAt}`);
+      if (status === 503) notReadyAt = Date.now();
+      else await sleep(20);
+    }
+    console.info(`probes after SIGTERM: ${probes.join(" ")} (${Date.now() - signalledAt} ms)`);
+    expect(notReadyAt, "readiness failed during the grace").toBeGreaterThan(0);
+    expect(await server.exited).toBe(0);
+    await load.done;
+
+    const answered = load.outcomes.filter((o) => o.status !== null);
+    const failures = load.outcomes.filter((o) => o.error !== null && o.error !== REFUSED);
+    console.info(`shutdown under load: ${load.outcomes.length} requests, ${answered.length} answered (${answered.filter((o) => o.at > notReadyAt).length} after readiness failed), ${load.outcomes.length - answered.length - failures.length} refused, ${failures.length} faults`);
+    expect(failures.map((o) => `${o.kind}: ${o.error}`)).toEqual([]);
+    expect(answered.filter((o) => o.status! >= 500).map((o) => `${o.kind}: ${o.status} ${o.body?.code}`)).toEqual([]);
+    expect(answered.every((o) => o.status === 200), "only 200s in this workload").toBe(true);
+    // the grace: other requests were still answered after readiness failed
+    expect(answered.filter((o) => o.at > notReadyAt).length).toBeGreaterThan(0);
+    expect(answered.filter((o) => o.at > signalledAt).length).toBeGreaterThan(0);
+    expect(server.output()).toContain('"msg":"stopped"');
+
+    // every answer's effect is stored
+    const events = await storedEvents(store);
+    const byPayment = new Map<string, string[]>();
+    for (const e of events) if (e.stream.startsWith("payment-")) byPayment.set(e.stream.slice(8), [...(byPayment.get(e.stream.slice(8)) ?? []), e.type]);
+    const effect = { create: "PaymentIntentCreated", authorize: "PaymentAuthorized", capture: "PaymentCaptured" } as const;
+    const missing = answered.filter((o) => !byPayment.get(o.paymentId!)?.includes(effect[o.kind]));
+    expect(missing.map((o) => `${o.kind} ${o.paymentId}`)).toEqual([]);
+  }, 300_000);
+
+  it("at the deadline a request still running is answered 503 (retry with the same Idempotency-Key), an event stream ends with its final event, and the process exits 0 in time", async () => {
+    const store: StoreEnv = stores.sqlite();
+    const key = await merchantKey(store, "acct_deadline");
+    const server = await startServer(store, { SHUTDOWN_GRACE_MS: "200", SHUTDOWN_DEADLINE_MS: "3000" });
+    stopServers.push(() => server.stop());
+    const post = (path: string, body: object) =>
+      fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ external_account_id: "acct_deadline", ...body }) });
+    const terminal = (await (await post("/v2/hardware", { terminal_type: "A_sync" })).json()).terminal_id;
+    const intent = await (await post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" })).json();
+    // a synchronous terminal's auth blocks until a card is presented (up to 120 s)
+    const blocking = post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    // and a server-sent event stream is open
+    const stream = await fetch(`${server.url}/v2/events/stream?external_account_id=acct_deadline`, { headers: { authorization: `Bearer ${key}` } });
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    const streamed = stream.text();
+    await sleep(500);
+    const signalledAt = Date.now();
+    server.child.kill("SIGTERM");
+    const res = await blocking;
+    const body = await res.json();
+    expect(res.status).toBe(503);
+    expect(body).toMatchObject({ code: "service_stopping", status: 503 });
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(await server.exited).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(3_000 + 2_000);
+    // the stream ended with its final event when the listener closed, not cut
+    expect(await streamed).toMatch(/event: end\ndata: \{"reason":"draining","next_cursor":"[\w-]+"\}\n\n$/);
+    // the attempt was recorded before the call: the reconciler of the next process resolves it
+    const events = await storedEvents(store);
+    expect(events.filter((e) => e.stream === `payment-${intent.payment_id}`).map((e) => e.type)).toContain("TerminalAuthorizationAttempted");
+  }, 180_000);
+});

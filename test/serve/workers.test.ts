@@ -1,0 +1,110 @@
+// `cardflow serve --workers 2` as an operator runs it (bin/cardflow.js), on SQLite and on
+// PostgreSQL: both workers serve the one port (each new connection may land on either), a payment
+// started through one is finished through the other, the primary's METRICS_PORT serves both
+// workers' figures summed, and SIGTERM stops both gracefully: exit 0.
+import { spawn, type ChildProcess } from "node:child_process";
+import { request } from "node:http";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { freshStores, merchantKey, type StoreEnv } from "../multiprocess/servers.js";
+import { freePort } from "../support/postgres.js";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
+
+const BIN = fileURLToPath(new URL("../../bin/cardflow.js", import.meta.url));
+const stores = await freshStores("workers");
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+/** One request on a connection of its own (so the primary may hand it to either worker). */
+function call(port: number, method: string, path: string, key: string | null, body?: object): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request({ host: "127.0.0.1", port, method, path, agent: false, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(payload ? { "content-type": "application/json" } : {}) } }, (res) => {
+      let text = "";
+      res.on("data", (d: Buffer) => (text += d.toString()));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
+    });
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+async function serve(args: string[], env: Record<string, string>) {
+  const port = await freePort();
+  const metricsPort = await freePort();
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", "--workers", "2", "--port", String(port), "--host", "127.0.0.1", ...args], {
+    env: { ...process.env, DATABASE_URL: "", METRICS_PORT: String(metricsPort), LOG_LEVEL: "info", SHUTDOWN_GRACE_MS: "300", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let output = "";
+  child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  for (let waited = 0; !output.includes("with 2 worker processes"); waited += 100) {
+    if (child.exitCode !== null || waited > 120_000) throw new Error(`serve --workers 2 did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { port, metricsPort, child, exited, output: () => output };
+}
+
+async function exercise(store: StoreEnv, args: string[], env: Record<string, string>) {
+  const server = await serve(args, env);
+  const key = await merchantKey(store, "acct_workers");
+  const payments = 8;
+  for (let i = 0; i < payments; i++) {
+    const created = await call(server.port, "POST", "/v2/payment/intent", key, { external_account_id: "acct_workers", amount: "4.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_w" });
+    expect(created.status).toBe(200);
+    const paymentId = created.body.payment_id;
+    expect((await call(server.port, "POST", "/v2/payment/auth", key, { external_account_id: "acct_workers", payment_id: paymentId })).body.status).toBe("requires_capture");
+    expect((await call(server.port, "POST", "/v2/payment/capture", key, { external_account_id: "acct_workers", payment_id: paymentId, amount: "4.00" })).body.status).toBe("succeeded");
+  }
+  // every request's log line names the worker that served it: both did
+  const lines = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const workers = new Set(lines.filter((l) => l.msg === "request" && l.route === "/v2/payment/intent").map((l) => l.pid));
+  expect(workers.size).toBe(2);
+
+  // the primary's metrics: both workers' requests, summed
+  const metrics = await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`).then((r) => r.text());
+  const line = metrics.split("\n").find((l) => l.startsWith('cardflow_commands_total{') && l.includes('command="createIntent"') && l.includes('outcome="ok"'));
+  expect(line, metrics.slice(0, 2000)).toBeDefined();
+  expect(Number(line!.split(" ").pop())).toBe(payments);
+  expect(metrics).toContain("nodejs_eventloop_lag_seconds");
+
+  server.child.kill("SIGTERM");
+  expect(await server.exited).toBe(0);
+  expect(server.output().match(/"msg":"stopped"/g)).toHaveLength(2);
+  // the listener is gone
+  await expect(call(server.port, "GET", "/healthz", null)).rejects.toMatchObject({ code: "ECONNREFUSED" });
+}
+
+describe("cardflow serve --workers 2", () => {
+  it("on SQLite (--data-dir): both workers serve the port, the metrics are summed, SIGTERM stops both, exit 0", async () => {
+    const store = stores.sqlite() as { DATA_DIR: string };
+    await exercise(store, ["--data-dir", store.DATA_DIR], {});
+  }, 300_000);
+
+  it("on PostgreSQL (--store postgres:URL): both workers serve the port, the metrics are summed, SIGTERM stops both, exit 0", async () => {
+    const store = stores.postgres() as { DATABASE_URL: string; DATABASE_SCHEMA: string };
+    await exercise(store, ["--store", `postgres:${store.DATABASE_URL}`], { DATABASE_SCHEMA: store.DATABASE_SCHEMA, DATA_DIR: mkdtempSync(join(tmpdir(), "cardflow-workers-host-")) });
+  }, 300_000);
+
+  it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {
+    for (const [args, says] of [
+      [["--workers", "0"], "--workers: expected a whole number from 1 to 64"],
+      [["--store", "jsonl:/tmp/x.jsonl"], "serve needs read models beside its events"],
+    ] as const) {
+      const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", ...args], { env: { ...process.env, METRICS_PORT: "0" }, stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(code).toBe(2);
+      expect(stderr).toContain(says);
+    }
+  }, 120_000);
+});

@@ -67,11 +67,12 @@ const cpuTicks = (pid: number) => {
 
 export async function serve(store: StoreEnv, env: Record<string, string> = {}): Promise<Served> {
   const port = await freePort();
+  const metricsPort = await freePort();
   const work = mkdtempSync(join(tmpdir(), "cardflow-served-"));
   const portFile = join(work, "loop-delay.port");
   const child = spawn(process.execPath, ["--import", "tsx", "--import", DIE_WITH_PARENT, "--import", PRELOAD, MAIN], {
-    // the shipped defaults, but for where it listens and stores; metrics on a port of its own (0: any free one)
-    env: { ...process.env, DATABASE_URL: "", ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", LOOP_DELAY_PORT_FILE: portFile, ...env },
+    // the shipped defaults, but for where it listens and stores; metrics on (ROUND3-NOTES), on a free port of their own
+    env: { ...process.env, DATABASE_URL: "", ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: String(metricsPort), LOOP_DELAY_PORT_FILE: portFile, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let errors = "";

@@ -36,6 +36,7 @@ const BENCHES: Bench[] = [
   { rows: ["10"], script: "scripts/bench/http-postgres.ts", args: ["--row=10"], needs: [], title: "PostgreSQL HTTP flows, 64 clients" },
   { rows: ["11"], script: "scripts/bench/webhooks.ts", needs: ["src/webhooks/index.ts"], title: "webhook delivery latency, append to receiver" },
   { rows: ["12"], script: "scripts/bench/peer-emmett.ts", needs: [], title: "stored-card flows side by side with Emmett on PostgreSQL" },
+  { rows: ["15"], script: "scripts/bench/noisy-neighbour.ts", needs: ["src/webhooks/delivery-records.ts"], title: "another account's status-read p99 beside 16 timing-out webhook endpoints" },
 ];
 
 /** What stands in the way of the targets not met: written by people, from profiles, kept beside the scripts. */

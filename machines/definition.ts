@@ -8,7 +8,7 @@
 // new name, or the change shows only in the code review of machines/payment.ts.
 import { createHash } from "node:crypto";
 import { PaymentEvent } from "./events.js";
-import { paymentMachine } from "./payment.js";
+import { paymentMachine, type FollowUpRule } from "./payment.js";
 import { finalStates, machineTransitions } from "./transitions.js";
 
 export const MACHINE_FORMAT = "cardflow.machine/1";
@@ -27,7 +27,8 @@ export interface MachineDefinition {
   format: typeof MACHINE_FORMAT;
   id: string;
   initial: string;
-  states: { id: string; final: boolean; tags: string[] }[];
+  /** follow_ups: what follows on its own in the state, when its guards hold (the engine's policy makes it); absent in definitions from before follow-ups were listed. */
+  states: { id: string; final: boolean; tags: string[]; follow_ups?: { command: string; guards: string[] }[] }[];
   final_states: string[];
   /** The domain events the machine folds, each with the schema version it reads. */
   events: { type: string; version: number }[];
@@ -41,13 +42,16 @@ const actionName = (a: ActionDef): string => (typeof a === "string" ? a : typeof
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** A state's follow-up rules (its meta, machines/payment.ts), in the order the machine lists them. */
+const followUpsOf = (meta: unknown) => ((meta as { followUps?: FollowUpRule[] } | undefined)?.followUps ?? []).map(({ command, guard }) => ({ command, guards: [guard] }));
+
 export function machineDefinition(): MachineDefinition {
   const root = paymentMachine.root;
   const initial = root.initial?.target?.[0]?.key;
   if (!initial) throw new Error("the machine has no initial state");
   const finals = new Set(finalStates());
   const states = Object.entries(root.states)
-    .map(([id, node]) => ({ id, final: finals.has(id), tags: [...node.tags].sort(byName) }))
+    .map(([id, node]) => ({ id, final: finals.has(id), tags: [...node.tags].sort(byName), follow_ups: followUpsOf(node.meta) }))
     .sort((a, b) => byName(a.id, b.id));
 
   // machineTransitions() walks the machine in its order; the actions come from the same walk

@@ -5,7 +5,7 @@
 // an actor scope per event.
 import { compileMachine, type CompiledState } from "./compiled.js";
 import type { PaymentEvent } from "./events.js";
-import { paymentMachine, type PaymentContext, type PaymentStatus } from "./payment.js";
+import { paymentMachine, type FollowUpRule, type PaymentContext, type PaymentStatus } from "./payment.js";
 
 /**
  * A payment between events: the machine's state value and context, as XState's snapshot carries
@@ -44,20 +44,43 @@ export function acceptedEventTypes(status: PaymentState["status"]): PaymentEvent
 }
 
 /**
- * One stored event applied to a payment's state (undefined before its first event). Throws when
- * the machine does not allow it: the engine appends only allowed events, so this is corruption.
+ * A stored event applied to a payment's snapshot: the one fold of a payment stream, for the
+ * engine's loads, the read models and the public events alike. Throws when the machine does not
+ * allow it: the engine appends only allowed events, so this is corruption.
  */
+export function applyStored(snapshot: PaymentSnapshot, event: { type: string; stream: string; revision: number }): PaymentSnapshot {
+  const after = applyPaymentEvent(snapshot, event as unknown as PaymentEvent);
+  if (!after) throw new Error(`${event.type} is not allowed after ${snapshot.value} (${event.stream}@${event.revision})`);
+  return after;
+}
+
+/** One stored event applied to a payment's state (undefined before its first event), as applyStored. */
 export function foldStored(
   state: PaymentState | undefined,
   event: { type: string; stream: string; revision: number },
 ): { before: PaymentState["status"]; state: PaymentState } {
   const before = state ? snapshotOf(state) : initialPaymentSnapshot;
-  const after = applyPaymentEvent(before, event as unknown as PaymentEvent);
-  if (!after) throw new Error(`${event.type} is not allowed after ${before.value} (${event.stream}@${event.revision})`);
-  return { before: before.value, state: stateOf(after) };
+  return { before: before.value, state: stateOf(applyStored(before, event)) };
 }
 
 /** Whether the machine tags the snapshot's state so (tags live on the machine's state nodes). */
 export function hasTag(snapshot: PaymentSnapshot, tag: "awaiting_processor" | "collecting_card"): boolean {
   return paymentMachine.root.states[snapshot.value]?.tags.includes(tag) ?? false;
+}
+
+/** Guards that read the payment's context only (no event): asked of the machine by name. */
+export type ContextGuard = "isStoredCard" | "isCardPresent" | "hasCollectedCard" | "isManualCapture" | "isAutomaticCapture" | "savesCardOnTerminal";
+
+type GuardFunction = (args: { context: PaymentContext; event: undefined }, params: undefined) => boolean;
+
+/** Whether the machine's named guard holds for the payment (its own implementation: no copy of the rule). */
+export function guardHolds(snapshot: PaymentSnapshot, guard: ContextGuard): boolean {
+  const implementation = (paymentMachine.implementations.guards as unknown as Record<string, GuardFunction>)[guard]!;
+  return implementation({ context: snapshot.context, event: undefined }, undefined);
+}
+
+/** The steps that follow on their own in the snapshot's state (the state's meta): see FollowUpRule. */
+export function followUpRules(snapshot: PaymentSnapshot): readonly FollowUpRule[] {
+  const meta = paymentMachine.root.states[snapshot.value]?.meta as { followUps?: FollowUpRule[] } | undefined;
+  return meta?.followUps ?? [];
 }

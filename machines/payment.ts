@@ -8,10 +8,11 @@
 // so no capture can race a void, no refund another refund. Outcomes without an attempt id are
 // what processors report on their own and what streams written before attempts hold: accepted
 // only while no attempt is in flight.
-import { and, assertEvent, assign, setup, type SnapshotFrom } from "xstate";
+import { and, assertEvent, assign, setup } from "xstate";
 import { amounts, formatAmount } from "../src/money.js";
 import { OUTCOMES, type AttemptEvent, type Authorization, type Card, type PaymentEvent, type PaymentEventOf, type TerminalType } from "./events.js";
 import { failureLeadsTo, type LastErrorCode } from "./failures.js";
+import { STATUS_TAGS, type StatusTag } from "./statuses.js";
 
 type Intent = PaymentEventOf<"PaymentIntentCreated">["data"];
 
@@ -74,7 +75,7 @@ const coversIntent = (context: PaymentContext, a: Authorization) =>
   compare(a.amount_authorized, sum(sum(intentOf(context).amount, a.tip_amount), a.donation_amount)) === 0;
 
 export const paymentMachine = setup({
-  types: { context: {} as PaymentContext, events: {} as PaymentEvent, tags: "" as "awaiting_processor" | "collecting_card" },
+  types: { context: {} as PaymentContext, events: {} as PaymentEvent, tags: "" as StatusTag },
   guards: {
     // who collects the card
     isStoredCard: ({ context }: Args) => intentOf(context).payment_method_id !== null,
@@ -134,6 +135,11 @@ export const paymentMachine = setup({
     canSaveAfterCapture: ({ context, event }: Args) => {
       const intent = intentOf(context);
       return savableCard(context, event) && (intent.allow_saving_card || intent.external_customer_id !== null);
+    },
+    // follow-ups (the states' meta): what follows on its own once the payment reaches the state
+    savesCardOnTerminal: ({ context }: Args) => {
+      const intent = intentOf(context);
+      return context.terminal?.terminal_type === "A_sync" && intent.allow_saving_card && intent.external_customer_id !== null;
     },
   },
   actions: {
@@ -218,7 +224,7 @@ export const paymentMachine = setup({
     requires_payment_method: { on: authorizationSteps() },
     payment_method_requested: {
       // the terminal or reader is collecting: its outcome is reported by the processor
-      tags: ["awaiting_processor", "collecting_card"],
+      tags: [...STATUS_TAGS.payment_method_requested],
       on: {
         // processor B: the card the client SDK collected is authorized
         AuthorizationAttempted: attempt("hasCollectedCard"),
@@ -245,6 +251,8 @@ export const paymentMachine = setup({
       },
     },
     requires_capture: {
+      // an automatic-capture payment is captured as soon as it is authorized (spec §3)
+      meta: followUps({ command: "capture", guard: "isAutomaticCapture" }),
       on: {
         CaptureAttempted: attempt("withinCapturable"),
         CaptureRequested: outcome({ target: "capture_requested", guards: ["withinCapturable"], actions: "recordCaptureRequest" }),
@@ -258,12 +266,14 @@ export const paymentMachine = setup({
     },
     capture_requested: {
       // the capture settles when the processor confirms it
-      tags: ["awaiting_processor"],
+      tags: [...STATUS_TAGS.capture_requested],
       on: {
         PaymentCaptured: outcome({ target: "succeeded", guards: ["settlesRequestedCapture"], actions: "recordCapture" }),
       },
     },
     succeeded: {
+      // a synchronous terminal saves the card once captured, so the token is in that answer (spec §4.4, §4.8)
+      meta: followUps({ command: "save_card", guard: "savesCardOnTerminal" }),
       on: {
         RefundAttempted: attempt("withinRefundable"),
         PaymentRefunded: outcome({ guards: ["withinRefundable"], actions: "recordRefund" }),
@@ -312,7 +322,7 @@ function authorizeAndCaptureStoredCard(target: "capture_requested" | "succeeded"
 type GuardName =
   | "isStoredCard" | "isCardPresent" | "isProcessorATerminal" | "hasCollectedCard" | "collectsWithClientSdk" | "isManualCapture"
   | "isAutomaticCapture" | "authorizesIntentAmount" | "authorizesAndCapturesInFull" | "withinCapturable" | "settlesRequestedCapture"
-  | "withinRefundable" | "isRetryableFailure" | "canSaveBeforeCapture" | "canSaveAfterCapture";
+  | "withinRefundable" | "isRetryableFailure" | "canSaveBeforeCapture" | "canSaveAfterCapture" | "savesCardOnTerminal";
 type ActionName =
   | "recordTerminal" | "recordAuthorization" | "recordFailure" | "recordCaptureRequest" | "recordCapture"
   | "releaseAuthorization" | "recordRefund" | "recordSavedCard";
@@ -330,6 +340,20 @@ function attempt(...guards: GuardName[]) {
 function outcome(t: { target?: Status; guards?: GuardName[]; actions: ActionName | ActionName[] }) {
   const actions = typeof t.actions === "string" ? [t.actions] : t.actions;
   return { target: t.target, guard: and(["answersAttempt", ...(t.guards ?? [])]), actions: [...actions, "closeAttempt"] } as const;
+}
+
+/**
+ * A step that follows on its own once the payment is in the state, when the guard (on the
+ * context) holds and the machine allows the command: the engine's policy makes it
+ * (src/engine/policy/follow-ups.ts); the machine's definition lists it (machines/definition.ts).
+ */
+export interface FollowUpRule {
+  command: "capture" | "save_card";
+  guard: GuardName;
+}
+
+function followUps(...rules: FollowUpRule[]) {
+  return { followUps: rules };
 }
 
 /** The processor did nothing for the attempt in flight: the command may be tried again. */
@@ -350,5 +374,5 @@ function savableCard(context: PaymentContext, event: PaymentEvent): boolean {
 }
 
 export type PaymentMachine = typeof paymentMachine;
-export type PaymentStatus = Exclude<SnapshotFrom<typeof paymentMachine>["value"], "none">;
-export const PAYMENT_STATUSES = Object.keys(paymentMachine.config.states!).filter((s) => s !== "none") as PaymentStatus[];
+export type { PaymentStatus } from "./statuses.js";
+export { PAYMENT_STATUSES } from "./statuses.js";

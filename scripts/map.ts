@@ -32,7 +32,7 @@ export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
   { floor: "events", paths: ["src/events/"] },
   { floor: "ports", paths: ["src/store/", "src/processors/", "src/outbound/", "src/idempotency.ts", "src/config.ts", "src/seeded-defects.ts"] },
   { floor: "projections", paths: ["projections/"] },
-  { floor: "engine", paths: ["src/engine/", "src/inputs.ts", "src/replay.ts"] },
+  { floor: "engine", paths: ["src/engine/", "src/inputs.ts"] },
   { floor: "present", paths: ["src/present/"] },
   { floor: "library", paths: ["src/engine.ts", "src/api-keys.ts"] },
   { floor: "observability", paths: ["src/observability/"] },

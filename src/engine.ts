@@ -24,7 +24,7 @@ import { createSingleEventStreams } from "./engine/streams/single-event-streams.
 import { randomIds, type Ids } from "./ids.js";
 import { GetPaymentInput, parseInput } from "./inputs.js";
 import { refuseUndefinedOptions } from "./options.js";
-import { paymentRecord, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
+import { recordOf, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
 import type { Processors } from "./processors/port.js";
 import { createSimulators } from "./processors/simulator.js";
 import { createMemoryReadModels, createMemoryStore } from "./store/memory/index.js";
@@ -59,7 +59,7 @@ export interface EngineOptions {
 }
 
 /** The payment record of a payment as of its last event (spec §2.1). */
-const answerOf = ({ snapshot, request_id }: Pick<Loaded, "snapshot" | "request_id">): PaymentRecord => paymentRecord(stateOf(snapshot), request_id);
+const answerOf = ({ snapshot, request_id }: Pick<Loaded, "snapshot" | "request_id">): PaymentRecord => recordOf({ state: stateOf(snapshot), request_id });
 
 export function createEngine(options: EngineOptions = {}) {
   refuseUndefinedOptions("createEngine", options, { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });

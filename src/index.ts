@@ -7,7 +7,7 @@ export { paymentMachine, PAYMENT_STATUSES, type PaymentContext, type PaymentStat
 export * as events from "../machines/events.js";
 export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "../machines/failures.js";
 export { applyPaymentEvent, foldStored, stateOf, type PaymentState, type PaymentSnapshot } from "../machines/fold.js";
-export { replay, type ReplayStep, type ReplayReport } from "./replay.js";
+export { replay, type ReplayStep, type ReplayReport } from "./audit/replay.js";
 export * from "./errors.js";
 export {
   createIdempotency,

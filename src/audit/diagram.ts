@@ -4,7 +4,7 @@
 // With a payment's events, the path it took is highlighted and its steps numbered.
 import { finalStates, machineStates, machineTransitions, type MachineTransition } from "../../machines/transitions.js";
 import { paymentMachine } from "../../machines/payment.js";
-import { replay } from "../replay.js";
+import { replay } from "./replay.js";
 import { toCompactDot } from "./diagram-compact.js";
 import type { RecordedEvent } from "../store/port.js";
 

@@ -22,7 +22,7 @@ export interface MachineDiff {
   base: string;
   head: string;
   initial: { base: string; head: string };
-  states: { id: string; mark: Mark; final: boolean; tags: string[]; was?: { final: boolean; tags: string[] } }[];
+  states: { id: string; mark: Mark; final: boolean; tags: string[]; follow_ups: string[]; was?: { final: boolean; tags: string[]; follow_ups: string[] } }[];
   transitions: TransitionDiff[];
   guards: { name: string; mark: Exclude<Mark, "changed"> }[];
   events: { type: string; mark: Mark; version: number; was?: number }[];
@@ -36,7 +36,7 @@ export const MachineDefinitionSchema = z.object({
   format: z.literal(MACHINE_FORMAT),
   id: z.string(),
   initial: z.string(),
-  states: z.array(z.object({ id: z.string(), final: z.boolean(), tags: z.array(z.string()) })),
+  states: z.array(z.object({ id: z.string(), final: z.boolean(), tags: z.array(z.string()), follow_ups: z.array(z.object({ command: z.string(), guards: z.array(z.string()) })).optional() })),
   final_states: z.array(z.string()),
   events: z.array(z.object({ type: z.string(), version: z.number().int() })),
   guards: z.array(z.string()),
@@ -46,6 +46,8 @@ export const MachineDefinitionSchema = z.object({
 
 const idOf = (t: MachineDefinitionTransition) => `${t.source} --${t.event}--> ${t.target}`;
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+/** A state's follow-ups as words ("capture when isAutomaticCapture"); none in definitions from before they were listed. */
+const followUps = (s: MachineDefinition["states"][number]) => (s.follow_ups ?? []).map((f) => `${f.command} when ${f.guards.join(" and ")}`);
 
 /** Keys in the order of `head`, then what only `base` has (each list keeps its own order). */
 function union<T>(base: readonly T[], head: readonly T[], key: (t: T) => string): string[] {
@@ -61,8 +63,8 @@ export function diffMachines(base: MachineDefinition, head: MachineDefinition): 
   const states = union(base.states, head.states, (s) => s.id).map((id) => {
     const [b, h] = [baseStates.get(id), headStates.get(id)];
     const now = (h ?? b)!;
-    const mark: Mark = !b ? "added" : !h ? "removed" : b.final !== h.final || !sameList(b.tags, h.tags) ? "changed" : "same";
-    return { id, mark, final: now.final, tags: now.tags, ...(mark === "changed" ? { was: { final: b!.final, tags: b!.tags } } : {}) };
+    const mark: Mark = !b ? "added" : !h ? "removed" : b.final !== h.final || !sameList(b.tags, h.tags) || !sameList(followUps(b), followUps(h)) ? "changed" : "same";
+    return { id, mark, final: now.final, tags: now.tags, follow_ups: followUps(now), ...(mark === "changed" ? { was: { final: b!.final, tags: b!.tags, follow_ups: followUps(b!) } } : {}) };
   });
 
   const baseTransitions = new Map(base.transitions.map((t) => [idOf(t), t]));
@@ -113,7 +115,14 @@ export function markdownDiff(d: MachineDiff): string {
   if (d.initial.base !== d.initial.head) rows.push(["changed", "initial state", `${code(d.initial.base)} → ${code(d.initial.head)}`, ""]);
   for (const s of d.states) {
     if (s.mark === "same") continue;
-    const details = s.mark === "changed" ? [s.was!.final !== s.final ? `final: ${s.was!.final} → ${s.final}` : "", !sameList(s.was!.tags, s.tags) ? `tags: ${list(s.was!.tags)} → ${list(s.tags)}` : ""].filter(Boolean).join("; ") : s.final ? "final" : "";
+    const details =
+      s.mark === "changed"
+        ? [
+            s.was!.final !== s.final ? `final: ${s.was!.final} → ${s.final}` : "",
+            !sameList(s.was!.tags, s.tags) ? `tags: ${list(s.was!.tags)} → ${list(s.tags)}` : "",
+            !sameList(s.was!.follow_ups, s.follow_ups) ? `follow-ups: ${list(s.was!.follow_ups)} → ${list(s.follow_ups)}` : "",
+          ].filter(Boolean).join("; ")
+        : s.final ? "final" : "";
     rows.push([s.mark, "state", code(s.id), details]);
   }
   for (const t of d.transitions) {

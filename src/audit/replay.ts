@@ -1,11 +1,15 @@
-// Replay of a whole store: every payment stream folded through the machine, purely, in one pass
-// in global order. The summary counts payments by final status and lists every event the machine
-// would not have allowed (the fold keeps the state it had, as src/replay.ts does).
+// Replay for audits: a payment stream folded through the machine purely (replay: the state after
+// each event, any event the machine would not have allowed flagged and the state kept, so one bad
+// event does not hide what follows; stored events are untrusted here: one that does not match its
+// zod schema, an edited amount "abc", is refused, never thrown on), and a whole store in one pass
+// in global order (replayStore: payments by final status, every event the machine would not have
+// allowed, each against the machine that decided it).
 import { performance } from "node:perf_hooks";
-import { initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
+import { PaymentEvent } from "../../machines/events.js";
+import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapshot, type PaymentState } from "../../machines/fold.js";
 import { NotFound } from "../errors.js";
 import { auditReplay, auditStep, type AuditReplay } from "./machine-history.js";
-import type { EventStore } from "../store/port.js";
+import type { EventStore, RecordedEvent } from "../store/port.js";
 import { batchesOf, lastPosition, paymentIdOf, type OnProgress } from "./source.js";
 
 export interface IllegalTransition {
@@ -74,4 +78,43 @@ export async function replayPayment(store: EventStore, paymentId: string): Promi
   const events = await store.readStream(`payment-${paymentId}`);
   if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
   return { payment_id: paymentId, ...auditReplay(events) };
+}
+
+export interface ReplayStep {
+  revision: number;
+  position: number;
+  type: string;
+  status_before: PaymentState["status"];
+  /** false: the machine would not have allowed this event here. */
+  allowed: boolean;
+  /** Why it was refused: not a valid event, or no transition for it in this status. */
+  refused?: string;
+  state: PaymentState;
+}
+
+/** One stored event applied to a snapshot: the next snapshot, or why the event is refused. */
+export function replayStep(snapshot: PaymentSnapshot, e: Pick<RecordedEvent, "type" | "version" | "data">): { next: PaymentSnapshot } | { refused: string } {
+  const parsed = PaymentEvent.safeParse({ type: e.type, version: e.version, data: e.data });
+  if (!parsed.success) return { refused: `not a valid payment event: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}` };
+  const next = applyPaymentEvent(snapshot, parsed.data);
+  return next ? { next } : { refused: `not allowed in status ${snapshot.value}` };
+}
+
+export interface ReplayReport {
+  steps: ReplayStep[];
+  final: PaymentState;
+  illegal: ReplayStep[];
+}
+
+export function replay(events: readonly Pick<RecordedEvent, "type" | "version" | "data" | "revision" | "position">[]): ReplayReport {
+  let snapshot = initialPaymentSnapshot;
+  const steps: ReplayStep[] = [];
+  for (const e of events) {
+    const before = stateOf(snapshot).status;
+    const step = replayStep(snapshot, e);
+    if ("next" in step) snapshot = step.next;
+    const refused = "refused" in step ? { refused: step.refused } : {};
+    steps.push({ revision: e.revision, position: e.position, type: e.type, status_before: before, allowed: "next" in step, ...refused, state: stateOf(snapshot) });
+  }
+  return { steps, final: stateOf(snapshot), illegal: steps.filter((s) => !s.allowed) };
 }

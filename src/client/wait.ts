@@ -1,7 +1,7 @@
 // waitForPayment: polls the status read (spec §4.5) until the payment has a status of `until`,
 // as spec §8 advises after an asynchronous terminal auth: every 0.5–1 s, for 3 minutes by
 // default (a shorter or longer wait when asked), then WaitTimeout.
-import type { PaymentStatus } from "../../machines/payment.js";
+import { statusesTagged, type PaymentStatus } from "../../machines/statuses.js";
 import type { PaymentRecord } from "../present/payment-record.js";
 import { WaitTimeout } from "./errors.js";
 import { sleep, type CallOptions } from "./transport.js";
@@ -17,8 +17,8 @@ export interface WaitQuery {
   timeoutMs?: number;
 }
 
-/** Statuses in which a payment waits for a shopper, a terminal or a processor. */
-const WAITING: readonly PaymentStatus[] = ["payment_method_requested", "capture_requested"];
+/** Statuses in which a payment waits for a shopper, a terminal or a processor (the machine's tag). */
+const WAITING: readonly PaymentStatus[] = statusesTagged("awaiting_processor");
 
 type Read = (query: { external_account_id: string; payment_id: string }, call: Pick<CallOptions, "signal">) => Promise<PaymentRecord>;
 

@@ -3,6 +3,7 @@
 // document and are what the end-to-end tests check every answer against.
 import { z } from "zod";
 import { LAST_ERROR_CODES } from "../../machines/failures.js";
+import { PAYMENT_STATUSES } from "../../machines/statuses.js";
 import { Card, TerminalType } from "../../machines/events.js";
 
 import { successStatus, type Version } from "../present/api-versions.js";
@@ -10,8 +11,8 @@ import { successStatus, type Version } from "../present/api-versions.js";
 export type { Version } from "../present/api-versions.js";
 
 /** §3: one machine state `succeeded`, written `success` by /v1 and `succeeded` by /v2 (DESIGN.md). */
-const STATUSES = ["requires_payment_method", "payment_method_requested", "requires_capture", "capture_requested", "error", "canceled"] as const;
-export const PaymentStatusOut = (version: Version) => z.enum([...STATUSES, successStatus(version)]);
+const OTHER_STATUSES = PAYMENT_STATUSES.filter((s) => s !== "succeeded");
+export const PaymentStatusOut = (version: Version) => z.enum([...OTHER_STATUSES, successStatus(version)]);
 
 /** Amounts leave as strings with the currency's minor units (§2.1 allows string or number). */
 const AmountOut = z.string().regex(/^\d+(\.\d+)?$/);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { asOf } from "../../src/audit/as-of.js";
 import { paymentRecord } from "../../src/present/payment-record.js";
-import { replay } from "../../src/replay.js";
+import { replay } from "../../src/audit/replay.js";
 import { InvalidRequest } from "../../src/errors.js";
 import { runFlows, type Flows } from "./flows.js";
 

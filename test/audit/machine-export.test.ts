@@ -33,7 +33,7 @@ describe("the machine's canonical definition", () => {
     expect(definition.final_states).toEqual(["canceled"]);
     expect(definition.transitions).toHaveLength(machineTransitions().length);
     expect(definition.events.map((e) => e.type).sort()).toEqual(PaymentEvent.options.map((o) => o.shape.type.value).sort());
-    const used = new Set(definition.transitions.flatMap((t) => t.guards));
+    const used = new Set([...definition.transitions.flatMap((t) => t.guards), ...definition.states.flatMap((s) => (s.follow_ups ?? []).flatMap((f) => f.guards))]);
     expect([...used].filter((g) => !definition.guards.includes(g))).toEqual([]);
     // the machine's own guards and actions, all used
     expect(definition.guards.filter((g) => !used.has(g))).toEqual([]);

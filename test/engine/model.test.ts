@@ -15,7 +15,7 @@ import { PROJECTIONS } from "../../projections/registry.js";
 import { CardflowError } from "../../src/errors.js";
 import { sequentialIds } from "../../src/ids.js";
 import type { AuthorizationOutcome } from "../../src/processors/port.js";
-import { replay } from "../../src/replay.js";
+import { replay } from "../../src/audit/replay.js";
 import { assertAmountInvariants } from "../support/invariants.js";
 import { expectedPayments, filtersOf, listings, pagesOf } from "../support/listings.js";
 import { amountMismatches } from "../support/processor-amounts.js";

@@ -6,7 +6,7 @@ import { createEngine } from "../../src/engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
-import { replay } from "../../src/replay.js";
+import { replay } from "../../src/audit/replay.js";
 
 async function storedCardCharge() {
   const clock = manualClock();

@@ -7,7 +7,7 @@ import type { PaymentRecord } from "../../src/present/payment-record.js";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
-import { replay } from "../../src/replay.js";
+import { replay } from "../../src/audit/replay.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 

@@ -5,7 +5,10 @@
 import { describe, expect, test } from "vitest";
 import type { PaymentEvent } from "../../machines/events.js";
 import { failureLeadsTo } from "../../machines/failures.js";
-import { acceptedEventTypes, applyPaymentEvent, foldStored, hasTag, initialPaymentSnapshot } from "../../machines/fold.js";
+import { machineDefinition } from "../../machines/definition.js";
+import { acceptedEventTypes, applyPaymentEvent, followUpRules, foldStored, guardHolds, hasTag, initialPaymentSnapshot } from "../../machines/fold.js";
+import { paymentMachine } from "../../machines/payment.js";
+import { PAYMENT_STATUSES, STATUS_TAGS, statusesTagged } from "../../machines/statuses.js";
 import { finalStates, machineStates, machineTransitions } from "../../machines/transitions.js";
 
 const STATUSES = ["requires_payment_method", "payment_method_requested", "requires_capture", "capture_requested", "succeeded", "error", "canceled"];
@@ -67,6 +70,30 @@ describe("statuses and their events (machines/fold.ts)", () => {
     expect(tagsOf("payment_method_requested")).toEqual(["awaiting_processor", "collecting_card"]);
     expect(tagsOf("capture_requested")).toEqual(["awaiting_processor"]);
     for (const value of ["none", "requires_payment_method", "requires_capture", "succeeded", "error", "canceled"]) expect(tagsOf(value)).toEqual([]);
+  });
+
+  test("given the status table the machine is built from (machines/statuses.ts), then its statuses and tags are the machine's own", () => {
+    expect(PAYMENT_STATUSES).toEqual(machineStates().filter((s) => s !== "none"));
+    for (const status of PAYMENT_STATUSES) expect([...paymentMachine.root.states[status]!.tags].sort()).toEqual([...STATUS_TAGS[status]].sort());
+    expect(statusesTagged("awaiting_processor")).toEqual(["payment_method_requested", "capture_requested"]);
+    expect(statusesTagged("collecting_card")).toEqual(["payment_method_requested"]);
+  });
+
+  test("given the machine, then what follows on its own is its own rule: an automatic capture in requires_capture, a synchronous terminal's card save in succeeded", () => {
+    const rules = Object.fromEntries(machineDefinition().states.map((s) => [s.id, s.follow_ups]));
+    expect(rules).toMatchObject({
+      requires_capture: [{ command: "capture", guards: ["isAutomaticCapture"] }],
+      succeeded: [{ command: "save_card", guards: ["savesCardOnTerminal"] }],
+      payment_method_requested: [],
+      capture_requested: [],
+    });
+    const context = (over: object) => ({ ...initialPaymentSnapshot.context, ...over });
+    const intent = { allow_saving_card: true, external_customer_id: "cus_1" } as never;
+    const succeeded = (terminal_type: "A_sync" | "A_async") => ({ value: "succeeded" as const, context: context({ intent, terminal: { terminal_id: "tmr_1", terminal_type } }) });
+    expect(followUpRules(succeeded("A_sync"))).toEqual([{ command: "save_card", guard: "savesCardOnTerminal" }]);
+    expect(guardHolds(succeeded("A_sync"), "savesCardOnTerminal")).toBe(true);
+    expect(guardHolds(succeeded("A_async"), "savesCardOnTerminal")).toBe(false);
+    expect(followUpRules({ value: "error", context: initialPaymentSnapshot.context })).toEqual([]);
   });
 
   test("given a stored stream, when an event the machine does not allow is folded, then it is refused as corruption naming the event, status and position", () => {

@@ -1,6 +1,6 @@
 // Spec §4.4: authorize. A stored card is charged; a processor A terminal starts collecting; a card
 // the processor B client SDK collected is processed.
-import { hasTag, type PaymentSnapshot } from "../../../machines/fold.js";
+import { guardHolds, hasTag, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { InvalidRequest } from "../../errors.js";
 import type { AuthorizeInput } from "../../inputs.js";
@@ -10,13 +10,13 @@ import { refusal, unlessAllowed, UNRECORDED, type Decision } from "./decision.js
 
 export function decideAuthorize(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
   const intent = payment.context.intent!;
-  if (intent.payment_method_id !== null) {
+  if (guardHolds(payment, "isStoredCard")) {
     // card not present: charge the card on file (automatic capture captures in the same step)
     if (input.terminal_id !== undefined) return { refuse: new InvalidRequest("terminal_id is not sent for a stored-card charge", "terminal_id", "parameter_unexpected") };
     return unlessAllowed(payment, "authorize") ?? { attempt: { type: "AuthorizationAttempted", version: 1, data: { attempt_id: UNRECORDED, amount: intent.amount } } };
   }
   if (collectedByClientSdk(payment)) return authorizeCollectedCard(payment);
-  if (intent.payment_method_types !== "card_present") {
+  if (!guardHolds(payment, "isCardPresent")) {
     return { refuse: refusal(payment, "authorize", processedByCollect(payment) ? ALREADY_PROCESSED : "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
   }
   if (input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };

@@ -1,13 +1,11 @@
 // The processor B client SDK's rules (spec §4.8), shared by the deciders of authorize, collect and
 // process: a card the SDK collected is authorized (processed) once; where the spec's flow has no
 // process step, collecting processes the payment itself.
-import type { PaymentSnapshot } from "../../../machines/fold.js";
-import { hasTag } from "../../../machines/fold.js";
+import { guardHolds, hasTag, type PaymentSnapshot } from "../../../machines/fold.js";
 import { unlessAllowed, UNRECORDED, type Decision } from "./decision.js";
 
-/** A card the processor B client SDK collected and that is not processed yet. */
-export const collectedByClientSdk = (payment: PaymentSnapshot) =>
-  payment.context.processor === "B" && payment.context.card !== null && hasTag(payment, "collecting_card");
+/** A card the processor B client SDK collected and that is not processed yet (the machine's guard, while collecting). */
+export const collectedByClientSdk = (payment: PaymentSnapshot) => guardHolds(payment, "hasCollectedCard") && hasTag(payment, "collecting_card");
 
 /**
  * Whether collecting also processes the payment: on a card form (card not present: the spec's

@@ -3,7 +3,7 @@
 // appending only what the machine allows with the revision the decision was made on, and
 // re-deciding when another process appended first.
 import { PaymentEvent, streams } from "../../../machines/events.js";
-import { applyPaymentEvent, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
+import { applyPaymentEvent, applyStored, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
 import { setBounded } from "../../bounded.js";
 import type { Clock } from "../../clock.js";
 import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../../errors.js";
@@ -86,9 +86,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     if (!cached && events.length === 0) return undefined;
     let loaded = cached ?? NEW_PAYMENT;
     for (const e of events) {
-      const snapshot = applyPaymentEvent(loaded.snapshot, e as unknown as PaymentEvent);
-      if (!snapshot) throw new Error(`stored event ${e.type} at ${e.stream}@${e.revision} is not allowed by the machine`);
-      loaded = { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
+      loaded = { snapshot: applyStored(loaded.snapshot, e), revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
     }
     if (mark !== undefined) checkedAt.set(loaded, mark);
     remember(paymentId, loaded);

@@ -35,9 +35,11 @@ export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
   { floor: "library", paths: ["src/engine.ts", "src/api-keys.ts"] },
   { floor: "audit", paths: ["src/audit/"] },
   { floor: "surfaces: webhooks", paths: ["src/webhooks/"] },
+  { floor: "observability", paths: ["src/observability/"] },
   { floor: "surfaces: http", paths: ["src/http/"] },
   { floor: "surfaces: client", paths: ["src/client/", "src/client-sdk.ts"] },
   { floor: "surfaces: console", paths: ["src/console/"] },
+  { floor: "served process", paths: ["src/serve/"] },
   { floor: "surfaces: cli", paths: ["src/cli/"] },
   { floor: "composition", paths: ["src/main.ts", "src/index.ts"] },
 ];

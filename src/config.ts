@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { parseCidr } from "./outbound/address-policy.js";
 import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
-import { createPostgresStore } from "./store/postgres/index.js";
+import { createPostgresStore } from "./store/optional.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
 

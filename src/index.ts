@@ -28,8 +28,10 @@ export { WrongExpectedRevision, IdempotencyClaimLost, StoreUnavailable } from ".
 export { createMemoryReadModels, createMemoryStore } from "./store/memory/index.js";
 // the durable stores `npm start` and the CLI compose (each returns its events and read models)
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from "./store/sqlite/index.js";
-export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./store/postgres/index.js";
-export { createKurrentStore, type KurrentStoreOptions } from "./store/kurrentdb/index.js";
+// pg and @kurrent/kurrentdb-client are optional peer dependencies: loaded when such a store is opened
+export { createKurrentStore, createPostgresStore, OptionalPackageMissing } from "./store/optional.js";
+export type { PostgresStore, PostgresStoreOptions } from "./store/postgres/index.js";
+export type { KurrentStoreOptions } from "./store/kurrentdb/index.js";
 export { configFromEnv, openStores, outboundOf, ConfigurationError, type ServiceConfig, type OutboundConfig, type Stores } from "./config.js";
 export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";

@@ -5,7 +5,7 @@
 import { streams as streamNames } from "../../machines/events.js";
 import { paymentRecord } from "../present/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
-import { paymentDeliveriesProjection, type DeliveriesDoc } from "../../projections/payment-deliveries.js";
+import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { NotFound } from "../errors.js";
 import { headOf } from "../events/chain.js";
@@ -17,6 +17,11 @@ import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, type AuditSource, type
 
 export { streamHeads } from "./anchors.js";
 export type { Anchors, Finding, FindingKind, PaymentAudit, StoreAudit, TimelineRow } from "./findings.js";
+
+/** A delivery row (src/webhooks/delivery-records.ts, one per endpoint and event, updated per attempt), as the timeline lists it. */
+type DeliveryRow = Omit<DeliveryEntry, "event_id" | "attempt" | "position" | "timestamp"> & { id: string; attempts: number; last_attempt_at: string };
+const asEntry = ({ id, attempts, last_attempt_at, endpoint_id, event_type, sequence, delivered, status_code, error, duration_ms, next_attempt_at }: DeliveryRow): DeliveryEntry =>
+  ({ endpoint_id, event_id: id, event_type, sequence, attempt: attempts, delivered, status_code, error, duration_ms, next_attempt_at, position: 0, timestamp: last_attempt_at });
 
 export async function audit(source: AuditSource, paymentId: string): Promise<PaymentAudit> {
   const stream = streamNames.payment(paymentId);
@@ -40,7 +45,11 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
     head_hash: headOf(events),
     read_models: readModelVerdict(compared, findings),
     findings,
-    deliveries: (await source.readModels?.get<DeliveriesDoc>(paymentDeliveriesProjection.name, paymentId))?.deliveries ?? [],
+    // attempts recorded as events before (payment_deliveries), then the delivery rows kept since (operational state)
+    deliveries: [
+      ...((await source.readModels?.get<DeliveriesDoc>(paymentDeliveriesProjection.name, paymentId))?.deliveries ?? []),
+      ...((await source.readModels?.list<DeliveryRow>("webhook_deliveries", `pay/${paymentId}/`)) ?? []).map(asEntry),
+    ],
   };
 }
 

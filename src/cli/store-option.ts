@@ -9,16 +9,16 @@
 // cardflow), else SQLite under DATA_DIR. Commands that only read refuse a store that does not
 // exist (a mistyped path must never read as an empty, clean store), and every command says on
 // stderr which store it used.
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option } from "commander";
-import { configFromEnv, openStores, StoreMissing } from "../config.js";
+import { configFromEnv, openStores, StoreMissing, type ServiceConfig as Config } from "../config.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
 import { eventsStore } from "../audit/source.js";
-import { createPostgresStore } from "../store/postgres/index.js";
+import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
 import { parseLine } from "../audit/transfer.js";
 import type { CliIo } from "./io.js";
@@ -30,6 +30,22 @@ export interface OpenedStore {
   /** The read models kept beside the events, when the store has them. */
   readModels?: ReadModelStore;
   close(): Promise<void>;
+  /** A SQLite store this command created: removes its files (and the directories made for them). */
+  discard?: () => void;
+}
+
+/** What opening a SQLite store at `path` would leave behind when it did not exist: called after it is closed. */
+function discarder(path: string): (() => void) | undefined {
+  if (existsSync(path)) return undefined;
+  let top: string | null = null;
+  for (let dir = dirname(path); !existsSync(dir); dir = dirname(dir)) top = dir;
+  const dir = dirname(path);
+  const before = top ? null : new Set(readdirSync(dir));
+  const stem = basename(path, extname(path)); // cardflow.sqlite, -wal, -shm, cardflow.read-models.sqlite...
+  return () => {
+    if (top) return rmSync(top, { recursive: true, force: true });
+    for (const name of readdirSync(dir)) if (!before!.has(name) && name.startsWith(stem)) rmSync(join(dir, name), { force: true });
+  };
 }
 
 export const storeOption = () =>
@@ -57,12 +73,13 @@ export const WRITES: StoreUse = { mustExist: false };
 /** A connection URL without its password, for messages. */
 const withoutPassword = (url: string) => url.replace(/^([a-z+]+:\/\/[^:/@]+):[^@]*@/i, "$1:***@");
 
-export async function openStore(spec: string | undefined, { mustExist }: StoreUse): Promise<OpenedStore> {
+export async function openStore(spec: string | undefined, { mustExist }: StoreUse, config: Config = configFromEnv()): Promise<OpenedStore> {
   if (!spec) {
-    const { store, readModels, description } = await openStores(configFromEnv(), { mustExist }).catch((error: unknown) => {
+    const discard = config.databaseUrl ? undefined : discarder(join(resolve(config.dataDir), "cardflow.sqlite"));
+    const { store, readModels, description } = await openStores(config, { mustExist }).catch((error: unknown) => {
       throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --store`, "store") : error;
     });
-    return both(description, { store, readModels });
+    return { ...both(description, { store, readModels }), ...(discard ? { discard } : {}) };
   }
   if (/^postgres(ql)?:\/\//.test(spec)) spec = `postgres:${spec}`;
   if (/^(kurrentdb|esdb)(\+discover)?:\/\//.test(spec)) spec = `kurrentdb:${spec}`;
@@ -75,18 +92,17 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
       if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
       const path = resolve(location);
       if (mustExist && !existsSync(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}; nothing was created (check the path)`, "store");
+      const discard = discarder(path);
       const { events, readModels } = createSqliteStore({ path });
-      return both(`SQLite ${path}`, { store: events, readModels });
+      return { ...both(`SQLite ${path}`, { store: events, readModels }), ...(discard ? { discard } : {}) };
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
-      const { events, readModels } = await createPostgresStore({ connectionString: location, schema: configFromEnv().databaseSchema });
+      const { events, readModels } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema });
       return both(`PostgreSQL ${withoutPassword(location)}`, { store: events, readModels });
     }
     case "kurrentdb": {
       if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
-      // loaded on demand: its gRPC client is heavy for every other command
-      const { createKurrentStore } = await import("../store/kurrentdb/index.js");
       const store = await createKurrentStore({ url: location });
       return { description: `KurrentDB ${withoutPassword(location)}`, store, close: () => store.close() };
     }
@@ -112,17 +128,25 @@ const both = (description: string, { store, readModels }: { store: EventStore; r
 
 /**
  * Opens the store, says on stderr which one, runs, closes it whatever happens. A resource the
- * store does not have is named with the store, so a wrong store does not read as a wrong id.
+ * store does not have is named with the store, so a wrong store does not read as a wrong id. A
+ * command that fails leaves no store it created behind (a refused import into a new SQLite file).
  */
-export async function withStore<T>(io: CliIo, spec: string | undefined, use: StoreUse, run: (opened: OpenedStore) => Promise<T>): Promise<T> {
-  const opened = await openStore(spec, use);
+export async function withStore<T>(io: CliIo, spec: string | undefined, use: StoreUse, run: (opened: OpenedStore) => Promise<T>, config?: Config): Promise<T> {
+  const opened = await openStore(spec, use, config);
   io.err(`cardflow: store: ${opened.description}\n`);
+  let failed = true;
   try {
-    return await run(opened);
+    const result = await run(opened);
+    failed = false;
+    return result;
   } catch (error) {
     if (error instanceof NotFound) throw new NotFound(error.resource, error.id, error.param, `in ${opened.description}`);
     throw error;
   } finally {
     await opened.close();
+    if (failed && opened.discard) {
+      opened.discard();
+      io.err(`cardflow: the store ${opened.description} was new: removed, nothing left behind\n`);
+    }
   }
 }

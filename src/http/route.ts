@@ -77,7 +77,9 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
       // 200 answers serialized from the answer schema (src/http/serializer.ts); errors are problem+json
       ...(serialized ? { schema, serializerCompiler: () => serializerOf(serialized) } : {}),
       async handler(req, reply) {
-        const raw = def.method !== "POST" ? { ...(req.query as object), ...(req.params as object) } : req.body;
+        const params = req.params as Record<string, string> | undefined;
+        // a POST's path parameters (…/deliveries/{id}/retry) join its body
+        const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && req.body && typeof req.body === "object" ? { ...(req.body as object), ...params } : req.body;
         const input = parseInput(def.input, raw);
         const account = req.owner?.external_account_id ?? null;
         const claimed = (input as { external_account_id?: unknown }).external_account_id;

@@ -12,6 +12,10 @@ export interface WebhookConfig {
   backoff: Backoff;
   leaseMs: number;
   timeoutMs: number;
+  /** WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: endpoints one account may have (default 16). */
+  maxEndpointsPerAccount: number;
+  /** WEBHOOK_ACCOUNT_CONCURRENCY: posts in flight at once for one account's endpoints, per process (default 16). */
+  accountConcurrency: number;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -31,6 +35,8 @@ export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Webh
     },
     leaseMs: number(env, "WEBHOOK_LEASE_MS", 30_000),
     timeoutMs: number(env, "WEBHOOK_TIMEOUT_MS", 10_000),
+    maxEndpointsPerAccount: number(env, "WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT", 16),
+    accountConcurrency: number(env, "WEBHOOK_ACCOUNT_CONCURRENCY", 16),
   };
 }
 

@@ -9,81 +9,28 @@
 // The delivery state (cursor, pending positions, attempts, lease) is one document per endpoint in
 // the read-model store, written with compare-and-set on its version (the projection checkpoint):
 // a process that lost its lease cannot write any more, and it stops. A crash between a 2xx and
-// the state write redelivers that event: at least once. Every attempt is also recorded as an event
-// on the endpoint's deliveries stream (the audit timeline of a payment shows them).
+// the state write redelivers that event: at least once. Each delivery's row (./delivery-records.ts:
+// attempts, last answer, next try) is written in the same commit: operational state, never events.
+// An account's endpoints share a bound on the posts in flight in a process (accountConcurrency).
 import { randomUUID } from "node:crypto";
-import { isoTimestamp, type Clock } from "../clock.js";
-import type { Ids } from "../ids.js";
-import { CheckpointConflict, type EventStore, type ReadModelStore } from "../store/port.js";
-import type { WebhookEvent } from "../../machines/events.js";
+import { isoTimestamp } from "../clock.js";
+import { CheckpointConflict } from "../store/port.js";
 import { coalesced } from "../coalesced.js";
+import type { DeliveryOptions, DeliveryState } from "./delivery-types.js";
+import { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
+import { DELIVERIES, deliveryRecords, deliveryRow, rowDocs, type DeliveryRecord } from "./delivery-records.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
-import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
+import { FEED, feedKeys, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
-import type { Outbound } from "../outbound/client.js";
-import { postWith, type Post, type PostResult } from "./transport.js";
+import { postWith, type PostResult } from "./transport.js";
 
-export interface Backoff {
-  /** Delay before the first retry; doubles on each failure. Default 5 s. */
-  baseMs: number;
-  /** Longest delay between two attempts. Default 1 h. */
-  maxMs: number;
-  /** How long an event is retried from its first failure before the endpoint is marked failing. Default 3 days. */
-  horizonMs: number;
-}
-export const DEFAULT_BACKOFF: Backoff = { baseMs: 5_000, maxMs: 3_600_000, horizonMs: 3 * 86_400_000 };
-
-export interface DeliveryOptions {
-  store: EventStore;
-  readModels: ReadModelStore;
-  feed: EventFeed;
-  clock: Clock;
-  ids: Ids;
-  secretOf(endpointId: string): string;
-  /** The signing key's id: an endpoint created under another key is not signed with this one. */
-  keyId: string;
-  /** The guarded client receivers are posted with (src/outbound/client.ts). */
-  outbound: Outbound;
-  backoff?: Partial<Backoff>;
-  /** Jitter source, [0, 1). */
-  random?: () => number;
-  /** How long a process keeps an endpoint without renewing (renewed at a third of it). Default 30 s. */
-  leaseMs?: number;
-  /** The receiver must answer within this. Default 10 s. */
-  timeoutMs?: number;
-  /** Streams posted at once per endpoint. Default 16. */
-  concurrency?: number;
-  /** Pending events per endpoint before it stops reading ahead in the feed (bounds its state). Default 10,000. */
-  maxBacklog?: number;
-  post?: Post;
-  onError?: (error: unknown) => void;
-}
-
-interface Pending {
-  /** Positions in the feed, oldest first: the head is the one being delivered. */
-  queue: number[];
-  attempts: number;
-  next_at: number;
-  first_failed_at: number | null;
-}
-
-export interface DeliveryState {
-  /** Feed position up to which this endpoint's events were queued. */
-  scanned: number;
-  pending: Record<string, Pending>;
-  lease: { owner: string; until: number } | null;
-}
+export { backoffDelay, DEFAULT_BACKOFF, type Backoff } from "./backoff.js";
+export type { DeliveryOptions, DeliveryState } from "./delivery-types.js";
 
 /** After the store fails (not the receiver), the pause before trying again. */
 const PAUSE_AFTER_ERROR_MS = 1_000;
 const stateName = (endpointId: string) => `webhook_delivery:${endpointId}`;
 const KEY = "state";
-
-/** The delay before attempt n+1 after n failures: exponential, capped, with "equal jitter" (half fixed, half random). */
-export function backoffDelay(failures: number, { baseMs, maxMs }: Backoff, random: () => number): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 40));
-  return ceiling / 2 + random() * (ceiling / 2);
-}
 
 export function createDelivery(options: DeliveryOptions) {
   const { store, readModels, feed, clock, ids, secretOf, keyId } = options;
@@ -92,6 +39,10 @@ export function createDelivery(options: DeliveryOptions) {
   const leaseMs = options.leaseMs ?? 30_000;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const concurrency = options.concurrency ?? 16;
+  const accountConcurrency = options.accountConcurrency ?? 16;
+  /** Posts in flight per account, across its endpoints' workers in this process. */
+  const accountInFlight = new Map<string, number>();
+  const records = deliveryRecords(readModels);
   const maxBacklog = options.maxBacklog ?? 10_000;
   const post = options.post ?? postWith(options.outbound);
   const onError = options.onError ?? (() => undefined);
@@ -104,8 +55,11 @@ export function createDelivery(options: DeliveryOptions) {
   let cancelTick: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
 
-  const commit = (endpointId: string, state: DeliveryState, version: number) =>
-    readModels.commitBatch([{ projection: stateName(endpointId), docs: [{ key: KEY, doc: state }], checkpoint: version + 1, expectedCheckpoint: version }]);
+  const commit = (endpointId: string, state: DeliveryState, version: number, rows: DeliveryRecord[] = []) =>
+    readModels.commitBatch([
+      { projection: stateName(endpointId), docs: [{ key: KEY, doc: state }], checkpoint: version + 1, expectedCheckpoint: version },
+      ...(rows.length ? [{ projection: DELIVERIES, docs: rows.flatMap(rowDocs), checkpoint: 0 }] : []),
+    ]);
 
   /** Takes the endpoint's lease when nobody holds it (or its holder stopped renewing). */
   async function claim(endpoint: EndpointDoc): Promise<{ state: DeliveryState; version: number } | null> {
@@ -136,15 +90,19 @@ export function createDelivery(options: DeliveryOptions) {
       wakeUp?.();
     };
 
-    // State writes and attempt records are each coalesced (./coalesced.ts): a write carries every
-    // change made until it starts; the attempts go to the deliveries stream in batches, by one
-    // writer, as the streams posted concurrently would otherwise race for its next revision.
+    // State writes are coalesced (../coalesced.ts): a write carries every change made until it
+    // starts, the delivery rows updated meanwhile included (the same commit).
+    const rows = new Map<string, DeliveryRecord>();
+    let retrySeen = 0;
     const persist = coalesced(async () => {
       if (lost) return;
+      const written = [...rows.values()];
+      rows.clear();
       try {
-        await commit(endpoint_id, structuredClone(state), version);
+        await commit(endpoint_id, structuredClone(state), version, written);
         version++;
       } catch (error) {
+        for (const row of written) if (!rows.has(row.id)) rows.set(row.id, row);
         if (!(error instanceof CheckpointConflict)) throw error;
         // another process took the endpoint: stop without writing again
         lost = true;
@@ -152,13 +110,13 @@ export function createDelivery(options: DeliveryOptions) {
         wake();
       }
     });
-    const toRecord: WebhookEvent[] = [];
-    const flushRecords = coalesced(async () => {
-      await appendChained(store, webhookStreams.deliveries(endpoint_id), toRecord.splice(0), { clock, ids, actor: "webhooks" });
-    });
-    function record(event: WebhookEvent): Promise<void> {
-      toRecord.push(event);
-      return flushRecords();
+
+    /** A retry asked through the API (any process): the stream whose head is that event is due now. */
+    async function takeRetry(): Promise<void> {
+      const asked = await records.retryAsked(endpoint_id);
+      if (!asked || asked.at <= retrySeen) return;
+      retrySeen = asked.at;
+      for (const pending of Object.values(state.pending)) if (pending.head_event_id === asked.event_id) pending.next_at = 0;
     }
 
     /** Queues the endpoint's public events after its cursor, per stream. */
@@ -195,31 +153,15 @@ export function createDelivery(options: DeliveryOptions) {
       const failing = !delivered && now - (pending.first_failed_at ?? started) >= backoff.horizonMs;
       if (delivered) {
         pending.queue.shift();
-        Object.assign(pending, { attempts: 0, next_at: 0, first_failed_at: null });
+        Object.assign(pending, { attempts: 0, next_at: 0, first_failed_at: null, head_event_id: null });
         if (pending.queue.length === 0) delete state.pending[stream];
       } else {
-        Object.assign(pending, { attempts: attempt, next_at: now + backoffDelay(attempt, backoff, random), first_failed_at: pending.first_failed_at ?? started });
+        Object.assign(pending, { attempts: attempt, next_at: now + backoffDelay(attempt, backoff, random), first_failed_at: pending.first_failed_at ?? started, head_event_id: entry.event.id });
       }
-      await persist();
       const error = result.error ?? (delivered ? null : `HTTP ${result.status}`);
       const { event } = entry;
-      void record({
-        type: "WebhookDeliveryAttempted",
-        version: 1,
-        data: {
-          endpoint_id,
-          event_id: event.id,
-          event_type: event.type,
-          payment_id: event.payment_id,
-          sequence: event.sequence,
-          attempt,
-          delivered,
-          status_code: result.status,
-          error,
-          duration_ms: now - started,
-          next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at),
-        },
-      }).catch(onError);
+      rows.set(event.id, deliveryRow(endpoint_id, event, { attempts: attempt, delivered, status_code: result.status, error, duration_ms: now - started, last_attempt_at: isoTimestamp(now), next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at) }));
+      await persist();
       if (failing) {
         const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
         await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" });
@@ -233,14 +175,16 @@ export function createDelivery(options: DeliveryOptions) {
         dirty = false;
         try {
           await scan();
+          await takeRetry();
           const now = clock.now();
           if (state.lease!.until - now < (leaseMs * 2) / 3) {
             state.lease = { owner, until: now + leaseMs };
             await persist();
           }
           for (const [stream, pending] of Object.entries(state.pending)) {
-            if (stopping || inFlight.size >= concurrency) break;
+            if (stopping || inFlight.size >= concurrency || (accountInFlight.get(external_account_id) ?? 0) >= accountConcurrency) break;
             if (inFlight.has(stream) || pending.next_at > now) continue;
+            accountInFlight.set(external_account_id, (accountInFlight.get(external_account_id) ?? 0) + 1);
             const sending = send(stream)
               .catch((error: unknown) => {
                 // the store or the feed failed us, not the receiver: try this stream again shortly
@@ -250,6 +194,9 @@ export function createDelivery(options: DeliveryOptions) {
               })
               .finally(() => {
                 inFlight.delete(stream);
+                accountInFlight.set(external_account_id, accountInFlight.get(external_account_id)! - 1);
+                // the account's other endpoints may have waited for this slot
+                for (const [id, worker] of workers) if (id !== endpoint_id && worker.account === external_account_id) worker.wake();
                 wake();
               });
             inFlight.set(stream, sending);
@@ -272,7 +219,6 @@ export function createDelivery(options: DeliveryOptions) {
       }
       // finish what was posted, then hand the endpoint over at once (a crash hands it over when the lease expires)
       await Promise.all(inFlight.values());
-      await flushRecords.settled();
       if (!lost) {
         state.lease = null;
         await persist().catch(onError);
@@ -281,6 +227,7 @@ export function createDelivery(options: DeliveryOptions) {
     })();
 
     return {
+      account: external_account_id,
       wake,
       stop(): Promise<void> {
         stopping = true;
@@ -316,6 +263,8 @@ export function createDelivery(options: DeliveryOptions) {
 
   return {
     owner,
+    /** Wakes every worker of this process (a retry asked through the API). */
+    wakers: () => [...workers.values()].map((w) => w.wake),
     /** Delivers until stop(): takes endpoints' leases, follows the feed. */
     async start(): Promise<void> {
       if (running) return;

@@ -11,16 +11,24 @@ import { createDelivery, type DeliveryOptions } from "./delivery.js";
 import { appendChained, checkEndpointUrl, CreateEndpointInput, EndpointRef, endpointNotFound, present, signingSecrets, webhookStreams, type EndpointDoc, type EndpointOut } from "./endpoints.js";
 import { cursorCodec } from "./cursor.js";
 import { createEventFeed, FEED } from "./feed.js";
+import { deliveryRecords, type DeliveryRecord } from "./delivery-records.js";
+import { Conflict, NotFound } from "../errors.js";
+import { z } from "zod";
+import { Id } from "../inputs.js";
+
+export const DeliveryRef = z.strictObject({ external_account_id: Id, endpoint_id: Id, event_id: Id });
 
 export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId" | "outbound">> {
   engine: Engine;
   /** The guarded client receivers are posted with (default: https only, no special-purpose address). */
   outbound?: Outbound;
+  /** Endpoints one account may have (default 16): one tenant cannot fan a payment out to hundreds of URLs. */
+  maxEndpointsPerAccount?: number;
   /** Derives every endpoint's secret; keep it outside the event log (default: a random key, for this process only). */
   signingKey?: Buffer;
 }
 
-export function createWebhooks({ engine, signingKey = randomBytes(32), outbound = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [] }), ...deliveryOptions }: WebhooksOptions) {
+export function createWebhooks({ engine, signingKey = randomBytes(32), outbound = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [] }), maxEndpointsPerAccount = 16, ...deliveryOptions }: WebhooksOptions) {
   const { store, readModels, clock, ids } = engine;
   const { keyId, secretOf, derivedKey } = signingSecrets(signingKey);
   const feed = createEventFeed({ store, readModels, cursors: cursorCodec(derivedKey("feed cursors")) });
@@ -43,6 +51,11 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       const { external_account_id, url, event_types } = parseInput(CreateEndpointInput, input);
       await engine.getAccount(external_account_id);
       const checked = checkEndpointUrl(url, outbound);
+      await feed.catchUp();
+      const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
+      if (existing.length >= maxEndpointsPerAccount) {
+        throw new Conflict(`this account has ${existing.length} webhook endpoints, the most it may have (${maxEndpointsPerAccount}); delete one first`, "webhook_endpoint_limit");
+      }
       const endpoint_id = ids.id("we");
       const data = { endpoint_id, external_account_id, url: checked, event_types: event_types ?? null, signing_key_id: keyId, created_at: isoTimestamp(clock.now()) };
       const answer = present({ ...data, position: 0, status: "enabled" }, secretOf(endpoint_id));
@@ -70,6 +83,25 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       });
       await feed.catchUp();
       return present({ ...doc, status: "deleted" });
+    },
+
+    /** The endpoint's deliveries (rows of delivery state, newest events last), and a retry asked now. */
+    async listDeliveries(input: unknown): Promise<DeliveryRecord[]> {
+      const { external_account_id, endpoint_id } = parseInput(EndpointRef, input);
+      await findEndpoint(external_account_id, endpoint_id);
+      return deliveryRecords(readModels).list(endpoint_id, 100);
+    },
+    async retryDelivery(input: unknown): Promise<DeliveryRecord> {
+      const { external_account_id, endpoint_id, event_id } = parseInput(DeliveryRef, input);
+      await findEndpoint(external_account_id, endpoint_id);
+      const records = deliveryRecords(readModels);
+      const row = await records.get(endpoint_id, event_id);
+      if (!row) throw new NotFound("webhook delivery", event_id, "delivery_id");
+      if (row.delivered) throw new Conflict(`delivery ${event_id} was acknowledged (${row.status_code}): nothing to retry`, "delivery_delivered");
+      await records.askRetry(endpoint_id, event_id, clock.now());
+      // the worker holding the endpoint (here or in another process) picks it up on its next turn
+      for (const wake of delivery.wakers()) wake();
+      return row;
     },
 
     secretOf,

@@ -8,7 +8,10 @@ import { copyFile, mkdtemp, readdir, readFile, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { existsSync } from "node:fs";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { startApi } from "../http/harness.js";
 
 const run = promisify(execFile);
 const root = new URL("../..", import.meta.url).pathname;
@@ -33,7 +36,12 @@ await app.close();
 await memory.close();
 await engine.close();
 const kinds = [createServer, createPostgresStore, createKurrentStore, createSimulators, createMemoryReadModels, createClient, ApiError].map((f) => typeof f);
-console.log(JSON.stringify({ status: paid.status, captured: paid.amount_captured, kinds, machine: paymentMachine.id, statuses: PAYMENT_STATUSES.length, consoleJs }));
+// pg and the KurrentDB client are optional peers, not installed here: opening such a store says what to install
+const missing = await Promise.all([
+  createPostgresStore({ connectionString: "postgres://127.0.0.1:9/none" }).catch((e) => e.message),
+  createKurrentStore({ url: "kurrentdb://127.0.0.1:9?tls=false" }).catch((e) => e.message),
+]);
+console.log(JSON.stringify({ status: paid.status, captured: paid.amount_captured, kinds, machine: paymentMachine.id, statuses: PAYMENT_STATUSES.length, consoleJs, missing }));
 `;
 
 describe("the npm package", () => {
@@ -63,7 +71,47 @@ describe("the npm package", () => {
 
     await writeFile(join(app, "use.mjs"), consumer);
     const { stdout } = await run(process.execPath, ["use.mjs", join(dir, "pkg.sqlite")], { cwd: app });
-    expect(JSON.parse(stdout)).toEqual({ status: "succeeded", captured: "9.99", kinds: Array(7).fill("function"), machine: "payment", statuses: expect.any(Number), consoleJs: true });
+    expect(JSON.parse(stdout)).toEqual({
+      status: "succeeded",
+      captured: "9.99",
+      kinds: Array(7).fill("function"),
+      machine: "payment",
+      statuses: expect.any(Number),
+      consoleJs: true,
+      missing: [
+        "A PostgreSQL store needs the package pg, which is not installed: npm install pg",
+        "A KurrentDB store needs the package @kurrent/kurrentdb-client, which is not installed: npm install @kurrent/kurrentdb-client",
+      ],
+    });
+    expect(installed).not.toContain("pg"); // optional peers: not installed for a SQLite consumer
+    expect(installed).not.toContain("@kurrent");
+
+    // the tarball: LICENSE, and a README whose links are all absolute (to files the package ships)
+    const pkgDir = join(app, "node_modules/cardflow");
+    expect(await readFile(join(pkgDir, "LICENSE"), "utf8")).toMatch(/^MIT License/);
+    const readme = await readFile(join(pkgDir, "README.md"), "utf8");
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+    expect(targets.filter((t) => !/^(https?:|#)/.test(t))).toEqual([]);
+    const version = JSON.parse(await readFile(join(pkgDir, "package.json"), "utf8")).version;
+    for (const t of targets.filter((t) => t.startsWith(`https://unpkg.com/cardflow@${version}/`))) {
+      expect(existsSync(join(pkgDir, t.slice(`https://unpkg.com/cardflow@${version}/`.length).split("#")[0]!)), t).toBe(true);
+    }
+    expect(await readFile(join(root, "README.md"), "utf8")).toContain("](docs/test-cards.md)"); // the repository's README put back
+
+    // README's client example, from the installed package, as JavaScript, twice against a server
+    const block = /<!-- readme-example: client[^>]*-->\s*```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+    const expected = [...block.matchAll(/console\.log\([^;]*\);\s*\/\/ (.+)$/gm)].map((m) => m[1]);
+    await writeFile(join(app, "example.mjs"), ts.transpileModule(block, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+    const api = await startApi();
+    try {
+      const { key } = await api.merchant("acct_demo");
+      for (const _time of [1, 2]) {
+        const example = await run(process.execPath, ["example.mjs"], { cwd: app, env: { ...process.env, BASE: api.base, KEY: key } });
+        expect(example.stdout.trim().split("\n")).toEqual(expected);
+      }
+    } finally {
+      await api.close();
+    }
 
     const help = await run("npx", ["--no-install", "cardflow", "--help"], { cwd: app });
     expect(help.stdout).toMatch(/^Usage: cardflow/m);
@@ -102,9 +150,12 @@ describe("the npm package", () => {
         `const client = createClient({ baseUrl: "http://localhost:8080", apiKey: "k" });\nconst read: Promise<{ status: string }> = client.getPayment({ external_account_id: "a", payment_id: "p" });\n` +
         `// @ts-expect-error: amount is required by the capture schema\nvoid client.capture({ external_account_id: "a", payment_id: "p" });\nexport { record, read, paymentMachine };\n`,
     );
+    // every module resolution that reads package.json's exports: node16, nodenext, bundler
     const tsc = join(root, "node_modules/typescript/bin/tsc");
-    await run(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "--types", "node", "--typeRoots", join(root, "node_modules/@types"), "use.ts"], { cwd: app }).catch((e) => {
-      throw new Error(`consumer typecheck failed:\n${e.stdout}${e.stderr}`);
-    });
+    for (const [module, resolution] of [["node16", "node16"], ["nodenext", "nodenext"], ["esnext", "bundler"], ["preserve", "bundler"]]) {
+      await run(process.execPath, [tsc, "--noEmit", "--strict", "--module", module!, "--moduleResolution", resolution!, "--target", "es2022", "--skipLibCheck", "--types", "node", "--typeRoots", join(root, "node_modules/@types"), "use.ts"], { cwd: app }).catch((e) => {
+        throw new Error(`consumer typecheck failed with module ${module}, moduleResolution ${resolution}:\n${e.stdout}${e.stderr}`);
+      });
+    }
   }, 300_000);
 });

@@ -5,7 +5,7 @@ import { createOutbound } from "../../src/outbound/client.js";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/engine.js";
 import { createWebhooks, verifyWebhook, type Webhooks } from "../../src/index.js";
-import { paymentDeliveriesProjection, type DeliveriesDoc } from "../../projections/payment-deliveries.js";
+import { deliveryRecords } from "../../src/webhooks/delivery-records.js";
 import { audit, auditAll } from "../../src/audit/audit.js";
 import { formatAudit } from "../../src/audit/format.js";
 import { runFlows } from "../audit/flows.js";
@@ -97,16 +97,14 @@ describe("webhooks over every flow", () => {
     expect(verifyWebhook(raw, undefined, secrets.acct_a!, { now })).toBe(false);
   });
 
-  it("records every delivery attempt as an event: the payment's timeline shows them, and the audit finds nothing", async () => {
+  it("keeps each delivery as a row of delivery state, not as events: the payment's audit timeline shows them, and the audit finds nothing", async () => {
     const { engine, payments } = flows;
-    const deliveries = async () => {
-      await engine.projections.catchUp();
-      return (await engine.readModels.get<DeliveriesDoc>(paymentDeliveriesProjection.name, payments.terminal_manual!))?.deliveries ?? [];
-    };
-    await until(async () => (await deliveries()).length === 6, 5_000, "deliveries on the timeline");
-    expect((await deliveries()).map((d) => [d.sequence, d.event_type, d.attempt, d.delivered, d.status_code])).toEqual(
-      EXPECTED.terminal_manual!.map((type, i) => [i + 1, type, 1, true, 200]),
-    );
+    const rows = () => deliveryRecords(engine.readModels).ofPayment(payments.terminal_manual!);
+    await until(async () => (await rows()).filter((r) => r.delivered).length === 6, 5_000, "deliveries of the payment");
+    const deliveries = (await rows()).sort((x, y) => x.sequence - y.sequence);
+    expect(deliveries.map((d) => [d.sequence, d.event_type, d.attempts, d.delivered, d.status_code])).toEqual(EXPECTED.terminal_manual!.map((type, i) => [i + 1, type, 1, true, 200]));
+    // nothing appended for them: no delivery stream grows
+    expect((await engine.store.readAll()).filter((e) => e.stream.startsWith("webhook_deliveries-") || e.type === "WebhookDeliveryAttempted")).toEqual([]);
     const report = await auditAll({ store: engine.store, readModels: engine.readModels });
     expect(report.findings).toEqual([]);
     // `cardflow audit <payment>` prints them under the payment's timeline

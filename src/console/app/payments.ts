@@ -38,7 +38,7 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
           external_account_id: account,
           limit: PAGE,
           ...Object.fromEntries(Object.entries(applied).filter(([, v]) => v)),
-          ...(after ? { starting_after: after } : {}),
+          ...(after ? { cursor: after } : {}), // the keyset cursor: pages stay right while payments arrive
         },
         { signal },
       ),
@@ -92,6 +92,6 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
     </div>
     <nav class="pager" aria-label="Pages">
       ${after && html`<a href=${href("/payments", applied)}>Newest</a>`}
-      ${list.data?.has_more && rows.length > 0 && html`<a href=${href("/payments", { ...applied, after: rows[rows.length - 1]!.payment_id })}>Next page</a>`}
+      ${list.data?.has_more && list.data.next_cursor && html`<a href=${href("/payments", { ...applied, after: list.data.next_cursor })}>Next page</a>`}
     </nav>`;
 }

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { Id } from "../../inputs.js";
 import { PUBLIC_EVENT_TYPES } from "../../present/public-events.js";
 import { CreateEndpointInput, EndpointRef, type EndpointOut } from "../../webhooks/endpoints.js";
-import type { Webhooks } from "../../webhooks/index.js";
+import type { DeliveryRecord } from "../../webhooks/delivery-records.js";
+import { DeliveryRef, type Webhooks } from "../../webhooks/index.js";
 import { defineRoute } from "../route.js";
 
 const EndpointFields = {
@@ -17,6 +18,25 @@ const EndpointFields = {
 };
 export const WebhookEndpointOut = z.strictObject(EndpointFields).meta({ title: "WebhookEndpoint" });
 export const CreatedWebhookEndpointOut = z.strictObject({ ...EndpointFields, secret: z.string() }).meta({ title: "CreatedWebhookEndpoint" });
+
+export const WebhookDeliveryOut = z
+  .strictObject({
+    id: z.string(),
+    object: z.literal("webhook_delivery"),
+    endpoint_id: z.string(),
+    external_account_id: z.string(),
+    event_type: z.string(),
+    payment_id: z.string().nullable(),
+    sequence: z.number().int(),
+    attempts: z.number().int().positive(),
+    delivered: z.boolean(),
+    status_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+    duration_ms: z.number(),
+    last_attempt_at: z.iso.datetime({ offset: true }),
+    next_attempt_at: z.iso.datetime({ offset: true }).nullable(),
+  })
+  .meta({ title: "WebhookDelivery" });
 
 export function webhookEndpointRoutes(webhooks: Webhooks) {
   return [
@@ -59,6 +79,33 @@ export function webhookEndpointRoutes(webhooks: Webhooks) {
       response: () => WebhookEndpointOut,
       run: (input, { command }) => webhooks.deleteEndpoint(input, command),
       present: (endpoint: EndpointOut) => endpoint,
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/webhook_endpoints/:endpoint_id/deliveries",
+      versions: ["v2"],
+      summary: "List an endpoint's deliveries",
+      description: "One row per event posted to the endpoint (its id is the event's), updated on each attempt: `attempts`, `delivered`, the last `status_code` or `error`, `next_attempt_at` while it is retried. Delivery state, not events: it never grows the payments' streams.",
+      extension: true,
+      auth: "api_key",
+      input: EndpointRef,
+      response: () => z.strictObject({ data: z.array(WebhookDeliveryOut) }),
+      run: (input) => webhooks.listDeliveries(input),
+      present: (data: DeliveryRecord[]) => ({ data }),
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/webhook_endpoints/:endpoint_id/deliveries/:event_id/retry",
+      versions: ["v2"],
+      summary: "Retry a delivery now",
+      description: "A delivery waiting for its next attempt (backoff) is posted again at once, by whichever process delivers to the endpoint. One that was acknowledged is 409.",
+      extension: true,
+      auth: "api_key",
+      input: DeliveryRef,
+      response: () => WebhookDeliveryOut,
+      run: (input) => webhooks.retryDelivery(input),
+      present: (row: DeliveryRecord) => row,
+      recordWithEvents: false,
     }),
   ];
 }

@@ -18,9 +18,10 @@ import { openAccounts, SCENARIOS } from "./scenarios.js";
 const dir = mkdtempSync(join(tmpdir(), "cardflow-reconcile-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+let err = "";
 async function cardflow(...args: string[]) {
   let out = "";
-  const io = { out: (t: string) => void (out += t), err: (t: string) => void (out += t), interactive: false };
+  const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t), interactive: false };
   const program = new Command("cardflow").exitOverride();
   registerReconcile(program, io);
   await program.parseAsync([...args, "--data-dir", dir], { from: "user" });
@@ -45,6 +46,7 @@ it("dry run, then a pass that appends the processor's recorded capture", async (
   expect(pass).toMatch(/^found 1 open attempt\(s\) past the grace period; resolved 1 in \d+ ms/);
   expect(pass).toContain(`${prepared.ref.payment_id}: CaptureAttempted`);
   expect(JSON.parse(await cardflow("reconcile", "--json", "--grace", "0"))).toMatchObject({ found: 0, resolved: [] });
+  expect(err).toContain(`cardflow: store: SQLite ${join(dir, "cardflow.sqlite")}\n`); // which store, on stderr
 
   const reopened = await openStores(configFromEnv({ DATA_DIR: dir }));
   const after = createEngine({ store: reopened.store, readModels: reopened.readModels });

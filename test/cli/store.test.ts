@@ -1,0 +1,91 @@
+// The CLI's store: every command that reads one says which (stderr) and takes --store or the
+// service's own (DATABASE_URL, else DATA_DIR) alike; `reconcile` refuses a store that is not there
+// like the others; a refused import into a new SQLite store leaves nothing behind.
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/index.js";
+import { createEngine } from "../../src/engine.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
+import { freshSchema } from "../multiprocess/servers.js";
+import { testDatabase } from "../support/postgres.js";
+
+const run = promisify(execFile);
+const BIN = new URL("../../bin/cardflow.js", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "cardflow-cli-store-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cardflow(...args: string[]) {
+  const io = { out: "", err: "" };
+  const code = await runCli(args, { out: (t) => void (io.out += t), err: (t) => void (io.err += t), interactive: false });
+  return { code, ...io };
+}
+
+/** A SQLite store with an account (one event) in it. */
+async function sqliteStore(name: string): Promise<string> {
+  const path = join(dir, name);
+  const { events, readModels } = createSqliteStore({ path });
+  const engine = createEngine({ store: events, readModels });
+  await engine.openAccount({ external_account_id: "acct_cli" });
+  await engine.close();
+  return path;
+}
+
+describe("cardflow reconcile's store", () => {
+  it("refuses a store that is not there (nothing created), names the one it opened, takes --store", async () => {
+    const missing = join(dir, "nowhere", "cardflow.sqlite");
+    const refused = await cardflow("reconcile", "--store", `sqlite:${missing}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toBe(`cardflow: --store: no SQLite store at ${missing}; nothing was created (check the path)\n`);
+    const empty = mkdtempSync(join(dir, "empty-"));
+    const byDir = await cardflow("reconcile", "--data-dir", empty);
+    expect(byDir.code).toBe(2);
+    expect(byDir.err).toMatch(/^cardflow: no store at .*cardflow\.sqlite .*nothing was created.*or give --store\n$/);
+    expect(existsSync(join(dir, "nowhere"))).toBe(false);
+    expect(readdirSync(empty)).toEqual([]);
+
+    const path = await sqliteStore("reconcile.sqlite");
+    const pass = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
+    expect(pass).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${path}\n` });
+    expect(JSON.parse(pass.out)).toMatchObject({ found: 0, resolved: [] });
+  });
+
+  it("reads DATABASE_URL as `npm start` does, and says so (a real process)", { timeout: 120_000 }, async () => {
+    const url = await testDatabase();
+    const schema = freshSchema();
+    const env = { ...process.env, DATABASE_URL: url, DATABASE_SCHEMA: schema, DATA_DIR: mkdtempSync(join(dir, "host-")), CARDFLOW_STORE: "" };
+    const { stdout, stderr } = await run(process.execPath, [BIN, "reconcile", "--json", "--grace", "0"], { env });
+    expect(stderr).toMatch(new RegExp(`^cardflow: store: PostgreSQL \\S+ \\(schema ${schema}\\)\\n$`));
+    expect(JSON.parse(stdout)).toMatchObject({ found: 0 });
+    // the same store by --store: the same words
+    const byOption = await run(process.execPath, [BIN, "events", "heads", "--store", url], { env: { ...env, DATABASE_URL: "" } });
+    expect(byOption.stderr).toMatch(/^cardflow: store: PostgreSQL /);
+  });
+});
+
+describe("cardflow events import", () => {
+  it("refused, into a new SQLite store, leaves nothing behind: no file, no directory", async () => {
+    const bad = join(dir, "bad.jsonl");
+    writeFileSync(bad, '{"not":"an event"}\n');
+    const target = join(dir, "made", "for", "import", "cardflow.sqlite");
+    const refused = await cardflow("events", "import", bad, "--store", `sqlite:${target}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`cardflow: the store SQLite ${target} was new: removed, nothing left behind\n`);
+    expect(existsSync(join(dir, "made"))).toBe(false);
+
+    // beside other files in an existing directory: only the store's own files go
+    const shared = mkdtempSync(join(dir, "shared-"));
+    writeFileSync(join(shared, "keep.txt"), "mine");
+    expect((await cardflow("events", "import", bad, "--store", `sqlite:${join(shared, "cardflow.sqlite")}`)).code).toBe(2);
+    expect(readdirSync(shared)).toEqual(["keep.txt"]);
+
+    // an existing store is kept as it was
+    const existing = await sqliteStore("existing.sqlite");
+    expect((await cardflow("events", "import", bad, "--store", `sqlite:${existing}`)).code).toBe(2);
+    const heads = await cardflow("events", "heads", "--store", `sqlite:${existing}`);
+    expect(Object.keys(JSON.parse(heads.out))).toHaveLength(1);
+  });
+});

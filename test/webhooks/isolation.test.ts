@@ -1,0 +1,104 @@
+// One tenant's webhooks cannot hurt another: at most N endpoints per account (16 by default), a
+// bound on the posts in flight for all of one account's endpoints, delivery state kept as rows (a
+// failing receiver writes no event), and a delivery waiting in backoff retried at once on request
+// (library and HTTP route).
+import { afterEach, describe, expect, it } from "vitest";
+import { createEngine, type Engine } from "../../src/engine.js";
+import { createWebhooks } from "../../src/index.js";
+import { createOutbound } from "../../src/outbound/client.js";
+import { expectProblem, startApi } from "../http/harness.js";
+import { startReceiver, until } from "./receiver.js";
+
+const LOCAL = createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] });
+const open: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of open.splice(0).reverse()) await close();
+});
+
+async function charge(engine: Engine, account: string): Promise<string> {
+  const { payment_id } = await engine.createIntent({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+  return payment_id;
+}
+
+describe("webhook tenant isolation", () => {
+  it("an account has at most maxEndpointsPerAccount endpoints (a 409 naming the limit); deleting one frees a place; other accounts are not counted", async () => {
+    const engine = createEngine();
+    for (const account of ["acct_many", "acct_few"]) await engine.openAccount({ external_account_id: account });
+    const webhooks = createWebhooks({ engine, outbound: LOCAL, maxEndpointsPerAccount: 3 });
+    open.push(() => engine.close());
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push(await webhooks.createEndpoint({ external_account_id: "acct_many", url: `https://hooks.example.com/${i}` }));
+    await expect(webhooks.createEndpoint({ external_account_id: "acct_many", url: "https://hooks.example.com/3" })).rejects.toMatchObject({ status: 409, code: "webhook_endpoint_limit" });
+    expect((await webhooks.createEndpoint({ external_account_id: "acct_few", url: "https://hooks.example.com/x" })).status).toBe("enabled");
+    await webhooks.deleteEndpoint({ external_account_id: "acct_many", endpoint_id: made[0]!.id });
+    expect((await webhooks.createEndpoint({ external_account_id: "acct_many", url: "https://hooks.example.com/3" })).status).toBe("enabled");
+    // the default is 16
+    expect((await createWebhooks({ engine, outbound: LOCAL }).listEndpoints("acct_many")).length).toBe(3);
+  });
+
+  it("an account's endpoints share accountConcurrency posts in flight; another account's deliveries go on; no event is written for attempts", async () => {
+    const slow = await startReceiver();
+    const fast = await startReceiver();
+    let inFlight = 0;
+    let most = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    slow.answerWith(async () => {
+      most = Math.max(most, ++inFlight);
+      await held;
+      inFlight--;
+      return 200;
+    });
+    const engine = createEngine();
+    for (const account of ["acct_noisy", "acct_quiet"]) await engine.openAccount({ external_account_id: account });
+    const webhooks = createWebhooks({ engine, outbound: LOCAL, accountConcurrency: 2, timeoutMs: 30_000 });
+    for (let i = 0; i < 3; i++) await webhooks.createEndpoint({ external_account_id: "acct_noisy", url: slow.url(`/e${i}`), event_types: ["payment_intent.created"] });
+    await webhooks.createEndpoint({ external_account_id: "acct_quiet", url: fast.url(), event_types: ["payment_intent.created"] });
+    await webhooks.delivery.start();
+    open.push(slow.close, fast.close, () => webhooks.delivery.stop(), async () => release());
+    open.push(() => engine.close());
+    const before = (await engine.store.readAll()).length;
+    for (let i = 0; i < 4; i++) await charge(engine, "acct_noisy");
+    const quiet = await charge(engine, "acct_quiet");
+    // the quiet account is delivered while the noisy one's receivers hang
+    await until(() => fast.received.some((r) => r.event.payment_id === quiet), 5_000, "the quiet account's event");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(most).toBe(2);
+    release();
+    await until(() => slow.acknowledged().length === 12, 10_000, "every noisy delivery (4 payments x 3 endpoints)");
+    expect(most).toBe(2);
+    // the five payments' events, nothing for the attempts
+    expect((await engine.store.readAll()).slice(before).map((e) => e.type)).toEqual(Array(5).fill("PaymentIntentCreated"));
+  });
+
+  it("a delivery waiting in backoff is retried at once on request; an acknowledged one is 409, over HTTP too", async () => {
+    const receiver = await startReceiver();
+    let failing = true;
+    receiver.answerWith(() => (failing ? 500 : 200));
+    const api = await startApi();
+    open.push(receiver.close, () => api.close());
+    const m = await api.merchant("acct_retry");
+    const webhooks = createWebhooks({ engine: api.engine, outbound: LOCAL, backoff: { baseMs: 600_000, maxMs: 600_000 } });
+    const endpoint = await webhooks.createEndpoint({ external_account_id: m.account, url: receiver.url(), event_types: ["payment_intent.created"] });
+    await webhooks.delivery.start();
+    open.push(() => webhooks.delivery.stop());
+    await charge(api.engine, m.account);
+    await until(() => receiver.received.length === 1, 5_000, "the first attempt");
+    const [row] = await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id });
+    expect(row).toMatchObject({ attempts: 1, delivered: false, status_code: 500, next_attempt_at: expect.any(String) });
+    failing = false;
+    await webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id });
+    await until(() => receiver.acknowledged().length === 1, 5_000, "the retry, long before the 10 min backoff");
+    await until(async () => (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id }))[0]!.delivered, 5_000, "the row updated");
+    await expect(webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).rejects.toMatchObject({ status: 409, code: "delivery_delivered" });
+
+    // the routes (the server's own webhooks object: the same store, so the same rows)
+    const listed = await m.get(`/v2/webhook_endpoints/${endpoint.id}/deliveries?external_account_id=${m.account}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: row!.id, attempts: 2, delivered: true, status_code: 200 })]);
+    expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, {}), 409, "delivery_delivered", null);
+    expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/evt_unknown/retry`, {}), 404, "resource_missing", "delivery_id");
+    const other = await api.merchant("acct_retry_other");
+    expectProblem(await other.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, {}), 404, "resource_missing", "endpoint_id");
+  });
+});

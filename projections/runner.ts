@@ -10,6 +10,9 @@ import { CheckpointConflict, retryOnCheckpointConflict, type AllReader, type Pro
 import { ReadModelBehind } from "./behind.js";
 import type { Projection } from "./projection.js";
 
+/** Events per batch of a live catch-up (from a checkpoint): a few milliseconds of folding and committing. */
+const LIVE_BATCH = 250;
+
 export interface ProjectionRunner {
   /** Applies every stored event not yet applied; resolves with the last position applied. */
   catchUp(): Promise<number>;
@@ -107,9 +110,13 @@ export function createProjectionRunner({
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
     const written = checkpoints.map((c) => (c === 0 ? new Set<string>() : undefined));
     let after = Math.min(...checkpoints);
-    const first = await store.readAll({ after, maxCount: batchSize });
+    // From zero: large batches (the fewest commits); live: small ones, each its own turn of the event
+    // loop (a synchronous store, SQLite, would otherwise hold it for the whole catch-up)
+    const size = checkpoints.includes(0) ? batchSize : Math.min(batchSize, LIVE_BATCH);
+    const first = await store.readAll({ after, maxCount: size });
     const applyAll = async () => {
-      for (let batch = first; batch.length > 0; batch = await store.readAll({ after, maxCount: batchSize })) {
+      for (let batch = first; batch.length > 0; batch = await store.readAll({ after, maxCount: size })) {
+        if (batch !== first) await new Promise((resolve) => setImmediate(resolve));
         const last = batch[batch.length - 1]!.position;
         const commits = await Promise.all(
           projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
@@ -139,7 +146,7 @@ export function createProjectionRunner({
     };
     // From zero with more than a batch to go (a rebuild, a new projection, read models lost): the
     // store may leave these commits unsynced and make them durable at the end (ReadModelStore.bulk).
-    return checkpoints.includes(0) && first.length === batchSize && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
+    return checkpoints.includes(0) && first.length === size && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
   }
 
   /** The projection's documents after the batch's events past its checkpoint, by key (only those that changed). */

@@ -36,6 +36,10 @@ const BENCHES: Bench[] = [
   { rows: ["10"], script: "scripts/bench/http-postgres.ts", args: ["--row=10"], needs: [], title: "PostgreSQL HTTP flows, 64 clients" },
   { rows: ["11"], script: "scripts/bench/webhooks.ts", needs: ["src/webhooks/index.ts"], title: "webhook delivery latency, append to receiver" },
   { rows: ["12"], script: "scripts/bench/peer-emmett.ts", needs: [], title: "stored-card flows side by side with Emmett on PostgreSQL" },
+  { rows: ["13a"], script: "scripts/bench/mixed.ts", args: ["--store=sqlite"], needs: [], title: "mixed load over HTTP, 64 clients, SQLite" },
+  { rows: ["13b"], script: "scripts/bench/mixed.ts", args: ["--store=postgres"], needs: [], title: "mixed load over HTTP, 64 clients, PostgreSQL" },
+  { rows: ["14a"], script: "scripts/bench/lists.ts", args: ["--store=sqlite"], needs: [], title: "lists at 1M payments, 16 readers, SQLite" },
+  { rows: ["14b"], script: "scripts/bench/lists.ts", args: ["--store=postgres"], needs: [], title: "lists at 1M payments, 16 readers, PostgreSQL" },
   { rows: ["15"], script: "scripts/bench/noisy-neighbour.ts", needs: ["src/webhooks/delivery-records.ts"], title: "another account's status-read p99 beside 16 timing-out webhook endpoints" },
 ];
 

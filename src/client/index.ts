@@ -19,6 +19,7 @@ import type {
   PaymentDiagramInput,
   PaymentDiagramOut,
 } from "../http/routes/payment-history.js";
+import type { ApiKeyOut } from "../http/routes/api-keys.js";
 import type { EventPageOut, ListEventsInput, PublicEventOut } from "../http/routes/events.js";
 import type { ClerkCancelInput, PresentCardInput } from "../http/routes/simulator.js";
 import type { CreatedWebhookEndpointOut, WebhookEndpointOut } from "../http/routes/webhook-endpoints.js";
@@ -60,6 +61,7 @@ export type PaymentDiagram = Out<typeof PaymentDiagramOut>;
 export type PaymentAsOf = Omit<Out<typeof PaymentAsOfOut>, "record"> & { record: Payment | null };
 
 export type PublicEvent = Out<typeof PublicEventOut>;
+export type ApiKey = Out<typeof ApiKeyOut>;
 export type EventPage = Out<typeof EventPageOut>;
 export type WebhookEndpoint = Out<typeof WebhookEndpointOut>;
 export type CreatedWebhookEndpoint = Out<typeof CreatedWebhookEndpointOut>;
@@ -106,6 +108,9 @@ export function createClient(options: ClientOptions) {
     createWebhookEndpoint: (body: In<typeof CreateEndpointInput>, call?: CallOptions) => post<CreatedWebhookEndpoint>("/v2/webhook_endpoints", body, call),
     listWebhookEndpoints: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: WebhookEndpoint[] }>("/v2/webhook_endpoints", query, call),
     deleteWebhookEndpoint: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => del<WebhookEndpoint>(pathOf("/v2/webhook_endpoints", endpoint_id), query, call),
+    // the account's API keys (never a key itself): list, revoke
+    listApiKeys: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: ApiKey[] }>("/v2/api_keys", query, call),
+    revokeApiKey: ({ key_id, ...query }: { external_account_id: string; key_id: string }, call?: CallOptions) => del<ApiKey>(pathOf("/v2/api_keys", key_id), query, call),
     /** The processor B client SDK's calls: authorised by the intent's client secret, no API key. */
     sdk: {
       collectPaymentMethod: (body: In<typeof CollectPaymentMethodInput>, call?: CallOptions) => post<ClientIntent>("/v2/sdk/payment-method", body, call, false),

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKeys } from "../../src/api-keys.js";
 import { startApi, type Api, type Merchant } from "../http/harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -376,5 +377,28 @@ describe("the web console in Chromium", () => {
     await m.post("/v2/payment/cancel", { payment_id });
     await poll(() => rows("arrived")).toEqual([expect.stringMatching(new RegExp(`\\tpayment_intent\\.canceled\\t${payment_id}\\t#2\\t`))]);
     await checkBothSizes("events", () => poll(() => caption("events")).toBe("1 event, oldest first"));
+  });
+
+  it("lists the account's API keys (never a key), revokes one after a confirmation; revoking this tab's key signs it out", async () => {
+    const other = await createApiKeys(api.engine).issue("acct_console", "test");
+    await page.getByRole("link", { name: "API keys" }).click();
+    await poll(() => caption("keys")).toBe("2 keys");
+    const listed = await rows("keys");
+    expect(listed.join("\n")).not.toContain(m.key);
+    expect(listed.join("\n")).not.toContain(other.key);
+    expect(listed.filter((r) => r.includes("(this tab)"))).toHaveLength(1);
+    await checkBothSizes("keys", () => poll(() => caption("keys")).toBe("2 keys"));
+
+    const otherRow = page.getByTestId("keys").locator("tbody tr").filter({ hasNotText: "(this tab)" });
+    await otherRow.getByRole("button", { name: "Revoke…" }).click();
+    await page.getByRole("button", { name: "Yes, revoke" }).click();
+    await poll(() => otherRow.innerText()).toMatch(/\trevoked\t/);
+    expect((await api.request("GET", "/v2/account", { key: other.key })).status).toBe(401);
+
+    await page.getByTestId("keys").locator("tbody tr").filter({ hasText: "(this tab)" }).getByRole("button", { name: "Revoke…" }).click();
+    expect(await page.getByRole("dialog").innerText()).toContain("you will be signed out");
+    await page.getByRole("button", { name: "Yes, revoke" }).click();
+    await page.getByLabel("API key").waitFor(); // back to sign-in
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 });

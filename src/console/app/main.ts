@@ -5,6 +5,7 @@ import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ConnectionError } from "../../client/index.js";
 import { resumeSession, signIn, signOut, type PageProps, type Session } from "./api.js";
+import { KeysPage } from "./keys.js";
 import { LiveMark, LiveProvider } from "./live.js";
 import { PaymentPage } from "./payment.js";
 import { PaymentsPage } from "./payments.js";
@@ -46,6 +47,7 @@ const NAV = [
   ["webhooks", "Webhooks"],
   ["terminals", "Terminals"],
   ["cards", "Customer cards"],
+  ["keys", "API keys"],
 ] as const;
 
 function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
@@ -61,6 +63,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
     page === "webhooks" ? html`<${WebhooksPage} ...${props} />` :
     page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
+    page === "keys" ? html`<${KeysPage} ...${props} />` :
     html`<${PaymentsPage} ...${props} route=${route} />`;
   return html`<${LiveProvider} session=${session}>
     <a class="skip" href="#main" onClick=${(e: Event) => (e.preventDefault(), main.current?.focus())}>Skip to content</a>

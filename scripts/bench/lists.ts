@@ -1,0 +1,193 @@
+// Row 14 — lists at scale (issue 24): 1,000,000 payments over 10,000 accounts, one account holding
+// 200,000 of them, on SQLite (row 14a) and PostgreSQL (row 14b, embedded). 16 concurrent readers
+// list through the server as shipped (GET /v2/payments): the big account's first page and a deep
+// page by cursor (150,000 payments in), with and without a status filter, and a typical account's
+// first page with and without; p99 per list. The payments are seeded through the store API in
+// bulk (events appended by the thousand, the payments read model's rows committed beside them,
+// every read model's checkpoint at the head), not over HTTP.
+//   npx tsx scripts/bench/lists.ts [--quick] [--store=sqlite|postgres] [--payments=1000000] [--seconds=30]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import type { PaymentEventOf } from "../../machines/events.js";
+import { encodeCursor } from "../../projections/payment-list.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
+import { PROJECTIONS } from "../../projections/registry.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { newEvents } from "../../src/events/new-events.js";
+import { uuidV7 } from "../../src/ids.js";
+import type { EventData, EventStore, ReadModelStore, RecordedEvent } from "../../src/store/port.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
+import { startPostgres } from "../../test/support/postgres.js";
+import { emit, percentile, quick, type Row } from "./lib.js";
+import { accountKeys, serve, type StoreEnv } from "./served.js";
+
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const PAYMENTS = Number(arg("payments") ?? (quick ? 2_000 : 1_000_000));
+const ACCOUNTS = Math.max(2, Math.round(PAYMENTS / 100)); // 10,000 for a million
+const BIG = Math.round(PAYMENTS / 5); // 200,000 for a million
+const DEEP = Math.round((BIG * 3) / 4); // a deep page: 150,000 payments in
+const READERS = 16;
+const SECONDS = Number(arg("seconds") ?? (quick ? 2 : 30));
+const LIMIT = 20;
+const STORES = (arg("store") ? [arg("store")] : ["sqlite", "postgres"]) as ("sqlite" | "postgres")[];
+const BIG_ACCOUNT = "acct_big";
+const TYPICAL = "acct_1";
+
+type Intent = PaymentEventOf<"PaymentIntentCreated">["data"];
+const CARD = { type: "card_not_present" as const, brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2031, cardholder_name: null, funding: "credit" as const };
+const STATUSES = ["requires_payment_method", "succeeded", "canceled"] as const;
+
+/** Payment n: its account (the big one first), creation time (one per 10 ms, so the order is n's) and what happened to it. */
+function paymentOf(n: number) {
+  const account = n < BIG ? BIG_ACCOUNT : `acct_${(n - BIG) % (ACCOUNTS - 1)}`;
+  const date_created = new Date(Date.UTC(2026, 0, 1) + n * 10).toISOString().replace("Z", "+00:00");
+  const intent: Intent = {
+    payment_id: `pi_${n.toString(36).padStart(6, "0")}`,
+    external_account_id: account,
+    amount: "12.00",
+    currency: "USD",
+    payment_method_types: "card",
+    capture_method: "automatic",
+    processor: "A",
+    external_transaction_id: `order-${n}`,
+    external_customer_id: `cus_${n % 1000}`,
+    payment_method_id: "pm_card_visa",
+    stored_card: CARD,
+    allow_saving_card: false,
+    client_secret: null,
+    date_created,
+  };
+  const status = STATUSES[n % 3]!;
+  const events = [{ type: "PaymentIntentCreated", version: 1, data: intent }];
+  if (status === "succeeded") {
+    const authorization = { amount_authorized: "12.00", tip_amount: "0.00", donation_amount: "0.00", authorization_code: "A1B2C3", card: CARD, avs_response_code: 0, avs_response_message: "match" };
+    events.push({ type: "PaymentCaptured", version: 1, data: { amount: "12.00", authorization } as never });
+  } else if (status === "canceled") events.push({ type: "PaymentCanceled", version: 1, data: { cancellation_reason: "abandoned" } as never });
+  return { intent, events, stream: `payment-${intent.payment_id}` };
+}
+
+/** Appends every payment's events (a few thousand appends in flight: the store's group commits) and commits the payments read model's rows beside them. */
+async function seed(events: EventStore, readModels: ReadModelStore): Promise<number> {
+  const newId = uuidV7();
+  // the read models at their versions, as the server's runner would prepare them
+  await createProjectionRunner({ store: events, readModels, projections: PROJECTIONS }).ready();
+  const bulk = readModels.bulk?.bind(readModels) ?? (<T>(work: () => Promise<T>) => work());
+  let head = 0;
+  await bulk(async () => {
+    const WAVE = 4_000;
+    for (let from = 0; from < PAYMENTS; from += WAVE) {
+      const docs = await Promise.all(
+        Array.from({ length: Math.min(WAVE, PAYMENTS - from) }, async (_, i) => {
+          const n = from + i;
+          const { intent, events: domain, stream } = paymentOf(n);
+          const data: EventData[] = newEvents(stream, null, domain, { timestamp: intent.date_created, request_id: n + 1, actor: "bench" }, newId);
+          const { position } = await events.append(stream, data, { expectedRevision: "no_stream" });
+          head = Math.max(head, position);
+          // the payments read model's document: the projection's own fold of the stored events
+          let doc: PaymentDoc | undefined;
+          data.forEach((e, revision) => {
+            const recorded: RecordedEvent = { ...e, stream, revision, position: position - data.length + 1 + revision };
+            doc = paymentsProjection.apply(doc, recorded);
+          });
+          return { key: intent.payment_id, doc };
+        }),
+      );
+      await readModels.commitBatch([{ projection: paymentsProjection.name, docs, checkpoint: 0 }]);
+      if (!quick && from % 100_000 === 0) console.error(`seeded ${from.toLocaleString("en-US")} payments`);
+    }
+  });
+  // every read model at the head: nothing left for the server's projections to catch up
+  await readModels.commitBatch(PROJECTIONS.map((p) => ({ projection: p.name, docs: [], checkpoint: head })));
+  return head;
+}
+
+async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
+  const work = mkdtempSync(join(tmpdir(), "cardflow-lists-"));
+  const postgres = kind === "postgres" && !process.env.DATABASE_URL ? await startPostgres() : undefined;
+  const databaseUrl = process.env.DATABASE_URL ?? postgres?.url;
+  const schema = `lists_${Date.now()}`;
+  const store: StoreEnv = kind === "sqlite" ? { DATA_DIR: work } : { DATABASE_URL: databaseUrl!, DATABASE_SCHEMA: schema };
+  let version = "";
+  try {
+    const opened = kind === "sqlite" ? createSqliteStore({ path: join(work, "cardflow.sqlite") }) : await createPostgresStore({ connectionString: databaseUrl!, schema });
+    const seedStarted = performance.now();
+    await seed(opened.events, opened.readModels);
+    const seedS = (performance.now() - seedStarted) / 1000;
+    await Promise.all([opened.events.close(), opened.readModels.close()]);
+    if (kind === "postgres") {
+      const c = new pg.Client({ connectionString: databaseUrl, options: `-c search_path=${schema}` });
+      await c.connect();
+      version = (await c.query<{ server_version: string }>("SHOW server_version")).rows[0]!.server_version;
+      await c.query("VACUUM ANALYZE"); // what autovacuum would have done after a bulk load
+      await c.end();
+    }
+    const keys = await accountKeys(store, [BIG_ACCOUNT, TYPICAL]);
+    const server = await serve(store, kind === "postgres" ? { DATA_DIR: work } : {});
+    try {
+      // start-up work done (the event feed indexes the seeded events) before anything is measured
+      await server.idle();
+      const deep = encodeCursor({ created: paymentOf(BIG - 1 - DEEP).intent.date_created, payment_id: paymentOf(BIG - 1 - DEEP).intent.payment_id });
+      const LISTS = {
+        "big, first page": [BIG_ACCOUNT, ""],
+        "big, first page, status": [BIG_ACCOUNT, "&status=succeeded"],
+        "big, deep page by cursor": [BIG_ACCOUNT, `&cursor=${deep}`],
+        "big, deep page by cursor, status": [BIG_ACCOUNT, `&status=succeeded&cursor=${deep}`],
+        "typical, first page": [TYPICAL, ""],
+        "typical, first page, status": [TYPICAL, "&status=canceled"],
+      } as const;
+      type List = keyof typeof LISTS;
+      const names = Object.keys(LISTS) as List[];
+      const latencies = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<List, number[]>;
+      let errors = 0;
+      const list = async (name: List, record: boolean) => {
+        const [account, query] = LISTS[name];
+        const started = performance.now();
+        const res = await fetch(`${server.url}/v2/payments?external_account_id=${account}&limit=${LIMIT}${query}`, { headers: { authorization: `Bearer ${keys.get(account)}` } });
+        const body = (await res.json()) as { data: unknown[] };
+        const ms = performance.now() - started;
+        if (!res.ok || body.data.length === 0) errors++;
+        if (record) latencies[name].push(ms);
+      };
+      const readers = async (seconds: number, record: boolean) => {
+        const until = performance.now() + seconds * 1000;
+        await Promise.all(Array.from({ length: READERS }, async (_, r) => {
+          for (let i = r; performance.now() < until; i++) await list(names[i % names.length]!, record);
+        }));
+      };
+      await readers(quick ? 0.2 : 5, false); // warm-up
+      await server.resetLoopDelay();
+      await readers(SECONDS, true);
+      const loop = await server.loopDelay();
+      const p99 = (n: List) => percentile(latencies[n], 99);
+      const worst = names.reduce((a, b) => (p99(a) >= p99(b) ? a : b));
+      const storeName = kind === "sqlite" ? "SQLite" : `PostgreSQL ${version} (embedded)`;
+      return {
+        row: kind === "sqlite" ? "14a" : "14b",
+        figure: `lists at scale, ${storeName}: GET /v2/payments with ${PAYMENTS.toLocaleString("en-US")} payments over ${ACCOUNTS.toLocaleString("en-US")} accounts, one holding ${BIG.toLocaleString("en-US")}; ${READERS} concurrent readers`,
+        value: `worst p99 ${p99(worst).toFixed(1)} ms (${worst}); ${errors} errors`,
+        ceiling: "—",
+        ratio: "—",
+        target: "p99 ≤ 10 ms for every list (first page, deep page by cursor, with and without a status filter; the big account and a typical one)",
+        met: errors === 0 && names.every((n) => p99(n) <= 10),
+        command: `npx tsx scripts/bench/lists.ts --store=${kind}`,
+        notes: [
+          `per list (${LIMIT} payments a page): ${names.map((n) => `${n}: p50 ${percentile(latencies[n], 50).toFixed(1)} / p99 ${p99(n).toFixed(1)} ms (${latencies[n].length} lists)`).join("; ")}`,
+          `the deep page starts ${DEEP.toLocaleString("en-US")} payments into the big account (a cursor); statuses a third each (requires_payment_method, succeeded, canceled); seeded through the store API in ${seedS.toFixed(0)} s (events and the payments table, not HTTP), then the server as shipped (src/main.ts under tsx, sandbox, metrics on) left to finish its start-up work before ${SECONDS} s of reads`,
+          `event-loop delay inside the server while reading: p99 ${loop.p99} ms, max ${loop.max} ms`,
+        ],
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await postgres?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const rows: Row[] = [];
+for (const kind of STORES) rows.push(await measure(kind));
+emit(rows);

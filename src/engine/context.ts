@@ -1,6 +1,7 @@
 // Who and what caused a command, and the metadata every event it appends carries: built here,
 // once, for every stream the engine writes (payments, accounts, terminals, API keys). What more an
 // event's metadata should say (a machine version, say) is added in eventMetadata, nowhere else.
+import { MACHINE_VERSION } from "../../machines/definition.js";
 import { isoTimestamp, type Clock } from "../clock.js";
 import type { EventMetadata } from "../events/envelope.js";
 import type { Ids } from "../ids.js";
@@ -28,12 +29,13 @@ export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext 
 /** The context of an append that carries no answer (an attempt, before the outcome is known). */
 export const withoutAnswer = (ctx: CommandContext): CommandContext => ({ ...ctx, idempotency: undefined });
 
-/** The metadata of the events one append writes. */
+/** The metadata of the events one append writes, with the version of the machine that decided them (an audit names it). */
 export function eventMetadata(ctx: CommandContext, clock: Clock, ids: Ids): EventMetadata {
   return {
     timestamp: ctx.now ?? isoTimestamp(clock.now()),
     request_id: ctx.request_id ?? ids.requestId(),
     idempotency_key: ctx.idempotency_key ?? null,
     actor: ctx.actor ?? "library",
+    machine_version: MACHINE_VERSION,
   };
 }

@@ -20,9 +20,11 @@ import ts from "typescript";
  * The floors, lowest first: a file may import its own floor and the floors below, never above.
  * Each entry is a floor of the layer table (TEAM.md, DESIGN.md) or, for the surfaces, one step
  * of it: the surfaces build on one another in this order (the HTTP API presents webhooks; the
- * typed client speaks the HTTP API's schemas; the console uses the client; the CLI drives them
- * all). The library floor is createEngine: it composes the engine's handlers with the presenter
- * of their answers, so the engine itself never imports a presenter. A path ending in "/" takes the whole directory; the first matching entry wins.
+ * typed client speaks the HTTP API's schemas; the console uses the client; the served process
+ * composes the server with the console and metrics; the CLI drives them all, `serve` included).
+ * The library floor is createEngine: it composes the engine's handlers with the presenter of
+ * their answers, so the engine itself never imports a presenter. A path ending in "/" takes the
+ * whole directory; the first matching entry wins.
  */
 export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
   { floor: "basics", paths: ["src/money.ts", "src/clock.ts", "src/ids.ts", "src/errors.ts", "src/bounded.ts", "src/coalesced.ts", "src/options.ts", "src/package-root.ts"] },
@@ -35,9 +37,11 @@ export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
   { floor: "library", paths: ["src/engine.ts", "src/api-keys.ts"] },
   { floor: "audit", paths: ["src/audit/"] },
   { floor: "surfaces: webhooks", paths: ["src/webhooks/"] },
+  { floor: "observability", paths: ["src/observability/"] },
   { floor: "surfaces: http", paths: ["src/http/"] },
   { floor: "surfaces: client", paths: ["src/client/", "src/client-sdk.ts"] },
   { floor: "surfaces: console", paths: ["src/console/"] },
+  { floor: "served process", paths: ["src/serve/"] },
   { floor: "surfaces: cli", paths: ["src/cli/"] },
   { floor: "composition", paths: ["src/main.ts", "src/index.ts"] },
 ];

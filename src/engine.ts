@@ -1,40 +1,104 @@
-// The engine: createEngine composes the commands (src/engine/commands/*, one module each, every
-// one reading decide -> attempt -> call -> outcome with the pattern of src/engine/attempt.ts) over
-// one core of ports and payment streams (src/engine/core.ts). Commands on one payment are
-// serialized in this process; across processes the store's optimistic concurrency decides and
-// the loser re-decides on fresh state. The reconciler (src/engine/reconcile.ts) closes what a
-// crash left open.
+// The engine as a library: createEngine composes the command handlers (src/engine/handlers/*: the
+// one pipeline validate → load → decide → attempt → call → outcome, each command's rule a pure
+// decider in src/engine/deciders/) over small explicit dependencies, and presents their answers
+// with the presenter every surface uses (src/present/). Commands on one payment are serialized in
+// this process; across processes the store's optimistic concurrency decides and the loser
+// re-decides on fresh state. The reconciler (src/engine/reconcile.ts) closes what a crash left open.
+import { stateOf } from "../machines/fold.js";
+import { PROJECTIONS, RETIRED_PROJECTIONS } from "../projections/registry.js";
+import { createProjectionRunner } from "../projections/runner.js";
+import { systemClock, type Clock } from "./clock.js";
 import { allowedCommands } from "./engine/allowed.js";
-import { listTerminals, openAccount, registerTerminal } from "./engine/commands/accounts.js";
-import { authorize } from "./engine/commands/authorize.js";
-import { cancel } from "./engine/commands/cancel.js";
-import { capture } from "./engine/commands/capture.js";
-import { collectPaymentMethod } from "./engine/commands/collect-payment-method.js";
-import { createIntent } from "./engine/commands/create-intent.js";
-import { processPayment } from "./engine/commands/process-payment.js";
-import { refund } from "./engine/commands/refund.js";
-import { report } from "./engine/commands/report.js";
-import { listCustomerCards, saveCard } from "./engine/commands/save-card.js";
-import { createCore, type EngineOptions } from "./engine/core.js";
+import { accountHandlers } from "./engine/handlers/accounts.js";
+import { authorizeHandler } from "./engine/handlers/authorize.js";
+import { collectPaymentMethodHandler } from "./engine/handlers/collect-payment-method.js";
+import { createIntentHandler } from "./engine/handlers/create-intent.js";
+import { cancelHandler, captureHandler, processPaymentHandler, refundHandler, reportHandler } from "./engine/handlers/payment-commands.js";
+import { createPipeline, type AttemptFault } from "./engine/handlers/pipeline.js";
+import { saveCardHandler } from "./engine/handlers/save-card.js";
+import { createAccountLookups } from "./engine/lookups/accounts.js";
+import { createStoredCards } from "./engine/lookups/stored-cards.js";
 import { createReconciler, type ReconcileOptions, type ReconcileReport } from "./engine/reconcile.js";
+import { createPaymentStreams, type Loaded } from "./engine/streams/payment-streams.js";
+import { createSingleEventStreams } from "./engine/streams/single-event-streams.js";
+import { randomIds, type Ids } from "./ids.js";
 import { GetPaymentInput, parseInput } from "./inputs.js";
 import { refuseUndefinedOptions } from "./options.js";
-import type { PaymentRecord } from "./present/payment-record.js";
+import { paymentRecord, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
+import type { Processors } from "./processors/port.js";
+import { createSimulators } from "./processors/simulator.js";
+import { createMemoryReadModels, createMemoryStore } from "./store/memory/index.js";
+import type { EventStore, ReadModelStore } from "./store/port.js";
 
-export type { Account, CommandContext } from "./engine/payment-streams.js";
+export type { CommandContext } from "./engine/context.js";
+export type { Account } from "./engine/lookups/accounts.js";
+export type { AttemptFault } from "./engine/handlers/pipeline.js";
 export type { CreatedIntent } from "./present/payment-record.js";
 export type { ReconcileOptions, ReconcileReport, Resolution } from "./engine/reconcile.js";
-export type { EngineOptions } from "./engine/core.js";
+
+export interface EngineOptions {
+  store?: EventStore;
+  readModels?: ReadModelStore;
+  processors?: Processors;
+  clock?: Clock;
+  ids?: Ids;
+  /** How long a synchronous-terminal auth blocks before the engine gives up (spec §8: 120 s). */
+  syncAuthTimeoutMs?: number;
+  /** Payment states kept in memory between commands (bounded: least recently used leave). */
+  cacheSize?: number;
+  /** Keep read models updated by a subscription (otherwise they catch up when read). */
+  liveProjections?: boolean;
+  /**
+   * How old an attempt without outcome must be before the reconciler asks the processor (default
+   * 30 s). Keep it above the processor calls' timeout: a call still under way must not be taken
+   * for one that never arrived.
+   */
+  reconcileGraceMs?: number;
+  /** Crash tests: called at each point of every attempt; a throw there stands for a crash. */
+  fault?: AttemptFault;
+}
+
+/** The payment record of a payment as of its last event (spec §2.1). */
+const answerOf = ({ snapshot, request_id }: Pick<Loaded, "snapshot" | "request_id">): PaymentRecord => paymentRecord(stateOf(snapshot), request_id);
 
 export function createEngine(options: EngineOptions = {}) {
   refuseUndefinedOptions("createEngine", options, { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
-  const core = createCore(options);
-  const { store, readModels, projections, clock, ids, payments } = core;
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? randomIds();
+  const store = options.store ?? createMemoryStore();
+  const readModels = options.readModels ?? createMemoryReadModels();
+  const processors = options.processors ?? createSimulators({ clock, ids });
+  const cacheSize = options.cacheSize ?? 10_000;
+  const syncAuthTimeoutMs = options.syncAuthTimeoutMs ?? 120_000;
+  const projections = createProjectionRunner({ store, readModels, projections: PROJECTIONS, retired: RETIRED_PROJECTIONS });
+  const payments = createPaymentStreams({ store, clock, ids, cacheSize, answerOf });
+  const streamsOfOne = createSingleEventStreams({ store, clock, ids, cacheSize });
+  const accounts = createAccountLookups(streamsOfOne);
+  const storedCards = createStoredCards({ readModels, projections, processors, cacheSize });
+  const pipeline = createPipeline({ payments, processors, ids, ...(options.fault ? { fault: options.fault } : {}) });
+  const reconciler = createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs: options.reconcileGraceMs ?? 30_000 });
   if (options.liveProjections) projections.start();
-  const onReport = report(core);
-  core.processors.connect(onReport);
-  const reconciler = createReconciler(core);
+  const report = reportHandler({ pipeline, clock });
+  processors.connect(report);
   let stopReconciling: (() => Promise<void>) | null = null;
+
+  // A Loaded never changes, so neither does its record: presented once per state (status reads of
+  // an unchanged payment, a command's answer), frozen since every caller gets the same object.
+  const records = new WeakMap<Loaded, PaymentRecord>();
+  function present(loaded: Loaded): PaymentRecord {
+    let record = records.get(loaded);
+    if (!record) {
+      record = answerOf(loaded);
+      if (record.payment) Object.freeze(record.payment);
+      records.set(loaded, Object.freeze(record));
+    }
+    return record;
+  }
+  /** A command on a payment, its answer presented. */
+  const presented = <A extends unknown[]>(handler: (...args: A) => Promise<Loaded>) => async (...args: A) => present(await handler(...args));
+
+  const accountCommands = accountHandlers({ streamsOfOne, accounts, readModels, projections, clock, ids });
+  const createIntent = createIntentHandler({ pipeline, accounts, storedCards, clock, ids });
 
   return {
     store,
@@ -43,27 +107,27 @@ export function createEngine(options: EngineOptions = {}) {
     clock,
     ids,
 
-    openAccount: openAccount(core),
-    getAccount: core.getAccount,
+    ...accountCommands,
+    getAccount: accounts.getAccount,
     /** Streams whose one event never changes (accounts, terminals, API keys): start one, read its event. */
-    startStream: payments.startStream,
-    firstEvent: payments.firstEvent,
-    registerTerminal: registerTerminal(core),
-    listTerminals: listTerminals(core),
+    startStream: streamsOfOne.startStream,
+    firstEvent: streamsOfOne.firstEvent,
 
-    createIntent: createIntent(core),
+    async createIntent(input: unknown, ctx?: Parameters<typeof createIntent>[1]): Promise<CreatedIntent> {
+      const { payment, client_secret } = await createIntent(input, ctx);
+      return { ...present(payment), client_secret };
+    },
     async getPayment(input: unknown): Promise<PaymentRecord> {
       const { external_account_id, payment_id } = parseInput(GetPaymentInput, input);
-      return core.recordOf(await payments.loadOwned(external_account_id, payment_id));
+      return present(await payments.loadOwned(external_account_id, payment_id));
     },
-    authorize: authorize(core),
-    collectPaymentMethod: collectPaymentMethod(core),
-    processPayment: processPayment(core),
-    capture: capture(core),
-    cancel: cancel(core),
-    refund: refund(core),
-    saveCard: saveCard(core),
-    listCustomerCards: listCustomerCards(core),
+    authorize: presented(authorizeHandler({ pipeline, payments, accounts, clock, syncAuthTimeoutMs })),
+    collectPaymentMethod: presented(collectPaymentMethodHandler({ pipeline, accounts, processors, clock })),
+    processPayment: presented(processPaymentHandler({ pipeline, clock })),
+    capture: presented(captureHandler({ pipeline, clock })),
+    cancel: presented(cancelHandler({ pipeline, clock })),
+    refund: presented(refundHandler({ pipeline, clock })),
+    saveCard: saveCardHandler({ pipeline, store, clock }),
 
     /** The commands the machine allows a payment now (for error messages and tooling). */
     async allowedNextSteps(accountId: string, paymentId: string): Promise<string[]> {
@@ -71,7 +135,7 @@ export function createEngine(options: EngineOptions = {}) {
     },
 
     /** Processors report through this (the simulators' connect() receives it too). */
-    report: onReport,
+    report,
 
     /** One reconciler pass: resolves attempts left without outcome (see src/engine/reconcile.ts). */
     reconcile: (reconcileOptions?: ReconcileOptions): Promise<ReconcileReport> => reconciler.reconcile(reconcileOptions),

@@ -93,6 +93,18 @@ export const CollectPaymentMethodInput = z.strictObject({
 /** Processor B client SDK: process the payment whose card was collected, authorised by its client secret. */
 export const ProcessPaymentInput = z.strictObject({ client_secret: Id });
 
+/** The inputs as the commands receive them, parsed. */
+export type OpenAccountInput = z.output<typeof OpenAccountInput>;
+export type RegisterTerminalInput = z.output<typeof RegisterTerminalInput>;
+export type CreateIntentInput = z.output<typeof CreateIntentInput>;
+export type AuthorizeInput = z.output<typeof AuthorizeInput>;
+export type CaptureInput = z.output<typeof CaptureInput>;
+export type CancelInput = z.output<typeof CancelInput>;
+export type RefundInput = z.output<typeof RefundInput>;
+export type SaveCardInput = z.output<typeof SaveCardInput>;
+export type CollectPaymentMethodInput = z.output<typeof CollectPaymentMethodInput>;
+export type ProcessPaymentInput = z.output<typeof ProcessPaymentInput>;
+
 /**
  * Parses input with a schema, turning what is wrong into one InvalidRequest. A misspelled field is
  * both unknown and (usually) leaves a required one missing: the message names both, with the

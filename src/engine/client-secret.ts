@@ -3,16 +3,14 @@
 // hash); requests are checked by comparing digests in constant time, which also makes any input,
 // multibyte characters included, compare as 32 bytes against 32 bytes.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { NotFound, Unauthorized } from "../errors.js";
+import { Unauthorized } from "../errors.js";
 import type { PaymentView } from "../processors/port.js";
-import type { Core } from "./core.js";
-import type { Loaded } from "./payment-streams.js";
 
 export const secretDigest = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex");
 
 // 401 whatever is wrong with it (unknown payment, wrong secret): a secret is a credential, and the
 // answer must not tell a guesser whether the payment exists
-const unknownSecret = () => new Unauthorized("client_secret: not a valid client secret of any payment", "client_secret");
+export const unknownSecret = () => new Unauthorized("client_secret: not a valid client secret of any payment", "client_secret");
 
 /** The payment a client secret names (its prefix); the secret itself is checked by requireSecret. */
 export function paymentIdOfSecret(clientSecret: string): string {
@@ -26,21 +24,4 @@ export function requireSecret(payment: PaymentView, clientSecret: string): void 
   // streams written before digests were recorded hold the secret itself
   const expected = client_secret_sha256 ?? (client_secret === null ? null : secretDigest(client_secret));
   if (expected === null || !timingSafeEqual(Buffer.from(expected, "hex"), Buffer.from(secretDigest(clientSecret), "hex"))) throw unknownSecret();
-}
-
-/**
- * Runs a client-SDK command on the payment of a client secret, once the secret is checked. A
- * secret naming no payment is refused like a wrong one (401), not as a missing payment.
- */
-export async function onPaymentOfSecret(core: Core, clientSecret: string, decide: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
-  const paymentId = paymentIdOfSecret(clientSecret);
-  try {
-    return await core.payments.onPayment(null, paymentId, async (loaded) => {
-      requireSecret(core.viewOf(loaded), clientSecret);
-      return decide(loaded);
-    });
-  } catch (error) {
-    if (error instanceof NotFound && error.id === paymentId) throw unknownSecret();
-    throw error;
-  }
 }

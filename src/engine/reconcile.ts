@@ -10,13 +10,15 @@
 // Open attempts are found by an index folded from the store's global log: an attempt event opens
 // one; any later event of that payment closes it (the machine allows nothing else while one is in
 // flight). The index is kept in memory and caught up from where it stopped on every pass.
-import { ATTEMPT_TYPES, type AttemptType, type PaymentEvent } from "../../machines/events.js";
-import { hasTag } from "../../machines/fold.js";
-import type { RecordedEvent } from "../store/port.js";
-import type { Core } from "./core.js";
-import { followUp } from "./follow-up.js";
-import { abandoned, acceptedOrAbandoned, authorizationEvents, outcomeEvents, shopperTimedOut } from "./outcomes.js";
-import { commandClock, type CommandContext, type Loaded } from "./payment-streams.js";
+import { ATTEMPT_TYPES, type AttemptType } from "../../machines/events.js";
+import type { Clock } from "../clock.js";
+import type { Processors } from "../processors/port.js";
+import type { AllReader, RecordedEvent } from "../store/port.js";
+import { commandClock, type CommandContext } from "./context.js";
+import { openKey, resolveOpen } from "./deciders/resolve-open.js";
+import type { Pipeline } from "./handlers/pipeline.js";
+import { processorOf } from "./handlers/processor-calls.js";
+import { viewOf } from "./streams/payment-streams.js";
 
 export interface ReconcileOptions {
   /** Report what would be appended, append nothing. */
@@ -56,7 +58,18 @@ interface Open {
 
 const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
 
-export function createReconciler(core: Core) {
+interface Deps {
+  store: AllReader;
+  pipeline: Pipeline;
+  processors: Processors;
+  clock: Clock;
+  /** A terminal collection older than this is over (the blocking auth's deadline). */
+  syncAuthTimeoutMs: number;
+  /** How old an open attempt must be before the processor is asked (the default of a pass). */
+  reconcileGraceMs: number;
+}
+
+export function createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs }: Deps) {
   const open = new Map<string, Open>();
   let position = 0;
 
@@ -73,7 +86,7 @@ export function createReconciler(core: Core) {
   /** Stores make positions visible in order, without gaps that fill later (src/store/port.ts). */
   async function catchUp() {
     for (;;) {
-      const batch = await core.store.readAll({ after: position, maxCount: 5_000 });
+      const batch = await store.readAll({ after: position, maxCount: 5_000 });
       for (const e of batch) index(e);
       if (batch.length === 0) return;
       position = batch[batch.length - 1]!.position;
@@ -82,57 +95,31 @@ export function createReconciler(core: Core) {
 
   async function resolve(item: Open, dryRun: boolean, now: number): Promise<Resolution | null> {
     let resolution: Resolution | null = null;
-    const ctx: CommandContext = commandClock(core.clock, { actor: "reconciler" });
-    await core.payments.onPayment(null, item.payment_id, async (loaded) => {
+    const ctx: CommandContext = commandClock(clock, { actor: "reconciler" });
+    await pipeline.onPayment(null, item.payment_id, async (loaded) => {
       resolution = null;
-      const decided = await decide(loaded, now - item.since >= core.syncAuthTimeoutMs);
-      if (!decided) return loaded; // closed meanwhile (by its command or another process)
-      resolution = { payment_id: item.payment_id, ...decided.resolution, appended: decided.events.map((e) => e.type) };
+      // gather what the processor recorded for the open call, then decide (pure)
+      const key = openKey(loaded.snapshot);
+      if (key === null) return loaded; // closed meanwhile (by its command or another process)
+      const recorded = key ? await processorOf(processors, viewOf(loaded)).lookup(key) : "never_received";
+      const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= syncAuthTimeoutMs);
+      if (!decided) return loaded;
+      const { events, stopTerminal, ...open } = decided;
+      resolution = { payment_id: item.payment_id, ...open, appended: events.map((e) => e.type) };
       if (dryRun) return loaded;
-      await decided.before?.();
-      const after = await core.payments.append(item.payment_id, loaded, decided.events, ctx, "reconcile");
-      return followUp(core, item.payment_id, after, ctx);
+      return pipeline.carryOut(loaded, { append: events, ...(stopTerminal === undefined ? {} : { stopTerminal }) }, ctx, "reconcile", { followUps: true });
     });
     return resolution;
-  }
-
-  /** What to append for a payment's open attempt or overdue terminal, from the processor's record. */
-  async function decide(loaded: Loaded, pastTerminalDeadline: boolean): Promise<{ resolution: Omit<Resolution, "payment_id" | "appended">; events: PaymentEvent[]; before?: () => Promise<void> } | null> {
-    const payment = core.viewOf(loaded);
-    const port = core.processorOf(loaded);
-    const attempt = payment.attempt;
-    if (attempt) {
-      const { attempt_id } = attempt.data;
-      const recorded = await port.lookup(attempt_id);
-      const resolution = { open: attempt.type, attempt_id, processor: recorded === "never_received" ? recorded : recorded.call };
-      if (recorded === "never_received") return { resolution, events: [abandoned(attempt_id, "never_received")] };
-      const events = acceptedOrAbandoned(loaded.snapshot, attempt_id, outcomeEvents(payment, recorded));
-      // a terminal that started and is still collecting: past the blocking auth's deadline, that is over
-      if (pastTerminalDeadline && attempt.type === "TerminalAuthorizationAttempted" && events.length === 1) {
-        const terminal_id = attempt.data.terminal_id;
-        return { resolution: { ...resolution, processor: "still_collecting" }, events: [...events, shopperTimedOut()], before: () => port.cancelTerminalAuthorization({ payment, terminal_id }) };
-      }
-      return { resolution, events };
-    }
-    const terminal = payment.terminal;
-    if (!terminal || terminal.terminal_type === "B_reader" || !hasTag(loaded.snapshot, "collecting_card")) return null;
-    const recorded = terminal.attempt_id ? await port.lookup(terminal.attempt_id) : "never_received";
-    const resolution = { open: "TerminalWait" as const, attempt_id: terminal.attempt_id ?? null };
-    if (recorded !== "never_received" && recorded.call === "start_terminal" && recorded.outcome) {
-      return { resolution: { ...resolution, processor: "start_terminal" }, events: authorizationEvents(recorded.outcome) };
-    }
-    const cancel = () => port.cancelTerminalAuthorization({ payment, terminal_id: terminal.terminal_id });
-    return { resolution: { ...resolution, processor: "still_collecting" }, events: [shopperTimedOut()], before: cancel };
   }
 
   /** One pass: catch the index up, resolve every open attempt older than the grace period. */
   async function reconcile(options: ReconcileOptions = {}): Promise<ReconcileReport> {
     const started = performance.now();
     const dryRun = options.dryRun ?? false;
-    const graceMs = options.graceMs ?? core.reconcileGraceMs;
+    const graceMs = options.graceMs ?? reconcileGraceMs;
     await catchUp();
-    const now = core.clock.now();
-    const due = [...open.values()].filter((o) => now - o.since >= (o.kind === "TerminalWait" ? Math.max(graceMs, core.syncAuthTimeoutMs) : graceMs));
+    const now = clock.now();
+    const due = [...open.values()].filter((o) => now - o.since >= (o.kind === "TerminalWait" ? Math.max(graceMs, syncAuthTimeoutMs) : graceMs));
     const resolved: Resolution[] = [];
     for (const item of due) {
       const r = await resolve(item, dryRun, now);

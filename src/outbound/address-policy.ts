@@ -90,6 +90,9 @@ export type Verdict = { allowed: true } | { allowed: false; reason: string };
 /** Parses an allowlist entry (an address or a CIDR); throws naming the entry when it is neither. */
 export function parseCidr(entry: string): Cidr {
   const text = entry.trim();
+  // IPv4 written in full (a.b.c.d): ipaddr.js would also read "2" or "10.1" as addresses
+  const address = text.split("/")[0]!;
+  if (!address.includes(":") && !ipaddr.IPv4.isValidFourPartDecimal(address)) throw new Error(`${JSON.stringify(entry)} is not an IP address or CIDR`);
   try {
     if (text.includes("/")) return ipaddr.parseCIDR(text) as Cidr;
     const address = ipaddr.parse(text);

@@ -6,7 +6,7 @@
 // they all have: 0 when every worker stopped cleanly.
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
-import { configFromEnv } from "../config.js";
+import { configFromEnv, refuseToStart } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
@@ -25,9 +25,11 @@ const RESTARTS_PER_MINUTE = 5;
 
 export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const say = (line: string) => process.stderr.write(`cardflow: ${line}\n`);
+  // a configuration that cannot run stops here, said why (the workers would each say it again)
+  const config = await refuseToStart(() => configFromEnv(env));
   let serve: ReturnType<typeof serveConfigFromEnv>;
   try {
-    serve = serveConfigFromEnv(env, configFromEnv(env).port);
+    serve = serveConfigFromEnv(env, config.port);
   } catch (error) {
     if (!(error instanceof ServeConfigError)) throw error;
     say(error.message);

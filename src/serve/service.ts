@@ -12,7 +12,7 @@ import { blockRequestIds, randomIds } from "../ids.js";
 import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
-import { registerServiceGauges } from "../observability/service-gauges.js";
+import { registerServiceGauges } from "./service-gauges.js";
 import { serviceProcessors } from "../processors/adapters.js";
 import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";

@@ -11,6 +11,7 @@ import { machineDefinitions } from "../../src/audit/machine-history.js";
 import { eventsStore } from "../../src/audit/source.js";
 import { chainEvents } from "../../src/events/chain.js";
 import type { RecordedEvent } from "../../src/store/port.js";
+import { runFlows } from "./flows.js";
 
 // a payment of the v0.1.0 golden store: captured 20.00 of 25.00, refunded 5.00 then 15.00
 const golden = readFileSync(new URL("../fixtures/streams/v0.1.0/events.jsonl", import.meta.url), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordedEvent);
@@ -47,6 +48,18 @@ const canceled = (version: string | null) => ({ ...original.at(-1)!, id: "000000
 describe("machine versions in the audit", () => {
   it("the package keeps today's definition under its hash (docs/machines/)", () => {
     expect(machineDefinitions().get(MACHINE_VERSION)).toEqual(current);
+  });
+
+  it("every event the engine appends records today's machine version, and the audit shows it", async () => {
+    const { engine, payments } = await runFlows();
+    const events = (await engine.store.readAll()).filter((e) => /^(payment|account|terminal)-/.test(e.stream));
+    expect(events.length).toBeGreaterThan(50);
+    expect(events.filter((e) => e.metadata.machine_version !== MACHINE_VERSION)).toEqual([]);
+    const report = await audit({ store: engine.store, readModels: engine.readModels }, payments.terminal_manual!);
+    expect(report.findings).toEqual([]);
+    expect(report.timeline.every((r) => r.machine_version === MACHINE_VERSION && r.allowed_by_machine === null)).toBe(true);
+    expect(formatAudit(report)).toContain(`machine versions: ${MACHINE_VERSION} (today's) (rev 0–${report.timeline.length - 1})\n`);
+    await engine.close();
   });
 
   it("events before machine versions carry none, and the audit says so", async () => {

@@ -5,19 +5,19 @@
 import { Gauge } from "prom-client";
 import type { Engine } from "../engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";
-import type { Drain } from "../http/drain.js";
 import type { DeliveryState } from "../webhooks/delivery.js";
 import type { EndpointDoc } from "../webhooks/endpoints.js";
 import { FEED } from "../webhooks/feed.js";
-import type { Metrics } from "./metrics.js";
-import { readModelLag } from "./read-lag.js";
+import type { Metrics } from "../observability/metrics.js";
+import { readModelLag } from "../observability/read-lag.js";
 
 /** Unprojected events are counted up to this (a scrape reads no more). */
 export const LAG_COUNT_LIMIT = 1_000;
 
 export interface GaugeSources {
   engine: Engine;
-  drain?: Pick<Drain, "inFlight">;
+  /** The HTTP server's drain (src/http/drain.ts): its requests in flight. */
+  drain?: { inFlight(): number };
 }
 
 export function registerServiceGauges(metrics: Metrics, { engine, drain }: GaugeSources): void {

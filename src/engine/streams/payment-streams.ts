@@ -2,39 +2,18 @@
 // payment in this process, loading (cached state + events appended since, by any process),
 // appending only what the machine allows with the revision the decision was made on, and
 // re-deciding when another process appended first.
-import { PaymentEvent, streams, type DomainEvent } from "../../machines/events.js";
-import { applyPaymentEvent, hasTag, initialPaymentSnapshot, stateOf, type PaymentSnapshot } from "../../machines/fold.js";
-import { paymentRecord, type CreatedIntent, type PaymentRecord } from "../present/payment-record.js";
-import type { TerminalRecord } from "../../projections/terminals.js";
-import { hashOf } from "../events/chain.js";
-import { newEvents } from "../events/new-events.js";
-import { setBounded } from "../bounded.js";
-import { isoTimestamp, type Clock } from "../clock.js";
-import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../errors.js";
-import type { Ids } from "../ids.js";
-import { WrongExpectedRevision, type EventData, type EventStore, type IdempotencyRecord, type RecordedEvent } from "../store/port.js";
-import { allowedCommands } from "./allowed.js";
-
-/** Who and what caused a command: recorded in the metadata of every event it appends. */
-export interface CommandContext {
-  /** The command's one clock reading (ISO 8601): every event and field it produces uses it. */
-  now?: string;
-  request_id?: number;
-  idempotency_key?: string | null;
-  /** e.g. an API key id; defaults to "library". */
-  actor?: string;
-  /**
-   * HTTP Idempotency-Key: given what the command would answer after an append, the record to
-   * store in that append's transaction (so a retry after a crash finds it and acts no second time).
-   */
-  idempotency?: (answer: CreatedIntent | PaymentRecord | TerminalRecord) => IdempotencyRecord;
-}
-
-export interface Account {
-  external_account_id: string;
-  processor: "A" | "B";
-  currency: string;
-}
+import { PaymentEvent, streams } from "../../../machines/events.js";
+import { applyPaymentEvent, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
+import { setBounded } from "../../bounded.js";
+import type { Clock } from "../../clock.js";
+import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../../errors.js";
+import { hashOf } from "../../events/chain.js";
+import { newEvents } from "../../events/new-events.js";
+import type { Ids } from "../../ids.js";
+import type { PaymentView } from "../../processors/port.js";
+import { WrongExpectedRevision, type EventStore } from "../../store/port.js";
+import { allowedCommands } from "../allowed.js";
+import { eventMetadata, type CommandContext } from "../context.js";
 
 /** A payment as of one revision of its stream. */
 export interface Loaded {
@@ -46,19 +25,34 @@ export interface Loaded {
   hash: string | null;
 }
 
-/** The context with the command's clock reading, taken once (kept if the caller took it already). */
-export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext => (ctx.now ? ctx : { ...ctx, now: isoTimestamp(clock.now()) });
+/** What a processor and a decider see of a payment: the machine's context. */
+export const viewOf = (loaded: Loaded): PaymentView => loaded.snapshot.context as PaymentView;
 
 /** How often a blocking auth looks at the store for a card presented through another process. */
 const COLLECTING_LOOK_MS = 250;
 
-const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
+export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
 
 /**
- * inFlightWaitMs: how long a command waits for another process's processor call on the same
- * payment to finish (polling the store) before answering 409 attempt_in_flight.
+ * How long a command waits for another process's processor call on the same payment to finish
+ * (polling the store) before answering 409 attempt_in_flight.
  */
-export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWaitMs = 2_000 }: { store: EventStore; clock: Clock; ids: Ids; cacheSize: number; inFlightWaitMs?: number }) {
+const IN_FLIGHT_WAIT_MS = 2_000;
+
+export interface PaymentStreamsOptions {
+  store: EventStore;
+  clock: Clock;
+  ids: Ids;
+  /** Payment states kept in memory between commands (least recently used leave). */
+  cacheSize: number;
+  /**
+   * What a command answers for the payment as it will stand after an append: the answer an HTTP
+   * Idempotency-Key record stores in the append's transaction (createEngine gives the presenter).
+   */
+  answerOf: (payment: Pick<Loaded, "snapshot" | "request_id">) => unknown;
+}
+
+export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }: PaymentStreamsOptions) {
   const cache = new Map<string, Loaded>();
   const locks = new Map<string, Promise<unknown>>();
   const waiters = new Map<string, Set<() => void>>();
@@ -75,35 +69,6 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
 
   /** Least recently used payments leave first. */
   const remember = (paymentId: string, loaded: Loaded) => setBounded(cache, paymentId, loaded, cacheSize);
-
-  /** Events ready to append to `stream` after the event whose hash is `prevHash` (null: a new stream). */
-  function envelopes(stream: string, prevHash: string | null, events: DomainEvent[], ctx: CommandContext): EventData[] {
-    const metadata = {
-      timestamp: ctx.now ?? isoTimestamp(clock.now()),
-      request_id: ctx.request_id ?? ids.requestId(),
-      idempotency_key: ctx.idempotency_key ?? null,
-      actor: ctx.actor ?? "library",
-    };
-    return newEvents(stream, prevHash, events, metadata, () => ids.uuid());
-  }
-
-  /** A new stream and its first event (accounts, terminals, API keys); WrongExpectedRevision if it exists. */
-  async function startStream(stream: string, event: DomainEvent, ctx: CommandContext, idempotency?: IdempotencyRecord): Promise<void> {
-    await store.append(stream, envelopes(stream, null, [event], ctx), { expectedRevision: "no_stream", idempotency });
-  }
-
-  const firsts = new Map<string, RecordedEvent>();
-  /**
-   * The first event of a stream that never changes once written (an account, a terminal, an API
-   * key), kept after the first read: commands look these up on every call.
-   */
-  async function firstEvent(stream: string): Promise<RecordedEvent | undefined> {
-    const known = firsts.get(stream);
-    if (known) return known;
-    const [first] = await store.readStream(stream, { maxCount: 1 });
-    if (first) setBounded(firsts, stream, first, cacheSize);
-    return first;
-  }
 
   /** The store's change mark taken just before the read each cached state was folded from. */
   const checkedAt = new WeakMap<Loaded, number | string>();
@@ -148,9 +113,9 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
       snapshot = next;
     }
     const stream = streams.payment(paymentId);
-    const data = envelopes(stream, loaded.hash, events, ctx);
+    const data = newEvents(stream, loaded.hash, events, eventMetadata(ctx, clock, ids), () => ids.uuid());
     const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
-    const idempotency = ctx.idempotency?.(paymentRecord(stateOf(snapshot), data[0]!.metadata.request_id));
+    const idempotency = ctx.idempotency?.(answerOf({ snapshot, request_id: data[0]!.metadata.request_id }));
     const { nextRevision } = await store.append(stream, data, { expectedRevision, idempotency });
     const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!) };
     remember(paymentId, after);
@@ -168,7 +133,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
    */
   function onPayment(accountId: string | null, paymentId: string, decide: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
     return withLock(paymentId, async () => {
-      const waitUntil = Date.now() + inFlightWaitMs;
+      const waitUntil = Date.now() + IN_FLIGHT_WAIT_MS;
       let conflicts = 0;
       for (let attempt = 1; ; attempt++) {
         const cached = attempt === 1 ? cache.get(paymentId) : undefined;
@@ -245,5 +210,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, inFlightWai
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, startStream, firstEvent, waitWhileCollecting };
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting };
 }
+
+export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

@@ -1,0 +1,41 @@
+// Who and what caused a command, and the metadata every event it appends carries: built here,
+// once, for every stream the engine writes (payments, accounts, terminals, API keys). What more an
+// event's metadata should say (a machine version, say) is added in eventMetadata, nowhere else.
+import { MACHINE_VERSION } from "../../machines/definition.js";
+import { isoTimestamp, type Clock } from "../clock.js";
+import type { EventMetadata } from "../events/envelope.js";
+import type { Ids } from "../ids.js";
+import type { IdempotencyRecord } from "../store/port.js";
+
+/** Who and what caused a command: recorded in the metadata of every event it appends. */
+export interface CommandContext {
+  /** The command's one clock reading (ISO 8601): every event and field it produces uses it. */
+  now?: string;
+  request_id?: number;
+  idempotency_key?: string | null;
+  /** e.g. an API key id; defaults to "library". */
+  actor?: string;
+  /**
+   * HTTP Idempotency-Key: given what the command would answer after an append (the payment's
+   * record, a created intent, a terminal), the record to store in that append's transaction (so a
+   * retry after a crash finds it and acts no second time).
+   */
+  idempotency?: (answer: any) => IdempotencyRecord;
+}
+
+/** The context with the command's clock reading, taken once (kept if the caller took it already). */
+export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext => (ctx.now ? ctx : { ...ctx, now: isoTimestamp(clock.now()) });
+
+/** The context of an append that carries no answer (an attempt, before the outcome is known). */
+export const withoutAnswer = (ctx: CommandContext): CommandContext => ({ ...ctx, idempotency: undefined });
+
+/** The metadata of the events one append writes, with the version of the machine that decided them (an audit names it). */
+export function eventMetadata(ctx: CommandContext, clock: Clock, ids: Ids): EventMetadata {
+  return {
+    timestamp: ctx.now ?? isoTimestamp(clock.now()),
+    request_id: ctx.request_id ?? ids.requestId(),
+    idempotency_key: ctx.idempotency_key ?? null,
+    actor: ctx.actor ?? "library",
+    machine_version: MACHINE_VERSION,
+  };
+}

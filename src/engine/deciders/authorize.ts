@@ -1,0 +1,41 @@
+// Spec §4.4: authorize. A stored card is charged; a processor A terminal starts collecting; a card
+// the processor B client SDK collected is processed.
+import { hasTag, type PaymentSnapshot } from "../../../machines/fold.js";
+import type { TerminalRecord } from "../../../projections/terminals.js";
+import { InvalidRequest } from "../../errors.js";
+import type { AuthorizeInput } from "../../inputs.js";
+import { shopperTimedOut } from "../outcomes.js";
+import { ALREADY_PROCESSED, authorizeCollectedCard, collectedByClientSdk, processedByCollect } from "./client-sdk.js";
+import { refusal, unlessAllowed, UNRECORDED, type Decision } from "./decision.js";
+
+export function decideAuthorize(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
+  const intent = payment.context.intent!;
+  if (intent.payment_method_id !== null) {
+    // card not present: charge the card on file (automatic capture captures in the same step)
+    if (input.terminal_id !== undefined) return { refuse: new InvalidRequest("terminal_id is not sent for a stored-card charge", "terminal_id", "parameter_unexpected") };
+    return unlessAllowed(payment, "authorize") ?? { attempt: { type: "AuthorizationAttempted", version: 1, data: { attempt_id: UNRECORDED, amount: intent.amount } } };
+  }
+  if (collectedByClientSdk(payment)) return authorizeCollectedCard(payment);
+  if (intent.payment_method_types !== "card_present") {
+    return { refuse: refusal(payment, "authorize", processedByCollect(payment) ? ALREADY_PROCESSED : "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
+  }
+  if (input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };
+  if (!terminal) return { need: "terminal" };
+  if (terminal.terminal_type === "B_reader") {
+    return { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
+  }
+  // refused before the terminal is asked: a second auth must not disturb a collection in progress
+  const { terminal_id, terminal_type } = terminal;
+  return (
+    unlessAllowed(payment, "authorize", "a terminal authorization is allowed from requires_payment_method or error") ?? {
+      attempt: { type: "TerminalAuthorizationAttempted", version: 1, data: { attempt_id: UNRECORDED, terminal_id, terminal_type } },
+      terminal,
+    }
+  );
+}
+
+/** Spec §4.4: the synchronous terminal's deadline passed with the terminal still collecting: it is stopped, the shopper timed out. */
+export function decideShopperTimeout(input: { terminal_id?: string }, payment: PaymentSnapshot): Decision {
+  if (!hasTag(payment, "collecting_card")) return { unchanged: true };
+  return { append: [shopperTimedOut()], stopTerminal: input.terminal_id! };
+}

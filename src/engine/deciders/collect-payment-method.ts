@@ -1,0 +1,26 @@
+// Processor B client SDK: a card read on a reader or a card form, for the intent of the client
+// secret. Reading the card moves no money (no attempt): the card the processor read is recorded.
+import type { Card } from "../../../machines/events.js";
+import type { PaymentSnapshot } from "../../../machines/fold.js";
+import type { TerminalRecord } from "../../../projections/terminals.js";
+import { InvalidRequest } from "../../errors.js";
+import type { CollectPaymentMethodInput } from "../../inputs.js";
+import { unlessAllowed, type Decision } from "./decision.js";
+
+export interface CollectContext {
+  /** The reader named by terminal_id. */
+  terminal?: TerminalRecord;
+  /** The card the processor read from the client (asked only once the collect is allowed). */
+  card?: Card;
+}
+
+export function decideCollect(input: CollectPaymentMethodInput, payment: PaymentSnapshot, { terminal, card }: CollectContext): Decision<"terminal" | "card"> {
+  if (input.terminal_id !== undefined) {
+    if (!terminal) return { need: "terminal" };
+    if (terminal.terminal_type !== "B_reader") return { refuse: new InvalidRequest(`terminal_id: ${input.terminal_id} is not a processor B reader`, "terminal_id", "parameter_invalid") };
+  }
+  const refused = unlessAllowed(payment, "collect_payment_method");
+  if (refused) return refused;
+  if (!card) return { need: "card" };
+  return { append: [{ type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: input.terminal_id ?? null } }] };
+}

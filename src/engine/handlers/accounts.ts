@@ -1,0 +1,84 @@
+// Merchant accounts and their terminals: streams of one event that never changes; the lists of
+// terminals and of a customer's cards on file (read models).
+import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
+import type { ProjectionRunner } from "../../../projections/runner.js";
+import { terminalKey, terminalsProjection, type TerminalRecord } from "../../../projections/terminals.js";
+import { streams } from "../../../machines/events.js";
+import type { Clock } from "../../clock.js";
+import { Conflict } from "../../errors.js";
+import type { Ids } from "../../ids.js";
+import { OpenAccountInput, parseInput, RegisterTerminalInput } from "../../inputs.js";
+import { WrongExpectedRevision, type ReadModelStore } from "../../store/port.js";
+import { commandClock, type CommandContext } from "../context.js";
+import { decideOpenAccount, decideRegisterTerminal } from "../deciders/accounts.js";
+import type { Account, AccountLookups } from "../lookups/accounts.js";
+import type { SingleEventStreams } from "../streams/single-event-streams.js";
+
+interface Deps {
+  streamsOfOne: Pick<SingleEventStreams, "startStream">;
+  accounts: Pick<AccountLookups, "getAccount">;
+  clock: Clock;
+  ids: Ids;
+}
+
+export function openAccountHandler({ streamsOfOne, clock }: Pick<Deps, "streamsOfOne" | "clock">) {
+  return async (raw: unknown, ctx: CommandContext = {}): Promise<Account> => {
+    const input = parseInput(OpenAccountInput, raw);
+    const decision = decideOpenAccount(input);
+    if ("refuse" in decision) throw decision.refuse;
+    try {
+      await streamsOfOne.startStream(streams.account(input.external_account_id), decision.start, commandClock(clock, ctx));
+    } catch (error) {
+      if (error instanceof WrongExpectedRevision) throw new Conflict(`merchant account ${input.external_account_id} already exists`, "account_exists");
+      throw error;
+    }
+    const { external_account_id, processor, currency } = input;
+    return { external_account_id, processor, currency };
+  };
+}
+
+export function registerTerminalHandler({ streamsOfOne, accounts, clock, ids }: Deps) {
+  return async (raw: unknown, ctx: CommandContext = {}): Promise<TerminalRecord> => {
+    const input = parseInput(RegisterTerminalInput, raw);
+    await accounts.getAccount(input.external_account_id);
+    ctx = commandClock(clock, ctx);
+    const terminal_id = ids.id("tmr");
+    const { start } = decideRegisterTerminal(input, { terminal_id, now: ctx.now! });
+    const { registered_at, ...terminal } = start.data as TerminalRecord & { registered_at: string };
+    const record: TerminalRecord = { ...terminal, date_created: registered_at };
+    await streamsOfOne.startStream(streams.terminal(terminal_id), start, ctx, ctx.idempotency?.(record));
+    return record;
+  };
+}
+
+interface ListDeps {
+  accounts: Pick<AccountLookups, "getAccount">;
+  readModels: Pick<ReadModelStore, "list">;
+  projections: Pick<ProjectionRunner, "caughtUp">;
+}
+
+export function listTerminalsHandler({ accounts, readModels, projections }: ListDeps) {
+  return async (accountId: string): Promise<TerminalRecord[]> => {
+    await accounts.getAccount(accountId);
+    // the list reflects every terminal registered before the request (bounded wait: ReadModelBehind)
+    await projections.caughtUp();
+    return readModels.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
+  };
+}
+
+export function listCustomerCardsHandler({ accounts, readModels, projections }: ListDeps) {
+  return async (accountId: string, customerId: string): Promise<CustomerCardRecord[]> => {
+    await accounts.getAccount(accountId);
+    // the list reflects every card saved before the request (bounded wait: ReadModelBehind)
+    await projections.caughtUp();
+    return readModels.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
+  };
+}
+
+/** The account commands and lists, over their dependencies. */
+export const accountHandlers = (deps: Deps & ListDeps) => ({
+  openAccount: openAccountHandler(deps),
+  registerTerminal: registerTerminalHandler(deps),
+  listTerminals: listTerminalsHandler(deps),
+  listCustomerCards: listCustomerCardsHandler(deps),
+});

@@ -1,0 +1,57 @@
+// Spec §4.4: authorize. The asynchronous terminal answers at once; the synchronous one blocks until
+// the outcome (the shopper pays or cancels), up to 120 s, then the terminal is stopped.
+import type { TerminalType } from "../../../machines/events.js";
+import type { Clock } from "../../clock.js";
+import { AuthorizeInput, parseInput } from "../../inputs.js";
+import { commandClock, type CommandContext } from "../context.js";
+import { decideAuthorize, decideShopperTimeout } from "../deciders/authorize.js";
+import type { AccountLookups } from "../lookups/accounts.js";
+import { followUpDue } from "../policy/follow-ups.js";
+import type { Loaded, PaymentStreams } from "../streams/payment-streams.js";
+import type { Pipeline } from "./pipeline.js";
+
+interface Deps {
+  pipeline: Pipeline;
+  payments: Pick<PaymentStreams, "waitWhileCollecting" | "loadOwned">;
+  accounts: Pick<AccountLookups, "getTerminal">;
+  clock: Clock;
+  /** How long a synchronous-terminal auth blocks before the engine gives up (spec §8: 120 s). */
+  syncAuthTimeoutMs: number;
+}
+
+export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuthTimeoutMs }: Deps) {
+  return async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+    const input = parseInput(AuthorizeInput, raw);
+    ctx = commandClock(clock, ctx);
+    const { external_account_id, payment_id } = input;
+    // the terminal a terminal authorization starts on, once decided
+    let started: TerminalType | null = null;
+    const loaded = await pipeline.onPayment(external_account_id, payment_id, (loaded) =>
+      pipeline.run(
+        loaded,
+        {
+          command: "authorize",
+          decide: (i: AuthorizeInput, payment, context) => {
+            const decision = decideAuthorize(i, payment, context);
+            started = "attempt" in decision && decision.terminal ? decision.terminal.terminal_type : null;
+            return decision;
+          },
+          gather: async () => ({ terminal: await accounts.getTerminal(external_account_id, input.terminal_id!) }),
+        },
+        input,
+        ctx,
+        { followUps: true },
+      ),
+    );
+    if (started !== "A_sync") return loaded;
+    // seen from the store (card presented through another process): final once no processor call
+    // is in flight and what follows on its own has happened, or nothing moved for a look
+    const collected = await payments.waitWhileCollecting(payment_id, syncAuthTimeoutMs, (current, quiet) => current.snapshot.context.attempt === null && (quiet || !followUpDue(current.snapshot)));
+    if (!collected) {
+      await pipeline.onPayment(external_account_id, payment_id, (current) =>
+        pipeline.run(current, { command: "authorize", decide: decideShopperTimeout }, input, commandClock(clock, { ...ctx, now: undefined, actor: "processor:A" })),
+      );
+    }
+    return payments.loadOwned(external_account_id, payment_id);
+  };
+}

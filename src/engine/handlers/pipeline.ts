@@ -1,0 +1,166 @@
+// The one pipeline every payment command runs, in fixed steps:
+//
+//   validate (the handler parses its input) → load (the payment, under its lock) → decide (pure:
+//   ../deciders/*, gathering what the decider asks for) → record attempt → call the processor →
+//   append outcome → follow-ups (../policy/follow-ups.ts) → present (createEngine's presenter)
+//
+// This is where hooks go: the ports it calls (store, processors) can be decorated where the engine
+// is composed; the metadata of every event is built in ../context.ts; `fault` is called at each
+// point of an attempt (crash tests). The bracketing guarantee lives here and only here: the attempt
+// event (its id the call's idempotency key) is appended with the revision the decision was made on
+// before the processor is called, the outcome after. A crash or an unanswered call in between
+// leaves the attempt open: the payment takes no other step until the reconciler (../reconcile.ts)
+// learns the outcome from the processor.
+import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
+import type { TerminalRecord } from "../../../projections/terminals.js";
+import { CardflowError, NotFound, TransitionNotAllowed } from "../../errors.js";
+import type { Ids } from "../../ids.js";
+import type { Processors } from "../../processors/port.js";
+import { WrongExpectedRevision } from "../../store/port.js";
+import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secret.js";
+import { withoutAnswer, type CommandContext } from "../context.js";
+import type { Decide, Decision } from "../deciders/decision.js";
+import { abandoned, OUTCOME_REFUSED, outcomeEvents } from "../outcomes.js";
+import { FOLLOW_UPS } from "../policy/follow-ups.js";
+import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
+import { callProcessor, processorOf } from "./processor-calls.js";
+
+/** Fault injection for crash tests: called at each point of an attempt (a throw there is a crash). */
+export type AttemptFault = (point: "after_attempt" | "after_call" | "after_outcome", attempt: AttemptEvent) => void;
+
+/** One command's rule and what it needs gathered: the decider and the handler's I/O for it. */
+export interface Step<Input, Context extends object = object, Need extends string = never> {
+  /** The command's name, as refusals name it. */
+  command: string;
+  decide: Decide<Input, Context, Need>;
+  /** Gathers what the decider asked for (a lookup, a processor read), before it decides again. */
+  gather?: (need: Need, payment: Loaded, context: Context) => Promise<Partial<Context>>;
+}
+
+export interface RunOptions {
+  /** Then what follows on its own (automatic capture, a synchronous terminal's card save), once something was appended. */
+  followUps?: boolean;
+}
+
+export function createPipeline({ payments, processors, ids, fault }: { payments: PaymentStreams; processors: Processors; ids: Ids; fault?: AttemptFault }) {
+  const paymentIdOf = (loaded: Loaded) => loaded.snapshot.context.intent!.payment_id;
+
+  /** Decide: the decider's answer, gathering what it asks for first (in the order it asks). */
+  async function decide<I, C extends object, N extends string>(loaded: Loaded, step: Step<I, C, N>, input: I, initial: C): Promise<Exclude<Decision<N>, { need: N }>> {
+    let context = initial;
+    for (;;) {
+      const decision = step.decide(input, loaded.snapshot, context);
+      if (!("need" in decision)) return decision as Exclude<Decision<N>, { need: N }>;
+      if (!step.gather) throw new Error(`${step.command}: the decider needs ${decision.need}, which nothing gathers`);
+      context = { ...context, ...(await step.gather(decision.need, loaded, context)) };
+    }
+  }
+
+  /** decide, then carry the decision out (then the follow-ups, when asked). */
+  async function run<I, C extends object, N extends string>(loaded: Loaded, step: Step<I, C, N>, input: I, ctx: CommandContext, options: RunOptions = {}): Promise<Loaded> {
+    return carryOut(loaded, await decide(loaded, step, input, {} as C), ctx, step.command, options);
+  }
+
+  /** A new payment: decide from nothing, then its first append, under its lock. */
+  async function create<I, C extends object, N extends string>(step: Step<I, C, N>, input: I, initial: C, ctx: CommandContext): Promise<Loaded> {
+    const decision = await decide(NEW_PAYMENT, step, input, initial);
+    if ("refuse" in decision) throw decision.refuse;
+    const [first] = "append" in decision ? decision.append : [];
+    if (first?.type !== "PaymentIntentCreated") throw new Error(`${step.command}: a new payment starts with PaymentIntentCreated`);
+    return payments.create(first.data.payment_id, (decision as { append: PaymentEvent[] }).append, ctx);
+  }
+
+  /** Carries out a decision: throws a refusal, appends events, or makes a bracketed processor call. */
+  async function carryOut(loaded: Loaded, decision: Exclude<Decision<string>, { need: string }>, ctx: CommandContext, command: string, options: RunOptions = {}): Promise<Loaded> {
+    if ("refuse" in decision) throw decision.refuse;
+    if ("unchanged" in decision) return loaded;
+    let after: Loaded;
+    if ("append" in decision) {
+      // a terminal collecting is stopped first (no money moved yet, so no attempt)
+      if (decision.stopTerminal !== undefined) await processorOf(processors, viewOf(loaded)).cancelTerminalAuthorization({ payment: viewOf(loaded), terminal_id: decision.stopTerminal });
+      after = await payments.append(paymentIdOf(loaded), loaded, decision.append, ctx, command);
+    } else {
+      after = await bracket(loaded, decision.attempt, decision.terminal, ctx, command);
+    }
+    return options.followUps ? followUps(after, ctx) : after;
+  }
+
+  /** Record attempt → call → append outcome; returns the payment after the outcome. */
+  async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, ctx: CommandContext, command: string): Promise<Loaded> {
+    const paymentId = paymentIdOf(loaded);
+    const event = { ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent;
+    const attempt_id = event.data.attempt_id;
+    // the HTTP idempotency record goes with the outcome: the answer is known only then
+    const attempted = await payments.append(paymentId, loaded, [event], withoutAnswer(ctx), command);
+    fault?.("after_attempt", event);
+    let recorded;
+    try {
+      recorded = await callProcessor(processors, viewOf(loaded), event, terminal);
+    } catch (error) {
+      // a processor's CardflowError is its answer that it did nothing; anything else leaves the outcome unknown
+      if (error instanceof CardflowError) await payments.append(paymentId, attempted, [abandoned(attempt_id, error.code)], withoutAnswer(ctx), command);
+      throw error;
+    }
+    fault?.("after_call", event);
+    try {
+      const after = await payments.append(paymentId, attempted, outcomeEvents(viewOf(attempted), recorded), ctx, command);
+      fault?.("after_outcome", event);
+      return after;
+    } catch (error) {
+      if (error instanceof TransitionNotAllowed) {
+        // the processor's answer does not fit the payment (an authorization for another amount):
+        // the attempt is closed rather than left blocking the payment, and the refusal is answered
+        await payments.append(paymentId, attempted, [abandoned(attempt_id, OUTCOME_REFUSED)], withoutAnswer(ctx), command);
+        throw error;
+      }
+      if (!(error instanceof WrongExpectedRevision)) throw error;
+      // another process's reconciler recorded the outcome first: the payment as it now stands
+      const current = await payments.load(paymentId);
+      if (current && current.snapshot.context.attempt?.data.attempt_id !== attempt_id) return current;
+      throw error;
+    }
+  }
+
+  /** What follows on its own (../policy/follow-ups.ts), each rule once, in order. */
+  async function followUps(loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
+    for (const rule of FOLLOW_UPS) {
+      const next = rule(loaded.snapshot);
+      if (!next) continue;
+      try {
+        loaded = await bracket(loaded, next.attempt, undefined, ctx, next.command);
+      } catch (error) {
+        if (!next.tolerates?.(error)) throw error;
+        loaded = (await payments.load(paymentIdOf(loaded)))!;
+      }
+    }
+    return loaded;
+  }
+
+  /**
+   * Load: runs `body` on the payment of a client secret, once the secret is checked. A secret
+   * naming no payment is refused like a wrong one (401), not as a missing payment.
+   */
+  async function onPaymentOfSecret(clientSecret: string, body: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
+    const paymentId = paymentIdOfSecret(clientSecret);
+    try {
+      return await payments.onPayment(null, paymentId, async (loaded) => {
+        requireSecret(viewOf(loaded), clientSecret);
+        return body(loaded);
+      });
+    } catch (error) {
+      if (error instanceof NotFound && error.id === paymentId) throw unknownSecret();
+      throw error;
+    }
+  }
+
+  return {
+    /** Load: runs `body` on the account's payment under its lock (accountId null: access proved another way). */
+    onPayment: payments.onPayment,
+    onPaymentOfSecret,
+    run,
+    create,
+    carryOut,
+  };
+}
+
+export type Pipeline = ReturnType<typeof createPipeline>;

@@ -1,0 +1,36 @@
+// Which processor call each attempt event stands for: one table, so what the processor is asked
+// (and for how much) is always what the attempt records. The call gets the payment as it stood
+// when the attempt was decided, and the attempt id as its idempotency key.
+import type { AttemptEvent } from "../../../machines/events.js";
+import type { TerminalRecord } from "../../../projections/terminals.js";
+import type { PaymentView, ProcessorPort, Processors, RecordedOutcome } from "../../processors/port.js";
+
+/** The processor of a payment: the one that collected its card, else its account's. */
+export const processorOf = (processors: Processors, payment: PaymentView): ProcessorPort => processors.get(payment.processor ?? payment.intent.processor);
+
+/** Makes the call `attempt` stands for; resolves to what the processor answered. */
+export async function callProcessor(processors: Processors, payment: PaymentView, attempt: AttemptEvent, terminal?: TerminalRecord): Promise<RecordedOutcome> {
+  const key = attempt.data.attempt_id;
+  const port = processorOf(processors, payment);
+  switch (attempt.type) {
+    case "AuthorizationAttempted":
+      // a card on file is charged; a card the processor B client SDK collected is authorized
+      return payment.intent.payment_method_id !== null
+        ? { call: "authorize", outcome: await port.chargeStoredCard({ payment, key }) }
+        : { call: "authorize", outcome: await port.authorizeCollectedCard({ payment, key }) };
+    case "TerminalAuthorizationAttempted":
+      // terminals that authorize (A_async, A_sync) are processor A's
+      if (!terminal) throw new Error(`attempt ${key}: a terminal authorization needs its terminal`);
+      await processors.get("A").startTerminalAuthorization({ payment, terminal, key });
+      return { call: "start_terminal", outcome: null };
+    case "CaptureAttempted":
+      return { call: "capture", outcome: await port.capture({ payment, amount: attempt.data.amount, key }) };
+    case "VoidAttempted":
+      await port.void({ payment, key });
+      return { call: "void" };
+    case "RefundAttempted":
+      return { call: "refund", ...(await port.refund({ payment, amount: attempt.data.amount, key })) };
+    case "CardSaveAttempted":
+      return { call: "save_card", ...(await port.saveCard({ payment, external_customer_id: attempt.data.external_customer_id, key })) };
+  }
+}

@@ -1,0 +1,31 @@
+// Spec §4.7: save the payment's card on file for a customer. The answer is the card as its
+// CardSaved event says: the payment's own stream, no read model to wait for (the customer_cards
+// read model folds the very same event).
+import { streams } from "../../../machines/events.js";
+import { customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
+import type { Clock } from "../../clock.js";
+import { parseInput, SaveCardInput } from "../../inputs.js";
+import type { StreamReader } from "../../store/port.js";
+import { commandClock, type CommandContext } from "../context.js";
+import { decideSaveCard } from "../deciders/save-card.js";
+import { viewOf } from "../streams/payment-streams.js";
+import type { Pipeline } from "./pipeline.js";
+
+interface Deps {
+  pipeline: Pipeline;
+  store: StreamReader;
+  clock: Clock;
+}
+
+export function saveCardHandler({ pipeline, store, clock }: Deps) {
+  return async (raw: unknown, ctx: CommandContext = {}): Promise<CustomerCardRecord> => {
+    const input = parseInput(SaveCardInput, raw);
+    ctx = commandClock(clock, ctx);
+    const loaded = await pipeline.onPayment(input.external_account_id, input.payment_id, (loaded) => pipeline.run(loaded, { command: "save_card", decide: decideSaveCard }, input, ctx));
+    const { saved_card } = viewOf(loaded);
+    const events = await store.readStream(streams.payment(input.payment_id), { direction: "backwards" });
+    const saved = events.find((e) => e.type === "CardSaved" && (e.data as { payment_method_id: string }).payment_method_id === saved_card?.payment_method_id);
+    if (!saved) throw new Error(`payment ${input.payment_id}: no card saved`);
+    return customerCardsProjection.apply(undefined, saved);
+  };
+}

@@ -1,0 +1,57 @@
+// Cards on file, as a stored-card charge finds them. Cards on file are never changed nor removed
+// once saved: one found is kept (bounded), so charging a card on file costs no read-model round
+// trip after the first. A card is found only for the account AND the customer it was saved for
+// (issue 25): under another customer it is unknown, the same answer as a card that never existed.
+import type { Card } from "../../../machines/events.js";
+import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
+import type { ProjectionRunner } from "../../../projections/runner.js";
+import { setBounded } from "../../bounded.js";
+import type { Processors } from "../../processors/port.js";
+import { TEST_PAYMENT_METHODS } from "../../processors/test-cards.js";
+import type { ReadModelStore } from "../../store/port.js";
+import type { Account } from "./accounts.js";
+
+interface Deps {
+  readModels: Pick<ReadModelStore, "query">;
+  projections: Pick<ProjectionRunner, "ready" | "caughtUp">;
+  processors: Processors;
+  cacheSize: number;
+}
+
+export function createStoredCards({ readModels, projections, processors, cacheSize }: Deps) {
+  const storedCards = new Map<string, Card>();
+
+  async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<Card | undefined> {
+    const key = customerCardKey(account.external_account_id, customerId, paymentMethodId);
+    const known = storedCards.get(key);
+    if (known) return known;
+    const processor = () =>
+      processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId });
+    // a sandbox test token is anyone's and needs no read model: it never waits (outside the
+    // sandbox no processor knows it: unknown)
+    if (Object.hasOwn(TEST_PAYMENT_METHODS, paymentMethodId)) return processor();
+    // A card saved here (CardSaved, folded into customer_cards) is found by its token in the account
+    // and is its customer's only, whatever a processor would answer. Not there yet? Saved moments
+    // ago: the read models reflect every write acknowledged before this request once caughtUp()
+    // returns (bounded, shared with every other waiting read). Never saved here: the processor's
+    // own vault decides (for this customer).
+    const savedHere = async () =>
+      (await readModels.query<CustomerCardRecord>(customerCardsProjection.name, { where: { account: account.external_account_id, payment_method_id: paymentMethodId }, order: ["key"], direction: "asc", limit: 1 }))[0];
+    await projections.ready();
+    let saved = await savedHere();
+    if (!saved) {
+      await projections.caughtUp();
+      saved = await savedHere();
+    }
+    if (!saved) return processor();
+    if (saved.external_customer_id !== customerId) return undefined;
+    const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
+    const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
+    setBounded(storedCards, key, card, cacheSize);
+    return card;
+  }
+
+  return { findStoredCard };
+}
+
+export type StoredCards = ReturnType<typeof createStoredCards>;

@@ -1,0 +1,30 @@
+// The configuration's security rules, one by one (the refusals at start with real processes are in
+// test/processors/production.test.ts): modes from SANDBOX and NODE_ENV, TRUST_PROXY as addresses or
+// CIDRs only, the outbound allowlist checked, WEBHOOK_ALLOW_PRIVATE only in the sandbox.
+import { describe, expect, it } from "vitest";
+import { ConfigurationError, configFromEnv } from "../../src/config.js";
+
+const env = (vars: Record<string, string>) => configFromEnv({ DATA_DIR: "/tmp/cardflow-config-test", ...vars });
+
+describe("configuration", () => {
+  it("the sandbox unless NODE_ENV=production; SANDBOX decides when set", () => {
+    expect(env({}).sandbox).toBe(true);
+    expect(env({ NODE_ENV: "production" }).sandbox).toBe(false);
+    expect(env({ NODE_ENV: "production", SANDBOX: "on" }).sandbox).toBe(true);
+    expect(env({ SANDBOX: "off" }).sandbox).toBe(false);
+    expect(() => env({ SANDBOX: "maybe" })).toThrow(ConfigurationError);
+  });
+
+  it("TRUST_PROXY: a list of addresses or CIDRs; true, a hop count or a name is refused", () => {
+    expect(env({}).trustProxy).toBe(false);
+    expect(env({ TRUST_PROXY: "10.0.0.0/8, 192.0.2.7 ,fd00::/8" }).trustProxy).toEqual(["10.0.0.0/8", "192.0.2.7", "fd00::/8"]);
+    for (const bad of ["true", "2", "lb.internal", "10.0.0.0/40"]) expect(() => env({ TRUST_PROXY: bad }), bad).toThrow(/^TRUST_PROXY: /);
+  });
+
+  it("OUTBOUND_ALLOWLIST entries are checked; WEBHOOK_ALLOW_PRIVATE only in the sandbox", () => {
+    expect(env({ OUTBOUND_ALLOWLIST: "127.0.0.1,10.1.0.0/16" }).outbound).toEqual({ allowlist: ["127.0.0.1", "10.1.0.0/16"], allowPrivate: false, caFile: null });
+    expect(() => env({ OUTBOUND_ALLOWLIST: "processor.example" })).toThrow(/^OUTBOUND_ALLOWLIST: "processor.example" is not an IP address or CIDR/);
+    expect(env({ WEBHOOK_ALLOW_PRIVATE: "1" }).outbound.allowPrivate).toBe(true);
+    expect(() => env({ WEBHOOK_ALLOW_PRIVATE: "1", SANDBOX: "off" })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: only in the sandbox/);
+  });
+});

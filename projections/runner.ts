@@ -11,7 +11,7 @@ import { ReadModelBehind } from "./behind.js";
 import type { Projection } from "./projection.js";
 
 /** Events per batch of a live catch-up (from a checkpoint): a few milliseconds of folding and committing. */
-const LIVE_BATCH = 250;
+const LIVE_BATCH = 100;
 
 export interface ProjectionRunner {
   /** Applies every stored event not yet applied; resolves with the last position applied. */

@@ -1,0 +1,72 @@
+// A read model's version: a change of its documents, columns or indexes rebuilds it from the
+// events at start, with no manual step: a store written at another version (or by a release
+// before versions, where payments and cards were documents) is prepared again and folded from
+// zero by the runner's first catch-up.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { listPayments } from "../../projections/payment-list.js";
+import { paymentsProjection } from "../../projections/payments.js";
+import { defineProjection } from "../../projections/projection.js";
+import { PROJECTIONS } from "../../projections/registry.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { manualClock } from "../../src/clock.js";
+import { createEngine } from "../../src/engine.js";
+import { sequentialIds } from "../../src/ids.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
+import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
+
+const event = (stream: string, n: number) => ({ id: `${stream}-${n}`, type: "t", version: 1, data: { n }, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: n } });
+
+describe("read model versions", () => {
+  it("a new version of a projection is folded again from zero by the first catch-up, with its new code", async () => {
+    const store = createMemoryStore();
+    for (let n = 0; n < 5; n++) await store.append(`s${n % 2}`, [event(`s${n % 2}`, n)], { expectedRevision: "any" });
+    const readModels = createMemoryReadModels();
+    const v1 = defineProjection<{ count: number }>({ name: "totals", keyOf: (e) => e.stream, apply: (d) => ({ count: (d?.count ?? 0) + 1 }) });
+    await createProjectionRunner({ store, readModels, projections: [v1] }).catchUp();
+    expect(await readModels.get("totals", "s0")).toEqual({ count: 3 });
+    const v2 = defineProjection<{ sum: number }>({ name: "totals", version: 2, keyOf: (e) => e.stream, apply: (d, e) => ({ sum: (d?.sum ?? 0) + (e.data as { n: number }).n }) });
+    expect(await createProjectionRunner({ store, readModels, projections: [v2] }).catchUp()).toBe(5);
+    expect([await readModels.get("totals", "s0"), await readModels.get("totals", "s1")]).toEqual([{ sum: 6 }, { sum: 4 }]);
+  });
+
+  it("SQLite written by the release before (payments and cards as documents): the engine rebuilds them as tables at start, and lists answer", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cardflow-versions-"));
+    try {
+      const path = join(dir, "cardflow.sqlite");
+      const opened = createSqliteStore({ path });
+      const before = createEngine({ store: opened.events, readModels: opened.readModels, clock: manualClock(), ids: sequentialIds() });
+      await before.openAccount({ external_account_id: "acct", processor: "A" });
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await before.createIntent({ external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus" })).payment_id);
+      await before.projections.catchUp();
+      await before.close();
+      // what the release before left: documents in the shared table, no versions, no tables
+      const rm = new Database(readModelsPath(path));
+      rm.exec("DROP TABLE rm_payment_states; DROP TABLE rm_customer_cards; DELETE FROM read_model_versions");
+      const head = rm.prepare("SELECT position FROM checkpoints WHERE projection = 'payment_states'").pluck().get() as number;
+      const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES ('payment_states', ?, '{\"old\":true}')");
+      for (const id of ids) putDoc.run(id);
+      rm.close();
+
+      const reopened = createSqliteStore({ path });
+      const after = createEngine({ store: reopened.events, readModels: reopened.readModels });
+      await after.projections.caughtUp();
+      const page = await listPayments(reopened.readModels, { external_account_id: "acct" }, { limit: 10 });
+      expect(page.docs.map((d) => d.state.context.intent!.payment_id).sort()).toEqual([...ids].sort());
+      expect(await reopened.readModels.checkpoint(paymentsProjection.name)).toBeGreaterThanOrEqual(head);
+      await after.close();
+      const check = new Database(readModelsPath(path), { readonly: true });
+      expect(check.prepare("SELECT count(*) FROM read_models WHERE projection = 'payment_states'").pluck().get()).toBe(0);
+      expect(check.prepare("SELECT projection, version FROM read_model_versions ORDER BY projection").all()).toEqual(
+        PROJECTIONS.map((p) => ({ projection: p.name, version: p.version ?? 1 })).sort((a, b) => (a.projection < b.projection ? -1 : 1)),
+      );
+      check.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -2,6 +2,8 @@
 // processes (scripts/bench/http-server.ts) and the stored-card flow over HTTP.
 import autocannon from "autocannon";
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { quick } from "./lib.js";
@@ -17,12 +19,22 @@ export interface Ready {
   payment?: string;
 }
 
-/** Starts a bench server in its own process; resolves when it printed READY. */
+/**
+ * Starts a bench server in its own process (scripts/bench/http-server.ts); resolves when it said
+ * READY (on fd 3). The real server's store: DATABASE_URL with a fresh schema, else SQLite in a
+ * temporary DATA_DIR (removed when it stops).
+ */
 export async function start(mode: "real" | "bare", env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Ready }> {
   // CPU_PROF=<dir>: each server writes a --cpu-prof profile in <dir>/<mode> when it stops (scripts/bench/profile.ts --row=5|10)
   const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.CPU_PROF, mode)}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "scripts/bench/http-server.ts", mode], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface({ input: child.stdout! });
+  const work = mkdtempSync(join(tmpdir(), "cardflow-http-"));
+  const store = env.DATABASE_URL ? { DATABASE_SCHEMA: `bench_${Date.now().toString(36)}${process.pid}` } : { DATABASE_URL: "" };
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "scripts/bench/http-server.ts", mode], {
+    env: { ...process.env, DATA_DIR: work, ...store, ...env },
+    stdio: ["ignore", "ignore", "inherit", "pipe"],
+  });
+  child.once("exit", () => rmSync(work, { recursive: true, force: true }));
+  const lines = createInterface({ input: child.stdio[3] as NodeJS.ReadableStream });
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
     lines.on("line", (l) => l.startsWith("READY ") && resolve(JSON.parse(l.slice(6)) as Ready));

@@ -162,11 +162,15 @@ export function createDelivery(options: DeliveryOptions) {
       const { event } = entry;
       rows.set(event.id, deliveryRow(endpoint_id, event, { attempts: attempt, delivered, status_code: result.status, error, duration_ms: now - started, last_attempt_at: isoTimestamp(now), next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at) }));
       await persist();
-      if (failing) {
-        const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
-        await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" });
+      // once per endpoint: other streams in flight may pass the horizon in the same turn
+      if (failing && !failed.has(endpoint_id)) {
         failed.add(endpoint_id);
         stopping = true;
+        const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
+        await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" }).catch((error: unknown) => {
+          failed.delete(endpoint_id); // not recorded: a later worker tries again
+          throw error;
+        });
       }
     }
 
@@ -177,7 +181,8 @@ export function createDelivery(options: DeliveryOptions) {
           await scan();
           await takeRetry();
           const now = clock.now();
-          if (state.lease!.until - now < (leaseMs * 2) / 3) {
+          // <=: the loop sleeps until exactly this margin, so at that moment it must renew (< never would, and spun)
+          if (state.lease!.until - now <= (leaseMs * 2) / 3) {
             state.lease = { owner, until: now + leaseMs };
             await persist();
           }

@@ -31,7 +31,8 @@ export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" |
 export function createWebhooks({ engine, signingKey = randomBytes(32), outbound = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [] }), maxEndpointsPerAccount = 16, ...deliveryOptions }: WebhooksOptions) {
   const { store, readModels, clock, ids } = engine;
   const { keyId, secretOf, derivedKey } = signingSecrets(signingKey);
-  const feed = createEventFeed({ store, readModels, cursors: cursorCodec(derivedKey("feed cursors")) });
+  const { onError } = deliveryOptions;
+  const feed = createEventFeed({ store, readModels, cursors: cursorCodec(derivedKey("feed cursors")), ...(onError && { onError }) });
   const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, outbound });
 
   async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {

@@ -1,0 +1,64 @@
+// Delivery on a manual clock (src/clock.ts), so the moments that matter are exact: the lease is
+// renewed when its renewal time comes (not one turn later, nor never), and an endpoint whose
+// payments all fail past the horizon at the same moment is marked failing once, not once per payment.
+import { afterEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { createEngine, type Engine } from "../../src/engine.js";
+import { createWebhooks } from "../../src/index.js";
+import { createOutbound } from "../../src/outbound/client.js";
+import type { DeliveryState } from "../../src/webhooks/delivery.js";
+import type { Post } from "../../src/webhooks/transport.js";
+
+const ACCOUNT = "acct_clock";
+const LOCAL = createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] });
+const open: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of open.splice(0).reverse()) await close();
+});
+
+async function setup(post: Post, options: { leaseMs?: number; horizonMs?: number } = {}) {
+  const clock = manualClock();
+  const engine = createEngine({ clock });
+  await engine.openAccount({ external_account_id: ACCOUNT });
+  const webhooks = createWebhooks({ engine, outbound: LOCAL, post, random: () => 0.5, leaseMs: options.leaseMs ?? 30_000, backoff: { baseMs: 1_000, maxMs: 1_000, horizonMs: options.horizonMs ?? 60_000 } });
+  const endpoint = await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://127.0.0.1:9/hooks" });
+  await webhooks.delivery.start();
+  open.push(() => webhooks.delivery.stop(), () => engine.close());
+  const state = () => engine.readModels.get<DeliveryState>(`webhook_delivery:${endpoint.id}`, "state");
+  return { clock, engine, webhooks, endpoint, state };
+}
+
+async function payment(engine: Engine): Promise<string> {
+  const { payment_id } = await engine.createIntent({ external_account_id: ACCOUNT, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+  return payment_id;
+}
+
+/** Resolves true if `work` ends within `ms` of real time (a spinning worker never lets it end). */
+const within = (work: Promise<void>, ms: number) => Promise.race([work.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+describe("webhook delivery on a manual clock", () => {
+  it("renews the lease exactly when a third of it has passed", async () => {
+    const { clock, state } = await setup(async () => ({ status: 200, error: null }), { leaseMs: 30_000 });
+    await clock.advance(0);
+    const start = clock.now();
+    expect((await state())?.lease?.until).toBe(start + 30_000);
+    // the worker sleeps until until - 2/3 lease and must renew then: at that moment the margin equals 2/3 lease
+    expect(await within(clock.advance(10_000), 3_000)).toBe(true);
+    expect((await state())?.lease?.until).toBe(start + 10_000 + 30_000);
+    expect(await within(clock.advance(10_000), 3_000)).toBe(true);
+    expect((await state())?.lease?.until).toBe(start + 20_000 + 30_000);
+  });
+
+  it("marks an endpoint failing once when several payments' deliveries pass the horizon together", async () => {
+    const posted: string[] = [];
+    const { clock, engine, endpoint, webhooks } = await setup(async (_url, body) => (posted.push(body), { status: 503, error: null }), { horizonMs: 5_000 });
+    await Promise.all([payment(engine), payment(engine), payment(engine)]);
+    await webhooks.feed.catchUp();
+    for (let i = 0; i < 10; i++) await clock.advance(1_000);
+    const streams = new Set(posted.map((b) => (JSON.parse(b) as { payment_id: string }).payment_id));
+    expect(streams.size).toBe(3);
+    const events = (await engine.store.readStream(`webhook_endpoint-${endpoint.id}`)).map((e) => e.type);
+    expect(events).toEqual(["WebhookEndpointCreated", "WebhookEndpointFailing"]);
+    expect((await webhooks.listEndpoints(ACCOUNT))[0]?.status).toBe("failing");
+  });
+});

@@ -6,7 +6,7 @@
 // store's head when the request began: caughtUp), never for a catch-up of their own: waiters
 // share the one queued catch-up, are woken by any commit that passes their position, and give up
 // after a bound (ReadModelBehind, 503). Reads that need no read model never wait.
-import { CheckpointConflict, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
+import { CheckpointConflict, retryOnCheckpointConflict, untilAvailable, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import { ReadModelBehind } from "./behind.js";
 import type { Projection } from "./projection.js";
 
@@ -40,6 +40,7 @@ export function createProjectionRunner({
   retired = [],
   batchSize = 1000,
   waitMs = 3_000,
+  onError,
 }: {
   store: AllReader & Subscriber;
   readModels: ReadModelStore;
@@ -49,11 +50,15 @@ export function createProjectionRunner({
   batchSize?: number;
   /** How long waitFor() waits by default before ReadModelBehind (ms). */
   waitMs?: number;
+  /** Told of each failed first catch-up start() waits out (logs). */
+  onError?: (error: unknown) => void;
 }): ProjectionRunner {
   let queue: Promise<number> = Promise.resolve(0);
   let subscription: Subscription | undefined;
   let subscribing: Promise<void> = Promise.resolve();
   let started = false;
+  /** Aborted by stop(): a start() still waiting for the store gives up. */
+  let stopping = new AbortController();
   /** Serialized: one catch-up at a time, so checkpoints only move forward. */
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
   /**
@@ -212,14 +217,16 @@ export function createProjectionRunner({
       // the reads waiting for a position.
       const signal = () => void requestCatchUp().catch(() => undefined);
       // Subscribe from where the first catch-up got to: events already projected are not read again.
-      subscribing = serialized(catchUpNow)
-        .catch(() => 0)
-        .then((position) => {
-          if (started) subscription = store.subscribeToAll({ after: position }, signal);
-        });
+      // The store unavailable (an outage, a process started into one): tried again with a growing pause.
+      const { signal: stopped } = stopping;
+      subscribing = untilAvailable(() => serialized(catchUpNow), { signal: stopped, ...(onError && { onError }) }).then((position) => {
+        if (position !== undefined && started && !stopped.aborted) subscription = store.subscribeToAll({ after: position }, signal);
+      });
     },
     async stop() {
       started = false;
+      stopping.abort();
+      stopping = new AbortController();
       await subscribing;
       await subscription?.close();
       subscription = undefined;

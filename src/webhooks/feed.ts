@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { coalesced } from "../coalesced.js";
 import { cursorCodec, type CursorCodec } from "./cursor.js";
-import { CheckpointConflict, retryOnCheckpointConflict, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
+import { CheckpointConflict, retryOnCheckpointConflict, untilAvailable, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
@@ -44,7 +44,20 @@ export interface FeedPage {
 
 export type EventFeed = ReturnType<typeof createEventFeed>;
 
-export function createEventFeed({ store, readModels, batchSize = 500, cursors = cursorCodec(randomBytes(32)) }: { store: EventStore; readModels: ReadModelStore; batchSize?: number; cursors?: CursorCodec }) {
+export function createEventFeed({
+  store,
+  readModels,
+  batchSize = 500,
+  cursors = cursorCodec(randomBytes(32)),
+  onError,
+}: {
+  store: EventStore;
+  readModels: ReadModelStore;
+  batchSize?: number;
+  cursors?: CursorCodec;
+  /** Told of each failed catch-up start() waits out (logs). */
+  onError?: (error: unknown) => void;
+}) {
   const listeners = new Set<() => void>();
   /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
@@ -55,6 +68,8 @@ export function createEventFeed({ store, readModels, batchSize = 500, cursors = 
     listeners.forEach((listener) => listener());
   };
   let subscription: Subscription | undefined;
+  /** Aborted by stop(): a start() still waiting for the store gives up. */
+  let stopping = new AbortController();
 
   type Folded = StreamFold & { endpoint?: EndpointDoc };
 
@@ -161,14 +176,22 @@ export function createEventFeed({ store, readModels, batchSize = 500, cursors = 
       }
     },
 
-    /** Keeps the feed indexed as events are appended (a catch-up subscription from its checkpoint). */
+    /**
+     * Keeps the feed indexed as events are appended (a catch-up subscription from its checkpoint).
+     * The first catch-up is tried again, with a growing pause, while the store is unavailable: a
+     * process started into an outage waits it out (its API answers 503 meanwhile) instead of dying.
+     */
     async start(): Promise<void> {
-      const from = await catchUp();
+      const { signal: stopped } = stopping;
+      const from = await untilAvailable(catchUp, { signal: stopped, ...(onError && { onError }) });
+      if (from === undefined || stopped.aborted) return;
       // the subscription only signals: one queued catch-up serves every event signalled meanwhile
       const signal = () => void catchingUp().catch(() => undefined);
       subscription ??= store.subscribeToAll({ after: from }, signal);
     },
     async stop(): Promise<void> {
+      stopping.abort();
+      stopping = new AbortController();
       await subscription?.close();
       subscription = undefined;
       await catchingUp.settled();

@@ -5,7 +5,8 @@ import type { PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { InvalidRequest } from "../../errors.js";
 import type { CollectPaymentMethodInput } from "../../inputs.js";
-import { unlessAllowed, type Decision } from "./decision.js";
+import { can } from "../allowed.js";
+import { refusal, unlessAllowed, type Decision } from "./decision.js";
 
 export interface CollectContext {
   /** The reader named by terminal_id. */
@@ -22,5 +23,8 @@ export function decideCollect(input: CollectPaymentMethodInput, payment: Payment
   const refused = unlessAllowed(payment, "collect_payment_method");
   if (refused) return refused;
   if (!card) return { need: "card" };
-  return { append: [{ type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: input.terminal_id ?? null } }] };
+  const collected = { type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: input.terminal_id ?? null } } as const;
+  // the machine says which collect fits the intent (a card-present card is read on a reader)
+  if (!can(payment, collected)) return { refuse: refusal(payment, "collect_payment_method", "a card-present payment's card is read on a processor B reader (terminal_id)") };
+  return { append: [collected] };
 }

@@ -12,3 +12,28 @@ export class StoreUnavailable extends CardflowError {
     super(`the service's database is unavailable (${reason}); retry later`, options);
   }
 }
+
+/**
+ * Runs `attempt` until it succeeds, pausing after each failure (firstMs, doubling up to maxMs):
+ * a background loop (a feed's or the read models' first catch-up) waits an outage out instead of
+ * failing the process. Resolves undefined, without trying again, once `signal` aborts (a stop).
+ */
+export async function untilAvailable<T>(
+  attempt: () => Promise<T>,
+  { signal, onError, firstMs = 100, maxMs = 5_000 }: { signal: AbortSignal; onError?: (error: unknown) => void; firstMs?: number; maxMs?: number },
+): Promise<T | undefined> {
+  for (let failures = 0; !signal.aborted; failures++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      onError?.(error);
+      await new Promise<void>((resolve) => {
+        const done = () => (clearTimeout(timer), signal.removeEventListener("abort", done), resolve());
+        const timer = setTimeout(done, Math.min(firstMs * 2 ** failures, maxMs));
+        signal.addEventListener("abort", done, { once: true });
+      });
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,53 @@
+// Spec §2.3, §4.7: save the payment's card on file for a customer, given/when/then.
+import { describe, test } from "vitest";
+import { decideSaveCard } from "../../../src/engine/deciders/save-card.js";
+import { decider } from "./spec.js";
+import { ev, processedByCollect, ref, storedCardCaptured, storedCardIntent, terminalCaptured } from "./events.js";
+
+const saveCard = decider(decideSaveCard);
+const save = (external_customer_id: string) => ({ ...ref, external_customer_id });
+
+describe("save card decides", () => {
+  test("given a processor B card form authorized that allows saving, when its card is saved before capture, then the save is attempted for the customer", () => {
+    saveCard.given(processedByCollect({ allow_saving_card: true })).when(save("cus_1")).thenAttempts(ev.saveAttempted("cus_1"));
+  });
+
+  test("given a synchronous terminal's payment captured, when its card is saved for the intent's customer, then the save is attempted", () => {
+    saveCard.given(terminalCaptured("A_sync", { external_customer_id: "cus_1" })).when(save("cus_1")).thenAttempts(ev.saveAttempted("cus_1"));
+  });
+
+  test("given the card saved for this customer already, when it is saved again for them, then the command answers the card already saved", () => {
+    const saved = [...processedByCollect({ allow_saving_card: true }), ev.saveAttempted("cus_1", "att_2"), ev.saved("cus_1", "att_2")];
+    saveCard.given(saved).when(save("cus_1")).thenUnchanged();
+  });
+});
+
+describe("save card refuses", () => {
+  test("given the card saved for one customer, when it is saved for another, then 409: it cannot be saved now", () => {
+    const saved = [...processedByCollect({ allow_saving_card: true }), ev.saveAttempted("cus_1", "att_2"), ev.saved("cus_1", "att_2")];
+    saveCard.given(saved).when(save("cus_2")).thenRefuses("payment_intent_unexpected_state", { status: 409, message: "this payment's card cannot be saved now" });
+  });
+
+  test("given an asynchronous terminal's payment captured, when its card is saved, then 409 naming the terminal type", () => {
+    saveCard
+      .given(terminalCaptured("A_async", { external_customer_id: "cus_1" }))
+      .when(save("cus_1"))
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "the asynchronous terminal type does not support card on file" });
+  });
+
+  test("given a payment that charged a card on file, when its card is saved, then 409 (it is on file already)", () => {
+    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded" });
+  });
+
+  test("given a payment for customer cus_1, when its card is saved for cus_2, then 409", () => {
+    saveCard.given(terminalCaptured("A_sync", { external_customer_id: "cus_1" })).when(save("cus_2")).thenRefuses("payment_intent_unexpected_state", { message: "cannot be saved now" });
+  });
+
+  test("given an intent with no card yet, when its card is saved, then 409", () => {
+    saveCard.given(storedCardIntent()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_payment_method" });
+  });
+
+  test("given a save in flight, when the card is saved again, then 409 attempt_in_flight", () => {
+    saveCard.given([...processedByCollect({ allow_saving_card: true }), ev.saveAttempted("cus_1", "att_2")]).when(save("cus_1")).thenRefuses("attempt_in_flight", { message: "CardSaveAttempted att_2" });
+  });
+});

@@ -275,6 +275,9 @@ export const WebhookEndpointFailing = event(
   z.object({ endpoint_id: z.string(), event_id: z.string(), since: z.string(), last_error: z.string() }),
 );
 
+/** A failing endpoint enabled again (a delivery retried through the API): delivery resumes with a fresh retry horizon. */
+export const WebhookEndpointEnabled = event("WebhookEndpointEnabled", z.object({ endpoint_id: z.string(), event_id: z.string(), enabled_at: z.string() }));
+
 /** One attempt to deliver a public event to an endpoint: acknowledged with a 2xx, or not (and when it is tried again). */
 export const WebhookDeliveryAttempted = event(
   "WebhookDeliveryAttempted",
@@ -293,7 +296,7 @@ export const WebhookDeliveryAttempted = event(
   }),
 );
 
-export const WebhookEvent = z.discriminatedUnion("type", [WebhookEndpointCreated, WebhookEndpointDeleted, WebhookEndpointFailing, WebhookDeliveryAttempted]);
+export const WebhookEvent = z.discriminatedUnion("type", [WebhookEndpointCreated, WebhookEndpointDeleted, WebhookEndpointFailing, WebhookEndpointEnabled, WebhookDeliveryAttempted]);
 export type WebhookEvent = z.infer<typeof WebhookEvent>;
 
 export const webhookStreams = {

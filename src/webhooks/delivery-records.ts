@@ -38,6 +38,13 @@ export function deliveryRow(
   return { id, object: "webhook_delivery", endpoint_id: endpointId, external_account_id, event_type: type, payment_id, sequence, ...attempt };
 }
 
+/** A retry asked through the API; `reenabled`: the endpoint was failing and is enabled again by it. */
+export interface RetryAsked {
+  event_id: string;
+  at: number;
+  reenabled?: boolean;
+}
+
 export const deliveryKey = (endpointId: string, eventId: string) => `${endpointId}/${eventId}`;
 /** The same row again under its payment, for the audit of one payment. */
 export const paymentDeliveryKey = (paymentId: string, endpointId: string, eventId: string) => `pay/${paymentId}/${endpointId}/${eventId}`;
@@ -56,9 +63,8 @@ export function deliveryRecords(readModels: ReadModelStore) {
     /** Every delivery of one payment's events (the audit). */
     ofPayment: (paymentId: string) => readModels.list<DeliveryRecord>(DELIVERIES, `pay/${paymentId}/`),
     /** Asks the endpoint's worker (in any process) to try this event again now. */
-    askRetry: (endpointId: string, eventId: string, at: number) =>
-      readModels.commitBatch([{ projection: RETRIES, docs: [{ key: endpointId, doc: { event_id: eventId, at } }], checkpoint: 0 }]),
-    retryAsked: (endpointId: string) => readModels.get<{ event_id: string; at: number }>(RETRIES, endpointId),
+    askRetry: (endpointId: string, asked: RetryAsked) => readModels.commitBatch([{ projection: RETRIES, docs: [{ key: endpointId, doc: asked }], checkpoint: 0 }]),
+    retryAsked: (endpointId: string) => readModels.get<RetryAsked>(RETRIES, endpointId),
   };
 }
 

@@ -50,5 +50,7 @@ export interface DeliveryState {
   scanned: number;
   pending: Record<string, Pending>;
   lease: { owner: string; until: number } | null;
+  /** The time of the last retry asked through the API that was taken (absent: none yet). */
+  retry_seen?: number;
 }
 

@@ -49,8 +49,8 @@ export function createDelivery(options: DeliveryOptions) {
   /** This process, as a lease holder. */
   const owner = randomUUID();
   const workers = new Map<string, ReturnType<typeof startWorker>>();
-  /** Marked failing by this process (the feed may not show it yet). */
-  const failed = new Set<string>();
+  /** Marked failing by this process, with the position of that event (until the feed shows it, or what came after). */
+  const failed = new Map<string, number>();
   let running = false;
   let cancelTick: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
@@ -82,6 +82,8 @@ export function createDelivery(options: DeliveryOptions) {
     const { endpoint_id, external_account_id, url, event_types } = endpoint;
     let stopping = false;
     let lost = false;
+    /** Set by the first stream past the horizon: the others in flight then do not mark it again. */
+    let markedFailing = false;
     let dirty = true;
     let wakeUp: (() => void) | undefined;
     const inFlight = new Map<string, Promise<void>>();
@@ -93,7 +95,6 @@ export function createDelivery(options: DeliveryOptions) {
     // State writes are coalesced (../coalesced.ts): a write carries every change made until it
     // starts, the delivery rows updated meanwhile included (the same commit).
     const rows = new Map<string, DeliveryRecord>();
-    let retrySeen = 0;
     const persist = coalesced(async () => {
       if (lost) return;
       const written = [...rows.values()];
@@ -114,9 +115,14 @@ export function createDelivery(options: DeliveryOptions) {
     /** A retry asked through the API (any process): the stream whose head is that event is due now. */
     async function takeRetry(): Promise<void> {
       const asked = await records.retryAsked(endpoint_id);
-      if (!asked || asked.at <= retrySeen) return;
-      retrySeen = asked.at;
-      for (const pending of Object.values(state.pending)) if (pending.head_event_id === asked.event_id) pending.next_at = 0;
+      if (!asked || asked.at <= (state.retry_seen ?? 0)) return;
+      state.retry_seen = asked.at;
+      for (const pending of Object.values(state.pending)) {
+        if (pending.head_event_id === asked.event_id) pending.next_at = 0;
+        // enabled again after failing: every stream gets a fresh horizon (else the next failure marks it failing at once)
+        if (asked.reenabled) pending.first_failed_at = null;
+      }
+      await persist();
     }
 
     /** Queues the endpoint's public events after its cursor, per stream. */
@@ -163,14 +169,15 @@ export function createDelivery(options: DeliveryOptions) {
       rows.set(event.id, deliveryRow(endpoint_id, event, { attempts: attempt, delivered, status_code: result.status, error, duration_ms: now - started, last_attempt_at: isoTimestamp(now), next_attempt_at: delivered || failing ? null : isoTimestamp(pending.next_at) }));
       await persist();
       // once per endpoint: other streams in flight may pass the horizon in the same turn
-      if (failing && !failed.has(endpoint_id)) {
-        failed.add(endpoint_id);
-        stopping = true;
+      if (failing && !markedFailing) {
+        markedFailing = stopping = true;
+        failed.set(endpoint_id, Infinity);
         const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
-        await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" }).catch((error: unknown) => {
-          failed.delete(endpoint_id); // not recorded: a later worker tries again
+        const appended = await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" }).catch((error: unknown) => {
+          failed.delete(endpoint_id); // not recorded: the next worker tries again
           throw error;
         });
+        failed.set(endpoint_id, appended.position);
       }
     }
 
@@ -248,6 +255,8 @@ export function createDelivery(options: DeliveryOptions) {
     for (const endpoint of endpoints) {
       if (!running) return;
       const worker = workers.get(endpoint.endpoint_id);
+      // the feed shows this process's failing event (or a later one, e.g. enabled again): its status speaks
+      if ((endpoint.status_position ?? endpoint.position) >= (failed.get(endpoint.endpoint_id) ?? Infinity)) failed.delete(endpoint.endpoint_id);
       if (endpoint.status !== "enabled" || failed.has(endpoint.endpoint_id)) {
         if (worker) await worker.stop();
         continue;

@@ -25,6 +25,8 @@ export interface EndpointDoc {
   /** Global position of its creation: it receives the public events after it. */
   position: number;
   status: "enabled" | "failing" | "deleted";
+  /** Global position of the event that set the status (absent in documents folded before it was kept). */
+  status_position?: number;
 }
 
 /** An endpoint as the API shows it (the secret only once, when created). */
@@ -52,12 +54,14 @@ export function endpointOf(doc: EndpointDoc | undefined, e: RecordedEvent): Endp
   switch (e.type) {
     case "WebhookEndpointCreated": {
       const { endpoint_id, external_account_id, url, event_types, signing_key_id, created_at } = data as Extract<WebhookEvent, { type: "WebhookEndpointCreated" }>["data"];
-      return { endpoint_id, external_account_id, url, event_types, signing_key_id, created_at, position: e.position, status: "enabled" };
+      return { endpoint_id, external_account_id, url, event_types, signing_key_id, created_at, position: e.position, status: "enabled", status_position: e.position };
     }
     case "WebhookEndpointDeleted":
-      return doc ? { ...doc, status: "deleted" } : null;
+      return doc ? { ...doc, status: "deleted", status_position: e.position } : null;
     case "WebhookEndpointFailing":
-      return doc && doc.status === "enabled" ? { ...doc, status: "failing" } : (doc ?? null);
+      return doc && doc.status === "enabled" ? { ...doc, status: "failing", status_position: e.position } : (doc ?? null);
+    case "WebhookEndpointEnabled":
+      return doc && doc.status === "failing" ? { ...doc, status: "enabled", status_position: e.position } : (doc ?? null);
     default:
       return null;
   }

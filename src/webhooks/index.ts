@@ -92,17 +92,25 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       await findEndpoint(external_account_id, endpoint_id);
       return deliveryRecords(readModels).list(endpoint_id, 100);
     },
-    async retryDelivery(input: unknown): Promise<DeliveryRecord> {
+    /** Posts a delivery again now; an endpoint marked failing is enabled again by it (`endpoint_reenabled`). */
+    async retryDelivery(input: unknown, ctx: CommandContext = {}): Promise<RetriedDelivery> {
       const { external_account_id, endpoint_id, event_id } = parseInput(DeliveryRef, input);
-      await findEndpoint(external_account_id, endpoint_id);
+      const endpoint = await findEndpoint(external_account_id, endpoint_id);
       const records = deliveryRecords(readModels);
       const row = await records.get(endpoint_id, event_id);
       if (!row) throw new NotFound("webhook delivery", event_id, "delivery_id");
       if (row.delivered) throw new Conflict(`delivery ${event_id} was acknowledged (${row.status_code}): nothing to retry`, "delivery_delivered");
-      await records.askRetry(endpoint_id, event_id, clock.now());
+      const reenable = endpoint.status === "failing";
+      // asked first: the worker that starts once the endpoint is enabled finds it
+      await records.askRetry(endpoint_id, { event_id, at: clock.now(), reenabled: reenable });
+      if (reenable) {
+        const data = { endpoint_id, event_id, enabled_at: isoTimestamp(clock.now()) };
+        await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointEnabled", version: 1, data }], { clock, ids, actor: ctx.actor ?? "library", request_id: ctx.request_id });
+        await feed.catchUp();
+      }
       // the worker holding the endpoint (here or in another process) picks it up on its next turn
       for (const wake of delivery.wakers()) wake();
-      return row;
+      return { ...row, endpoint_reenabled: reenable };
     },
 
     secretOf,
@@ -112,5 +120,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
 }
 
 export type Webhooks = ReturnType<typeof createWebhooks>;
+/** A delivery asked to be posted again, and whether that enabled its failing endpoint again. */
+export type RetriedDelivery = DeliveryRecord & { endpoint_reenabled: boolean };
 export { verifyWebhook, signatureHeader, SIGNATURE_HEADER } from "./signature.js";
 export { PUBLIC_EVENT_TYPES, type PublicEvent, type PublicEventType } from "../present/public-events.js";

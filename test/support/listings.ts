@@ -9,6 +9,32 @@ import type { ReadModelStore } from "../../src/store/port.js";
 
 const intentOf = (d: PaymentDoc) => d.state.context.intent!;
 
+/** A payment of the model: only what the payments table and the list read. */
+export interface ModelPayment {
+  id: string;
+  account: string;
+  created: string;
+  status: "requires_capture" | "succeeded" | "canceled";
+  capture_method: "automatic" | "manual";
+  terminal: string | null;
+  customer: string | null;
+  reference: string | number | null;
+}
+
+/** A payments document as the projection would hold it (only what the table and the list read). */
+export const paymentDoc = (p: ModelPayment): PaymentDoc =>
+  ({
+    state: {
+      status: p.status,
+      context: {
+        intent: { payment_id: p.id, external_account_id: p.account, date_created: p.created, capture_method: p.capture_method, external_customer_id: p.customer, external_transaction_id: p.reference },
+        terminal: p.terminal === null ? null : { terminal_id: p.terminal, terminal_type: "A_async" },
+        saved_card: null,
+      },
+    },
+    request_id: 1,
+  }) as unknown as PaymentDoc;
+
 /** The filters worth trying on these payments: every value each filter column takes, and q by id and by reference. */
 export function filtersOf(docs: readonly PaymentDoc[]): PaymentListFilters[] {
   const out: PaymentListFilters[] = [];

@@ -87,7 +87,7 @@ describe("webhook tenant isolation", () => {
     const [row] = await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id });
     expect(row).toMatchObject({ attempts: 1, delivered: false, status_code: 500, next_attempt_at: expect.any(String) });
     failing = false;
-    await webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id });
+    expect(await webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).toMatchObject({ id: row!.id, endpoint_reenabled: false });
     await until(() => receiver.acknowledged().length === 1, 5_000, "the retry, long before the 10 min backoff");
     await until(async () => (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id }))[0]!.delivered, 5_000, "the row updated");
     await expect(webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).rejects.toMatchObject({ status: 409, code: "delivery_delivered" });
@@ -100,5 +100,37 @@ describe("webhook tenant isolation", () => {
     expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/evt_unknown/retry`, {}), 404, "resource_missing", "delivery_id");
     const other = await api.merchant("acct_retry_other");
     expectProblem(await other.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, {}), 404, "resource_missing", "endpoint_id");
+  });
+
+  it("a retry of an endpoint marked failing enables it again (the answer says so): its deliveries resume with a fresh horizon", async () => {
+    const receiver = await startReceiver();
+    let failing = true;
+    receiver.answerWith(() => (failing ? 503 : 200));
+    const api = await startApi();
+    open.push(receiver.close, () => api.close());
+    const m = await api.merchant("acct_revive");
+    const webhooks = createWebhooks({ engine: api.engine, outbound: LOCAL, backoff: { baseMs: 20, maxMs: 40, horizonMs: 200 } });
+    const endpoint = await webhooks.createEndpoint({ external_account_id: m.account, url: receiver.url(), event_types: ["payment_intent.created"] });
+    await webhooks.delivery.start();
+    open.push(() => webhooks.delivery.stop());
+    const ids = [await charge(api.engine, m.account), await charge(api.engine, m.account)];
+    // the server's clock is manual: time passes as the test says, past the 200 ms horizon
+    await until(() => receiver.received.length === 2, 5_000, "the first attempts");
+    await until(async () => (await api.clock.advance(50), (await webhooks.listEndpoints(m.account))[0]?.status === "failing"), 10_000, "the endpoint failing");
+    const rows = await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id });
+    expect(rows.map((r) => r.delivered)).toEqual([false, false]);
+    failing = false;
+    // over HTTP: the answer is the row, and says the endpoint is enabled again
+    const retried = await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${rows[0]!.id}/retry`, {});
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({ id: rows[0]!.id, delivered: false, endpoint_reenabled: true });
+    expect((await m.get(`/v2/webhook_endpoints?external_account_id=${m.account}`)).body.data[0]).toMatchObject({ id: endpoint.id, status: "enabled" });
+    // both payments' events arrive (the other one at its next backoff, not marked failing again at once)
+    await until(async () => (await api.clock.advance(10), ids.every((id) => receiver.acknowledged().some((r) => r.event.payment_id === id))), 10_000, "both delivered after the re-enable");
+    expect((await webhooks.listEndpoints(m.account))[0]?.status).toBe("enabled");
+    const events = (await api.engine.store.readStream(`webhook_endpoint-${endpoint.id}`)).map((e) => e.type);
+    expect(events).toEqual(["WebhookEndpointCreated", "WebhookEndpointFailing", "WebhookEndpointEnabled"]);
+    // a second retry of an enabled endpoint's acknowledged delivery: 409, nothing re-enabled
+    expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${rows[0]!.id}/retry`, {}), 409, "delivery_delivered", null);
   });
 });

@@ -4,7 +4,7 @@ import { Id } from "../../inputs.js";
 import { PUBLIC_EVENT_TYPES } from "../../present/public-events.js";
 import { CreateEndpointInput, EndpointRef, type EndpointOut } from "../../webhooks/endpoints.js";
 import type { DeliveryRecord } from "../../webhooks/delivery-records.js";
-import { DeliveryRef, type Webhooks } from "../../webhooks/index.js";
+import { DeliveryRef, type RetriedDelivery, type Webhooks } from "../../webhooks/index.js";
 import { defineRoute } from "../route.js";
 
 const EndpointFields = {
@@ -37,6 +37,8 @@ export const WebhookDeliveryOut = z
     next_attempt_at: z.iso.datetime({ offset: true }).nullable(),
   })
   .meta({ title: "WebhookDelivery" });
+
+const RetriedDeliveryOut = WebhookDeliveryOut.extend({ endpoint_reenabled: z.boolean() }).meta({ title: "RetriedWebhookDelivery" });
 
 export function webhookEndpointRoutes(webhooks: Webhooks) {
   return [
@@ -98,13 +100,14 @@ export function webhookEndpointRoutes(webhooks: Webhooks) {
       path: "/webhook_endpoints/:endpoint_id/deliveries/:event_id/retry",
       versions: ["v2"],
       summary: "Retry a delivery now",
-      description: "A delivery waiting for its next attempt (backoff) is posted again at once, by whichever process delivers to the endpoint. One that was acknowledged is 409.",
+      description:
+        "A delivery waiting for its next attempt (backoff) is posted again at once, by whichever process delivers to the endpoint. One that was acknowledged is 409. An endpoint marked `failing` is enabled again (with a fresh retry horizon) and the answer says so: `endpoint_reenabled: true`.",
       extension: true,
       auth: "api_key",
       input: DeliveryRef,
-      response: () => WebhookDeliveryOut,
-      run: (input) => webhooks.retryDelivery(input),
-      present: (row: DeliveryRecord) => row,
+      response: () => RetriedDeliveryOut,
+      run: (input, { command }) => webhooks.retryDelivery(input, command),
+      present: (row: RetriedDelivery) => row,
       recordWithEvents: false,
     }),
   ];

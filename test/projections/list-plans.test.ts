@@ -1,0 +1,282 @@
+// No list reads more rows than it returns plus one. The statements are not written here: every
+// list the API makes is run through its real code (the payments list with each filter, q by
+// reference and by id, starting_after, each with and without a cursor; the terminals of an
+// account; a customer's cards; a card found by its token) against a store holding many accounts,
+// the statements the store sends are recorded, and each one's plan is checked:
+// - SQLite (EXPLAIN QUERY PLAN): one SEARCH through an index whose constraint names every column
+//   the statement compares; no SCAN, no temporary B-tree (a sort the index does not serve).
+// - PostgreSQL (EXPLAIN (ANALYZE, FORMAT JSON)), as a custom plan and as the generic plan the
+//   named statements settle on: index scans only (no Seq Scan; no Sort or Bitmap scan, but in a
+//   list without a limit, which returns all it reads), no row removed by a filter, and no scan
+//   reading more rows than the statement returns plus one.
+// A lookup by the unique key (q by payment id) reads one row at most: only that is checked of it.
+// q with another filter reads the payments carrying that reference (an order's few), through the
+// reference's index, and the filter drops the others: only that is checked of it.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
+import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type PaymentListFilters } from "../../projections/payment-list.js";
+import { paymentsProjection } from "../../projections/payments.js";
+import type { Projection } from "../../projections/projection.js";
+import { terminalKey, terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
+import { listCustomerCardsHandler, listTerminalsHandler } from "../../src/engine/handlers/accounts.js";
+import type { Account } from "../../src/engine/lookups/accounts.js";
+import { createStoredCards } from "../../src/engine/lookups/stored-cards.js";
+import type { Processors } from "../../src/processors/port.js";
+import type { ReadModelStore } from "../../src/store/port.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
+import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
+import { testDatabase } from "../support/postgres.js";
+import { paymentDoc, type ModelPayment } from "../support/listings.js";
+
+const LIMIT = 20;
+const STATUSES = ["requires_capture", "succeeded", "canceled"] as const;
+
+/** One big account (most payments), many small ones; terminals and cards across many accounts. */
+async function fill(rm: ReadModelStore) {
+  for (const p of [paymentsProjection, terminalsProjection, customerCardsProjection] as Projection<any>[]) await rm.prepare(p.name, { version: p.version ?? 1, ...(p.table && { table: p.table }) });
+  let checkpoint = 0;
+  for (let batch = 0; batch < 4; batch++) {
+    const docs = Array.from({ length: 5_000 }, (_, i) => {
+      const n = batch * 5_000 + i;
+      const p: ModelPayment = {
+        id: `pi_${String(n).padStart(6, "0")}`,
+        account: n % 4 === 0 ? `acct_${n % 400}` : "big",
+        created: `2026-01-01T00:${String(Math.floor(n / 600) % 60).padStart(2, "0")}:${String(n % 60).padStart(2, "0")}.000+00:00`,
+        status: STATUSES[n % 3]!,
+        capture_method: n % 2 ? "manual" : "automatic",
+        terminal: n % 5 === 0 ? null : `tmr_${n % 13}`,
+        customer: `cus_${n % 17}`,
+        reference: n % 3 === 0 ? `ord-${n % 29}` : n,
+      };
+      return { key: p.id, doc: paymentDoc(p) };
+    });
+    await rm.commitBatch([{ projection: paymentsProjection.name, docs, checkpoint: ++checkpoint }]);
+  }
+  const terminals = Array.from({ length: 3_000 }, (_, n): { key: string; doc: TerminalRecord } => {
+    const doc = { terminal_id: `tmr_${n}`, external_account_id: `acct_${n % 300}`, terminal_type: "A_async", label: null, serial_number: null, date_created: "2026-01-01T00:00:00.000+00:00" } as TerminalRecord;
+    return { key: terminalKey(doc.external_account_id, doc.terminal_id), doc };
+  });
+  const cards = Array.from({ length: 5_000 }, (_, n): { key: string; doc: CustomerCardRecord } => {
+    const doc: CustomerCardRecord = {
+      payment_method_id: `pm_${String(n).padStart(5, "0")}`,
+      external_account_id: n % 2 ? "big" : `acct_${n % 300}`,
+      external_customer_id: `cus_${n % 50}`,
+      brand: "visa",
+      last_4: "4242",
+      exp_month: "12",
+      exp_year: 2030,
+      cardholder_name: null,
+      funding: "credit",
+      payment_id: `pi_${n}`,
+      date_created: "2026-01-01T00:00:00.000+00:00",
+    };
+    return { key: customerCardKey(doc.external_account_id, doc.external_customer_id, doc.payment_method_id), doc };
+  });
+  await rm.commitBatch([
+    { projection: terminalsProjection.name, docs: terminals, checkpoint },
+    { projection: customerCardsProjection.name, docs: cards, checkpoint },
+  ]);
+}
+
+/** Every list the API makes, through its own code (each payments list twice: its first page, and its next page by cursor). */
+async function everyList(rm: ReadModelStore) {
+  const filters: PaymentListFilters[] = [
+    { external_account_id: "big" },
+    { external_account_id: "big", status: "succeeded" },
+    { external_account_id: "big", capture_method: "manual" },
+    { external_account_id: "big", terminal_id: "tmr_3" },
+    { external_account_id: "big", external_customer_id: "cus_4" },
+    { external_account_id: "big", q: "ord-5" },
+    { external_account_id: "big", q: "pi_000101" },
+    { external_account_id: "big", q: "ord-5", status: "canceled" },
+    { external_account_id: "acct_8" },
+  ];
+  for (const f of filters) {
+    const first = await listPayments(rm, f, { limit: LIMIT });
+    if (first.next) await listPayments(rm, f, { limit: LIMIT, after: decodeCursor(encodeCursor(first.next)) });
+  }
+  // starting_after: the payment's place, then the page after it
+  const after = await positionOfPayment(rm, "big", "pi_010001");
+  expect(after).toBeDefined();
+  await listPayments(rm, { external_account_id: "big" }, { limit: LIMIT, after });
+
+  const deps = { accounts: { getAccount: async () => ({}) as Account }, readModels: rm, projections: { caughtUp: async () => undefined } };
+  expect(await listTerminalsHandler(deps as never)("acct_7")).toHaveLength(10);
+  expect(await listCustomerCardsHandler(deps as never)("big", "cus_3")).toHaveLength(100);
+  const processors = { get: () => ({ retrieveStoredCard: async () => undefined }) } as unknown as Processors;
+  const { findStoredCard } = createStoredCards({ readModels: rm, projections: { ready: async () => undefined, caughtUp: async () => undefined }, processors, cacheSize: 10 });
+  expect(await findStoredCard({ external_account_id: "big", processor: "a" } as unknown as Account, "cus_3", "pm_00053")).toMatchObject({ last_4: "4242" });
+}
+
+/** What the lists above must have sent (so a list that stopped reaching the store is noticed). */
+function expectEveryList(texts: string[]) {
+  const p = (s: string) => s.replace(/\$\d+/g, "?");
+  const sent = texts.map(p);
+  const param = "\\?";
+  const wanted = [
+    ...["", ...["status", "capture_method", "terminal_id", "customer_id", "reference"].map((c) => ` AND ${c} = ${param}`)].flatMap((filter) => [
+      `FROM rm_payment_states WHERE account = ${param}${filter} ORDER BY created DESC, key DESC LIMIT`,
+      `FROM rm_payment_states WHERE account = ${param}${filter} AND \\(created, key\\) < \\(${param}, ${param}\\) ORDER BY created DESC, key DESC LIMIT`,
+    ]),
+    `FROM rm_payment_states WHERE account = ${param} AND key = ${param} ORDER`,
+    `FROM rm_payment_states WHERE key = ${param}$`,
+    `FROM read_models WHERE projection = ${param} AND key >= ${param} AND key < ${param} AND key > ${param} ORDER BY key`,
+    `FROM rm_customer_cards WHERE key >= ${param}`,
+    `FROM rm_customer_cards WHERE account = ${param} AND payment_method_id = ${param} ORDER BY key`,
+  ];
+  for (const w of wanted) expect(sent.some((t) => new RegExp(w).test(t)), w).toBe(true);
+}
+
+/** Runs `work` and returns the SELECTs it made, as sent (statement text and values). */
+async function recorded<T extends { text: string; values: unknown[] }>(start: (record: (s: T) => void) => () => void, work: () => Promise<void>): Promise<T[]> {
+  const seen: T[] = [];
+  const stop = start((s) => void (/^\s*SELECT/i.test(s.text) && seen.push(s)));
+  try {
+    await work();
+  } finally {
+    stop();
+  }
+  return seen;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-plans-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("every list the API makes reads through an index what it returns, plus one", () => {
+  it("SQLite: one SEARCH per statement, constrained by every column it compares, never a SCAN or a temporary B-tree", { timeout: 120_000 }, async () => {
+    const path = join(dir, "plans.sqlite");
+    const { events, readModels } = createSqliteStore({ path });
+    await events.close();
+    await fill(readModels);
+    // better-sqlite3's statements share one prototype: record what each list runs
+    const probe = new Database(":memory:");
+    const Statement = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<"all" | "get", (...args: unknown[]) => unknown> & { source: string };
+    probe.close();
+    const statements = await recorded<{ text: string; values: unknown[] }>(
+      (record) => {
+        const original = { all: Statement.all, get: Statement.get };
+        for (const m of ["all", "get"] as const)
+          Statement[m] = function (this: { source: string }, ...values: unknown[]) {
+            record({ text: this.source, values });
+            return original[m].apply(this, values);
+          };
+        return () => Object.assign(Statement, original);
+      },
+      () => everyList(readModels),
+    );
+    await readModels.close();
+    expectEveryList(statements.map((s) => s.text));
+    const db = new Database(readModelsPath(path), { readonly: true });
+    try {
+      for (const { text, values } of statements) {
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values).map((r) => (r as { detail: string }).detail);
+        expect(plan, text).toHaveLength(1);
+        const [detail] = plan as [string];
+        expect(detail, text).toMatch(/^SEARCH rm?_?\w+ USING (COVERING )?INDEX \w+ \(.+\)$/);
+        // by its unique key: one row at most, whatever else it is compared with
+        if (byKey(text)) {
+          expect(detail, text).toMatch(/ USING INDEX sqlite_autoindex_\w+ \(key=\?\)$/);
+          continue;
+        }
+        // each column compared in WHERE is in the index's constraint: no row is read to be dropped
+        const where = text.split(/ WHERE /i)[1]!.split(/ ORDER BY /i)[0]!;
+        const compared = [...where.matchAll(/\(?([a-z_, ]+?)\)?\s*(=|>=|<=|<|>|IS NULL)/g)].flatMap((m) => m[1]!.split(",").map((c) => c.trim()));
+        for (const column of new Set(compared)) if (!(referenceAndFilter(text) && FILTER_COLUMNS.includes(column))) expect(detail, text).toMatch(new RegExp(`[( ,]${column}[=<>,)]`));
+        if (referenceAndFilter(text)) expect(detail, text).toMatch(/\(account=\? AND reference=\?/);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it("PostgreSQL: index scans only, as custom and as generic plans, no row filtered out, no scan reading more than the result plus one", { timeout: 180_000 }, async () => {
+    const schema = `t_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const database = await testDatabase();
+    const { events, readModels } = await createPostgresStore({ connectionString: database, schema });
+    await events.close();
+    await fill(readModels);
+    type Sent = { text: string; values: unknown[] };
+    const statements = await recorded<Sent>(
+      (record) => {
+        const original = pg.Pool.prototype.query;
+        pg.Pool.prototype.query = function (this: pg.Pool, config: unknown, values?: unknown) {
+          if (typeof config === "object" && config !== null && "text" in config) record({ text: (config as Sent).text, values: (config as Sent).values ?? [] });
+          else if (typeof config === "string") record({ text: config, values: (values as unknown[]) ?? [] });
+          return (original as (...a: unknown[]) => unknown).call(this, config, values);
+        } as typeof original;
+        return () => void (pg.Pool.prototype.query = original);
+      },
+      () => everyList(readModels),
+    );
+    await readModels.close();
+    expectEveryList(statements.map((s) => s.text));
+
+    const c = new pg.Client({ connectionString: database, options: `-c search_path=${schema}` });
+    await c.connect();
+    try {
+      await c.query("ANALYZE");
+      const literal = (v: unknown) => (v === null ? "NULL" : typeof v === "number" ? String(v) : c.escapeLiteral(String(v)));
+      for (const [i, { text, values }] of statements.entries()) {
+        await c.query("SET plan_cache_mode = auto");
+        const custom = await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+        // the generic plan: what a named statement runs once PostgreSQL stops planning per call
+        await c.query(`PREPARE plan_${i} AS ${text}`);
+        await c.query("SET plan_cache_mode = force_generic_plan");
+        const generic = await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE plan_${i}(${values.map(literal).join(", ")})`);
+        for (const [kind, result] of [["custom", custom], ["generic", generic]] as const) {
+          const root = (result.rows[0] as { "QUERY PLAN": [{ Plan: PlanNode }] })["QUERY PLAN"][0].Plan;
+          const returned = root["Actual Rows"] * root["Actual Loops"];
+          for (const node of nodes(root)) {
+            const where = `${kind} plan of ${text}: ${node["Node Type"]}`;
+            if (byKey(text)) {
+              // by its unique key: at most one row is read (and then sorted or dropped)
+              if (/Scan/.test(node["Node Type"])) expect([node["Node Type"], node["Index Name"], node["Actual Rows"] <= 1], where).toEqual(["Index Scan", expect.stringMatching(/_pkey$/), true]);
+              continue;
+            }
+            expect(["Seq Scan", "Materialize", "Hash", ...(whole(text, values) ? [] : ["Sort", "Incremental Sort", "Bitmap Heap Scan", "Bitmap Index Scan"])], where).not.toContain(node["Node Type"]);
+            if (referenceAndFilter(text)) {
+              // q with a filter: the payments carrying that reference, through its index, the filter drops the others
+              if (/Scan/.test(node["Node Type"])) expect(node["Index Cond"], where).toMatch(/account = .* AND .*reference = /);
+              continue;
+            }
+            expect(node["Rows Removed by Filter"] ?? 0, where).toBe(0);
+            if (/Scan/.test(node["Node Type"])) expect(node["Actual Rows"] * node["Actual Loops"], where).toBeLessThanOrEqual(returned + 1);
+          }
+        }
+      }
+    } finally {
+      await c.end();
+    }
+  });
+});
+
+const FILTER_COLUMNS = ["status", "capture_method", "terminal_id", "customer_id"];
+/** q with another filter: it reads the payments carrying the reference q names (a few), and the filter keeps some. */
+const referenceAndFilter = (text: string) => /\breference = /.test(text) && FILTER_COLUMNS.some((c) => new RegExp(`\\b${c} = `).test(text));
+/**
+ * A list without a limit (a key range: an account's terminals, a customer's cards) returns every
+ * row it reads: PostgreSQL may then gather them by a bitmap and sort them, reading no row more.
+ */
+const whole = (text: string, values: unknown[]) => {
+  const limit = /LIMIT \$(\d+)/.exec(text);
+  return limit !== null && values[Number(limit[1]) - 1] === null;
+};
+/** A statement that finds a row by its unique key. */
+const byKey = (text: string) => /\bkey = (\?|\$\d+)/.test(text);
+
+interface PlanNode {
+  "Node Type": string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  "Actual Rows": number;
+  "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
+  Plans?: PlanNode[];
+}
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];

@@ -8,6 +8,8 @@
 // timed rounds, each runs a few flows one at a time with its statements counted, so the row says
 // what each sends per flow (round trips, commits) next to the rates.
 //   npx tsx scripts/bench/peer-emmett.ts [--quick]
+//   npx tsx scripts/bench/peer-emmett.ts --counts   untimed: what each sends per flow, and each
+//     contender's own CPU per flow (process.cpuUsage) at concurrency 1 and 64; prints, writes no row
 import { fork, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -70,6 +72,15 @@ async function serverVersion(): Promise<string> {
   }
 }
 
+const statements = (r: CountResult) => {
+  const total = Object.values(r.statements).reduce((a, b) => a + b, 0);
+  const kinds = Object.entries(r.statements)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${+n.toFixed(2)}`)
+    .join(", ");
+  return `${+total.toFixed(2)} statements (${kinds}), ${+r.commits.toFixed(2)} commits that write, ${+r.walSyncs.toFixed(2)} WAL syncs to disk and ${+r.walRecords.toFixed(1)} WAL records (pg_stat_wal)`;
+};
+
 const workers = { cardflow: startWorker("cardflow"), emmett: startWorker("emmett") };
 try {
   await Promise.all(Object.values(workers).map((w) => w.ready));
@@ -77,7 +88,19 @@ try {
 
   // untimed: what each sends to PostgreSQL per flow, one flow at a time
   const counts = { cardflow: await workers.cardflow.count(), emmett: await workers.emmett.count() };
+  if (process.argv.includes("--counts")) {
+    for (const k of CONTENDERS) {
+      console.log(`${k}: ${statements(counts[k])}`);
+      for (const c of [1, 64]) console.log(`  CPU per flow at concurrency ${c}: ${Math.round((await workers[k].run(c, () => undefined)).cpuUsPerFlow)} µs`);
+    }
+  } else await timed(counts, version);
+} finally {
+  await Promise.all(Object.values(workers).map((w) => w.stop()));
+  await server?.stop();
+}
 
+/** The timed rounds and the row. */
+async function timed(counts: Record<Contender, CountResult>, version: string) {
   // timed: rounds alternating the contenders at each concurrency; PostgreSQL's CPU while each is timed
   const pgCpu = cpuMeter({ PostgreSQL: () => (server ? postgresPids(Number(new URL(url).port)) : []) });
   type Sample = RunResult & { pgMsPerFlow: number };
@@ -100,14 +123,6 @@ try {
   const ratio = (c: number) => ratioOf(rates("cardflow", c), rates("emmett", c));
   const perFlow = (k: Contender, c: number, f: (s: Sample) => number) => samples[k][c]!.map(f);
   const list = (xs: number[], digits = 0) => xs.map((x) => x.toFixed(digits)).join("/");
-  const statements = (r: CountResult) => {
-    const total = Object.values(r.statements).reduce((a, b) => a + b, 0);
-    const kinds = Object.entries(r.statements)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, n]) => `${k} ${+n.toFixed(2)}`)
-      .join(", ");
-    return `${+total.toFixed(2)} statements (${kinds}), ${+r.commits.toFixed(2)} commits that write, ${+r.walSyncs.toFixed(2)} WAL syncs to disk and ${+r.walRecords.toFixed(1)} WAL records (pg_stat_wal)`;
-  };
   const byConcurrency = (f: (c: number) => string) => CONCURRENCIES.map((c) => `${c}: ${f(c)}`).join("; ");
 
   emit([
@@ -130,7 +145,4 @@ try {
       ],
     },
   ]);
-} finally {
-  await Promise.all(Object.values(workers).map((w) => w.stop()));
-  await server?.stop();
 }

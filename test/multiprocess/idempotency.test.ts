@@ -92,7 +92,10 @@ describe.each(["sqlite", "postgres"] as const)("two server processes on one %s s
       expect(doubleEffects).toBe(0);
     } finally {
       const codes = await Promise.all(servers.map((s) => s.stop()));
+      // a failure names its cause: the servers' own log of every request that failed inside them
+      const failed = servers.flatMap((s) => s.output().split("\n").filter((line) => line.includes("request failed")));
       if (codes.some((c) => c !== 0)) console.error(servers.map((s) => s.output()).join("\n---\n"));
+      else if (failed.length) console.error(failed.join("\n"));
       expect(codes).toEqual([0, 0]);
     }
   });

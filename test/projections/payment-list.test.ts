@@ -2,8 +2,9 @@
 // a random filter (or q), paging through by cursor gives exactly the documents the filter selects,
 // newest first, each once; with payments arriving between pages (newer ones, and older ones from a
 // process whose clock is behind) every payment present at the start is listed exactly once, pages
-// stay in order, and nothing else appears but the arrivals. That each page reads its rows through
-// the filter's index is ./list-plans.test.ts.
+// stay in order, and nothing else appears but the arrivals; with inserts, status changes and pages
+// interleaved at random, every page is exactly the model's page after the cursor at that moment.
+// That each page reads its rows through the filter's index is ./list-plans.test.ts.
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -120,6 +121,64 @@ function listContract(name: string, open: () => Promise<ReadModelStore>, numRuns
             // in order: the list's order restricted to what was seen
             const order = expectedPayments((await rm.list<PaymentDoc>(paymentsProjection.name, "")).filter((d) => seen.includes(d.state.context.intent!.payment_id)), f);
             expect(seen).toEqual(order);
+          },
+        ),
+        { numRuns },
+      );
+    });
+
+    it("inserts, status changes and pages interleaved at random: each page is the model's page after the cursor at that moment", async () => {
+      const rm = await store();
+      const step = (ns: string) =>
+        fc.oneof(
+          { arbitrary: fc.constant({ kind: "page" as const }), weight: 3 },
+          fc.array(payment(ns), { minLength: 1, maxLength: 4 }).map((payments) => ({ kind: "insert" as const, payments })),
+          fc.tuple(fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), fc.constantFrom("requires_capture", "succeeded", "canceled")).map(([picks, status]) => ({ kind: "update" as const, picks, status })),
+        );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.string({ minLength: 6, maxLength: 6, unit: fc.constantFrom(..."uvwxyzabcd") }).chain((ns) =>
+            fc.tuple(fc.array(payment(`${ns}_`), { maxLength: 25 }), fc.array(step(`${ns}_`), { maxLength: 30 }), filters(`${ns}_`), fc.integer({ min: 1, max: 4 })),
+          ),
+          async ([initial, steps, f, limit]) => {
+            let serial = 0;
+            const model = new Map<string, P>();
+            const write = async (ps: P[]) => {
+              for (const p of ps) model.set(p.id, p);
+              if (ps.length) await put(rm, ps, ++checkpoint);
+            };
+            const named = (ps: P[]) => ps.map((p) => ({ ...p, id: `${p.id}_${p.account}_${serial++}` }));
+            await write(named(initial));
+            const atStart = expectedPayments([...model.values()].map(docOf), f);
+            const changed = new Set<string>();
+            const older = (p: P, a: ListPosition) => p.created < a.created || (p.created === a.created && p.id < a.payment_id);
+            const seen: string[] = [];
+            let after: ListPosition | undefined;
+            let done = false;
+            const nextPage = async () => {
+              const page = await listPayments(rm, f, { limit, after });
+              const rest = expectedPayments([...model.values()].map(docOf), f).filter((id) => !after || older(model.get(id)!, after));
+              expect(page.docs.map((d) => d.state.context.intent!.payment_id)).toEqual(rest.slice(0, limit));
+              expect(page.has_more).toBe(rest.length > limit);
+              seen.push(...rest.slice(0, limit));
+              if (page.has_more) after = page.next!;
+              else done = true;
+            };
+            for (const s of steps) {
+              if (done) break;
+              if (s.kind === "page") await nextPage();
+              else if (s.kind === "insert") await write(named(s.payments));
+              else if (model.size > 0) {
+                const ids = [...model.keys()];
+                const picked = s.picks.map((n) => ids[n % ids.length]!);
+                for (const id of picked) changed.add(id);
+                await write(picked.map((id) => ({ ...model.get(id)!, status: s.status as P["status"] })));
+              }
+            }
+            while (!done) await nextPage();
+            // no duplicates; no skips of a payment there at the start (and left unchanged)
+            expect(new Set(seen).size).toBe(seen.length);
+            for (const id of atStart) if (!changed.has(id)) expect(seen).toContain(id);
           },
         ),
         { numRuns },

@@ -7,6 +7,13 @@
 // - It goes on a connection of its own, which commits asynchronously (synchronous_commit=off): a
 //   notification is a hint, never data, so it need not wait for a WAL flush. The same connection
 //   LISTENs; a process ignores its own notifications (its appends wake its subscribers directly).
+// - Only sent while another process listens: each process says "listening" on the channel every
+//   ANNOUNCE_MS (and "hello" once it listens), and one heard from nobody for LISTENER_TTL_MS stops
+//   sending (a single process, the usual deployment, then sends no NOTIFY per commit). A process
+//   answers another's "hello" with "listening"; for GRACE_MS after it connects, before the answers
+//   are in, a process sends anyway. When it hears another process again after such a silence, it
+//   sends the highest position it committed, so a newcomer misses nothing committed before its
+//   sender heard of it.
 // - Notifications are lost while that connection is down (pg_terminate_backend, a restart): it
 //   connects again with a growing pause and, once listening, wakes the subscribers so they read
 //   what they missed, and sends what it could not send meanwhile. The subscribers' slow poll
@@ -29,6 +36,11 @@ export interface AppendSignalOptions {
 /** Pause before connecting again after the first failure (ms), doubled up to MAX_RETRY_MS. */
 const RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
+/** How often a process says it listens, and after how long without a word another is taken as gone (ms). */
+const ANNOUNCE_MS = 2_000;
+const LISTENER_TTL_MS = 3 * ANNOUNCE_MS;
+/** After connecting, the others are taken as listening this long (their answers to "hello" take a round trip). */
+const GRACE_MS = 1_000;
 
 /** Shown in pg_stat_activity (and used by tests to find the connection). */
 export const SIGNAL_APPLICATION_NAME = "cardflow append signal";
@@ -37,6 +49,10 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
   let client: pg.Client | undefined; // connected and listening
   let closed = false;
   let pending = 0; // highest position not sent yet
+  let highest = 0; // highest position this process committed
+  let heard = -Infinity; // when another process last spoke on the channel
+  let graceUntil = -Infinity;
+  const othersListen = () => performance.now() - heard < LISTENER_TTL_MS || performance.now() < graceUntil;
   let sending = false;
   let retry: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
@@ -61,20 +77,34 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
         continue;
       }
       if (closed) return void (await c.end().catch(() => undefined));
-      c.on("notification", (n) => n.processId !== own && onAppended(Number(n.payload) || 0));
+      c.on("notification", (n) => {
+        if (n.processId === own) return;
+        if (!othersListen()) pending = Math.max(pending, highest); // they may have missed what we did not send
+        heard = performance.now();
+        if (n.payload === "hello") say("listening");
+        else if (n.payload !== "listening") onAppended(Number(n.payload) || 0);
+        flush();
+      });
       c.once("end", () => {
         client = undefined;
         if (!closed) connecting = connect();
       });
       client = c;
+      graceUntil = performance.now() + GRACE_MS; // until the others answer, take them as listening
+      say("hello");
       onAppended(0); // appends notified while nobody listened: read them now
       flush();
       return;
     }
   }
 
+  /** A word that is not a position (a process that does not know it wakes its subscribers anyway). */
+  const say = (word: "hello" | "listening") => client?.query({ name: "cardflow_notify", text: "SELECT pg_notify($1, $2)", values: [channel, word] }).catch(() => undefined);
+  const announcing = setInterval(() => say("listening"), ANNOUNCE_MS).unref();
+
   function flush() {
     if (sending || !client || pending === 0) return;
+    if (!othersListen()) return void (pending = 0); // nobody to tell
     const c = client;
     const position = pending;
     pending = 0;
@@ -96,11 +126,13 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
   let connecting = connect();
   return {
     send(position) {
+      highest = Math.max(highest, position);
       pending = Math.max(pending, position);
       flush();
     },
     async close() {
       closed = true;
+      clearInterval(announcing);
       if (retry) {
         clearTimeout(retry.timer);
         retry.resolve();

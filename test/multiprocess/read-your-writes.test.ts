@@ -1,9 +1,10 @@
 // Reads that depend on earlier writes, across real `npm start` processes on one store: a write
 // acknowledged by one process is in the other's next list (payments by several filters, terminals),
-// without a global queue; and when the read models cannot move (the projector's tables locked by
-// someone else), a list answers 503 read_model_behind with Retry-After after its bound (never a
-// stale list) while the reads that need no read model (a status read, a charge with a sandbox test
-// token) answer at once, and lists answer again once the lock is gone.
+// without a global queue; and when the read models cannot move (their table or file locked for
+// writes by someone else, still readable), every list answers 503 read_model_behind with
+// Retry-After after its bound (never a stale list, and nothing appended) while the reads that
+// need no read model (a status read, a charge with a sandbox test token) answer at once, and lists
+// answer again once the lock is gone.
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import pg from "pg";
@@ -70,13 +71,17 @@ describe.each(["postgres", "sqlite"] as const)("two server processes on one %s s
   });
 });
 
-/** Holds the read models' write lock (PostgreSQL: their checkpoints; SQLite: their file) until released. */
+/**
+ * Holds the read models' write lock until released, leaving them readable: a list that did not
+ * wait would answer from them, stale. PostgreSQL: the payments table locked EXCLUSIVE (reads
+ * pass, the projector's commit waits); SQLite: their file's write lock.
+ */
 async function lockReadModels(store: StoreEnv): Promise<() => Promise<void>> {
   if ("DATABASE_URL" in store) {
     const c = new pg.Client({ connectionString: store.DATABASE_URL, options: `-c search_path=${store.DATABASE_SCHEMA}` });
     await c.connect();
     await c.query("BEGIN");
-    await c.query("LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE");
+    await c.query("LOCK TABLE rm_payment_states IN EXCLUSIVE MODE");
     return async () => {
       await c.query("ROLLBACK");
       await c.end();
@@ -88,6 +93,25 @@ async function lockReadModels(store: StoreEnv): Promise<() => Promise<void>> {
     db.exec("ROLLBACK");
     db.close();
   };
+}
+
+/** The store's last event position, read beside the servers (not through a store handle: the read models are locked). */
+async function head(store: StoreEnv): Promise<number> {
+  if ("DATABASE_URL" in store) {
+    const c = new pg.Client({ connectionString: store.DATABASE_URL, options: `-c search_path=${store.DATABASE_SCHEMA}` });
+    await c.connect();
+    try {
+      return Number((await c.query<{ p: string }>("SELECT max(position) AS p FROM events")).rows[0]!.p);
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new Database(join(store.DATA_DIR, "cardflow.sqlite"), { readonly: true });
+  try {
+    return (db.prepare("SELECT max(position) FROM events").pluck().get() as number) ?? 0;
+  } finally {
+    db.close();
+  }
 }
 
 describe.each(["postgres", "sqlite"] as const)("the projector cannot move (%s)", (kind) => {
@@ -106,12 +130,22 @@ describe.each(["postgres", "sqlite"] as const)("the projector cannot move (%s)",
         const created = await http.post(server.url, "/v2/payment/intent", charge(1));
         expect(created.status).toBe(200);
         expect((await get(server, key, `/v2/payment/intent/${before.body.payment_id}?external_account_id=acct_ryw`)).status).toBe(200);
+        const appended = await head(store);
         const behind = await get(server, key, `/v2/payments?external_account_id=acct_ryw`);
         expect(behind.status).toBe(503);
         expect(behind.headers.get("retry-after")).toBe("1");
         expect(behind.headers.get("content-type")).toMatch(/application\/problem\+json/);
         expect(behind.body).toMatchObject({ status: 503, code: "read_model_behind" });
-        expect((await get(server, key, `/v2/hardware?external_account_id=acct_ryw`)).status).toBe(503);
+        // it says how far behind: the read models stopped short of the write it must reflect
+        expect(behind.body.applied_position).toBeLessThan(behind.body.needed_position);
+        expect(behind.body.needed_position).toBeLessThanOrEqual(appended);
+        // never a stale 200, whatever the filter or list, though the stale rows are readable
+        for (const path of [`/v2/payments?external_account_id=acct_ryw&external_customer_id=cus_0`, `/v2/payments?external_account_id=acct_ryw&q=${before.body.payment_id}`, `/v2/hardware?external_account_id=acct_ryw`]) {
+          const answer = await get(server, key, path);
+          expect([path, answer.status, answer.body.code]).toEqual([path, 503, "read_model_behind"]);
+        }
+        // the refused reads appended nothing
+        expect(await head(store)).toBe(appended);
         await unlock();
         unlocked = true;
         const after = await get(server, key, `/v2/payments?external_account_id=acct_ryw`);

@@ -16,6 +16,7 @@ import { isoTimestamp } from "./clock.js";
 import type { Engine } from "./engine.js";
 import { InvalidRequest, NotFound } from "./errors.js";
 import { hashOf } from "./events/chain.js";
+import type { ReadModelShape } from "./store/port.js";
 import { newEvents } from "./events/new-events.js";
 
 export interface ApiKeyOwner {
@@ -54,6 +55,8 @@ export interface ApiKeysOptions {
 // the one-shot digest: no Hash object per request (every API-key request hashes its key)
 export const sha256 = (text: string) => hash("sha256", text, "hex");
 const LAST_USED = "api_key_last_used";
+/** Last use, a row per key in a table of its own (operational state, not events; looked up by key). */
+const LAST_USED_SHAPE: ReadModelShape = { version: 2, table: { columns: {}, indexes: [], row: () => ({}) } };
 const PREFIX_LENGTH = 8;
 
 interface KeyState extends ApiKeyOwner {
@@ -69,6 +72,13 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
   const current = () => (readModelsCurrent === "bounded" ? projections.caughtUp() : projections.catchUp());
   const states = new Map<string, { state: KeyState | undefined; at: number }>();
   const lastRecorded = new Map<string, number>();
+  /** The table, made once on this handle before its first write or read. */
+  let lastUsedTable: Promise<unknown> | undefined;
+  const lastUsedReady = () =>
+    (lastUsedTable ??= readModels.prepare(LAST_USED, LAST_USED_SHAPE).catch((error: unknown) => {
+      lastUsedTable = undefined; // tried again next time
+      throw error;
+    }));
 
   /** What a key's stream says now. */
   async function stateOf(keySha256: string): Promise<KeyState | undefined> {
@@ -151,7 +161,9 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       if (last === undefined || now - last >= lastUsedEveryMs) {
         setBounded(lastRecorded, state.key_id, now, 10_000);
         // operational state, best effort: a failed write only loses a "last used" time
-        void readModels.commitBatch([{ projection: LAST_USED, docs: [{ key: state.key_id, doc: { at: isoTimestamp(now) } }], checkpoint: 0 }]).catch(() => undefined);
+        void lastUsedReady()
+          .then(() => readModels.commitBatch([{ projection: LAST_USED, docs: [{ key: state.key_id, doc: { at: isoTimestamp(now) } }], checkpoint: 0 }]))
+          .catch(() => undefined);
       }
       return { key_id: state.key_id, external_account_id: state.external_account_id };
     },
@@ -161,6 +173,7 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       await engine.getAccount(external_account_id);
       await current();
       const keys = await readModels.list<ApiKeyRecord>(apiKeysProjection.name, `${external_account_id}/`);
+      await lastUsedReady();
       const used = await readModels.getMany<{ at: string }>(LAST_USED, keys.map((k) => k.key_id));
       return keys.map((k) => present(k, used.get(k.key_id)?.at ?? null)).sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
     },

@@ -19,6 +19,15 @@ export { streamHeads } from "./anchors.js";
 export type { Anchors, Finding, FindingKind, PaymentAudit, StoreAudit, TimelineRow } from "./findings.js";
 
 /** A delivery row (src/webhooks/delivery-records.ts, one per endpoint and event, updated per attempt), as the timeline lists it. */
+/** The payment's rows of the webhook deliveries table (src/webhooks/delivery-records.ts), by its payment index; none when the store has no such table. */
+async function deliveryRows(readModels: AuditSource["readModels"], paymentId: string): Promise<DeliveryRow[]> {
+  if (!readModels) return [];
+  return readModels.query<DeliveryRow>("webhook_deliveries", { where: { payment_id: paymentId }, order: ["key"], direction: "asc", limit: 1_000 }).catch((error: unknown) => {
+    // a store where no process delivered since the table exists: no rows
+    if (error instanceof Error && error.message.endsWith("is not a table")) return [];
+    throw error;
+  });
+}
 type DeliveryRow = Omit<DeliveryEntry, "event_id" | "attempt" | "position" | "timestamp"> & { id: string; attempts: number; last_attempt_at: string };
 const asEntry = ({ id, attempts, last_attempt_at, endpoint_id, event_type, sequence, delivered, status_code, error, duration_ms, next_attempt_at }: DeliveryRow): DeliveryEntry =>
   ({ endpoint_id, event_id: id, event_type, sequence, attempt: attempts, delivered, status_code, error, duration_ms, next_attempt_at, position: 0, timestamp: last_attempt_at });
@@ -48,7 +57,7 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
     // attempts recorded as events before (payment_deliveries), then the delivery rows kept since (operational state)
     deliveries: [
       ...((await source.readModels?.get<DeliveriesDoc>(paymentDeliveriesProjection.name, paymentId))?.deliveries ?? []),
-      ...((await source.readModels?.list<DeliveryRow>("webhook_deliveries", `pay/${paymentId}/`)) ?? []).map(asEntry),
+      ...(await deliveryRows(source.readModels, paymentId)).map(asEntry),
     ],
   };
 }

@@ -1,10 +1,12 @@
 // Delivery state: one row per (endpoint, event), updated on each attempt (how many, the last
-// answer, when the next one is due), kept in the read-model store beside the endpoint's cursor and
-// written in the same commit (./delivery.ts): operational state, outside the event store, so a
-// tenant's retries never grow the streams an auditor replays nor slow another tenant's reads.
+// answer, when the next one is due), in a table of its own (`rm_webhook_deliveries` in SQLite and
+// PostgreSQL, a map in memory: src/store/port/tables.ts), indexed by endpoint (the deliveries
+// route, the retry's lookup by key) and by payment (the audit), and written in the same commit as
+// the endpoint's cursor (./delivery.ts): operational state, outside the event store, so a tenant's
+// retries never grow the streams an auditor replays nor slow another tenant's reads.
 // (Attempts were events on `webhook_deliveries-<endpoint>` streams before: those stay as they
 // were, readable by the audit and the golden replays; nothing new is appended to them.)
-import type { ReadModelStore } from "../store/port.js";
+import type { ReadModelShape, ReadModelStore } from "../store/port.js";
 
 export const DELIVERIES = "webhook_deliveries";
 /** Retries asked for through the API, per endpoint: the worker holding the endpoint picks them up. */
@@ -46,22 +48,41 @@ export interface RetryAsked {
 }
 
 export const deliveryKey = (endpointId: string, eventId: string) => `${endpointId}/${eventId}`;
-/** The same row again under its payment, for the audit of one payment. */
-export const paymentDeliveryKey = (paymentId: string, endpointId: string, eventId: string) => `pay/${paymentId}/${endpointId}/${eventId}`;
 
-/** The documents a row is written as (by endpoint, and by payment when it has one). */
-export const rowDocs = (row: DeliveryRecord) => [
-  { key: deliveryKey(row.endpoint_id, row.id), doc: row },
-  ...(row.payment_id ? [{ key: paymentDeliveryKey(row.payment_id, row.endpoint_id, row.id), doc: row }] : []),
-];
+/** The row's table: a row per delivery (its key: endpoint/event), indexed by endpoint and by payment. */
+export const DELIVERIES_SHAPE: ReadModelShape = {
+  version: 2,
+  table: {
+    columns: { endpoint_id: "text", payment_id: "text" },
+    fixed: ["endpoint_id", "payment_id"],
+    indexes: [
+      ["endpoint_id", "key"],
+      ["payment_id", "key"],
+    ],
+    row: (row: DeliveryRecord) => ({ endpoint_id: row.endpoint_id, payment_id: row.payment_id }),
+  },
+};
+
+/** The document a row is written as. */
+export const rowDocs = (row: DeliveryRecord) => [{ key: deliveryKey(row.endpoint_id, row.id), doc: row }];
+
+/** The table made on each store handle once, before its first read or write. */
+const prepared = new WeakMap<ReadModelStore, Promise<unknown>>();
+export function prepareDeliveries(readModels: ReadModelStore): Promise<unknown> {
+  let ready = prepared.get(readModels);
+  if (!ready) prepared.set(readModels, (ready = readModels.prepare(DELIVERIES, DELIVERIES_SHAPE)));
+  return ready;
+}
 
 export function deliveryRecords(readModels: ReadModelStore) {
+  const ready = () => prepareDeliveries(readModels);
+  const byIndex = async (where: Record<string, string>, limit: number) => (await ready(), readModels.query<DeliveryRecord>(DELIVERIES, { where, order: ["key"], direction: "asc", limit }));
   return {
-    get: (endpointId: string, eventId: string) => readModels.get<DeliveryRecord>(DELIVERIES, deliveryKey(endpointId, eventId)),
-    /** The endpoint's deliveries after `after` (an event id), in event-id order, at most `limit`. */
-    list: (endpointId: string, limit = 100) => readModels.list<DeliveryRecord>(DELIVERIES, `${endpointId}/`, { limit }),
-    /** Every delivery of one payment's events (the audit). */
-    ofPayment: (paymentId: string) => readModels.list<DeliveryRecord>(DELIVERIES, `pay/${paymentId}/`),
+    get: async (endpointId: string, eventId: string) => (await ready(), readModels.get<DeliveryRecord>(DELIVERIES, deliveryKey(endpointId, eventId))),
+    /** The endpoint's deliveries, in event-id order, at most `limit` (its index). */
+    list: (endpointId: string, limit = 100) => byIndex({ endpoint_id: endpointId }, limit),
+    /** Every delivery of one payment's events (the audit; its index). */
+    ofPayment: (paymentId: string, limit = 1_000) => byIndex({ payment_id: paymentId }, limit),
     /** Asks the endpoint's worker (in any process) to try this event again now. */
     askRetry: (endpointId: string, asked: RetryAsked) => readModels.commitBatch([{ projection: RETRIES, docs: [{ key: endpointId, doc: asked }], checkpoint: 0 }]),
     retryAsked: (endpointId: string) => readModels.get<RetryAsked>(RETRIES, endpointId),

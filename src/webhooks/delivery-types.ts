@@ -54,3 +54,9 @@ export interface DeliveryState {
   retry_seen?: number;
 }
 
+
+/** After the store fails (not the receiver), the pause before trying again. */
+export const PAUSE_AFTER_ERROR_MS = 1_000;
+/** Where an endpoint's delivery state is kept: a document of its own projection (its checkpoint is the state's version). */
+export const stateName = (endpointId: string) => `webhook_delivery:${endpointId}`;
+export const KEY = "state";

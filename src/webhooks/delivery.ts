@@ -10,27 +10,23 @@
 // the read-model store, written with compare-and-set on its version (the projection checkpoint):
 // a process that lost its lease cannot write any more, and it stops. A crash between a 2xx and
 // the state write redelivers that event: at least once. Each delivery's row (./delivery-records.ts:
-// attempts, last answer, next try) is written in the same commit: operational state, never events.
+// attempts, last answer, next try; a table of its own) is written in the same commit: operational
+// state, never events.
 // An account's endpoints share a bound on the posts in flight in a process (accountConcurrency).
 import { randomUUID } from "node:crypto";
 import { isoTimestamp } from "../clock.js";
 import { CheckpointConflict } from "../store/port.js";
 import { coalesced } from "../coalesced.js";
-import type { DeliveryOptions, DeliveryState } from "./delivery-types.js";
 import { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
-import { DELIVERIES, deliveryRecords, deliveryRow, rowDocs, type DeliveryRecord } from "./delivery-records.js";
+import { DELIVERIES, deliveryRecords, deliveryRow, prepareDeliveries, rowDocs, type DeliveryRecord } from "./delivery-records.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
 import { FEED, feedKeys, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
 import { postWith, type PostResult } from "./transport.js";
 
-export { backoffDelay, DEFAULT_BACKOFF, type Backoff } from "./backoff.js";
+import { KEY, PAUSE_AFTER_ERROR_MS, stateName, type DeliveryOptions, type DeliveryState } from "./delivery-types.js";
 export type { DeliveryOptions, DeliveryState } from "./delivery-types.js";
-
-/** After the store fails (not the receiver), the pause before trying again. */
-const PAUSE_AFTER_ERROR_MS = 1_000;
-const stateName = (endpointId: string) => `webhook_delivery:${endpointId}`;
-const KEY = "state";
+export { backoffDelay, DEFAULT_BACKOFF, type Backoff } from "./backoff.js";
 
 export function createDelivery(options: DeliveryOptions) {
   const { store, readModels, feed, clock, ids, secretOf, keyId } = options;
@@ -174,8 +170,7 @@ export function createDelivery(options: DeliveryOptions) {
         failed.set(endpoint_id, Infinity);
         const data = { endpoint_id, event_id: event.id, since: isoTimestamp(pending.first_failed_at!), last_error: error ?? "" };
         const appended = await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointFailing", version: 1, data }], { clock, ids, actor: "webhooks" }).catch((error: unknown) => {
-          failed.delete(endpoint_id); // not recorded: the next worker tries again
-          throw error;
+          throw (failed.delete(endpoint_id), error); // not recorded: the next worker tries again
         });
         failed.set(endpoint_id, appended.position);
       }
@@ -283,6 +278,7 @@ export function createDelivery(options: DeliveryOptions) {
     async start(): Promise<void> {
       if (running) return;
       running = true;
+      await prepareDeliveries(readModels);
       await feed.start();
       unsubscribe = feed.onIndexed(() => {
         for (const worker of workers.values()) worker.wake();

@@ -27,6 +27,9 @@ describe("GET /v2/api_keys, DELETE /v2/api_keys/{id}", () => {
     // the key used for the request is marked used; the other one not yet
     expect(keys.find((k: { id: string }) => k.id === second.key_id).last_used).toBeNull();
     expect(keys.find((k: { id: string }) => k.id !== second.key_id).last_used).toEqual(expect.any(String));
+    // kept as a row of a table of its own (query() reads tables only), not a shared document
+    const used = await api.engine.readModels.query<{ at: string }>("api_key_last_used", { where: { key: keys.find((k: { id: string }) => k.id !== second.key_id).id }, order: ["key"], direction: "asc", limit: 1 });
+    expect(used).toEqual([{ at: keys.find((k: { id: string }) => k.id !== second.key_id).last_used }]);
 
     expectProblem(await b.get(`/v2/api_keys?external_account_id=${a.account}`), 403, "account_forbidden", "external_account_id");
     const theirs = await api.request("DELETE", `/v2/api_keys/${second.key_id}?external_account_id=${b.account}`, { key: b.key });

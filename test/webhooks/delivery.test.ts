@@ -119,6 +119,14 @@ describe.each(Object.keys(STORES))("webhook delivery (%s store)", (kind) => {
     // the first event's delivery row: a failed attempt (the timeout), then delivered on the second
     const first = (await webhooks.feed.page(ACCOUNT, { payment_id: id })).data[0]!;
     expect(await deliveryRecords(engine.readModels).get(endpoint.id, first.id)).toMatchObject({ attempts: 2, delivered: true, status_code: 200 });
+    // the rows are a table of their own (query() reads tables only), through its endpoint and payment indexes
+    await until(async () => (await deliveryRecords(engine.readModels).ofPayment(id)).every((r) => r.delivered), 5_000, "every row delivered");
+    const byEndpoint = await engine.readModels.query<{ id: string }>("webhook_deliveries", { where: { endpoint_id: endpoint.id }, order: ["key"], direction: "asc", limit: 10 });
+    const byPayment = await engine.readModels.query<{ id: string }>("webhook_deliveries", { where: { payment_id: id }, order: ["key"], direction: "asc", limit: 10 });
+    expect(byEndpoint.map((r) => r.id).sort()).toEqual((await webhooks.feed.page(ACCOUNT, { payment_id: id })).data.map((e) => e.id).sort());
+    expect(byPayment).toEqual(byEndpoint);
+    // and none of them is a document of the shared documents table any more
+    expect(await engine.readModels.list("webhook_deliveries", "pay/")).toEqual([]);
   });
 
   it("past the retry horizon the endpoint is marked failing; its events stay in the feed", async () => {

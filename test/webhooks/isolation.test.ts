@@ -84,6 +84,8 @@ describe("webhook tenant isolation", () => {
     open.push(() => webhooks.delivery.stop());
     await charge(api.engine, m.account);
     await until(() => receiver.received.length === 1, 5_000, "the first attempt");
+    // the receiver records a post before answering it: the row follows the answer
+    await until(async () => (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).length === 1, 5_000, "the attempt's row");
     const [row] = await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id });
     expect(row).toMatchObject({ attempts: 1, delivered: false, status_code: 500, next_attempt_at: expect.any(String) });
     failing = false;

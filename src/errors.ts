@@ -99,3 +99,19 @@ export class ProcessorRefused extends CardflowError {
     this.code = code;
   }
 }
+
+/**
+ * 503: the processor's answer to a call was lost (a timeout, a dropped connection): it may have
+ * acted. The attempt stays open until the reconciler learns its outcome; a retry with the same
+ * Idempotency-Key is answered from the store (this again while open), never by a second call.
+ */
+export class ProcessorUnavailable extends CardflowError {
+  override readonly name = "ProcessorUnavailable";
+  readonly status = 503;
+  readonly code = "processor_unavailable";
+  /** Seconds after which a retry is worth it (the HTTP Retry-After): about when the reconciler has looked. */
+  readonly retryAfterSeconds = 30;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}

@@ -66,6 +66,8 @@ export class IdempotencyKeysExhausted extends CardflowError {
 export interface IdempotentContext {
   idempotency_key: string;
   idempotency: (answer: any) => IdempotencyRecord;
+  /** The command answered from what an earlier try with this key did: the answer is a replay. */
+  answeredFromStore: () => void;
 }
 
 export interface IdempotentRequest {
@@ -200,8 +202,9 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         throw error;
       }
       let body: unknown;
+      let replayed = false;
       try {
-        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }) }));
+        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }), answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
         // Best effort: when the store is unreachable the lease ends the claim instead.
         await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)).catch(() => undefined);
@@ -210,7 +213,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):
       // the effect stands all the same, and the answer recorded with its events is kept.
       await store.saveIdempotency({ ...claimed, state: "done", status: 200, body: seal(body), expires_at: at(ttlMs) }).catch(() => false);
-      return { status: 200, body, replayed: false };
+      return { status: 200, body, replayed };
     },
 
     /** Drops records past their time (run periodically by the server). */

@@ -106,14 +106,25 @@ export type CollectPaymentMethodInput = z.output<typeof CollectPaymentMethodInpu
 export type ProcessPaymentInput = z.output<typeof ProcessPaymentInput>;
 
 /**
+ * What parseInput returned, with its schema: the HTTP API parses a request with the engine's schema
+ * and hands the engine what it parsed, which the engine's handler then takes as it is (inputs are
+ * parsed once). Another schema, or any other object, is parsed.
+ */
+const parsed = new WeakMap<object, z.ZodType>();
+
+/**
  * Parses input with a schema, turning what is wrong into one InvalidRequest. A misspelled field is
  * both unknown and (usually) leaves a required one missing: the message names both, with the
  * likely intended name ("unknown field: ammount (did you mean amount?); amount: is required").
  * Otherwise the first issue, naming its field; a field that is absent says "is required".
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  if (typeof input === "object" && input !== null && parsed.get(input) === schema) return input as z.output<S>;
   const result = schema.safeParse(input);
-  if (result.success) return result.data;
+  if (result.success) {
+    if (typeof result.data === "object" && result.data !== null) parsed.set(result.data, schema);
+    return result.data;
+  }
   const issues = result.error.issues;
   const unknown = issues.flatMap((i) => (i.code === "unrecognized_keys" ? i.keys.map((key) => [...i.path.map(String), key].join(".")) : []));
   const missing = issues.filter((i) => isMissing(i, input)).map((i) => i.path.map(String).join("."));

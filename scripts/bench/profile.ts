@@ -1,7 +1,8 @@
 // CPU profiles for scripts/bench/analysis.md, in one command each:
+//   npx tsx scripts/bench/profile.ts --row=4  [--quick] [--out=.tmp/prof]   the HTTP server of row 4 (SQLite status reads)
 //   npx tsx scripts/bench/profile.ts --row=5  [--quick] [--out=.tmp/prof]   the HTTP server of row 5 (SQLite flows)
 //   npx tsx scripts/bench/profile.ts --row=10 [--quick] [--out=.tmp/prof]   the HTTP server of row 10 (PostgreSQL flows)
-// runs the row's own script (scripts/bench/http.ts --row=5, http-postgres.ts --row=10) with the API
+// runs the row's own script (scripts/bench/http.ts --row=4|5, http-postgres.ts --row=10) with the API
 // server under `node --cpu-prof` (CPU_PROF=<dir>: scripts/bench/http-lib.ts), then prints where the
 // server's time went: by layer, then the top functions by self time. Its figures are the row's
 // (printed too) but slower by the profiler's overhead: take the row's figures from npm run bench.
@@ -41,6 +42,7 @@ const SERVER_CATEGORIES: [string, RegExp][] = [
 ];
 
 const RUNS: Record<string, { script: string; title: string }> = {
+  "4": { script: "scripts/bench/http.ts", title: "row 4: HTTP status reads on SQLite, 50 connections (the bare route's server is profiled too, under bare/)" },
   "5": { script: "scripts/bench/http.ts", title: "row 5: HTTP stored-card flows on SQLite, 32 clients" },
   "10": { script: "scripts/bench/http-postgres.ts", title: "row 10: HTTP stored-card flows on PostgreSQL, 64 clients" },
 };

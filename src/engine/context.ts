@@ -21,6 +21,8 @@ export interface CommandContext {
    * retry after a crash finds it and acts no second time).
    */
   idempotency?: (answer: any) => IdempotencyRecord;
+  /** Told when the command answered from what an earlier try with its Idempotency-Key did (a replay, not a new effect). */
+  answeredFromStore?: () => void;
 }
 
 /** The context with the command's clock reading, taken once (kept if the caller took it already). */

@@ -97,7 +97,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         const scope = account ?? (def.auth === "client_secret" ? `client:${sha256(String((input as { client_secret?: unknown }).client_secret))}` : "public");
         const answer = await idempotency.run(
           { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${url}`, req.body) },
-          ({ idempotency_key, idempotency: recordAnswer }) => run({ ...command, idempotency_key, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
+          ({ idempotency_key, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
           present,
         );
         reply.header("idempotent-replayed", String(answer.replayed));

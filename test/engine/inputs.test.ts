@@ -4,6 +4,8 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { CardflowError, InvalidRequest, NotFound, TransitionNotAllowed } from "../../src/errors.js";
 import { sequentialIds } from "../../src/ids.js";
+import { CreateIntentInput, parseInput } from "../../src/inputs.js";
+import { z } from "zod";
 
 async function setup() {
   const engine = createEngine({ clock: manualClock(), ids: sequentialIds() });
@@ -78,5 +80,28 @@ describe("bad input appends nothing and names the problem", () => {
     const engine = await setup();
     await expect(engine.openAccount({ external_account_id: "acct" })).rejects.toThrow(/already exists/);
     await expect(engine.openAccount({ external_account_id: "x", currency: "ABC" })).rejects.toThrow(/not an ISO 4217 currency/);
+  });
+});
+
+describe("inputs are parsed once", () => {
+  it("takes what parseInput returned for the same schema as it is; parses anything else", () => {
+    let parses = 0;
+    const schema = z.strictObject({ name: z.string().transform((s) => (parses++, s.trim())) });
+    const first = parseInput(schema, { name: " a " });
+    expect([first, parses]).toEqual([{ name: "a" }, 1]);
+    // the HTTP API parsed it; the engine's handler gets it with the same schema: not parsed again
+    expect(parseInput(schema, first)).toBe(first);
+    expect(parses).toBe(1);
+    // an equal object that parseInput did not return is parsed, as is the same object under another schema
+    expect(parseInput(schema, { name: "a" })).not.toBe(first);
+    expect(parses).toBe(2);
+    expect(() => parseInput(z.strictObject({ other: z.string() }), first)).toThrow(InvalidRequest);
+  });
+
+  it("an input the HTTP API parsed answers the engine's command as the raw one does", async () => {
+    const engine = await setup();
+    const parsed = parseInput(CreateIntentInput, { ...intent, external_account_id: "  acct  " });
+    const created = await engine.createIntent(parsed);
+    expect(created).toMatchObject({ external_account_id: "acct", amount: "10.00", currency: "USD", status: "requires_payment_method" });
   });
 });

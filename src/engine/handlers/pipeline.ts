@@ -13,7 +13,7 @@
 // learns the outcome from the processor.
 import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
-import { CardflowError, NotFound, TransitionNotAllowed } from "../../errors.js";
+import { CardflowError, NotFound, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
 import type { Ids } from "../../ids.js";
 import type { Processors } from "../../processors/port.js";
 import { WrongExpectedRevision } from "../../store/port.js";
@@ -58,8 +58,27 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
 
   /** decide, then carry the decision out (then the follow-ups, when asked). */
   async function run<I, C extends object, N extends string>(loaded: Loaded, step: Step<I, C, N>, input: I, ctx: CommandContext, options: RunOptions = {}): Promise<Loaded> {
-    return carryOut(loaded, await decide(loaded, step, input, {} as C), ctx, step.command, options);
+    const decision = await decide(loaded, step, input, {} as C);
+    // A retry (same Idempotency-Key) of a request whose processor call's outcome was unknown is
+    // answered from the store, never with a second call: the payment as the outcome left it, or
+    // 503 again while the reconciler has not learnt it. Looked for only before a call or a refusal.
+    if (ctx.idempotency_key && ("attempt" in decision || "refuse" in decision)) {
+      const earlier = await payments.attemptOfKey(paymentIdOf(loaded), ctx.idempotency_key);
+      if (earlier) {
+        const attemptId = (earlier.data as { attempt_id: string }).attempt_id;
+        if (loaded.snapshot.context.attempt?.data.attempt_id === attemptId) throw unknownOutcome(attemptId);
+        ctx.answeredFromStore?.();
+        return loaded;
+      }
+    }
+    return carryOut(loaded, decision, ctx, step.command, options);
   }
+
+  const unknownOutcome = (attemptId: string, cause?: unknown) =>
+    new ProcessorUnavailable(
+      `the processor's answer to attempt ${attemptId} is not known${cause instanceof Error ? ` (${cause.message})` : ""}; it is settled with the processor shortly: retry with the same Idempotency-Key`,
+      { cause },
+    );
 
   /** A new payment: decide from nothing, then its first append, under its lock. */
   async function create<I, C extends object, N extends string>(step: Step<I, C, N>, input: I, initial: C, ctx: CommandContext): Promise<Loaded> {
@@ -98,8 +117,11 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
       recorded = await callProcessor(processors, viewOf(loaded), event, terminal);
     } catch (error) {
       // a processor's CardflowError is its answer that it did nothing; anything else leaves the outcome unknown
-      if (error instanceof CardflowError) await payments.append(paymentId, attempted, [abandoned(attempt_id, error.code)], withoutAnswer(ctx), command);
-      throw error;
+      if (error instanceof CardflowError) {
+        await payments.append(paymentId, attempted, [abandoned(attempt_id, error.code)], withoutAnswer(ctx), command);
+        throw error;
+      }
+      throw unknownOutcome(attempt_id, error);
     }
     fault?.("after_call", event);
     try {

@@ -2,7 +2,7 @@
 // payment in this process, loading (cached state + events appended since, by any process),
 // appending only what the machine allows with the revision the decision was made on, and
 // re-deciding when another process appended first.
-import { PaymentEvent, streams } from "../../../machines/events.js";
+import { ATTEMPT_TYPES, PaymentEvent, streams } from "../../../machines/events.js";
 import { applyPaymentEvent, applyStored, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
 import { setBounded } from "../../bounded.js";
 import type { Clock } from "../../clock.js";
@@ -11,7 +11,7 @@ import { hashOf } from "../../events/chain.js";
 import { newEvents } from "../../events/new-events.js";
 import type { Ids } from "../../ids.js";
 import type { PaymentView } from "../../processors/port.js";
-import { WrongExpectedRevision, type EventStore } from "../../store/port.js";
+import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../../store/port.js";
 import { allowedCommands } from "../allowed.js";
 import { eventMetadata, type CommandContext } from "../context.js";
 
@@ -98,6 +98,13 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     const loaded = await load(paymentId);
     if (!loaded || loaded.snapshot.context.intent?.external_account_id !== accountId) throw new NotFound("payment", paymentId, "payment_id");
     return loaded;
+  }
+
+  const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
+  /** The last attempt event of the payment appended under this Idempotency-Key (a retry's earlier try), if any. */
+  async function attemptOfKey(paymentId: string, idempotencyKey: string): Promise<RecordedEvent | undefined> {
+    const events = await store.readStream(streams.payment(paymentId));
+    return events.reverse().find((e) => ATTEMPTS.has(e.type) && e.metadata.idempotency_key === idempotencyKey);
   }
 
   const notify = (paymentId: string) => waiters.get(paymentId)?.forEach((wake) => wake());
@@ -208,7 +215,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, waitWhileCollecting };
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, attemptOfKey };
 }
 
 export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

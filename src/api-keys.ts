@@ -70,7 +70,7 @@ type Needs = Pick<Engine, "ids" | "clock" | "store" | "readModels" | "projection
 export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 60_000, readModelsCurrent = "bounded" }: ApiKeysOptions = {}) {
   const { ids, clock, store, readModels, projections } = engine;
   const current = () => (readModelsCurrent === "bounded" ? projections.caughtUp() : projections.catchUp());
-  const states = new Map<string, { state: KeyState | undefined; at: number }>();
+  const states = new Map<string, { state: Promise<KeyState | undefined>; at: number }>();
   const lastRecorded = new Map<string, number>();
   /** The table, made once on this handle before its first write or read. */
   let lastUsedTable: Promise<unknown> | undefined;
@@ -152,10 +152,12 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       const now = clock.now();
       let cached = states.get(digest);
       if (!cached || now - cached.at >= cacheMs) {
-        cached = { state: await stateOf(digest), at: now };
-        setBounded(states, digest, cached, 10_000);
+        // one read for every request of this key meanwhile (64 clients on one key read its stream once, not 64 times)
+        const entry = { state: stateOf(digest), at: now };
+        entry.state.catch(() => states.get(digest) === entry && states.delete(digest));
+        setBounded(states, digest, (cached = entry), 10_000);
       }
-      const { state } = cached;
+      const state = await cached.state;
       if (!state || state.revoked || (state.until !== null && state.until <= now)) return undefined;
       const last = lastRecorded.get(state.key_id);
       if (last === undefined || now - last >= lastUsedEveryMs) {

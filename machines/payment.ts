@@ -10,6 +10,7 @@
 // only while no attempt is in flight.
 import { and, assertEvent, assign, setup } from "xstate";
 import { amounts, formatAmount } from "../src/money.js";
+import { collectsOnClient } from "./client-sdk.js";
 import { OUTCOMES, type AttemptEvent, type Authorization, type Card, type PaymentEvent, type PaymentEventOf, type TerminalType } from "./events.js";
 import { failureLeadsTo, type LastErrorCode } from "./failures.js";
 import { STATUS_TAGS, type StatusTag } from "./statuses.js";
@@ -88,8 +89,8 @@ export const paymentMachine = setup({
     collectsWithClientSdk: ({ context, event }: Args) => {
       assertEvent(event, "PaymentMethodCollected");
       const intent = intentOf(context);
-      if (intent.payment_method_types === "card_present") return event.data.terminal_id !== null;
-      return intent.processor === "B" && intent.payment_method_id === null && event.data.terminal_id === null;
+      // on a reader for a card-present payment, on the card form otherwise
+      return collectsOnClient(intent) && (event.data.terminal_id !== null) === (intent.payment_method_types === "card_present");
     },
     // capture method
     isManualCapture: ({ context }: Args) => intentOf(context).capture_method === "manual",

@@ -44,6 +44,12 @@ export interface ApiKeysOptions {
   cacheMs?: number;
   /** Last use is recorded at most this often per key and process (ms). Default 60 s. */
   lastUsedEveryMs?: number;
+  /**
+   * How reads and writes wait for the read models to show every key written before them. Default:
+   * the bounded wait shared with the other reads (503 read_model_behind past it), as a request
+   * must; the CLI, with nobody waiting on it, catches up completely instead.
+   */
+  readModelsCurrent?: "bounded" | "complete";
 }
 
 // the one-shot digest: no Hash object per request (every API-key request hashes its key)
@@ -61,9 +67,10 @@ interface KeyState extends ApiKeyOwner {
 
 type Needs = Pick<Engine, "ids" | "clock" | "store" | "readModels" | "projections" | "getAccount" | "startStream">;
 
-export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 60_000 }: ApiKeysOptions = {}) {
+export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 60_000, readModelsCurrent = "bounded" }: ApiKeysOptions = {}) {
   const { ids, clock, store, readModels, projections } = engine;
-  const states = new Map<string, { state: KeyState | undefined; at: number }>();
+  const current = () => (readModelsCurrent === "bounded" ? projections.caughtUp() : projections.catchUp());
+  const states = new Map<string, { state: Promise<KeyState | undefined>; at: number }>();
   const lastRecorded = new Map<string, number>();
   /** The table, made once on this handle before its first write or read. */
   let lastUsedTable: Promise<unknown> | undefined;
@@ -96,12 +103,12 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     const metadata = { timestamp: isoTimestamp(clock.now()), request_id: ids.requestId(), idempotency_key: null, actor };
     await store.append(stream, newEvents(stream, head ? hashOf(head) : null, [event], metadata, ids.uuid), { expectedRevision: head ? head.revision : "no_stream" });
     states.delete(record.key_sha256);
-    await projections.catchUp();
+    await current();
   }
 
   /** A key by id, in this account when one is given (another account's key is not found, as an unknown one). */
   async function find(keyId: string, account?: string): Promise<ApiKeyRecord> {
-    await projections.catchUp();
+    await current();
     const found = account === undefined ? (await readModels.list<ApiKeyRecord>(apiKeysProjection.name, "")).find((k) => k.key_id === keyId) : await readModels.get<ApiKeyRecord>(apiKeysProjection.name, apiKeyKey(account, keyId));
     if (!found) throw new NotFound("API key", keyId, "key_id");
     return found;
@@ -115,7 +122,7 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     const key_sha256 = sha256(key);
     const data = { key_id, external_account_id, key_sha256, issued_at: isoTimestamp(clock.now()), prefix: key.slice(0, PREFIX_LENGTH), expires_at: expiresAt === null ? null : isoTimestamp(Date.parse(expiresAt)) };
     await engine.startStream(streams.apiKey(key_sha256), { type: "ApiKeyIssued", version: 2, data }, { actor });
-    await projections.catchUp();
+    await current();
     return { key, key_id, external_account_id };
   }
 
@@ -145,10 +152,12 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       const now = clock.now();
       let cached = states.get(digest);
       if (!cached || now - cached.at >= cacheMs) {
-        cached = { state: await stateOf(digest), at: now };
-        setBounded(states, digest, cached, 10_000);
+        // one read for every request of this key meanwhile (64 clients on one key read its stream once, not 64 times)
+        const entry = { state: stateOf(digest), at: now };
+        entry.state.catch(() => states.get(digest) === entry && states.delete(digest));
+        setBounded(states, digest, (cached = entry), 10_000);
       }
-      const { state } = cached;
+      const state = await cached.state;
       if (!state || state.revoked || (state.until !== null && state.until <= now)) return undefined;
       const last = lastRecorded.get(state.key_id);
       if (last === undefined || now - last >= lastUsedEveryMs) {
@@ -164,7 +173,7 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     /** The account's keys, newest first. */
     async list(external_account_id: string): Promise<ApiKeyInfo[]> {
       await engine.getAccount(external_account_id);
-      await projections.catchUp();
+      await current();
       const keys = await readModels.list<ApiKeyRecord>(apiKeysProjection.name, `${external_account_id}/`);
       await lastUsedReady();
       const used = await readModels.getMany<{ at: string }>(LAST_USED, keys.map((k) => k.key_id));

@@ -19,6 +19,9 @@ const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ..
 
 const expiresOption = () => new Option("--expires <duration>", "the key stops working after this long (e.g. 90d, 12h); default: no expiry");
 /** --expires as a time from now, or null. */
+// nobody waits on the CLI: it catches the read models up completely (a request's wait is bounded)
+const keysOf = (engine: Engine) => createApiKeys(engine, { readModelsCurrent: "complete" });
+
 const expiryOf = (engine: Engine, expires: string | undefined) => (expires === undefined ? null : isoTimestamp(engine.clock.now() + parseDuration(expires)));
 
 function keysText(keys: ApiKeyInfo[]): string {
@@ -72,7 +75,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
               throw new Conflict(`merchant account ${external_account_id} already exists with processor ${existing.processor} and currency ${existing.currency}`, "account_exists");
             }
           }
-          const { key } = await createApiKeys(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
+          const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
           io.out(`${key}\n`);
         }),
       ),
@@ -91,7 +94,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
           await engine.getAccount(external_account_id).catch((error: unknown) => {
             throw error instanceof NotFound ? new NotFound("merchant account", external_account_id, "external_account_id", `in ${where}; open it with: npx cardflow accounts create ${external_account_id}`) : error;
           });
-          const { key } = await createApiKeys(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
+          const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
           io.out(`${key}\n`);
         }),
       ),
@@ -107,7 +110,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string }) =>
         withEngine(opts.dataDir, READS, async (engine) => {
-          const keys = await createApiKeys(engine).list(external_account_id);
+          const keys = await keysOf(engine).list(external_account_id);
           io.out(opts.json ? `${JSON.stringify(keys, null, 2)}\n` : keysText(keys));
         }),
       ),
@@ -122,7 +125,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (keyId: string, opts: { dataDir?: string }) =>
         withEngine(opts.dataDir, READS, async (engine) => {
-          const revoked = await createApiKeys(engine).revoke(keyId, { actor: "cli" });
+          const revoked = await keysOf(engine).revoke(keyId, { actor: "cli" });
           io.err(`cardflow: revoked ${revoked.id} of ${revoked.external_account_id}\n`);
         }),
       ),
@@ -138,7 +141,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (keyId: string, opts: { grace: string; dataDir?: string }) =>
         withEngine(opts.dataDir, READS, async (engine) => {
-          const { key, key_id, replaced } = await createApiKeys(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), actor: "cli" });
+          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), actor: "cli" });
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);
         }),

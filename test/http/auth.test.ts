@@ -1,7 +1,9 @@
 // API keys: a missing or wrong key is 401; a key acts only for its own merchant account (another
 // account's external_account_id is 403, another account's payment or terminal reads as missing).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sha256 } from "../../src/api-keys.js";
+import { createApiKeys, sha256 } from "../../src/api-keys.js";
+import { createEngine } from "../../src/engine.js";
+import type { EventStore } from "../../src/store/port.js";
 import { TerminalListOut } from "../../src/http/schemas.js";
 import { expectProblem, expectShape, startApi, type Api, type Merchant } from "./harness.js";
 
@@ -76,5 +78,34 @@ describe("cross-account isolation", () => {
     const res = await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: intent.client_secret } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ payment_id: intent.payment_id, status: "requires_capture", amount: "4.00", currency: "USD", payment: expect.objectContaining({ last_4: "4242" }) });
+  });
+});
+
+describe("a key's lookup", () => {
+  it("requests of one key meanwhile share one read of its stream; a failed read is not kept", async () => {
+    const engine = createEngine();
+    await engine.openAccount({ external_account_id: "acct_k", processor: "A" });
+    let reads = 0;
+    let failNext = false;
+    const store: EventStore = {
+      ...engine.store,
+      readStream: async (stream, options) => {
+        if (stream.startsWith("apikey-")) reads++;
+        if (failNext) throw ((failNext = false), new Error("store away"));
+        return engine.store.readStream(stream, options);
+      },
+    };
+    const keys = createApiKeys({ ...engine, store }, { cacheMs: 60_000 });
+    const { key, key_id } = await keys.issue("acct_k");
+    const owners = await Promise.all(Array.from({ length: 64 }, () => keys.authenticate(key)));
+    expect(new Set(owners.map((o) => o?.key_id))).toEqual(new Set([key_id]));
+    expect(reads).toBe(1);
+
+    const other = (await keys.issue("acct_k")).key;
+    failNext = true;
+    await expect(Promise.all([keys.authenticate(other), keys.authenticate(other)])).rejects.toThrow("store away");
+    expect((await keys.authenticate(other))?.external_account_id).toBe("acct_k"); // read again, not the failure kept
+    expect(reads).toBe(3);
+    await engine.close();
   });
 });

@@ -5,6 +5,7 @@
 // lone surrogates; strings, integers, null). test/http/harness.ts checks every live answer too.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { presentPayment } from "../../src/present/api-versions.js";
@@ -95,8 +96,30 @@ describe("the payment record's compiled serializer", () => {
   });
 
   it("is compiled for closed schemas without unions; the others keep JSON.stringify", () => {
-    expect(answerSchema(PaymentRecordOut("v2"))).toBeDefined();
-    expect(answerSchema(CreatedIntentOut("v1"))).toBeDefined();
+    // closed: every field the records carry is listed, and nothing else may be
+    for (const version of ["v1", "v2"] as Version[]) {
+      const schema = answerSchema(PaymentRecordOut(version)) as { type: string; additionalProperties: boolean; properties: Record<string, unknown> };
+      expect([schema.type, schema.additionalProperties]).toEqual(["object", false]);
+      const fields = new Set(records.flatMap((r) => Object.keys(presentPayment(r, version))));
+      expect([...fields].filter((f) => !(f in schema.properties))).toEqual([]);
+    }
+    // a created intent, with and without its client secret, written as JSON.stringify writes it
+    const created = answerSchema(CreatedIntentOut("v1"));
+    expect(created).toMatchObject({ type: "object", additionalProperties: false });
+    const write = serializerOf(created!);
+    const intent = { payment_id: "pay_1", status: "requires_payment_method", external_transaction_id: "order-7", request_id: 3 };
+    for (const answer of [intent, { ...intent, external_transaction_id: 42, client_secret: 'pay_1_secret_"x"' }, { ...intent, external_transaction_id: null }]) {
+      expect(write(answer)).toBe(JSON.stringify(answer));
+    }
+    // the event page has unions (event data of every type): it keeps JSON.stringify
     expect(answerSchema(EventPageOut)).toBeUndefined();
+    expect(JSON.stringify(z.toJSONSchema(EventPageOut, { io: "output", unrepresentable: "any" }))).toMatch(/"(anyOf|oneOf)"|"additionalProperties":\{\}/);
+  });
+
+  it("writes only the fields its schema lists: a field added to a record but not to its schema is left out (so the harness's byte check catches it)", () => {
+    const record = presentPayment(records[0]!, "v2");
+    const extended = { ...record, field_not_in_the_schema: "x" };
+    expect(serializers.v2(extended)).toBe(JSON.stringify(record));
+    expect(serializers.v2(extended)).not.toBe(JSON.stringify(extended));
   });
 });

@@ -140,7 +140,7 @@ describe.each(["postgres", "sqlite"] as const)("the projector cannot move (%s)",
         expect(behind.body.applied_position).toBeLessThan(behind.body.needed_position);
         expect(behind.body.needed_position).toBeLessThanOrEqual(appended);
         // never a stale 200, whatever the filter or list, though the stale rows are readable
-        for (const path of [`/v2/payments?external_account_id=acct_ryw&external_customer_id=cus_0`, `/v2/payments?external_account_id=acct_ryw&q=${before.body.payment_id}`, `/v2/hardware?external_account_id=acct_ryw`]) {
+        for (const path of [`/v2/payments?external_account_id=acct_ryw&external_customer_id=cus_0`, `/v2/payments?external_account_id=acct_ryw&q=${before.body.payment_id}`, `/v2/hardware?external_account_id=acct_ryw`, `/v2/api_keys?external_account_id=acct_ryw`]) {
           const answer = await get(server, key, path);
           expect([path, answer.status, answer.body.code]).toEqual([path, 503, "read_model_behind"]);
         }

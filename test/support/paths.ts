@@ -6,7 +6,7 @@ import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js"
 import { paymentMachine } from "../../machines/payment.js";
 import type { Engine } from "../../src/engine.js";
 import type { AttemptFault } from "../../src/engine/handlers/pipeline.js";
-import { collectProcesses } from "../../src/engine/deciders/client-sdk.js";
+import { collectProcesses } from "../../machines/client-sdk.js";
 import type { AuthorizationOutcome, RecordedOutcome } from "../../src/processors/port.js";
 import { TEST_CARD, type ScriptedProcessors } from "./scripted-processor.js";
 

@@ -1,20 +1,12 @@
 // The processor B client SDK's rules (spec §4.8), shared by the deciders of authorize, collect and
 // process: a card the SDK collected is authorized (processed) once; where the spec's flow has no
 // process step, collecting processes the payment itself.
+import { collectProcesses } from "../../../machines/client-sdk.js";
 import { guardHolds, hasTag, type PaymentSnapshot } from "../../../machines/fold.js";
 import { unlessAllowed, UNRECORDED, type Decision } from "./decision.js";
 
 /** A card the processor B client SDK collected and that is not processed yet (the machine's guard, while collecting). */
 export const collectedByClientSdk = (payment: PaymentSnapshot) => guardHolds(payment, "hasCollectedCard") && hasTag(payment, "collecting_card");
-
-/**
- * Whether collecting also processes the payment: on a card form (card not present: the spec's
- * flow is collect, then save the card) and with automatic capture (the spec's reader flow is
- * collect, then save the card once captured). A reader with manual capture is collected, then
- * processed (the spec's flow names both steps).
- */
-export const collectProcesses = (intent: { payment_method_types: string; capture_method: string }) =>
-  intent.payment_method_types === "card" || intent.capture_method === "automatic";
 
 /** The collect processed this payment (a card it collected is there and not waiting to be processed). */
 export const processedByCollect = (payment: PaymentSnapshot) => {

@@ -1,5 +1,6 @@
 // Spec §4.3: create a payment intent (its first event). A card on file is looked up now; a client
 // secret is issued when a client SDK collects the card, and only its SHA-256 is recorded.
+import { collectsOnClient } from "../../../machines/client-sdk.js";
 import type { Card, PaymentEventOf } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
 import { NotFound } from "../../errors.js";
@@ -33,8 +34,8 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
     if (stored_card === null) return { refuse: new NotFound("card on file", input.payment_method_id, "payment_method_id", `for customer ${JSON.stringify(input.external_customer_id)} of this account`) };
   }
   if (payment_id === undefined) return { need: "payment_id" };
-  const collectsOnClient = input.payment_method_types === "card_present" || (account.processor === "B" && input.payment_method_id === undefined);
-  if (collectsOnClient && client_secret === undefined) return { need: "client_secret" };
+  const sdkCollects = collectsOnClient({ payment_method_types: input.payment_method_types, processor: account.processor, payment_method_id: input.payment_method_id });
+  if (sdkCollects && client_secret === undefined) return { need: "client_secret" };
   const created: PaymentEventOf<"PaymentIntentCreated"> = {
     type: "PaymentIntentCreated",
     version: 1,
@@ -53,7 +54,7 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
       allow_saving_card: input.allow_saving_card ?? false,
       // the secret is shown once, in the answer; the event keeps its digest
       client_secret: null,
-      client_secret_sha256: collectsOnClient ? secretDigest(client_secret!) : null,
+      client_secret_sha256: sdkCollects ? secretDigest(client_secret!) : null,
       date_created: context.now,
     },
   };

@@ -22,7 +22,7 @@ import type {
 import type { ApiKeyOut } from "../http/routes/api-keys.js";
 import type { EventPageOut, ListEventsInput, PublicEventOut } from "../http/routes/events.js";
 import type { ClerkCancelInput, PresentCardInput } from "../http/routes/simulator.js";
-import type { CreatedWebhookEndpointOut, WebhookEndpointOut } from "../http/routes/webhook-endpoints.js";
+import type { CreatedWebhookEndpointOut, RetriedDeliveryOut, WebhookDeliveryOut, WebhookEndpointOut } from "../http/routes/webhook-endpoints.js";
 import type { CreateEndpointInput, EndpointRef } from "../webhooks/endpoints.js";
 import type { ClientIntentOut, CreatedIntentOut, CustomerCardOut, TerminalOut } from "../http/schemas.js";
 import type {
@@ -65,6 +65,8 @@ export type ApiKey = Out<typeof ApiKeyOut>;
 export type EventPage = Out<typeof EventPageOut>;
 export type WebhookEndpoint = Out<typeof WebhookEndpointOut>;
 export type CreatedWebhookEndpoint = Out<typeof CreatedWebhookEndpointOut>;
+export type WebhookDelivery = Out<typeof WebhookDeliveryOut>;
+export type RetriedWebhookDelivery = Out<typeof RetriedDeliveryOut>;
 export type { StreamItem, StreamOptions, StreamQuery, WaitQuery };
 
 /**
@@ -108,6 +110,11 @@ export function createClient(options: ClientOptions) {
     createWebhookEndpoint: (body: In<typeof CreateEndpointInput>, call?: CallOptions) => post<CreatedWebhookEndpoint>("/v2/webhook_endpoints", body, call),
     listWebhookEndpoints: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: WebhookEndpoint[] }>("/v2/webhook_endpoints", query, call),
     deleteWebhookEndpoint: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => del<WebhookEndpoint>(pathOf("/v2/webhook_endpoints", endpoint_id), query, call),
+    /** The endpoint's deliveries: a row per event posted (attempts, last answer, next attempt). */
+    listWebhookDeliveries: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => get<{ data: WebhookDelivery[] }>(pathOf("/v2/webhook_endpoints", endpoint_id, "/deliveries"), query, call),
+    /** Posts a delivery again now; a failing endpoint is enabled again by it (`endpoint_reenabled`). */
+    retryWebhookDelivery: ({ endpoint_id, event_id, ...body }: { external_account_id: string; endpoint_id: string; event_id: string }, call?: CallOptions) =>
+      post<RetriedWebhookDelivery>(pathOf("/v2/webhook_endpoints", endpoint_id, `/deliveries/${encodeURIComponent(event_id)}/retry`), body, call),
     // the account's API keys (never a key itself): list, revoke
     listApiKeys: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: ApiKey[] }>("/v2/api_keys", query, call),
     revokeApiKey: ({ key_id, ...query }: { external_account_id: string; key_id: string }, call?: CallOptions) => del<ApiKey>(pathOf("/v2/api_keys", key_id), query, call),

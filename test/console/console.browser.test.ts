@@ -4,7 +4,8 @@
 // (a caption naming the question its rows answer, a status, an outcome), never on time.
 // Screenshots of each page at 1280×800 and 375×812 go to test-artifacts/console/ (README's copy:
 // UPDATE_DOCS=1), the bytes of the first load to .tmp/console-first-load.json, and axe-core
-// checks every page at both sizes.
+// checks every page at both sizes. Webhook deliveries come from a delivery process on the same
+// store whose posts the test answers.
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +13,8 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
+import { createWebhooks } from "../../src/index.js";
+import { createOutbound } from "../../src/outbound/client.js";
 import { startApi, type Api, type Merchant } from "../http/harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -361,6 +364,39 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Delete…" }).click();
     await page.getByRole("button", { name: "Yes, delete" }).click();
     await poll(() => caption("endpoints")).toBe("0 endpoints");
+  });
+
+  it("lists an endpoint's deliveries (event, status, attempts, last answer, next retry) and retries one after a confirmation", async () => {
+    // a delivery process on the same store, posting to a receiver that answers 503 until retried
+    let answer = 503;
+    const posted: string[] = [];
+    const webhooks = createWebhooks({ engine: api.engine, outbound: createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] }), post: async (_url, body) => (posted.push(body), { status: answer, error: null }) });
+    const endpoint = await webhooks.createEndpoint({ external_account_id: "acct_console", url: "http://127.0.0.1:9/hooks", event_types: ["payment_intent.created"] });
+    await webhooks.delivery.start();
+    try {
+      await m.post("/v2/payment/intent", { amount: "4.00", payment_method_types: "card", capture_method: "manual" });
+      await poll(async () => (await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id })).length).toBe(1);
+      await page.getByRole("link", { name: "Events" }).click(); // away, so the endpoints page loads again
+      await page.getByRole("link", { name: "Webhooks" }).click();
+      await page.getByRole("link", { name: endpoint.id }).click();
+      await poll(() => caption("deliveries")).toBe("1 delivery");
+      expect(await rows("deliveries")).toEqual([expect.stringMatching(/^payment_intent\.created\nevt_\S+\tRetrying\t1, last .+\tHTTP 503\t.+ UTC\tRetry…$/)]);
+      await checkBothSizes("deliveries", () => poll(() => caption("deliveries")).toBe("1 delivery"));
+
+      answer = 200;
+      await page.getByRole("button", { name: "Retry…" }).click();
+      expect(await page.getByRole("dialog").innerText()).toContain("Post event evt_");
+      await page.getByRole("button", { name: "Yes, retry" }).click();
+      await poll(() => page.getByRole("status").filter({ hasText: "Retry asked" }).innerText()).toMatch(/^Retry asked for evt_\S+: it is posted again now\.$/);
+      // the delivering process takes the retry on its next turn (its clock is the test's)
+      await poll(async () => (await api.clock.advance(10_000), (await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id }))[0]!.delivered)).toBe(true);
+      await page.reload();
+      await poll(() => rows("deliveries")).toEqual([expect.stringMatching(/^payment_intent\.created\nevt_\S+\tDelivered\t2, last .+\tHTTP 200\t—\t$/)]);
+      expect(posted).toHaveLength(2);
+    } finally {
+      await webhooks.delivery.stop();
+      await webhooks.deleteEndpoint({ external_account_id: "acct_console", endpoint_id: endpoint.id });
+    }
   });
 
   it("pages the event feed, its filters in the URL, and shows events arriving live", async () => {

@@ -37,7 +37,8 @@ async function post(path: string, body: object, idempotencyKey: string) {
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
-const loseAnswers = (on: boolean) => side.set("faults", "calls", on ? { lose: "answer", rate: 1 } : undefined);
+const lose = (what: "answer" | "request" | null) => side.set("faults", "calls", what ? { lose: what, rate: 1 } : undefined);
+const loseAnswers = (on: boolean) => lose(on ? "answer" : null);
 const calls = (call: string) => simulators.ledger.entries().filter(([, r]) => r.call === call).length;
 
 describe("a processor call whose answer was lost, retried with the same Idempotency-Key", () => {
@@ -77,5 +78,23 @@ describe("a processor call whose answer was lost, retried with the same Idempote
     const second = await post("/v2/payment/refund", { payment_id, amount: "3.00" }, "refund-2");
     expect([second.status, second.body.amount_refunded]).toEqual([200, "6.00"]);
     expect(calls("refund")).toBe(2);
+  });
+
+  it("a refund whose request never reached the processor: the reconciler abandons the attempt, and the retry refunds (once)", async () => {
+    const created = await post("/v2/payment/intent", { amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_u" }, "create-lost");
+    const payment_id = created.body.payment_id as string;
+    expect((await post("/v2/payment/auth", { payment_id }, "auth-lost")).body.status).toBe("succeeded");
+    const before = calls("refund");
+
+    lose("request");
+    const first = await post("/v2/payment/refund", { payment_id, amount: "4.00" }, "refund-lost");
+    lose(null);
+    expect([first.status, first.body.code]).toEqual([503, "processor_unavailable"]);
+    const pass = await engine.reconcile({ graceMs: 0 });
+    expect(pass.resolved.map((r) => r.appended)).toEqual([["AttemptAbandoned"]]);
+
+    const retried = await post("/v2/payment/refund", { payment_id, amount: "4.00" }, "refund-lost");
+    expect([retried.status, retried.headers.get("idempotent-replayed"), retried.body.amount_refunded]).toEqual([200, "false", "4.00"]);
+    expect(calls("refund")).toBe(before + 1);
   });
 });

@@ -12,6 +12,7 @@ import { PaymentsPage } from "./payments.js";
 import { CardsPage, TerminalsPage } from "./resources.js";
 import { useRoute } from "./router.js";
 import { ErrorAlert, html } from "./ui.js";
+import { DeliveriesPage } from "./deliveries.js";
 import { EventsPage, WebhooksPage } from "./webhooks.js";
 
 function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => void; error?: unknown }) {
@@ -61,6 +62,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     page === "payments" && id ? html`<${PaymentPage} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
+    page === "webhooks" && id ? html`<${DeliveriesPage} ...${props} endpointId=${id} />` :
     page === "webhooks" ? html`<${WebhooksPage} ...${props} />` :
     page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
     page === "keys" ? html`<${KeysPage} ...${props} />` :

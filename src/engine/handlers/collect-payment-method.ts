@@ -4,7 +4,7 @@
 import type { Clock } from "../../clock.js";
 import { CollectPaymentMethodInput, parseInput } from "../../inputs.js";
 import type { Processors } from "../../processors/port.js";
-import { commandClock, withoutAnswer, type CommandContext } from "../context.js";
+import { commandClock, type CommandContext } from "../context.js";
 import { collectProcesses } from "../../../machines/client-sdk.js";
 import { authorizeCollectedCard } from "../deciders/client-sdk.js";
 import { decideCollect } from "../deciders/collect-payment-method.js";
@@ -34,10 +34,9 @@ export function collectPaymentMethodHandler({ pipeline, accounts, processors, cl
             ? { terminal: await accounts.getTerminal(intent.external_account_id, input.terminal_id!) }
             : { card: await processors.get("B").readCardFromClient({ payment: viewOf(current), card_number }) },
       };
-      const processes = collectProcesses(intent);
-      // when processing follows, the answer (and so the idempotency record) is known after its outcome
-      const collected = await pipeline.run(loaded, collect, input, processes ? withoutAnswer(ctx) : ctx);
-      return processes ? pipeline.run(collected, { command: "authorize", decide: (_: unknown, payment) => authorizeCollectedCard(payment) }, input, ctx, { followUps: true }) : collected;
+      if (!collectProcesses(intent)) return pipeline.run(loaded, collect, input, ctx);
+      // the card collected and the authorization attempted in one append (pipeline.runBoth)
+      return pipeline.runBoth(loaded, collect, input, { command: "authorize", decide: (_: unknown, payment) => authorizeCollectedCard(payment) }, input, ctx, { followUps: true });
     });
   };
 }

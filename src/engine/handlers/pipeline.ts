@@ -12,6 +12,7 @@
 // leaves the attempt open: the payment takes no other step until the reconciler (../reconcile.ts)
 // learns the outcome from the processor.
 import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
+import { applyPaymentEvent, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { CardflowError, NotFound, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
 import type { Ids } from "../../ids.js";
@@ -59,19 +60,40 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
   /** decide, then carry the decision out (then the follow-ups, when asked). */
   async function run<I, C extends object, N extends string>(loaded: Loaded, step: Step<I, C, N>, input: I, ctx: CommandContext, options: RunOptions = {}): Promise<Loaded> {
     const decision = await decide(loaded, step, input, {} as C);
-    // A retry (same Idempotency-Key) of a request whose processor call's outcome was unknown is
-    // answered from the store, never with a second call: the payment as the outcome left it, or
-    // 503 again while the reconciler has not learnt it. Looked for only before a call or a refusal.
-    if (ctx.idempotency_key && ("attempt" in decision || "refuse" in decision)) {
-      const earlier = await payments.attemptOfKey(paymentIdOf(loaded), ctx.idempotency_key);
-      if (earlier) {
-        const attemptId = (earlier.data as { attempt_id: string }).attempt_id;
-        if (loaded.snapshot.context.attempt?.data.attempt_id === attemptId) throw unknownOutcome(attemptId);
-        ctx.answeredFromStore?.();
-        return loaded;
-      }
-    }
-    return carryOut(loaded, decision, ctx, step.command, options);
+    return (await answeredBefore(loaded, decision, ctx)) ?? carryOut(loaded, decision, ctx, step.command, options);
+  }
+
+  /**
+   * Two steps of one command (collect a card, then authorize it): the second decided on the
+   * payment as the first leaves it, and both appended in one append with one expected revision,
+   * so a concurrent request finds both or neither, never a 409 after the first took effect.
+   */
+  async function runBoth<I, C extends object, N extends string, J, D extends object, M extends string>(loaded: Loaded, first: Step<I, C, N>, firstInput: I, second: Step<J, D, M>, input: J, ctx: CommandContext, options: RunOptions = {}): Promise<Loaded> {
+    const decision = await decide(loaded, first, firstInput, {} as C);
+    const earlier = await answeredBefore(loaded, decision, ctx);
+    if (earlier) return earlier;
+    if (!("append" in decision) || decision.stopTerminal !== undefined) return carryOut(loaded, decision, ctx, first.command, options);
+    let snapshot: PaymentSnapshot | null = loaded.snapshot;
+    for (const e of decision.append) snapshot = snapshot && applyPaymentEvent(snapshot, e);
+    if (!snapshot) return carryOut(loaded, decision, ctx, first.command, options); // refused there, as the machine says
+    const decidedOn: Loaded = { ...loaded, snapshot };
+    return carryOut(loaded, await decide(decidedOn, second, input, {} as D), ctx, second.command, options, { before: decision.append, decidedOn });
+  }
+
+  /**
+   * A retry (same Idempotency-Key) of a request whose processor call's outcome was unknown is
+   * answered from the store, never with a second call: the payment as the outcome left it, or
+   * 503 again while the reconciler has not learnt it. Looked for only before a call or a refusal.
+   */
+  async function answeredBefore(loaded: Loaded, decision: Exclude<Decision<string>, { need: string }>, ctx: CommandContext): Promise<Loaded | undefined> {
+    if (!ctx.idempotency_key || !("attempt" in decision || "refuse" in decision)) return undefined;
+    const earlier = await payments.attemptOfKey(paymentIdOf(loaded), ctx.idempotency_key);
+    // abandoned: the call never reached the processor (or it refused without acting): decided anew
+    if (!earlier || earlier.closedBy?.type === "AttemptAbandoned") return undefined;
+    const attemptId = (earlier.attempt.data as { attempt_id: string }).attempt_id;
+    if (loaded.snapshot.context.attempt?.data.attempt_id === attemptId) throw unknownOutcome(attemptId);
+    ctx.answeredFromStore?.();
+    return loaded;
   }
 
   const unknownOutcome = (attemptId: string, cause?: unknown) =>
@@ -89,32 +111,38 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
     return payments.create(first.data.payment_id, (decision as { append: PaymentEvent[] }).append, ctx);
   }
 
-  /** Carries out a decision: throws a refusal, appends events, or makes a bracketed processor call. */
-  async function carryOut(loaded: Loaded, decision: Exclude<Decision<string>, { need: string }>, ctx: CommandContext, command: string, options: RunOptions = {}): Promise<Loaded> {
+  /**
+   * Carries out a decision: throws a refusal, appends events, or makes a bracketed processor call.
+   * `before`: events an earlier step of the command decided (runBoth), appended in the same append,
+   * the decision made on the payment as they leave it (`decidedOn`).
+   */
+  async function carryOut(loaded: Loaded, decision: Exclude<Decision<string>, { need: string }>, ctx: CommandContext, command: string, options: RunOptions = {}, { before = [], decidedOn = loaded }: { before?: PaymentEvent[]; decidedOn?: Loaded } = {}): Promise<Loaded> {
     if ("refuse" in decision) throw decision.refuse;
-    if ("unchanged" in decision) return loaded;
+    if ("unchanged" in decision && before.length === 0) return loaded;
     let after: Loaded;
-    if ("append" in decision) {
+    if ("unchanged" in decision) {
+      after = await payments.append(paymentIdOf(loaded), loaded, before, ctx, command);
+    } else if ("append" in decision) {
       // a terminal collecting is stopped first (no money moved yet, so no attempt)
-      if (decision.stopTerminal !== undefined) await processorOf(processors, viewOf(loaded)).cancelTerminalAuthorization({ payment: viewOf(loaded), terminal_id: decision.stopTerminal });
-      after = await payments.append(paymentIdOf(loaded), loaded, decision.append, ctx, command);
+      if (decision.stopTerminal !== undefined) await processorOf(processors, viewOf(decidedOn)).cancelTerminalAuthorization({ payment: viewOf(decidedOn), terminal_id: decision.stopTerminal });
+      after = await payments.append(paymentIdOf(loaded), loaded, [...before, ...decision.append], ctx, command);
     } else {
-      after = await bracket(loaded, decision.attempt, decision.terminal, ctx, command);
+      after = await bracket(loaded, decision.attempt, decision.terminal, ctx, command, before, decidedOn);
     }
     return options.followUps ? followUps(after, ctx) : after;
   }
 
   /** Record attempt → call → append outcome; returns the payment after the outcome. */
-  async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, ctx: CommandContext, command: string): Promise<Loaded> {
+  async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, ctx: CommandContext, command: string, before: PaymentEvent[] = [], decidedOn = loaded): Promise<Loaded> {
     const paymentId = paymentIdOf(loaded);
     const event = { ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent;
     const attempt_id = event.data.attempt_id;
     // the HTTP idempotency record goes with the outcome: the answer is known only then
-    const attempted = await payments.append(paymentId, loaded, [event], withoutAnswer(ctx), command);
+    const attempted = await payments.append(paymentId, loaded, [...before, event], withoutAnswer(ctx), command);
     fault?.("after_attempt", event);
     let recorded;
     try {
-      recorded = await callProcessor(processors, viewOf(loaded), event, terminal);
+      recorded = await callProcessor(processors, viewOf(decidedOn), event, terminal);
     } catch (error) {
       // a processor's CardflowError is its answer that it did nothing; anything else leaves the outcome unknown
       if (error instanceof CardflowError) {
@@ -180,6 +208,7 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
     onPayment: payments.onPayment,
     onPaymentOfSecret,
     run,
+    runBoth,
     create,
     carryOut,
   };

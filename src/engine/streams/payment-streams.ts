@@ -101,10 +101,17 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
   }
 
   const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
-  /** The last attempt event of the payment appended under this Idempotency-Key (a retry's earlier try), if any. */
-  async function attemptOfKey(paymentId: string, idempotencyKey: string): Promise<RecordedEvent | undefined> {
+  /**
+   * The last attempt the payment's stream records under this Idempotency-Key (a retry's earlier
+   * try), with the event that closed it (none while open: the machine allows nothing else then).
+   */
+  async function attemptOfKey(paymentId: string, idempotencyKey: string): Promise<{ attempt: RecordedEvent; closedBy?: RecordedEvent } | undefined> {
     const events = await store.readStream(streams.payment(paymentId));
-    return events.reverse().find((e) => ATTEMPTS.has(e.type) && e.metadata.idempotency_key === idempotencyKey);
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (ATTEMPTS.has(e.type) && e.metadata.idempotency_key === idempotencyKey) return { attempt: e, ...(events[i + 1] && { closedBy: events[i + 1] }) };
+    }
+    return undefined;
   }
 
   const notify = (paymentId: string) => waiters.get(paymentId)?.forEach((wake) => wake());

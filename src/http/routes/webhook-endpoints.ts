@@ -38,7 +38,7 @@ export const WebhookDeliveryOut = z
   })
   .meta({ title: "WebhookDelivery" });
 
-const RetriedDeliveryOut = WebhookDeliveryOut.extend({ endpoint_reenabled: z.boolean() }).meta({ title: "RetriedWebhookDelivery" });
+export const RetriedDeliveryOut = WebhookDeliveryOut.extend({ endpoint_reenabled: z.boolean() }).meta({ title: "RetriedWebhookDelivery" });
 
 export function webhookEndpointRoutes(webhooks: Webhooks) {
   return [

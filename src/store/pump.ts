@@ -4,6 +4,8 @@
 // NOTIFY) or the poll interval. An append notified that the read did not return yet (PostgreSQL
 // shows it only once every older transaction has ended) is looked for again after a short pause
 // (1 ms, doubling), not a poll: a process reads its own writes without waiting for pollMs.
+// Subscribers at the same checkpoint when woken (the projections' and the webhook feed's, both
+// caught up) share one read: it serves them until the next notify() or the event loop's next turn.
 // A failed read (the database away) or a failed handler is retried from the same checkpoint with
 // a growing pause: the subscription outlives an outage and delivers every event exactly once.
 import type { RecordedEvent, SubscribeOptions, Subscription } from "./port.js";
@@ -33,6 +35,19 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
   const open = new Set<Subscription>();
   /** The highest position notified (0: unknown). */
   let notifiedHead = 0;
+  /** Reads in flight or just done, by `after:maxCount`: for the subscribers woken with this one. */
+  const shared = new Map<string, Promise<RecordedEvent[]>>();
+  const read = (after: number, maxCount: number) => {
+    const key = `${after}:${maxCount}`;
+    let batch = shared.get(key);
+    if (!batch) {
+      if (shared.size === 0) setImmediate(() => shared.clear());
+      batch = readBatch(after, maxCount);
+      shared.set(key, batch);
+      batch.catch(() => shared.get(key) === batch && shared.delete(key));
+    }
+    return batch;
+  };
 
   function subscribe({ after = 0, streamPrefixes }: SubscribeOptions, onEvent: (e: RecordedEvent) => Promise<void> | void): Subscription {
     let closed = false;
@@ -60,7 +75,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
         dirty = false;
         let batch: RecordedEvent[];
         try {
-          batch = await readBatch(checkpoint, batchSize);
+          batch = await read(checkpoint, batchSize);
           for (const e of batch) {
             if (closed) return;
             if (wanted(e)) await onEvent(e);
@@ -96,6 +111,7 @@ export function createPump(readBatch: ReadBatch, { batchSize = 500, pollMs = 0, 
   return {
     notify(position = 0) {
       notifiedHead = Math.max(notifiedHead, position);
+      shared.clear(); // a read from before this append may miss it
       wakers.forEach((w) => w());
     },
     subscribe,

@@ -67,3 +67,31 @@ describe("pump and local appends not visible yet", () => {
     await pump.closeAll();
   });
 });
+
+describe("pump reads shared", () => {
+  it("subscribers at the same checkpoint woken together share one read; a notify after it is read again", async () => {
+    const stored: RecordedEvent[] = [];
+    const reads: number[] = [];
+    const pump = createPump(async (after, maxCount) => (reads.push(after), stored.filter((e) => e.position > after).slice(0, maxCount)), { pollMs: 60_000 });
+    const got: [string, number][] = [];
+    const until = async (n: number) => {
+      while (got.length < n) await new Promise((r) => setTimeout(r, 1));
+    };
+    pump.subscribe({}, (e) => void got.push(["a", e.position]));
+    pump.subscribe({}, (e) => void got.push(["b", e.position]));
+    await new Promise((r) => setTimeout(r, 20));
+    reads.length = 0;
+    stored.push(recorded(1));
+    pump.notify(1);
+    await until(2);
+    expect(reads).toEqual([0]); // one read for both
+    stored.push(recorded(2));
+    pump.notify(2);
+    stored.push(recorded(3));
+    pump.notify(3); // while the read for 2 may be shared: read again, 3 is not missed
+    await until(6);
+    expect(got.filter(([s]) => s === "a").map(([, p]) => p)).toEqual([1, 2, 3]);
+    expect(got.filter(([s]) => s === "b").map(([, p]) => p)).toEqual([1, 2, 3]);
+    await pump.closeAll();
+  });
+});

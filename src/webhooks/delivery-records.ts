@@ -70,7 +70,8 @@ export const rowDocs = (row: DeliveryRecord) => [{ key: deliveryKey(row.endpoint
 const prepared = new WeakMap<ReadModelStore, Promise<unknown>>();
 export function prepareDeliveries(readModels: ReadModelStore): Promise<unknown> {
   let ready = prepared.get(readModels);
-  if (!ready) prepared.set(readModels, (ready = readModels.prepare(DELIVERIES, DELIVERIES_SHAPE)));
+  // a failed prepare (the store away for a moment) is not kept: the next call tries again
+  if (!ready) prepared.set(readModels, (ready = readModels.prepare(DELIVERIES, DELIVERIES_SHAPE).catch((error: unknown) => (prepared.delete(readModels), Promise.reject(error)))));
   return ready;
 }
 

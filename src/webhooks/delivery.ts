@@ -15,7 +15,7 @@
 // An account's endpoints share a bound on the posts in flight in a process (accountConcurrency).
 import { randomUUID } from "node:crypto";
 import { isoTimestamp } from "../clock.js";
-import { CheckpointConflict } from "../store/port.js";
+import { CheckpointConflict, untilAvailable } from "../store/port.js";
 import { coalesced } from "../coalesced.js";
 import { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 import { DELIVERIES, deliveryRecords, deliveryRow, prepareDeliveries, rowDocs, type DeliveryRecord } from "./delivery-records.js";
@@ -29,25 +29,20 @@ export type { DeliveryOptions, DeliveryState } from "./delivery-types.js";
 export { backoffDelay, DEFAULT_BACKOFF, type Backoff } from "./backoff.js";
 
 export function createDelivery(options: DeliveryOptions) {
-  const { store, readModels, feed, clock, ids, secretOf, keyId } = options;
+  const { store, readModels, feed, clock, ids, secretOf, keyId, random = Math.random, leaseMs = 30_000, timeoutMs = 10_000, concurrency = 16, accountConcurrency = 16 } = options;
   const backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
-  const random = options.random ?? Math.random;
-  const leaseMs = options.leaseMs ?? 30_000;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const concurrency = options.concurrency ?? 16;
-  const accountConcurrency = options.accountConcurrency ?? 16;
   /** Posts in flight per account, across its endpoints' workers in this process. */
   const accountInFlight = new Map<string, number>();
   const records = deliveryRecords(readModels);
-  const maxBacklog = options.maxBacklog ?? 10_000;
+  const { maxBacklog = 10_000, onError = () => undefined } = options;
   const post = options.post ?? postWith(options.outbound);
-  const onError = options.onError ?? (() => undefined);
   /** This process, as a lease holder. */
   const owner = randomUUID();
   const workers = new Map<string, ReturnType<typeof startWorker>>();
   /** Marked failing by this process, with the position of that event (until the feed shows it, or what came after). */
   const failed = new Map<string, number>();
   let running = false;
+  let stopping = new AbortController();
   let cancelTick: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
 
@@ -278,7 +273,8 @@ export function createDelivery(options: DeliveryOptions) {
     async start(): Promise<void> {
       if (running) return;
       running = true;
-      await prepareDeliveries(readModels);
+      // the store away (a process started into an outage): waited out, as the feed's start does
+      if ((await untilAvailable(() => prepareDeliveries(readModels), { signal: stopping.signal, onError })) === undefined) return;
       await feed.start();
       unsubscribe = feed.onIndexed(() => {
         for (const worker of workers.values()) worker.wake();
@@ -288,6 +284,8 @@ export function createDelivery(options: DeliveryOptions) {
     },
     async stop(): Promise<void> {
       running = false;
+      stopping.abort();
+      stopping = new AbortController();
       cancelTick?.();
       unsubscribe?.();
       await supervising.settled();

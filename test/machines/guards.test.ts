@@ -7,34 +7,14 @@ import { describe, expect, test } from "vitest";
 import type { Authorization, Card, PaymentEvent, PaymentEventOf } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, snapshotOf, type PaymentSnapshot } from "../../machines/fold.js";
 import { initialPaymentContext } from "../../machines/payment.js";
+import { created as intentCreated } from "../engine/deciders/events.js";
 import { TEST_CARD } from "../support/scripted-processor.js";
 
 type Intent = PaymentEventOf<"PaymentIntentCreated">["data"];
 const CARD_NOT_PRESENT: Card = { ...TEST_CARD, type: "card_not_present" };
 
-function created(overrides: Partial<Intent> = {}): PaymentEvent {
-  return {
-    type: "PaymentIntentCreated",
-    version: 1,
-    data: {
-      payment_id: "pay_1",
-      external_account_id: "acct_1",
-      amount: "10.00",
-      currency: "USD",
-      payment_method_types: "card",
-      capture_method: "manual",
-      processor: "B",
-      external_transaction_id: null,
-      external_customer_id: null,
-      payment_method_id: null,
-      stored_card: null,
-      allow_saving_card: true,
-      client_secret: null,
-      date_created: "2026-01-01T00:00:00.000Z",
-      ...overrides,
-    },
-  };
-}
+// the deciders' specs' intent, on processor B and allowing a saved card unless told otherwise
+const created = (overrides: Partial<Intent> = {}): PaymentEvent => intentCreated({ processor: "B", allow_saving_card: true, ...overrides });
 
 const storedCard = (capture_method: "manual" | "automatic", amount = "10.00") =>
   created({ processor: "A", payment_method_id: "pm_1", stored_card: CARD_NOT_PRESENT, external_customer_id: "cus_1", capture_method, amount });

@@ -49,6 +49,8 @@ const ANALYSIS = "scripts/bench/analysis.md";
 /** --max-wait=<seconds>: how long a row waits for a quiet machine (default 300). */
 const maxWaitS = Number(process.argv.find((a) => a.startsWith("--max-wait="))?.slice(11) ?? 300);
 const loadAtStart = os.loadavg();
+/** The 1-minute load average at the start of each row measured (after its wait for a quiet machine). */
+const rowLoads: number[] = [];
 const rows: Row[] = [];
 const failures: string[] = [];
 for (const bench of BENCHES) {
@@ -69,6 +71,7 @@ for (const bench of BENCHES) {
     console.error(`rows ${bench.rows.join(", ")}: refused, load average ${gate.load.toFixed(2)} after ${Math.round(gate.waitedS)} s`);
     continue;
   }
+  rowLoads.push(gate.load);
   console.error(`rows ${bench.rows.join(", ")}: ${[bench.script, ...(bench.args ?? [])].join(" ")} (load ${gate.load.toFixed(2)}, waited ${Math.round(gate.waitedS)} s)`);
   const run = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", bench.script, ...(bench.args ?? []), ...(quick ? ["--quick"] : [])], {
     encoding: "utf8",
@@ -98,7 +101,7 @@ const commit = (() => {
     return "unknown";
   }
 })();
-const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GB RAM, Node ${process.version}, ${os.platform()} ${os.release()}; load average ${loadAtStart.map((l) => l.toFixed(1)).join(" / ")} when the run started`;
+const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GB RAM, Node ${process.version}, ${os.platform()} ${os.release()}; ${rowLoads.length ? `load average ${Math.min(...rowLoads).toFixed(2)}–${Math.max(...rowLoads).toFixed(2)} at the rows' starts (each row waits for it to fall below ${LOAD_LIMIT.toFixed(1)}), ` : ""}${loadAtStart.map((l) => l.toFixed(1)).join(" / ")} (1, 5, 15 minutes) when the run began`;
 
 const doc = `# Benchmarks
 

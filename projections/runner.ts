@@ -2,19 +2,44 @@
 // into documents, and commits documents and checkpoint together. Live updates and a rebuild from
 // position zero run the very same code, so they reach the same documents.
 //
+// It is the one catch-up of the read side: folds of whole batches that other floors own (the
+// webhook feed, src/webhooks/feed.ts) join it, so each batch of new events is read once (from the
+// live subscription's delivery when it holds them, else from the store), parsed once, folded by
+// every projection and joined fold, and committed in one read-model transaction with every
+// checkpoint.
+//
 // Reads that must reflect earlier writes wait for a position (waitFor: their own write's, or the
 // store's head when the request began: caughtUp), never for a catch-up of their own: waiters
 // share the one queued catch-up, are woken by any commit that passes their position, and give up
 // after a bound (ReadModelBehind, 503). Reads that need no read model never wait.
-import { CheckpointConflict, retryOnCheckpointConflict, untilAvailable, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
+import { CheckpointConflict, outageTolerantStart, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import { ReadModelBehind } from "./behind.js";
 import type { Projection } from "./projection.js";
 
 /** Events per batch of a live catch-up (from a checkpoint): a few milliseconds of folding and committing. */
 const LIVE_BATCH = 100;
+/** Events the live subscription delivered and no catch-up applied yet, kept at most (past it: read from the store). */
+const TAIL_MAX = 10_000;
+
+/**
+ * A fold of whole batches that joins the runner's catch-up (the webhook feed): it is given each
+ * batch the runner reads, and its commits go into the batch's transaction.
+ */
+export interface BatchFold {
+  /** Its checkpoint: the commits it returns all move to the batch's last position from this one's. */
+  name: string;
+  /**
+   * The commits that apply `batch`'s events past `checkpoint` (a part of the batch may be at or
+   * below it), each at `last` with `expectedCheckpoint: checkpoint`. A throw is checked like a
+   * projection's (another process moved the checkpoint: fold again).
+   */
+  fold(batch: readonly RecordedEvent[], checkpoint: number, last: number): Promise<ProjectionCommit[]>;
+  /** Told each position its checkpoint reached: this process's commits, and other processes' once read. */
+  reached(position: number): void;
+}
 
 export interface ProjectionRunner {
-  /** Applies every stored event not yet applied; resolves with the last position applied. */
+  /** Applies every stored event not yet applied (the queued catch-up, shared); resolves with the last position applied. */
   catchUp(): Promise<number>;
   /** Drops the projection's documents and applies every event from position zero. */
   rebuild(name: string): Promise<number>;
@@ -28,10 +53,20 @@ export interface ProjectionRunner {
   caughtUp(options?: { timeoutMs?: number }): Promise<void>;
   /** Resolves once the read models' storage is prepared at their versions (tables exist): reads may query them. */
   ready(): Promise<void>;
-  /** Keeps the read models up to date as events are appended (a catch-up subscription). */
-  start(): void;
-  stop(): Promise<void>;
+  /** Folds each batch with `fold` too, until the answer is called (a second fold of the same name shares the first's work). */
+  join(fold: BatchFold): () => void;
+  /**
+   * Keeps the read models up to date as events are appended (a catch-up subscription) while any
+   * holder wants it (the engine's live projections, a started feed); resolves once the first
+   * catch-up is done (a store outage waited out) or a stop ended the wait.
+   */
+  start(holder?: object): Promise<void>;
+  /** The holder no longer wants live updates; with none left, the subscription ends. */
+  stop(holder?: object): Promise<void>;
 }
+
+/** The holder of start()/stop() when none is named: the engine's live projections. */
+const LIVE = {};
 
 export function createProjectionRunner({
   store,
@@ -56,9 +91,8 @@ export function createProjectionRunner({
   let queue: Promise<number> = Promise.resolve(0);
   let subscription: Subscription | undefined;
   let subscribing: Promise<void> = Promise.resolve();
-  let started = false;
-  /** Aborted by stop(): a start() still waiting for the store gives up. */
-  let stopping = new AbortController();
+  const holders = new Set<object>();
+  const background = outageTolerantStart(onError);
   /** Serialized: one catch-up at a time, so checkpoints only move forward. */
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
   /**
@@ -76,6 +110,34 @@ export function createProjectionRunner({
       throw error;
     }));
 
+  /** The joined folds by name, each told its positions through every fold that joined under that name. */
+  const joined = new Map<string, { fold: BatchFold; reached: Set<(position: number) => void> }>();
+
+  /**
+   * The live subscription's events not applied yet: a slice of the log, every event after `from`
+   * in order (the subscription delivers each once, in order), so a catch-up takes its batch here
+   * instead of reading and parsing the same events again.
+   */
+  let tail = { from: 0, events: [] as RecordedEvent[] };
+  function fromTail(after: number, maxCount: number): RecordedEvent[] | undefined {
+    const { from, events } = tail;
+    if (after < from || events.length === 0 || events[events.length - 1]!.position <= after) return undefined;
+    const first = events.findIndex((e) => e.position > after);
+    return events.slice(first, first + maxCount);
+  }
+  /** The tail without the events at or before `position` (applied). */
+  function trim(position: number) {
+    const { from, events } = tail;
+    if (events.length === 0 || position < from) return;
+    const kept = events.findIndex((e) => e.position > position);
+    tail = kept === -1 ? { from: events[events.length - 1]!.position, events: [] } : kept === 0 ? tail : { from: events[kept - 1]!.position, events: events.slice(kept) };
+  }
+  function keep(event: RecordedEvent) {
+    tail.events.push(event);
+    // a catch-up that cannot keep up (the read models' database away): the store is read instead
+    if (tail.events.length > TAIL_MAX) tail = { from: event.position, events: [] };
+  }
+
   /** The last position every read model is known to have applied (this process's view; others' commits count once read). */
   let applied = 0;
   const waiters = new Set<{ position: number; reached(): void }>();
@@ -84,68 +146,92 @@ export function createProjectionRunner({
     applied = position;
     for (const w of waiters) if (w.position <= applied) (waiters.delete(w), w.reached());
   }
-  /** The catch-up queued and not started yet: every caller that wants one shares it. */
+  /**
+   * The catch-up queued and not started yet: every caller that wants one shares it. Callers want
+   * the store read to its end (every event stored before the call applied); the live
+   * subscription's signal only wants the events it delivered applied (`toEnd` false: no read of
+   * the store after them, which the next delivery would answer anyway).
+   */
   let queued: Promise<number> | undefined;
-  const requestCatchUp = () =>
-    (queued ??= serialized(() => {
+  let queuedToEnd = false;
+  const requestCatchUp = (toEnd = true) => {
+    queuedToEnd ||= toEnd;
+    return (queued ??= serialized(() => {
+      const wanted = queuedToEnd;
       queued = undefined;
-      return catchUpNow();
+      queuedToEnd = false;
+      return catchUpNow(wanted);
     }));
+  };
 
   /**
    * Another process may commit the same projection meanwhile: each commit states the checkpoint
    * its documents were read at, and a CheckpointConflict means "re-read and fold again".
    */
-  const catchUpNow = async () => {
+  const catchUpNow = async (toEnd = true) => {
     await prepare();
-    const position = await retryOnCheckpointConflict(catchUpOnce);
+    const position = await retryOnCheckpointConflict(() => catchUpOnce(toEnd));
     advance(position);
     return position;
   };
 
   /**
-   * One batch of events, read once and folded by every projection, committed in one transaction
-   * with every projection's checkpoint (each stating the checkpoint its documents were read at).
+   * One batch of events, read once and folded by every projection and joined fold, committed in
+   * one transaction with every checkpoint (each stating the checkpoint its documents were read at).
    */
-  async function catchUpOnce(): Promise<number> {
-    const checkpoints = await Promise.all(projections.map((p) => readModels.checkpoint(p.name)));
-    advance(Math.min(...checkpoints)); // other processes' commits count too
+  async function catchUpOnce(toEnd: boolean): Promise<number> {
+    const folds = [...joined.values()];
+    const names = [...projections.map((p) => p.name), ...folds.map((f) => f.fold.name)];
+    if (names.length === 0) return 0;
+    const checkpoints = await Promise.all(names.map((name) => readModels.checkpoint(name)));
+    // other processes' commits count too
+    const tell = () => folds.forEach(({ reached }, i) => reached.forEach((r) => r(checkpoints[projections.length + i]!)));
+    tell();
+    advance(Math.min(...checkpoints));
     // A projection at checkpoint 0 has no documents. Every commit below checks the checkpoint it
     // started from, so as long as they succeed nobody else wrote: its documents are the ones this
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
-    const written = checkpoints.map((c) => (c === 0 ? new Set<string>() : undefined));
+    const parts: Array<BatchFold["fold"]> = [
+      ...projections.map((projection, i) => projectionFold(projection, checkpoints[i] === 0 ? new Set<string>() : undefined)),
+      ...folds.map(({ fold }) => fold.fold.bind(fold)),
+    ];
     let after = Math.min(...checkpoints);
     // From zero: large batches (the fewest commits); live: small ones, each its own turn of the event
     // loop (a synchronous store, SQLite, would otherwise hold it for the whole catch-up)
     const size = checkpoints.includes(0) ? batchSize : Math.min(batchSize, LIVE_BATCH);
-    const first = await store.readAll({ after, maxCount: size });
+    // Each batch from the subscription's delivery when it holds it, else from the store. Once the
+    // delivered events are applied, the store is read on only for a caller that wants its end.
+    let delivered = false;
+    const read = async () => {
+      const kept = fromTail(after, size);
+      if (kept) return (delivered = true), kept;
+      return delivered && !toEnd ? [] : store.readAll({ after, maxCount: size });
+    };
+    const first = await read();
     const applyAll = async () => {
-      for (let batch = first; batch.length > 0; batch = await store.readAll({ after, maxCount: size })) {
+      for (let batch = first; batch.length > 0; batch = await read()) {
         if (batch !== first) await new Promise((resolve) => setImmediate(resolve));
         const last = batch[batch.length - 1]!.position;
         const commits = await Promise.all(
-          projections.map(async (projection, i): Promise<ProjectionCommit | null> => {
-            if (last <= checkpoints[i]!) return null;
+          parts.map(async (fold, i) => {
+            if (last <= checkpoints[i]!) return [];
             // Another process may commit between our checkpoint read and our document reads: the
-            // documents then hold events past the checkpoint. Folded again, either the projection
+            // documents then hold events past the checkpoint. Folded again, either the fold
             // refuses them (the machine: applied twice), which is a conflict (read again), not a
             // broken stream, or the commit below is refused for its expected checkpoint. So no
             // checkpoint read is spent on the way when nothing failed.
-            const docs = await fold(projection, batch, checkpoints[i]!, written[i]).catch(async (error: unknown) => {
-              const actual = await readModels.checkpoint(projection.name);
-              throw actual !== checkpoints[i] ? new CheckpointConflict(projection.name, checkpoints[i]!, actual) : error;
+            return fold(batch, checkpoints[i]!, last).catch(async (error: unknown) => {
+              const actual = await readModels.checkpoint(names[i]!);
+              throw actual !== checkpoints[i] ? new CheckpointConflict(names[i]!, checkpoints[i]!, actual) : error;
             });
-            return { projection: projection.name, docs: [...docs].map(([key, doc]) => ({ key, doc })), checkpoint: last, expectedCheckpoint: checkpoints[i] };
           }),
         );
-        await readModels.commitBatch(commits.filter((c) => c !== null));
-        for (const [i, commit] of commits.entries()) {
-          if (!commit) continue;
-          checkpoints[i] = last;
-          for (const { key } of commit.docs) written[i]?.add(key);
-        }
+        await readModels.commitBatch(commits.flat());
+        for (const i of checkpoints.keys()) checkpoints[i] = Math.max(checkpoints[i]!, last);
         after = last;
+        tell();
         advance(Math.min(...checkpoints));
+        trim(after);
       }
       return after;
     };
@@ -154,20 +240,27 @@ export function createProjectionRunner({
     return checkpoints.includes(0) && first.length === size && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
   }
 
-  /** The projection's documents after the batch's events past its checkpoint, by key (only those that changed). */
-  async function fold(projection: Projection<any>, batch: readonly RecordedEvent[], checkpoint: number, written: Set<string> | undefined): Promise<Map<string, unknown>> {
-    const keys = batch.map((event) => (event.position <= checkpoint ? null : projection.keyOf(event)));
-    // stored documents are read only for keys that may have one (from zero: those written already)
-    const wanted = new Set<string>();
-    for (const key of keys) if (key !== null && (!written || written.has(key))) wanted.add(key);
-    const stored = wanted.size > 0 ? await readModels.getMany(projection.name, [...wanted]) : new Map<string, unknown>();
-    const changed = new Map<string, unknown>();
-    batch.forEach((event, i) => {
-      const key = keys[i];
-      if (key != null) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
-    });
-    return changed;
-  }
+  /**
+   * A projection as a fold of batches: its documents after the batch's events past its checkpoint
+   * (only those that changed). `written`: from zero, the keys this catch-up wrote (no others exist).
+   */
+  const projectionFold =
+    (projection: Projection<any>, written: Set<string> | undefined): BatchFold["fold"] =>
+    async (batch, checkpoint, last) => {
+      const keys = batch.map((event) => (event.position <= checkpoint ? null : projection.keyOf(event)));
+      // stored documents are read only for keys that may have one (from zero: those written already)
+      const wanted = new Set<string>();
+      for (const key of keys) if (key !== null && (!written || written.has(key))) wanted.add(key);
+      const stored = wanted.size > 0 ? await readModels.getMany(projection.name, [...wanted]) : new Map<string, unknown>();
+      const changed = new Map<string, unknown>();
+      batch.forEach((event, i) => {
+        const key = keys[i];
+        if (key != null) changed.set(key, projection.apply(changed.has(key) ? changed.get(key) : stored.get(key), event));
+      });
+      // a failed commit ends this catch-up, and the next one starts from fresh checkpoints and sets
+      for (const key of changed.keys()) written?.add(key);
+      return [{ projection: projection.name, docs: [...changed].map(([key, doc]) => ({ key, doc })), checkpoint: last, expectedCheckpoint: checkpoint }];
+    };
 
   async function waitFor(position: number, { timeoutMs = waitMs }: { timeoutMs?: number } = {}) {
     await prepare();
@@ -197,7 +290,7 @@ export function createProjectionRunner({
   }
 
   return {
-    catchUp: () => serialized(catchUpNow),
+    catchUp: requestCatchUp,
     waitFor,
     async caughtUp(options) {
       await waitFor(await store.head(), options);
@@ -209,27 +302,45 @@ export function createProjectionRunner({
         await readModels.reset(name);
         return catchUpNow();
       }),
-    start() {
-      if (started) return;
-      started = true;
-      // The subscription only signals; one serialized catch-up does the work for all the events
-      // signalled while it was queued (a burst costs one catch-up, not one per event), shared with
-      // the reads waiting for a position.
-      const signal = () => void requestCatchUp().catch(() => undefined);
+    join(fold) {
+      const entry = joined.get(fold.name) ?? { fold, reached: new Set<(position: number) => void>() };
+      joined.set(fold.name, entry);
+      const reached = (position: number) => fold.reached(position);
+      entry.reached.add(reached);
+      return () => {
+        entry.reached.delete(reached);
+        if (entry.reached.size === 0 && joined.get(fold.name) === entry) joined.delete(fold.name);
+      };
+    },
+    start(holder = LIVE) {
+      const first = holders.size === 0;
+      holders.add(holder);
+      if (!first) return subscribing;
+      // The subscription delivers the new events (kept for the catch-up: the tail) and signals; one
+      // serialized catch-up does the work for all the events signalled while it was queued (a burst
+      // costs one catch-up, not one per event), shared with the reads waiting for a position.
+      const signal = (event: RecordedEvent) => {
+        keep(event);
+        void requestCatchUp(false).catch(() => undefined);
+      };
       // Subscribe from where the first catch-up got to: events already projected are not read again.
       // The store unavailable (an outage, a process started into one): tried again with a growing pause.
-      const { signal: stopped } = stopping;
-      subscribing = untilAvailable(() => serialized(catchUpNow), { signal: stopped, ...(onError && { onError }) }).then((position) => {
-        if (position !== undefined && started && !stopped.aborted) subscription = store.subscribeToAll({ after: position }, signal);
+      subscribing = background.attempt(() => serialized(catchUpNow)).then((position) => {
+        if (position === undefined || holders.size === 0) return;
+        tail = { from: position, events: [] };
+        subscription = store.subscribeToAll({ after: position }, signal);
       });
+      return subscribing;
     },
-    async stop() {
-      started = false;
-      stopping.abort();
-      stopping = new AbortController();
-      await subscribing;
-      await subscription?.close();
-      subscription = undefined;
+    async stop(holder = LIVE) {
+      holders.delete(holder);
+      if (holders.size === 0) {
+        background.stop();
+        await subscribing;
+        await subscription?.close();
+        subscription = undefined;
+        tail = { from: 0, events: [] };
+      }
       await queue.catch(() => undefined);
     },
   };

@@ -15,7 +15,7 @@
 // An account's endpoints share a bound on the posts in flight in a process (accountConcurrency).
 import { randomUUID } from "node:crypto";
 import { isoTimestamp } from "../clock.js";
-import { CheckpointConflict, untilAvailable } from "../store/port.js";
+import { CheckpointConflict, outageTolerantStart } from "../store/port.js";
 import { coalesced } from "../coalesced.js";
 import { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 import { DELIVERIES, deliveryRecords, deliveryRow, prepareDeliveries, rowDocs, type DeliveryRecord } from "./delivery-records.js";
@@ -42,7 +42,7 @@ export function createDelivery(options: DeliveryOptions) {
   /** Marked failing by this process, with the position of that event (until the feed shows it, or what came after). */
   const failed = new Map<string, number>();
   let running = false;
-  let stopping = new AbortController();
+  const background = outageTolerantStart(onError);
   let cancelTick: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
 
@@ -274,7 +274,7 @@ export function createDelivery(options: DeliveryOptions) {
       if (running) return;
       running = true;
       // the store away (a process started into an outage): waited out, as the feed's start does
-      if ((await untilAvailable(() => prepareDeliveries(readModels), { signal: stopping.signal, onError })) === undefined) return;
+      if ((await background.attempt(() => prepareDeliveries(readModels))) === undefined) return;
       await feed.start();
       unsubscribe = feed.onIndexed(() => {
         for (const worker of workers.values()) worker.wake();
@@ -284,8 +284,7 @@ export function createDelivery(options: DeliveryOptions) {
     },
     async stop(): Promise<void> {
       running = false;
-      stopping.abort();
-      stopping = new AbortController();
+      background.stop();
       cancelTick?.();
       unsubscribe?.();
       await supervising.settled();

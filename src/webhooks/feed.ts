@@ -4,10 +4,13 @@
 // tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
 // The fold state of each stream and the webhook endpoints are committed in the same transaction,
 // with the checkpoint each was read at (several processes fold alike; the loser folds again).
+// The feed is a fold that joins the read models' runner (projections/runner.ts): one read of each
+// batch of new events, one transaction for the projections' documents and the feed's, one live
+// subscription; a feed without the engine's runner (the CLI's) gets one of its own.
 import { randomBytes } from "node:crypto";
-import { coalesced } from "../coalesced.js";
 import { cursorCodec, type CursorCodec } from "./cursor.js";
-import { CheckpointConflict, retryOnCheckpointConflict, untilAvailable, type EventStore, type ReadModelStore, type RecordedEvent, type Subscription } from "../store/port.js";
+import { createProjectionRunner, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
+import { outageTolerantStart, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
@@ -47,12 +50,16 @@ export type EventFeed = ReturnType<typeof createEventFeed>;
 export function createEventFeed({
   store,
   readModels,
+  runner = createProjectionRunner({ store, readModels, projections: [] }),
   batchSize = 500,
   cursors = cursorCodec(randomBytes(32)),
   onError,
 }: {
   store: EventStore;
   readModels: ReadModelStore;
+  /** The catch-up the feed joins (the engine's: engine.projections); default, one of its own. */
+  runner?: ProjectionRunner;
+  /** Entries read per page while filtering. */
   batchSize?: number;
   cursors?: CursorCodec;
   /** Told of each failed catch-up start() waits out (logs). */
@@ -67,9 +74,10 @@ export function createEventFeed({
     announced = checkpoint;
     listeners.forEach((listener) => listener());
   };
-  let subscription: Subscription | undefined;
-  /** Aborted by stop(): a start() still waiting for the store gives up. */
-  let stopping = new AbortController();
+  /** Ends a start() still waiting for the store. */
+  const background = outageTolerantStart(onError);
+  /** This feed, as a holder of the runner's live subscription (while started). */
+  const holder = {};
 
   type Folded = StreamFold & { endpoint?: EndpointDoc };
 
@@ -97,45 +105,23 @@ export function createEventFeed({
     return { changed, entries, endpoints };
   }
 
-  async function catchUpOnce(): Promise<number> {
-    let checkpoint = await readModels.checkpoint(FEED.events);
-    for (;;) {
-      const batch = await store.readAll({ after: checkpoint, maxCount: batchSize });
-      if (batch.length === 0) {
-        announce(checkpoint);
-        return checkpoint;
-      }
-      const last = batch[batch.length - 1]!.position;
-      const folded = await readModels.getMany<Folded>(FEED.streams, [...new Set(batch.map((e) => e.stream))]);
-      let result: ReturnType<typeof foldBatch>;
-      try {
-        result = foldBatch(batch, folded);
-      } catch (error) {
-        // states another process committed past our checkpoint meanwhile: a conflict, read again
-        const actual = await readModels.checkpoint(FEED.events);
-        throw actual !== checkpoint ? new CheckpointConflict(FEED.events, checkpoint, actual) : error;
-      }
+  /** The runner's batch, folded: entries, stream states and endpoints, committed in the batch's transaction. */
+  const fold: BatchFold = {
+    name: FEED.events,
+    async fold(batch, checkpoint, last) {
+      const events = batch.filter((e) => e.position > checkpoint);
+      const folded = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
+      const result = foldBatch(events, folded);
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
-      await readModels.commitBatch([
-        commit(FEED.events, result.entries),
-        commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))),
-        commit(FEED.endpoints, result.endpoints),
-      ]);
-      checkpoint = last;
-      announce(last);
-    }
-  }
-
-  /** The checkpoint the last catch-up reached. */
-  let indexed = 0;
-  // One catch-up at a time in this process (the checkpoint only moves forward); calls and signals
-  // made before the next one starts share it (../coalesced.ts).
-  const catchingUp = coalesced(async () => {
-    indexed = await retryOnCheckpointConflict(catchUpOnce);
-  });
+      return [commit(FEED.events, result.entries), commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))), commit(FEED.endpoints, result.endpoints)];
+    },
+    reached: announce,
+  };
+  runner.join(fold);
+  /** Indexes every event stored before the call (the runner's queued catch-up, shared); resolves with the feed's checkpoint. */
   const catchUp = async (): Promise<number> => {
-    await catchingUp();
-    return indexed;
+    await runner.catchUp();
+    return announced;
   };
 
   /** Entries after a position, in order, under one of the key prefixes above. */
@@ -177,24 +163,18 @@ export function createEventFeed({
     },
 
     /**
-     * Keeps the feed indexed as events are appended (a catch-up subscription from its checkpoint).
-     * The first catch-up is tried again, with a growing pause, while the store is unavailable: a
-     * process started into an outage waits it out (its API answers 503 meanwhile) instead of dying.
+     * Keeps the feed indexed as events are appended (the runner's live subscription, held while
+     * started). The first catch-up is tried again, with a growing pause, while the store is
+     * unavailable: a process started into an outage waits it out (its API answers 503 meanwhile)
+     * instead of dying.
      */
     async start(): Promise<void> {
-      const { signal: stopped } = stopping;
-      const from = await untilAvailable(catchUp, { signal: stopped, ...(onError && { onError }) });
-      if (from === undefined || stopped.aborted) return;
-      // the subscription only signals: one queued catch-up serves every event signalled meanwhile
-      const signal = () => void catchingUp().catch(() => undefined);
-      subscription ??= store.subscribeToAll({ after: from }, signal);
+      if ((await background.attempt(catchUp)) === undefined) return;
+      await runner.start(holder);
     },
     async stop(): Promise<void> {
-      stopping.abort();
-      stopping = new AbortController();
-      await subscription?.close();
-      subscription = undefined;
-      await catchingUp.settled();
+      background.stop();
+      await runner.stop(holder);
     },
   };
 }

@@ -32,7 +32,8 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
   const { store, readModels, clock, ids } = engine;
   const { keyId, secretOf, derivedKey } = signingSecrets(signingKey);
   const { onError } = deliveryOptions;
-  const feed = createEventFeed({ store, readModels, cursors: cursorCodec(derivedKey("feed cursors")), ...(onError && { onError }) });
+  // one catch-up with the engine's read models: one read and one transaction per batch for both
+  const feed = createEventFeed({ store, readModels, runner: engine.projections, cursors: cursorCodec(derivedKey("feed cursors")), ...(onError && { onError }) });
   const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, outbound });
 
   async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {

@@ -37,3 +37,24 @@ export async function untilAvailable<T>(
   }
   return undefined;
 }
+
+/**
+ * The start of a background loop (the read models' runner, the webhook feed, webhook delivery):
+ * its first attempt waits a store outage out (untilAvailable), and stop() ends a start still
+ * waiting (it resolves undefined); the next start waits afresh.
+ */
+export function outageTolerantStart(onError?: (error: unknown) => void) {
+  let stopping = new AbortController();
+  return {
+    /** `attempt` until it succeeds; undefined once stop() was called (before it succeeded or meanwhile). */
+    async attempt<T>(attempt: () => Promise<T>): Promise<T | undefined> {
+      const { signal } = stopping;
+      const result = await untilAvailable(attempt, { signal, ...(onError && { onError }) });
+      return signal.aborted ? undefined : result;
+    },
+    stop(): void {
+      stopping.abort();
+      stopping = new AbortController();
+    },
+  };
+}

@@ -183,7 +183,7 @@ export function createProjectionRunner({
     const folds = [...joined.values()];
     const names = [...projections.map((p) => p.name), ...folds.map((f) => f.fold.name)];
     if (names.length === 0) return 0;
-    const checkpoints = await Promise.all(names.map((name) => readModels.checkpoint(name)));
+    const checkpoints = readModels.checkpoints ? await readModels.checkpoints(names) : await Promise.all(names.map((name) => readModels.checkpoint(name)));
     // other processes' commits count too
     const tell = () => folds.forEach(({ reached }, i) => reached.forEach((r) => r(checkpoints[projections.length + i]!)));
     tell();

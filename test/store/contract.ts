@@ -555,6 +555,17 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect(await rm.checkpoint("payments")).toBe(12);
     });
 
+    it("reads several checkpoints at once where it can, in the order asked, 0 for one that never ran", async () => {
+      const rm = await fresh();
+      await rm.commitBatch([
+        { projection: "payments", docs: [], checkpoint: 12 },
+        { projection: "terminals", docs: [], checkpoint: 5 },
+      ]);
+      const names = ["terminals", "never", "payments"];
+      expect(await Promise.all(names.map((n) => rm.checkpoint(n)))).toEqual([5, 0, 12]);
+      if (rm.checkpoints) expect(await rm.checkpoints(names)).toEqual([5, 0, 12]);
+    });
+
     it("lists by literal key prefix in binary key order", async () => {
       const rm = await fresh();
       const keys = ["acct_1/b", "acct_1/a", "acct_1/B", "acct_10/a", "acctX1/a", "acct%1/a"];

@@ -9,6 +9,8 @@ import type { ReadModelShape, TableQuery } from "./tables.js";
 export interface ReadModelStore {
   /** Last global position applied to this projection; 0 when it never ran (and then it has no documents). */
   checkpoint(projection: string): Promise<number>;
+  /** checkpoint() of several projections, in their order, read at once (a catch-up reads every one). Absent: one by one. */
+  checkpoints?(projections: readonly string[]): Promise<number[]>;
   get<T>(projection: string, key: string): Promise<T | undefined>;
   /** The stored documents among `keys`, by key (keys without a document are absent): one read for a batch. */
   getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;

@@ -49,7 +49,7 @@ export type Statements = ReturnType<typeof statements>;
  * ours records that the connection dropped (pg_terminate_backend, a restart), so the client is
  * discarded, not reused (every client also has a permanent one: createPool).
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
   const client = await pool.connect().catch((e: unknown) => {
     throw translated(e);
   });
@@ -57,7 +57,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) =
   const onError = (e: unknown) => void (broken = e);
   client.on("error", onError);
   try {
-    await client.query("BEGIN");
+    // `begin` may carry the transaction's SET LOCALs: one round trip (a simple query, no parameters)
+    await client.query(begin);
     const result = await work(client);
     await client.query("COMMIT");
     return result;

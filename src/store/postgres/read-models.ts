@@ -14,6 +14,11 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
       const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
       return r ? Number(r.position) : 0;
     },
+    async checkpoints(projections) {
+      const rows = await query<{ projection: string; position: string }>("SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])", [projections], "cardflow_checkpoints");
+      const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
+      return projections.map((p) => stored.get(p) ?? 0);
+    },
     async get<T>(projection: string, key: string) {
       if (await tables.isTable(projection)) return tables.get<T>(projection, key);
       const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get");
@@ -51,15 +56,18 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
     },
     query: (projection, q) => tables.query(projection, q),
     async commitBatch(commits) {
+      // Read models are rebuilt from the events: their commit need not wait for the WAL flush
+      // (docs/stores.md; the next append's synchronous commit flushes it). Set with the BEGIN.
       await inTransaction(pool, async (c) => {
-        // Read models are rebuilt from the events: their commit need not wait for the WAL flush
-        // (docs/stores.md; the next append's synchronous commit flushes it).
-        await c.query("SET LOCAL synchronous_commit = off");
         // One committer per projection at a time (also when its checkpoint row does not exist yet);
-        // locks taken in name order, so two batches over the same projections cannot deadlock.
+        // locks taken in name order, so two batches over the same projections cannot deadlock: one
+        // statement for all of them (its output is evaluated after the ORDER BY, in that order).
         const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));
-        for (const { projection } of checked) await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`cardflow.read_models.${schema}.${projection}`]);
         if (checked.length > 0) {
+          await c.query({
+            text: "SELECT pg_advisory_xact_lock(hashtext($1 || p)) FROM unnest($2::text[]) WITH ORDINALITY AS x(p, i) ORDER BY i",
+            values: [`cardflow.read_models.${schema}.`, checked.map((x) => x.projection)],
+          });
           const { rows } = await c.query<{ projection: string; position: string }>("SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])", [
             checked.map((x) => x.projection),
           ]);
@@ -85,7 +93,7 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
             [commits.map((x) => x.projection), commits.map((x) => x.checkpoint)],
           );
         }
-      });
+      }, "BEGIN; SET LOCAL synchronous_commit = off");
     },
     async reset(projection) {
       const inTable = await tables.isTable(projection);

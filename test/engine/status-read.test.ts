@@ -40,6 +40,24 @@ describe("status read over a cached state", () => {
     await close();
   });
 
+  it("appends to other payments leave a cached state current: no stream read", async () => {
+    const { first, second, ref, counted, close } = await twoEngines();
+    expect((await second.getPayment(ref)).status).toBe("requires_capture");
+    let other = "";
+    for (let i = 0; i < 3; i++) {
+      other = (await first.createIntent(STORED_CARD_INTENT)).payment_id;
+      await first.authorize({ external_account_id: ACCOUNT, payment_id: other });
+      const reads = counted.streamReads;
+      expect((await second.getPayment(ref)).status).toBe("requires_capture");
+      expect(counted.streamReads).toBe(reads);
+    }
+    // while a payment the second engine has not read is read from its stream
+    const reads = counted.streamReads;
+    expect((await second.getPayment({ external_account_id: ACCOUNT, payment_id: other })).status).toBe("requires_capture");
+    expect(counted.streamReads).toBe(reads + 1);
+    await close();
+  });
+
   it("shows another engine's append on the same connection at once", async () => {
     const { first, second, ref, close } = await twoEngines();
     expect((await second.getPayment(ref)).status).toBe("requires_capture");

@@ -86,8 +86,8 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
   /** A payment's state: the cached snapshot plus whatever any process appended since. */
   async function load(paymentId: string): Promise<Loaded | undefined> {
     const cached = cache.get(paymentId);
-    // nothing appended anywhere since the cached state was read: it is current without a read
-    const mark = store.changeMark?.();
+    // nothing appended to it since the cached state was read: it is current without a read
+    const mark = store.changeMark?.(streams.payment(paymentId));
     if (cached && mark !== undefined && checkedAt.get(cached) === mark) {
       remember(paymentId, cached);
       return cached;

@@ -19,11 +19,12 @@ export interface StreamReader {
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /**
    * Optional, for stores that answer it without a round trip: a value that changes whenever an
-   * append may have committed (through this object, another connection or another process). Taken
+   * append may have committed (through this object, another connection or another process); with
+   * a stream, whenever an append to that stream may have (appends to others may leave it). Taken
    * before a read, the same value later proves nothing was appended since that read, so a state
    * folded from it is still current (the engine's status read: src/engine/payment-streams.ts).
    */
-  changeMark?(): number | string;
+  changeMark?(stream?: string): number | string;
 }
 
 export interface AllReader {

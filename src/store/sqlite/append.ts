@@ -24,11 +24,18 @@ interface Pending {
 type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
 
 export interface SqliteAppender extends Appender {
-  /** Group commits of this connection so far (PRAGMA data_version does not count them). */
-  commits(): number;
+  /**
+   * Group commits of this connection so far (PRAGMA data_version does not count them); with a
+   * stream, the number of the last one that carried an append to it (the total when that is no
+   * longer remembered: a value that still changes with every later append to the stream).
+   */
+  commits(stream?: string): number;
   /** Refuses further appends; those already queued are still written. */
   close(): void;
 }
+
+/** Streams whose last commit each connection remembers (a payment's status read needs only its own). */
+const REMEMBERED_STREAMS = 100_000;
 
 export function sqliteAppender(
   db: Database.Database,
@@ -99,6 +106,8 @@ export function sqliteAppender(
   let queue: Pending[] = [];
   let scheduled = false;
   let commits = 0;
+  /** The commit that last carried an append to each stream, for the most recently written ones. */
+  const lastCommitOf = new Map<string, number>();
   let closed = false;
 
   function flush() {
@@ -126,6 +135,11 @@ export function sqliteAppender(
       outcomes = applyBatch(batch);
       db.exec("COMMIT");
       commits++;
+      for (const { stream } of batch) {
+        lastCommitOf.delete(stream); // re-inserted last: the map's order is the writes' order
+        lastCommitOf.set(stream, commits);
+      }
+      while (lastCommitOf.size > REMEMBERED_STREAMS) lastCommitOf.delete(lastCommitOf.keys().next().value!);
     } catch (error) {
       // a statement or the COMMIT failed (disk full, I/O error): nothing of the batch is durable
       if (db.inTransaction) db.exec("ROLLBACK");
@@ -151,7 +165,7 @@ export function sqliteAppender(
         }
       });
     },
-    commits: () => commits,
+    commits: (stream) => (stream === undefined ? commits : (lastCommitOf.get(stream) ?? commits)),
     close() {
       closed = true;
       if (scheduled) flush();

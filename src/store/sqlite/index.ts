@@ -74,7 +74,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   const events: EventStore = {
     append: appender.append,
-    changeMark: () => `${reads.dataVersion()}:${appender.commits()}`,
+    changeMark: (stream) => `${reads.dataVersion()}:${appender.commits(stream)}`,
     readStream: reads.readStream,
     readAll: reads.readAll,
     head: reads.head,

@@ -70,7 +70,9 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
   const metricsPort = await freePort();
   const work = mkdtempSync(join(tmpdir(), "cardflow-served-"));
   const portFile = join(work, "loop-delay.port");
-  const child = spawn(process.execPath, ["--import", "tsx", "--import", DIE_WITH_PARENT, "--import", PRELOAD, MAIN], {
+  // CPU_PROF=<dir>: the server writes a --cpu-prof profile there when it stops (scripts/bench/analysis.md, mixed load)
+  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "--import", DIE_WITH_PARENT, "--import", PRELOAD, MAIN], {
     // the shipped defaults, but for where it listens and stores; metrics on (ROUND3-NOTES), on a free port of their own
     env: { ...process.env, DATABASE_URL: "", ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: String(metricsPort), LOOP_DELAY_PORT_FILE: portFile, ...env },
     stdio: ["ignore", "ignore", "pipe"],

@@ -170,6 +170,19 @@ export const OUTCOMES = {
 } as const;
 export type AttemptType = keyof typeof OUTCOMES;
 export const ATTEMPT_TYPES = Object.keys(OUTCOMES) as AttemptType[];
+const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
+export const isAttempt = (event: { type: string }): event is AttemptEvent => ATTEMPTS.has(event.type);
+
+/**
+ * What an event means for an attempt (the machine's guards and a retry's answer both ask this):
+ * "answered", its outcome (the processor acted, and this is what it did); "abandoned", the
+ * processor did nothing (the command may be tried again); null, it does not close that attempt.
+ */
+export function closesAttempt(attempt: AttemptEvent, event: { type: string; data: unknown }): "answered" | "abandoned" | null {
+  if ((event.data as { attempt_id?: string }).attempt_id !== attempt.data.attempt_id) return null;
+  if (event.type === "AttemptAbandoned") return "abandoned";
+  return (OUTCOMES[attempt.type] as readonly string[]).includes(event.type) ? "answered" : null;
+}
 
 export const PaymentEvent = z.discriminatedUnion("type", [
   PaymentIntentCreated,

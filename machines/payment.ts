@@ -11,7 +11,7 @@
 import { and, assertEvent, assign, setup } from "xstate";
 import { amounts, formatAmount } from "../src/money.js";
 import { collectsOnClient } from "./client-sdk.js";
-import { OUTCOMES, type AttemptEvent, type Authorization, type Card, type PaymentEvent, type PaymentEventOf, type TerminalType } from "./events.js";
+import { closesAttempt, type AttemptEvent, type Authorization, type Card, type PaymentEvent, type PaymentEventOf, type TerminalType } from "./events.js";
 import { failureLeadsTo, type LastErrorCode } from "./failures.js";
 import { STATUS_TAGS, type StatusTag } from "./statuses.js";
 
@@ -112,12 +112,9 @@ export const paymentMachine = setup({
       compare(amountOf(event), "0") > 0 && compare(amountOf(event), difference(context.amount_captured, context.amount_refunded)) <= 0,
     // attempts: one processor call in flight at a time; an outcome answers the attempt in flight
     noAttemptInFlight: ({ context }: Args) => context.attempt === null,
-    answersAttempt: ({ context, event }: Args) => {
-      const id = attemptIdOf(event);
-      if (context.attempt === null) return id === null;
-      return id === context.attempt.data.attempt_id && (OUTCOMES[context.attempt.type] as readonly string[]).includes(event.type);
-    },
-    abandonsAttempt: ({ context, event }: Args) => context.attempt !== null && attemptIdOf(event) === context.attempt.data.attempt_id,
+    answersAttempt: ({ context, event }: Args) =>
+      context.attempt === null ? attemptIdOf(event) === null : closesAttempt(context.attempt, event) === "answered",
+    abandonsAttempt: ({ context, event }: Args) => context.attempt !== null && closesAttempt(context.attempt, event) === "abandoned",
     // failures (spec §7 table in ./failures.ts)
     isRetryableFailure: ({ event }: Args) => {
       assertEvent(event, "AuthorizationFailed");

@@ -81,7 +81,15 @@ export interface Fault {
   detail?: string;
 }
 
-export type Entry = Invoke | Complete | Fault;
+/** The wall clock when t was taken (the first entry): events' timestamps are placed on the run's time with it. */
+export interface Clock {
+  type: "clock";
+  t: number;
+  /** Date.now() at t. */
+  wall: number;
+}
+
+export type Entry = Invoke | Complete | Fault | Clock;
 
 export const toJsonl = (entries: readonly Entry[]) => entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : "");
 

@@ -61,6 +61,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const t0 = performance.now();
     const now = () => performance.now() - t0;
     const timeUp = () => now() >= o.seconds * 1_000;
+    history.push({ type: "clock", t: now(), wall: Date.now() });
     const transport = {
       apiKey,
       now,
@@ -89,6 +90,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const historyFile = o.historyFile ?? `.tmp/chaos/${o.store}-${o.seed}${o.defect ? `-${o.defect}` : ""}.jsonl`;
     mkdirSync(dirname(historyFile), { recursive: true });
     writeFileSync(historyFile, toJsonl(history));
+    // the final streams and ledger beside it: an anomaly is traced from these three alone
+    writeFileSync(historyFile.replace(/(\.jsonl)?$/, ".store.json"), JSON.stringify({ events, ledger }));
     const unclean = [...cluster.crashes.map((c) => ({ server: c.server, code: c.code, output: c.output, crashed: true })), ...stopped.filter((s) => s.code !== 0).map((s) => ({ ...s, crashed: false }))];
     return { summary: summarize({ store: o.store, seed: o.seed, seconds: o.seconds, defect: o.defect ?? null, history, events, ledger, anomalies, crashes: cluster.crashes.length }), anomalies, history, events, ledger, historyFile, unclean };
   } finally {

@@ -82,7 +82,7 @@ export function paymentHistory(paymentId: string, history: readonly Entry[], eve
     `payment ${paymentId}`,
     ...anomalies.filter((a) => a.payment_id === paymentId).map((a) => `  anomaly ${a.check}:${a.kind}: ${a.message}`),
     "history:",
-    ...history.filter((e) => e.type !== "fault" && ops.has(e.op)).map((e) => `  ${JSON.stringify(e)}`),
+    ...history.filter((e) => e.type !== "fault" && e.type !== "clock" && ops.has(e.op)).map((e) => `  ${JSON.stringify(e)}`),
     "events:",
     ...stream.map((e) => `  ${e.revision} ${e.type} ${JSON.stringify(e.data)} key=${e.metadata.idempotency_key ?? "-"} request=${e.metadata.request_id} actor=${e.metadata.actor}`),
     "processor ledger:",

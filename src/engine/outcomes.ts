@@ -1,8 +1,9 @@
 // What a processor answered, as the payment events that record it. One mapping for the command
 // that made the call and for the reconciler that learned the answer later (processor lookup).
-import type { PaymentEvent } from "../../machines/events.js";
-import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
+import { closesAttempt, isAttempt, type PaymentEvent } from "../../machines/events.js";
+import { applyPaymentEvent, applyStored, initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
 import type { AuthorizationOutcome, PaymentView, RecordedOutcome } from "../processors/port.js";
+import type { RecordedEvent } from "../store/port.js";
 
 /** An authorization outcome (a charge, a collected card, a terminal's report); attempt_id when it answers one. */
 export function authorizationEvents(outcome: AuthorizationOutcome, attempt_id?: string): PaymentEvent[] {
@@ -72,4 +73,38 @@ export function outcomeEvents(payment: PaymentView, recorded: RecordedOutcome): 
 function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, call: C): Extract<RecordedOutcome, { call: C }> {
   if (recorded.call !== call) throw new Error(`processor recorded ${recorded.call} for an attempt that called ${call}`);
   return recorded as Extract<RecordedOutcome, { call: C }>;
+}
+
+/**
+ * What a retry of a request (its Idempotency-Key) gets, from what its earlier try left on the
+ * payment's stream, when that try made a processor call: `open`, its last call's outcome is not
+ * known yet (answer 503 again, never call a second time); `anew`, that call was abandoned (the
+ * processor did nothing) and the try had no other effect, so the request is decided anew; else the
+ * `answer`: the payment right after the try's own events and what followed them on no request's
+ * behalf (the reconciler's outcome, its follow-ups), before another request's: what the try would
+ * have answered. Undefined when no call was made under the key.
+ */
+export type EarlierTry = { open: string } | { anew: true } | { answer: PaymentSnapshot; through: RecordedEvent };
+
+export function earlierTry(events: readonly RecordedEvent[], key: string): EarlierTry | undefined {
+  let snapshot = initialPaymentSnapshot;
+  let last: { attempt_id: string; closed: "answered" | "abandoned" | null } | undefined;
+  let acted = false;
+  let following = false;
+  let answer: { answer: PaymentSnapshot; through: RecordedEvent } | undefined;
+  for (const e of events) {
+    const inFlight = snapshot.context.attempt;
+    snapshot = applyStored(snapshot, e);
+    if (inFlight && inFlight.data.attempt_id === last?.attempt_id) last.closed = closesAttempt(inFlight, e);
+    const keyed = e.metadata.idempotency_key ?? null;
+    if (keyed === key) {
+      if (isAttempt(e)) last = { attempt_id: (e.data as { attempt_id: string }).attempt_id, closed: null };
+      else if (e.type !== "AttemptAbandoned") acted = true;
+    }
+    if (keyed !== null) following = keyed === key;
+    if (following) answer = { answer: snapshot, through: e };
+  }
+  if (!last) return undefined;
+  if (last.closed === null) return { open: last.attempt_id };
+  return last.closed === "abandoned" && !acted ? { anew: true } : answer;
 }

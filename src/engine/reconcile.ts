@@ -5,7 +5,9 @@
 // auth's deadline (a restart lost the waiting request and the simulated terminal) gets the
 // terminal's real outcome, or USER_TIMEOUT. Each resolution is appended with the revision it was
 // decided on, so with several processes reconciling, the first append wins and the others find
-// the attempt closed.
+// the attempt closed. Only the call that is due is resolved: when another process closed it and a
+// new call is open by the time the payment is loaded, that one is left to a later pass (asked now,
+// a call still in flight would be "never received" and abandoned while the processor acts on it).
 //
 // Open attempts are found by an index folded from the store's global log: an attempt event opens
 // one; any later event of that payment closes it (the machine allows nothing else while one is in
@@ -13,7 +15,7 @@
 import { ATTEMPT_TYPES, type AttemptType } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import type { Processors } from "../processors/port.js";
-import type { AllReader, RecordedEvent } from "../store/port.js";
+import { WrongExpectedRevision, type AllReader, type RecordedEvent } from "../store/port.js";
 import { commandClock, type CommandContext } from "./context.js";
 import { openKey, resolveOpen } from "./deciders/resolve-open.js";
 import type { Pipeline } from "./handlers/pipeline.js";
@@ -54,6 +56,9 @@ interface Open {
   payment_id: string;
   kind: AttemptType | "TerminalWait";
   since: number;
+  /** The event that opened it: its revision and the call's key (the attempt id). */
+  revision: number;
+  key: string | null;
 }
 
 const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
@@ -78,9 +83,10 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     const payment_id = e.stream.slice("payment-".length);
     open.delete(payment_id);
     const since = Date.parse(e.metadata.timestamp);
-    if (ATTEMPTS.has(e.type)) open.set(payment_id, { payment_id, kind: e.type as AttemptType, since });
+    const opened = { payment_id, since, revision: e.revision, key: (e.data as { attempt_id?: string }).attempt_id ?? null };
+    if (ATTEMPTS.has(e.type)) open.set(payment_id, { ...opened, kind: e.type as AttemptType });
     // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)
-    else if (e.type === "TerminalAuthorizationStarted") open.set(payment_id, { payment_id, kind: "TerminalWait", since });
+    else if (e.type === "TerminalAuthorizationStarted") open.set(payment_id, { ...opened, kind: "TerminalWait" });
   }
 
   /** Stores make positions visible in order, without gaps that fill later (src/store/port.ts). */
@@ -101,6 +107,12 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       // gather what the processor recorded for the open call, then decide (pure)
       const key = openKey(loaded.snapshot);
       if (key === null) return loaded; // closed meanwhile (by its command or another process)
+      if (key !== undefined && item.key !== null && key !== item.key) {
+        // a cached state from before the due call was opened: read the payment again
+        if (loaded.revision < item.revision) throw new WrongExpectedRevision(`payment-${item.payment_id}`, loaded.revision, item.revision);
+        // the due call was closed and another opened since (its call may be in flight): not due yet
+        return loaded;
+      }
       const recorded = key ? await processorOf(processors, viewOf(loaded)).lookup(key) : "never_received";
       const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= syncAuthTimeoutMs);
       if (!decided) return loaded;

@@ -2,7 +2,7 @@
 // checker knows is reported, by kind, on the smallest history that has it.
 import { describe, expect, it } from "vitest";
 import { check } from "../../scripts/chaos/checker/index.js";
-import { authorization, intent, record, scenario } from "./scenario.js";
+import { authorization, CARD, intent, record, scenario } from "./scenario.js";
 
 /** One stored-card payment created, authorized 20.00, captured 15.00, refunded 5.00, read; each step acknowledged before the next. */
 function paidAndRefunded() {
@@ -19,6 +19,18 @@ function paidAndRefunded() {
   s.ledger.push(["a3", { call: "refund", refund_id: "re1", amount: "5.00" }]);
   s.op("refund", "k4", "p1", [{ at: [60, 70], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "5.00" }) }], { body: { amount: "5.00" } });
   s.op("read", null, "p1", [{ at: [80, 90], record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "5.00" }) }]);
+  return s;
+}
+
+/** A card-form payment (card collected by the client SDK, authorized 20.00), its card not saved yet. */
+function cardFormAuthorized() {
+  const s = scenario();
+  s.event("p1", "PaymentIntentCreated", { ...intent("p1"), payment_method_id: null, stored_card: null, allow_saving_card: true }, "k1", 1);
+  s.op("create", "k1", null, [{ at: [0, 10], record: { payment_id: "p1", status: "requires_payment_method", request_id: 1 } }]);
+  s.event("p1", "PaymentMethodCollected", { card: CARD, terminal_id: null }, "k2", 2).event("p1", "AuthorizationAttempted", { attempt_id: "a1", amount: "20.00" }, "k2", 2);
+  s.event("p1", "PaymentAuthorized", { ...authorization("20.00"), attempt_id: "a1" }, "k2", 2);
+  s.ledger.push(["a1", { call: "authorize", outcome: { kind: "authorized", authorization: authorization("20.00") } }]);
+  s.op("collect", "k2", "p1", [{ at: [20, 30], record: { payment_id: "p1", status: "requires_capture" } }], { body: { client_secret: "p1_secret_x" } });
   return s;
 }
 
@@ -72,6 +84,49 @@ describe("valid histories: nothing reported", () => {
     s.op("refund", "k5", "p1", [{ at: [100, 200], status: 503, code: "store_unavailable", outcome: "unknown" }, { at: [300, 310], status: 409, code: "idempotency_key_in_use" }]);
     s.fault("database_restart", 150, 250);
     expect(kinds(s)).toEqual([]);
+  });
+  it("a 503 processor_unavailable long after the fault, while the call it left open is open; the retry decided anew once the reconciler abandoned it", () => {
+    const s = paidAndRefunded();
+    s.fault("processor_timeout", 90, 2000);
+    s.at(100).event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
+    s.at(10_000).event("p1", "AttemptAbandoned", { attempt_id: "a5", reason: "never_received" }, null, 6);
+    s.at(12_000).event("p1", "RefundAttempted", { attempt_id: "a6", amount: "2.00", reason: null }, "k5", 7).event("p1", "PaymentRefunded", { refund_id: "re6", amount: "2.00", reason: null, attempt_id: "a6" }, "k5", 7);
+    s.ledger.push(["a6", { call: "refund", refund_id: "re6", amount: "2.00" }]);
+    const busy = { at: [0, 0] as [number, number], status: 503, code: "processor_unavailable", outcome: "unknown" as const };
+    s.op("refund", "k5", "p1", [{ ...busy, at: [100, 300] }, { ...busy, at: [9000, 9010] }, { at: [12_000, 12_010], request_id: 7, record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "7.00" }) }], { body: { external_account_id: "acct", payment_id: "p1", amount: "2.00" } });
+    expect(kinds(s)).toEqual([]);
+  });
+
+  it("a card save retried after its outcome was lost is answered with the card its first try saved: the machine's 'nothing to do', no second effect", () => {
+    const s = cardFormAuthorized();
+    s.fault("processor_timeout", 90, 500);
+    s.at(100).event("p1", "CardSaveAttempted", { attempt_id: "a8", external_customer_id: "cus_1" }, "k8", 8);
+    s.at(9000).event("p1", "CardSaved", { payment_method_id: "pm_x", external_account_id: "acct", external_customer_id: "cus_1", card: authorization("1").card, attempt_id: "a8" }, null, 9);
+    s.ledger.push(["a8", { call: "save_card", payment_method_id: "pm_x" }]);
+    const body = { external_account_id: "acct", payment_id: "p1", external_customer_id: "cus_1" };
+    s.op("save_card", "k8", "p1", [{ at: [100, 300], status: 503, code: "processor_unavailable", outcome: "unknown" }, { at: [9500, 9510], ids: ["pm_x"], request_id: 12, replayed: false }], { body });
+    expect(kinds(s)).toEqual([]);
+    // the same answer where the machine had the card to save: an answer from nowhere
+    const nowhere = cardFormAuthorized();
+    nowhere.op("save_card", "k8", "p1", [{ at: [100, 110], ids: ["pm_x"], request_id: 12 }], { body });
+    expect(kinds(nowhere)).toContain("a:lost_write");
+  });
+
+  it("a collect retried once its first try's call was abandoned is decided anew: refused in the status the machine is in then (checked as any refusal)", () => {
+    const collectRefused = (current_status: string) => {
+      const s = scenario();
+      s.event("p1", "PaymentIntentCreated", { ...intent("p1"), payment_method_id: null, stored_card: null }, "k1", 1);
+      s.op("create", "k1", null, [{ at: [0, 10], record: { payment_id: "p1", status: "requires_payment_method", request_id: 1 } }]);
+      s.fault("processor_timeout", 90, 500);
+      s.at(100).event("p1", "PaymentMethodCollected", { card: CARD, terminal_id: null }, "k6", 6).event("p1", "AuthorizationAttempted", { attempt_id: "a6", amount: "20.00" }, "k6", 6);
+      s.at(9000).event("p1", "AttemptAbandoned", { attempt_id: "a6", reason: "never_received" }, null, 7);
+      s.at(9500).event("p1", "PaymentCanceled", { cancellation_reason: null }, "k7", 8);
+      s.op("cancel", "k7", "p1", [{ at: [9500, 9510], record: { payment_id: "p1", status: "canceled" } }]);
+      s.op("collect", "k6", "p1", [{ at: [100, 300], status: 503, code: "processor_unavailable", outcome: "unknown" }, { at: [10_000, 10_010], status: 409, code: "payment_intent_unexpected_state", current_status }], { body: { client_secret: "p1_secret_x" } });
+      return kinds(s);
+    };
+    expect(collectRefused("canceled")).toEqual([]);
+    expect(collectRefused("requires_capture")).toEqual(["c:answer_not_linearizable"]);
   });
 });
 
@@ -168,6 +223,20 @@ describe("invalid histories: each anomaly reported", () => {
     expect(kinds(noCharge)).toEqual(["e:record_without_charge"]);
     expect(kinds(open)).toEqual(["e:open_attempt"]);
     expect(kinds(amount)).toEqual(["e:ledger_mismatch"]);
+  });
+
+  it("(f) a 503 processor_unavailable when no call a fault left open was open on its payment", () => {
+    const s = paidAndRefunded();
+    s.fault("processor_timeout", 90, 2000);
+    s.op("refund", "k12", "p1", [{ at: [9000, 9010], status: 503, code: "processor_unavailable", outcome: "unknown" }]);
+    // an attempt open then, but opened after the fault ended and closed by the reconciler: not the fault's
+    const late = paidAndRefunded();
+    late.fault("processor_timeout", 90, 2000);
+    late.at(5000).event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
+    late.at(13_000).event("p1", "AttemptAbandoned", { attempt_id: "a5", reason: "never_received" }, null, 6);
+    late.op("refund", "k5", "p1", [{ at: [5000, 5100], status: 503, code: "processor_unavailable", outcome: "unknown" }, { at: [9000, 9010], status: 503, code: "processor_unavailable", outcome: "unknown" }]);
+    expect(kinds(s)).toEqual(["f:unavailable_outside_outage"]);
+    expect(kinds(late)).toEqual(["f:unavailable_outside_outage", "f:unavailable_outside_outage"]);
   });
 
   it("(f) a 500, a 503 outside an outage, a card list missing a card saved before it", () => {

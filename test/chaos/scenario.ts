@@ -31,8 +31,12 @@ export interface TrySpec {
   resend?: boolean;
 }
 
+/** The wall clock at the run's time 0 (the history's clock entry): events are stamped from it. */
+const WALL = Date.parse("2025-01-01T00:00:00.000Z");
+
 export function scenario() {
-  const history: Entry[] = [];
+  const history: Entry[] = [{ type: "clock", t: 0, wall: WALL }];
+  let stamp = WALL;
   const events: RecordedEvent[] = [];
   const ledger: Array<[string, LedgerEntry]> = [];
   let ops = 0;
@@ -41,12 +45,17 @@ export function scenario() {
     history,
     events,
     ledger,
+    /** Later events are stamped at this time of the run (ms; default 0). */
+    at(ms: number) {
+      stamp = WALL + ms;
+      return this;
+    },
     /** An event on a payment's stream, caused by `key` (null: the system) in request `request_id`. */
     event(payment_id: string, type: string, data: object, key: string | null, request_id = 1, actor = key === null ? "reconciler" : "key_1") {
       const stream = `payment-${payment_id}`;
       const revision = (revisions.get(stream) ?? -1) + 1;
       revisions.set(stream, revision);
-      events.push({ id: `e${events.length}`, type, version: 1, data, metadata: { timestamp: "2025-01-01T00:00:00.000Z", request_id, idempotency_key: key, actor }, stream, revision, position: events.length + 1 });
+      events.push({ id: `e${events.length}`, type, version: 1, data, metadata: { timestamp: new Date(stamp).toISOString(), request_id, idempotency_key: key, actor }, stream, revision, position: events.length + 1 });
       return this;
     },
     /** An operation and its tries (each sent at at[0], answered at at[1]). */

@@ -6,6 +6,7 @@
 import type { RecordedEvent } from "../../../src/store/port.js";
 import type { WriteKind } from "../history.js";
 import { anomaly, type Anomaly } from "./anomaly.js";
+import { answeredWithoutStep } from "./no-op.js";
 import { abandonedAttempts, attemptIdOf, effectsOf, keyOf, TRANSIENT, type Model, type Op } from "./model.js";
 
 /** The event that is each write's effect (present_card: the terminal's report, which carries no key). */
@@ -44,7 +45,7 @@ export function checkEffects(model: Model): Anomaly[] {
     if (effects.length > 1) {
       found.push(anomaly("a", "duplicate_effect", op.payment_id, op.op, `${op.kind} took effect ${effects.length} times: ${effects.map((e) => `${e.type}@${e.revision}`).join(", ")}`));
     }
-    if (op.ok && effects.length === 0 && !answeredWithoutEffect(model, op)) {
+    if (op.ok && effects.length === 0 && !answeredWithoutStep(model, op)) {
       found.push(anomaly("a", "lost_write", op.payment_id, op.op, `${op.kind} was acknowledged at ${op.ok.t.toFixed(0)} ms but its effect is not in the store`));
     }
     // refused: every try answered, and not with "try again" (then the outcome stays unknown)
@@ -65,13 +66,6 @@ export function checkEffects(model: Model): Anomaly[] {
     }
   }
   return found;
-}
-
-/** Saving a card again for the same customer answers the card already saved: ok without an effect. */
-function answeredWithoutEffect(model: Model, op: Op): boolean {
-  if (op.kind !== "save_card" || op.payment_id === null) return false;
-  const saved = op.ok?.ids?.[0];
-  return (model.payments.get(op.payment_id)?.events ?? []).some((e) => e.type === "CardSaved" && (e.data as { payment_method_id: string }).payment_method_id === saved);
 }
 
 export function checkPaths(model: Model): Anomaly[] {

@@ -13,7 +13,7 @@ import { paymentRecord } from "../../../src/present/payment-record.js";
 import { Decimal } from "../../../src/money.js";
 import type { Complete, RecordView } from "../history.js";
 import { anomaly, type Anomaly } from "./anomaly.js";
-import { effectsOf, keyOf, type Model, type Op, type PaymentHistory, type Try } from "./model.js";
+import { decidedAnew, effectsOf, keyOf, type Model, type Op, type PaymentHistory, type Try } from "./model.js";
 
 interface Placed {
   op: Op;
@@ -113,7 +113,7 @@ export function checkLinearizability(model: Model): Anomaly[] {
       }
       if (c.outcome === "ok" && c.record) report(payment, op, w, (s) => matches(c.record!, s), describe(c.record), isRead);
       else if (c.outcome === "ok" && op.kind === "list_payments" && (c.records ?? []).length === 0) report(payment, op, w, (s) => s.value === "none", "no such payment", true);
-      else if (c.outcome === "refused" && !(own && op.tries.some((x) => x.complete?.outcome !== "refused"))) checkRefusal(payment, op, t, c, w, report);
+      else if (c.outcome === "refused" && !(own && op.tries.some((x) => x.complete?.outcome !== "refused") && !decidedAnew(model, op))) checkRefusal(payment, op, t, c, w, report);
     }
   }
   return found;

@@ -44,6 +44,8 @@ export interface Model {
   faults: Array<{ kind: FaultKind; start: number; end: number }>;
   /** When the history ends (its last timestamp). */
   end: number;
+  /** Date.now() minus the run's time (its clock entry), null in a history without one. */
+  wallOffset: number | null;
 }
 
 export const PAYMENT_STREAM = "payment-";
@@ -71,8 +73,13 @@ export function buildModel(history: readonly Entry[], events: readonly RecordedE
   const open = new Map<FaultKind, number[]>();
   const faults: Model["faults"] = [];
   let end = 0;
+  let wallOffset: number | null = null;
   for (const entry of history) {
     end = Math.max(end, entry.t);
+    if (entry.type === "clock") {
+      wallOffset = entry.wall - entry.t;
+      continue;
+    }
     if (entry.type === "fault") {
       const starts = open.get(entry.kind) ?? [];
       if (entry.phase === "start") open.set(entry.kind, [...starts, entry.t]);
@@ -117,7 +124,7 @@ export function buildModel(history: readonly Entry[], events: readonly RecordedE
       if (created) op.payment_id = created.stream.slice(PAYMENT_STREAM.length);
     }
   }
-  return { ops, payments, byKey, opOfKey, faults, end };
+  return { ops, payments, byKey, opOfKey, faults, end, wallOffset };
 }
 
 /** The events of this operation's key on its payment's stream. */
@@ -127,4 +134,33 @@ export const effectsOf = (model: Model, op: Op): RecordedEvent[] =>
 /** Attempt ids closed by AttemptAbandoned on a stream (the processor did nothing for them). */
 export function abandonedAttempts(events: readonly RecordedEvent[]): Set<string> {
   return new Set(events.filter((e) => e.type === "AttemptAbandoned").map((e) => attemptIdOf(e)!));
+}
+
+/** When an event was appended, on the run's time (its timestamp is the server's wall clock, ms); null without a clock entry. */
+export const timeOf = (model: Model, e: RecordedEvent): number | null =>
+  model.wallOffset === null ? null : Date.parse(String(e.metadata.timestamp)) - model.wallOffset;
+
+/**
+ * The states of a payment an answer may show (indexes into its states): after the effects of
+ * every operation acknowledged before it was sent, before those of any operation sent after it came.
+ */
+export function windowOf(model: Model, payment_id: string, self: Op, invokedAt: number, completedAt: number): { lower: number; upper: number } {
+  const payment = model.payments.get(payment_id);
+  let lower = 0;
+  let upper = payment ? payment.states.length - 1 : 0;
+  for (const op of model.ops) {
+    if (op === self || op.payment_id !== payment_id) continue;
+    const revisions = effectsOf(model, op).map((e) => e.revision);
+    if (revisions.length === 0) continue;
+    if (op.ok && op.ok.t < invokedAt) lower = Math.max(lower, Math.max(...revisions) + 1);
+    if (op.invokedAt > completedAt) upper = Math.min(upper, Math.min(...revisions));
+  }
+  return { lower, upper };
+}
+
+/** The last processor call made under the op's key was abandoned (the processor did nothing): a retry is decided anew. */
+export function decidedAnew(model: Model, op: Op): boolean {
+  const attempts = effectsOf(model, op).filter((e) => e.type.endsWith("Attempted"));
+  const last = attempts[attempts.length - 1];
+  return last !== undefined && abandonedAttempts(model.payments.get(op.payment_id!)?.events ?? []).has(attemptIdOf(last)!);
 }

@@ -82,18 +82,20 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
 
   /**
    * A retry (same Idempotency-Key) of a request whose processor call's outcome was unknown is
-   * answered from the store, never with a second call: the payment as the outcome left it, or
-   * 503 again while the reconciler has not learnt it. Looked for only before a call or a refusal.
+   * answered from the store, never with a second call: 503 again while that call is open, the
+   * payment as its outcome left it once known, decided anew if the processor did nothing
+   * (../outcomes.ts earlierTry). Looked for only before a call or a refusal, and read from the
+   * store only when the key made a call on this payment (Loaded.attemptKeys): a state cached from
+   * before that call is then no answer, and a first try costs no read.
    */
   async function answeredBefore(loaded: Loaded, decision: Exclude<Decision<string>, { need: string }>, ctx: CommandContext): Promise<Loaded | undefined> {
-    if (!ctx.idempotency_key || !("attempt" in decision || "refuse" in decision)) return undefined;
-    const earlier = await payments.attemptOfKey(paymentIdOf(loaded), ctx.idempotency_key);
-    // abandoned: the call never reached the processor (or it refused without acting): decided anew
-    if (!earlier || earlier.closedBy?.type === "AttemptAbandoned") return undefined;
-    const attemptId = (earlier.attempt.data as { attempt_id: string }).attempt_id;
-    if (loaded.snapshot.context.attempt?.data.attempt_id === attemptId) throw unknownOutcome(attemptId);
+    const key = ctx.idempotency_key;
+    if (!key || !("attempt" in decision || "refuse" in decision) || !loaded.attemptKeys.includes(key)) return undefined;
+    const earlier = await payments.earlierTry(paymentIdOf(loaded), key);
+    if (!earlier || "anew" in earlier) return undefined;
+    if ("open" in earlier) throw unknownOutcome(earlier.open);
     ctx.answeredFromStore?.();
-    return loaded;
+    return earlier.answer;
   }
 
   const unknownOutcome = (attemptId: string, cause?: unknown) =>

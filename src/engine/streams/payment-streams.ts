@@ -2,7 +2,7 @@
 // payment in this process, loading (cached state + events appended since, by any process),
 // appending only what the machine allows with the revision the decision was made on, and
 // re-deciding when another process appended first.
-import { ATTEMPT_TYPES, PaymentEvent, streams } from "../../../machines/events.js";
+import { isAttempt, PaymentEvent, streams } from "../../../machines/events.js";
 import { applyPaymentEvent, applyStored, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
 import { setBounded } from "../../bounded.js";
 import type { Clock } from "../../clock.js";
@@ -11,9 +11,10 @@ import { hashOf } from "../../events/chain.js";
 import { newEvents } from "../../events/new-events.js";
 import type { Ids } from "../../ids.js";
 import type { PaymentView } from "../../processors/port.js";
-import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../../store/port.js";
+import { WrongExpectedRevision, type EventStore } from "../../store/port.js";
 import { allowedCommands } from "../allowed.js";
 import { eventMetadata, type CommandContext } from "../context.js";
+import { earlierTry as earlierTryIn } from "../outcomes.js";
 
 /** A payment as of one revision of its stream. */
 export interface Loaded {
@@ -23,7 +24,16 @@ export interface Loaded {
   request_id: number;
   /** Hash of the stream's last event, the link of the next one (src/events/chain.ts). */
   hash: string | null;
+  /**
+   * The Idempotency-Keys under which processor calls were made on the payment (its attempts'
+   * metadata): a command under another key is a first try, answered without reading the stream.
+   */
+  attemptKeys: readonly string[];
 }
+
+/** The keys with the event's, when it is an attempt made under an Idempotency-Key. */
+const withAttemptKey = (keys: readonly string[], event: { type: string }, key: string | null | undefined) =>
+  key && isAttempt(event) && !keys.includes(key) ? [...keys, key] : keys;
 
 /** What a processor and a decider see of a payment: the machine's context. */
 export const viewOf = (loaded: Loaded): PaymentView => loaded.snapshot.context as PaymentView;
@@ -31,7 +41,7 @@ export const viewOf = (loaded: Loaded): PaymentView => loaded.snapshot.context a
 /** How often a blocking auth looks at the store for a card presented through another process. */
 const COLLECTING_LOOK_MS = 250;
 
-export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null };
+export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision: -1, request_id: 0, hash: null, attemptKeys: [] };
 
 /**
  * How long a command waits for another process's processor call on the same payment to finish
@@ -86,7 +96,8 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     if (!cached && events.length === 0) return undefined;
     let loaded = cached ?? NEW_PAYMENT;
     for (const e of events) {
-      loaded = { snapshot: applyStored(loaded.snapshot, e), revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e) };
+      const attemptKeys = withAttemptKey(loaded.attemptKeys, e, e.metadata.idempotency_key);
+      loaded = { snapshot: applyStored(loaded.snapshot, e), revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e), attemptKeys };
     }
     if (mark !== undefined) checkedAt.set(loaded, mark);
     remember(paymentId, loaded);
@@ -100,18 +111,18 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     return loaded;
   }
 
-  const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
   /**
-   * The last attempt the payment's stream records under this Idempotency-Key (a retry's earlier
-   * try), with the event that closed it (none while open: the machine allows nothing else then).
+   * What a retry under this Idempotency-Key gets from its earlier try (../outcomes.ts earlierTry),
+   * read from the store as it is now (the answer as a payment, as of its last event). Only for a
+   * key in the payment's attemptKeys: any other is a first try.
    */
-  async function attemptOfKey(paymentId: string, idempotencyKey: string): Promise<{ attempt: RecordedEvent; closedBy?: RecordedEvent } | undefined> {
+  async function earlierTry(paymentId: string, idempotencyKey: string): Promise<{ open: string } | { anew: true } | { answer: Loaded } | undefined> {
     const events = await store.readStream(streams.payment(paymentId));
-    for (let i = events.length - 1; i >= 0; i--) {
-      const e = events[i]!;
-      if (ATTEMPTS.has(e.type) && e.metadata.idempotency_key === idempotencyKey) return { attempt: e, ...(events[i + 1] && { closedBy: events[i + 1] }) };
-    }
-    return undefined;
+    const earlier = earlierTryIn(events, idempotencyKey);
+    if (!earlier || !("answer" in earlier)) return earlier;
+    const { answer: snapshot, through: e } = earlier;
+    const attemptKeys = events.filter((x) => x.revision <= e.revision).reduce<readonly string[]>((keys, x) => withAttemptKey(keys, x, x.metadata.idempotency_key), []);
+    return { answer: { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e), attemptKeys } };
   }
 
   const notify = (paymentId: string) => waiters.get(paymentId)?.forEach((wake) => wake());
@@ -129,7 +140,8 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
     const idempotency = ctx.idempotency?.(answerOf({ snapshot, request_id: data[0]!.metadata.request_id }));
     const { nextRevision } = await store.append(stream, data, { expectedRevision, idempotency });
-    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!) };
+    const attemptKeys = events.reduce((keys, e) => withAttemptKey(keys, e, ctx.idempotency_key), loaded.attemptKeys);
+    const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!), attemptKeys };
     remember(paymentId, after);
     notify(paymentId);
     return after;
@@ -162,7 +174,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
           // another process's processor call in flight: wait for its outcome (a lock, as across processes)
           const inFlight = error instanceof Conflict && error.code === "attempt_in_flight" && Date.now() < waitUntil;
           if (!stale && !inFlight) throw error;
-          cache.delete(paymentId);
+          // the next try loads: the cached state plus what was appended since (a stream only grows)
           if (inFlight) await new Promise((r) => setTimeout(r, Math.min(5 * attempt, 100)));
           else if (++conflicts >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
         }
@@ -222,7 +234,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, attemptOfKey };
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, earlierTry };
 }
 
 export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

@@ -1,5 +1,6 @@
 // Appends, group-committed: those arriving while batches are in flight go together in the next
-// one, one statement and one commit for many streams (append_batch_set, migration 6); each keeps
+// one, one statement and one commit for many streams (append_batch_set, migration 6; a batch of
+// one append: append_one, migration 10); each keeps
 // its own expected-revision check (expected_revision_holds, migration 7) and idempotency record,
 // checked set-based for the whole batch. A batch the statement refuses as a whole goes again
 // through append_batch_json (a savepoint per append), then one append at a time, so a bad append
@@ -76,22 +77,18 @@ export function postgresAppender({ run, query }: Statements, committed: (positio
    */
   async function commitAppends(batch: Pending[], fn: "append_batch_set" | "append_batch_json" = "append_batch_set") {
     const all = batch.flatMap((p) => p.events);
+    const idempotency = (p: Pending) => (p.options.idempotency ? JSON.stringify(p.options.idempotency) : null);
+    const events = [all.map((e) => e.id), all.map((e) => e.type), all.map((e) => e.version), `[${all.map((e) => JSON.stringify(e.data)).join(",")}]`, `[${all.map((e) => JSON.stringify(e.metadata)).join(",")}]`];
     try {
-      const { rows } = await run<Outcome>(
-        `SELECT * FROM ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          batch.map((p) => p.stream),
-          batch.map((p) => String(p.options.expectedRevision)),
-          batch.map((p) => p.events.length),
-          batch.map((p) => (p.options.idempotency ? JSON.stringify(p.options.idempotency) : null)),
-          all.map((e) => e.id),
-          all.map((e) => e.type),
-          all.map((e) => e.version),
-          `[${all.map((e) => JSON.stringify(e.data)).join(",")}]`,
-          `[${all.map((e) => JSON.stringify(e.metadata)).join(",")}]`,
-        ],
-        `cardflow_${fn}`,
-      );
+      // a batch of one append (each commit at concurrency 1): append_one, the same answer for less work (migration 10)
+      const one = fn === "append_batch_set" && batch.length === 1 ? batch[0]! : undefined;
+      const { rows } = one
+        ? await run<Outcome>("SELECT * FROM append_one($1, $2, $3, $4, $5, $6, $7, $8)", [one.stream, String(one.options.expectedRevision), idempotency(one), ...events], "cardflow_append_one")
+        : await run<Outcome>(
+            `SELECT * FROM ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            [batch.map((p) => p.stream), batch.map((p) => String(p.options.expectedRevision)), batch.map((p) => p.events.length), batch.map(idempotency), ...events],
+            `cardflow_${fn}`,
+          );
       batch.forEach((p, i) => p.settle(rows[i]!));
       committed(Math.max(0, ...rows.map((r) => (r.code === null ? Number(r.last_position) : 0))));
     } catch (e) {

@@ -1,14 +1,13 @@
 // Idempotency-Key records. A claim is one INSERT … ON CONFLICT DO UPDATE … WHERE <the holder
 // released the key>: the primary key refuses a second claimant, in any process. An append replaces
 // the claim in its own statement (./append.ts: SQLSTATE CF002 when the claim was lost).
-import type pg from "pg";
 import type { IdempotencyRecord, IdempotencyStore } from "../port/idempotency.js";
 import { RELEASED_SQL } from "../sql.js";
-import { inTransaction, type Statements } from "./pool.js";
+import type { Statements } from "./pool.js";
 
 const COLUMNS = "key, fingerprint, token, state, status, body, expires_at";
 
-export function postgresIdempotency(pool: pg.Pool, { run, query }: Statements): IdempotencyStore {
+export function postgresIdempotency({ run, query }: Statements): IdempotencyStore {
   async function readIdempotency(key: string): Promise<IdempotencyRecord | undefined> {
     const [r] = await query<IdempotencyRecord>(`SELECT ${COLUMNS} FROM idempotency WHERE key = $1`, [key]);
     return r;
@@ -43,10 +42,14 @@ export function postgresIdempotency(pool: pg.Pool, { run, query }: Statements): 
       return (rowCount ?? 0) > 0;
     },
     async releaseIdempotency(key, token, expires_at) {
-      await inTransaction(pool, async (c) => {
-        await c.query("DELETE FROM idempotency WHERE key = $1 AND token = $2 AND state = 'in_flight' AND status = 0", [key, token]);
-        await c.query("UPDATE idempotency SET state = 'done', expires_at = $3 WHERE key = $1 AND token = $2 AND state = 'in_flight'", [key, token, expires_at]);
-      });
+      // One statement, atomic without BEGIN/COMMIT: a claim that recorded no answer is dropped, one
+      // that did (its events were appended with it) is closed as it is. The two touch disjoint rows.
+      await run(
+        `WITH released AS (DELETE FROM idempotency WHERE key = $1 AND token = $2 AND state = 'in_flight' AND status = 0)
+         UPDATE idempotency SET state = 'done', expires_at = $3 WHERE key = $1 AND token = $2 AND state = 'in_flight' AND status <> 0`,
+        [key, token, expires_at],
+        "cardflow_idempotency_release",
+      );
     },
     readIdempotency,
     async countIdempotency(scope, now) {

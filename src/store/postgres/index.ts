@@ -65,7 +65,7 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
     readAll: reads.readAll,
     head: reads.head,
     subscribeToAll: (options, onEvent) => pump.subscribe(options, onEvent),
-    ...postgresIdempotency(pool, sql),
+    ...postgresIdempotency(sql),
     ...postgresSequences(sql),
     close: release(async () => {
       appender.close();

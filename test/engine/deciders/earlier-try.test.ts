@@ -1,0 +1,102 @@
+// What a retry with an Idempotency-Key gets from its earlier try (src/engine/outcomes.ts
+// earlierTry), given/when/then: given the payment's stream (each event with the key of the request
+// that appended it, null for the reconciler), when a request is retried with key K, then it is
+// answered 503 (call open), decided anew (call abandoned, nothing else done), or answered with the
+// payment as that try left it. And the machine's rule it rests on: which event closes an attempt.
+import { describe, expect, test } from "vitest";
+import { closesAttempt, type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
+import { stateOf } from "../../../machines/fold.js";
+import { earlierTry } from "../../../src/engine/outcomes.js";
+import type { RecordedEvent } from "../../../src/store/port.js";
+import { CARD_NOT_PRESENT, clientSdkIntent, ev, storedCardAuthorized } from "./events.js";
+
+/** The stream as stored: [event, key of the request that appended it]. */
+function stream(...entries: [PaymentEvent, string | null][]): RecordedEvent[] {
+  return entries.map(([e, key], revision) => ({
+    ...e,
+    id: `ev_${revision}`,
+    stream: "payment-pay_1",
+    revision,
+    position: revision + 1,
+    metadata: { timestamp: "2026-01-01T00:00:00.000Z", request_id: revision + 1, idempotency_key: key },
+  }));
+}
+const authorized = () => storedCardAuthorized().map((e): [PaymentEvent, string | null] => [e, "auth"]);
+const answered = (events: RecordedEvent[], key: string) => {
+  const earlier = earlierTry(events, key);
+  return earlier && "answer" in earlier ? { status: stateOf(earlier.answer).status, context: earlier.answer.context, through: earlier.through.revision } : earlier;
+};
+
+describe("which event closes an attempt (machines/events.ts)", () => {
+  const capture = ev.captureAttempted("10.00", "att_2") as AttemptEvent;
+  test("its outcome answers it, AttemptAbandoned abandons it, anything naming another attempt or not its outcome leaves it open", () => {
+    expect(closesAttempt(capture, ev.captured("10.00", "att_2"))).toBe("answered");
+    expect(closesAttempt(capture, ev.captureRequested("10.00", "att_2"))).toBe("answered");
+    expect(closesAttempt(capture, ev.abandoned("att_2"))).toBe("abandoned");
+    expect(closesAttempt(capture, ev.captured("10.00", "att_9"))).toBeNull();
+    expect(closesAttempt(capture, ev.captured("10.00"))).toBeNull();
+    expect(closesAttempt(capture, ev.refunded("10.00", "att_2"))).toBeNull();
+  });
+});
+
+describe("a retry of a capture whose answer was lost", () => {
+  test("given no call under the key, then nothing is answered from the stream (a first try)", () => {
+    expect(earlierTry(stream(...authorized()), "cap")).toBeUndefined();
+  });
+
+  test("given the capture attempted and no outcome yet, then its call is open: 503 again, no second call", () => {
+    expect(earlierTry(stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"]), "cap")).toEqual({ open: "att_2" });
+  });
+
+  test("given the reconciler recorded the capture, then the answer is the payment captured", () => {
+    const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.captured("10.00", "att_2"), null]);
+    expect(answered(events, "cap")).toMatchObject({ status: "succeeded", context: { amount_captured: "10.00" }, through: 4 });
+  });
+
+  test("given a refund by another request after it, then the answer is still the payment as the capture left it", () => {
+    const events = stream(
+      ...authorized(),
+      [ev.captureAttempted("10.00", "att_2"), "cap"],
+      [ev.captured("10.00", "att_2"), null],
+      [ev.refundAttempted("3.00", null, "att_3"), "ref"],
+      [ev.refunded("3.00", "att_3"), "ref"],
+    );
+    expect(answered(events, "cap")).toMatchObject({ status: "succeeded", context: { amount_captured: "10.00", amount_refunded: "0.00" }, through: 4 });
+  });
+
+  test("given the reconciler abandoned it (the processor never received it), then the capture is decided anew", () => {
+    const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2"), null]);
+    expect(earlierTry(events, "cap")).toEqual({ anew: true });
+  });
+});
+
+describe("a retry of a card-form collect that made two calls (its authorization, then the automatic capture)", () => {
+  const intent = clientSdkIntent({ capture_method: "automatic" }).map((e): [PaymentEvent, string | null] => [e, "create"]);
+  const authorizedUnder = (key: string): [PaymentEvent, string | null][] => [
+    [ev.collected(null), key],
+    [ev.authAttempted("10.00", "att_1"), key],
+    [ev.authorized("10.00", "att_1", CARD_NOT_PRESENT), key],
+    [ev.captureAttempted("10.00", "att_2"), key],
+  ];
+
+  test("given its capture open, then 503 again", () => {
+    expect(earlierTry(stream(...intent, ...authorizedUnder("auth")), "auth")).toEqual({ open: "att_2" });
+  });
+
+  test("given its capture abandoned after the authorization took effect, then the answer is the payment authorized, not a new try", () => {
+    const events = stream(...intent, ...authorizedUnder("auth"), [ev.abandoned("att_2"), null]);
+    expect(answered(events, "auth")).toMatchObject({ status: "requires_capture", through: 5 });
+  });
+
+  test("given the authorization's outcome learnt by the reconciler, its capture made as a follow-up, then the answer is the payment captured", () => {
+    const events = stream(
+      ...intent,
+      [ev.collected(null), "auth"],
+      [ev.authAttempted("10.00", "att_1"), "auth"],
+      [ev.authorized("10.00", "att_1", CARD_NOT_PRESENT), null],
+      [ev.captureAttempted("10.00", "att_2"), null],
+      [ev.captured("10.00", "att_2"), null],
+    );
+    expect(answered(events, "auth")).toMatchObject({ status: "succeeded", through: 5 });
+  });
+});

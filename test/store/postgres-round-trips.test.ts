@@ -1,0 +1,76 @@
+// What a command sends to PostgreSQL, counted at the driver (each statement is a round trip: pg
+// sends one query at a time per connection): one statement per commit, nothing read back that the
+// engine already holds, no BEGIN/COMMIT around what one statement does atomically. A round trip
+// that comes back (a re-read, a separate idempotency write, a transaction around one statement)
+// fails these tests.
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openBenchAccount, storedCardFlow } from "../../scripts/bench/flows.js";
+import { systemClock } from "../../src/clock.js";
+import { createEngine, type Engine } from "../../src/engine.js";
+import { createIdempotency } from "../../src/idempotency.js";
+import { createPostgresStore, type PostgresStore } from "../../src/store/postgres/index.js";
+import { testDatabase } from "../support/postgres.js";
+
+const database = await testDatabase();
+
+/** Statements sent by every pg client of this process while `work` runs, by kind (the function called, or the verb). */
+async function sent(work: () => Promise<unknown>): Promise<string[]> {
+  const kinds: string[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === "string" ? config : (config as { text?: string }).text ?? "";
+    const t = text.replace(/\s+/g, " ").trim();
+    // the append signal's own connection says "listening" every 2 s (src/store/postgres/signal.ts): not a command's
+    if (!/pg_notify|^LISTEN/i.test(t)) kinds.push(/\bFROM (\w+)\(/i.exec(t)?.[1] ?? t.split(" ").slice(0, 3).join(" "));
+    return (query as (...a: unknown[]) => unknown).call(this, config, ...rest);
+  } as typeof query;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return kinds;
+}
+
+describe("PostgreSQL round trips per command", () => {
+  let store: PostgresStore;
+  let engine: Engine;
+  let card: string;
+  beforeAll(async () => {
+    store = await createPostgresStore({ connectionString: database, schema: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` });
+    engine = createEngine({ store: store.events, readModels: store.readModels });
+    card = await openBenchAccount(engine);
+    await storedCardFlow(engine, card); // connections opened, statements prepared
+  });
+  afterAll(() => engine.close());
+
+  it("a stored-card flow: one statement per commit, five commits (created, then each attempt before its processor call and its outcome)", async () => {
+    let paymentId = "";
+    const create = await sent(async () => {
+      paymentId = (await engine.createIntent({ external_account_id: "acct_bench", amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: card, external_customer_id: "cus_bench" })).payment_id;
+    });
+    const ref = { external_account_id: "acct_bench", payment_id: paymentId };
+    const authorize = await sent(async () => expect((await engine.authorize(ref)).status).toBe("requires_capture"));
+    const capture = await sent(async () => expect((await engine.capture({ ...ref, amount: "10.00" })).status).toBe("succeeded"));
+    expect({ create, authorize, capture }).toEqual({ create: ["append_one"], authorize: ["append_one", "append_one"], capture: ["append_one", "append_one"] });
+    // each was durable when its command answered
+    expect((await store.events.readStream(`payment-${paymentId}`)).length).toBe(5);
+  });
+
+  it("with an Idempotency-Key: the claim, the appends (the answer recorded in the outcome's statement), the record closed; a failure releases the key in one statement", async () => {
+    const idempotency = createIdempotency({ store: store.events, clock: systemClock, recountMs: Number.MAX_SAFE_INTEGER });
+    const created = await engine.createIntent({ external_account_id: "acct_bench", amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: card, external_customer_id: "cus_bench" });
+    const ref = { external_account_id: "acct_bench", payment_id: created.payment_id };
+    await idempotency.run({ scope: "acct_bench", key: randomUUID(), fingerprint: "warm" }, async () => ({})); // the scope counted once
+    const authorize = await sent(() => idempotency.run({ scope: "acct_bench", key: randomUUID(), fingerprint: "a" }, (ctx) => engine.authorize(ref, ctx)));
+    // no read of the payment's stream: a key that made no processor call on the payment (its
+    // Loaded.attemptKeys) is a first try; only a retry of one is looked up (pipeline.answeredBefore)
+    expect(authorize).toEqual(["INSERT INTO idempotency", "append_one", "append_one", "UPDATE idempotency SET"]);
+    const failed = await sent(() =>
+      idempotency.run({ scope: "acct_bench", key: randomUUID(), fingerprint: "f" }, () => Promise.reject(new Error("refused"))).catch((e: Error) => e.message),
+    );
+    expect(failed).toEqual(["INSERT INTO idempotency", "WITH released AS"]);
+  });
+});

@@ -73,9 +73,9 @@ function listContract(name: string, open: () => Promise<ReadModelStore>, numRuns
       const rm = await store();
       await fc.assert(
         fc.asyncProperty(
-          fc.string({ minLength: 6, maxLength: 6, unit: fc.constantFrom(..."abcdefghij") }).chain((ns) => fc.tuple(fc.array(payment(`${ns}_`), { maxLength: 40 }), filters(`${ns}_`), fc.integer({ min: 1, max: 7 }))),
+          fc.string({ minLength: 10, maxLength: 10, unit: fc.constantFrom(..."abcdefghij") }).chain((ns) => fc.tuple(fc.array(payment(`${ns}_`), { maxLength: 40 }), filters(`${ns}_`), fc.integer({ min: 1, max: 7 }))),
           async ([payments, f, limit]) => {
-            // a namespace per run: the runs share one store
+            // a namespace per run (10 letters: 300 runs never draw one twice): the runs share one store
             const unique = [...new Map(payments.map((p) => [p.id + p.account, p])).values()].map((p) => ({ ...p, id: `${p.id}_${p.account}` }));
             await put(rm, unique, ++checkpoint);
             const pages: string[][] = [];
@@ -100,7 +100,7 @@ function listContract(name: string, open: () => Promise<ReadModelStore>, numRuns
       const rm = await store();
       await fc.assert(
         fc.asyncProperty(
-          fc.string({ minLength: 6, maxLength: 6, unit: fc.constantFrom(..."klmnopqrst") }).chain((ns) =>
+          fc.string({ minLength: 10, maxLength: 10, unit: fc.constantFrom(..."klmnopqrst") }).chain((ns) =>
             fc.tuple(fc.array(payment(`${ns}_`), { minLength: 1, maxLength: 30 }), fc.array(fc.array(payment(`${ns}_`), { maxLength: 4 }), { maxLength: 10 }), filters(`${ns}_`), fc.integer({ min: 1, max: 4 })),
           ),
           async ([initial, arrivals, f, limit]) => {
@@ -144,7 +144,7 @@ function listContract(name: string, open: () => Promise<ReadModelStore>, numRuns
         );
       await fc.assert(
         fc.asyncProperty(
-          fc.string({ minLength: 6, maxLength: 6, unit: fc.constantFrom(..."uvwxyzabcd") }).chain((ns) =>
+          fc.string({ minLength: 10, maxLength: 10, unit: fc.constantFrom(..."uvwxyzabcd") }).chain((ns) =>
             fc.tuple(fc.array(payment(`${ns}_`), { maxLength: 25 }), fc.array(step(`${ns}_`), { maxLength: 30 }), filters(`${ns}_`), fc.integer({ min: 1, max: 4 })),
           ),
           async ([initial, steps, f, limit]) => {

@@ -58,6 +58,11 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     ...webhookConfigFromEnv(),
     outbound: outboundOf(config),
     onError: (err) => logger.warn({ err }, "webhook delivery"),
+    // one line per change of an endpoint's health, never one per failed attempt
+    onNotice: (notice) =>
+      notice.change === "closed"
+        ? logger.info(notice, "webhook endpoint answers again: deliveries resume")
+        : logger.warn(notice, notice.change === "opened" ? "webhook endpoint failing: deliveries paused, retried with backoff" : "webhook endpoint marked failing after the retry horizon: no more deliveries until a retry enables it"),
   });
   // the simulators' test helpers (/sim/*) are served in the sandbox only
   const app = createServer({

@@ -4,6 +4,7 @@ import type { Ids } from "../ids.js";
 import type { Outbound } from "../outbound/client.js";
 import type { EventStore, ReadModelStore } from "../store/port.js";
 import type { Backoff } from "./backoff.js";
+import type { Breaker } from "./breaker.js";
 import type { EventFeed } from "./feed.js";
 import type { Post } from "./transport.js";
 
@@ -33,6 +34,8 @@ export interface DeliveryOptions {
   maxBacklog?: number;
   post?: Post;
   onError?: (error: unknown) => void;
+  /** Told once per change of an endpoint's health (breaker opened or closed, endpoint marked failing): logs, not one per attempt. */
+  onNotice?: (notice: DeliveryNotice) => void;
 }
 
 export interface Pending {
@@ -52,6 +55,19 @@ export interface DeliveryState {
   lease: { owner: string; until: number } | null;
   /** The time of the last retry asked through the API that was taken (absent: none yet). */
   retry_seen?: number;
+  /** The endpoint's circuit breaker (absent in states written before it: closed). */
+  breaker?: Breaker;
+}
+
+export interface DeliveryNotice {
+  endpoint_id: string;
+  external_account_id: string;
+  /** opened: failing in a row, now probed after a backoff; closed: acknowledged again; failing: marked failing past the horizon. */
+  change: "opened" | "closed" | "failing";
+  failures: number;
+  /** The first failure of the run (ISO), absent on closed. */
+  since?: string;
+  last_error?: string | null;
 }
 
 

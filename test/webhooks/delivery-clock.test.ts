@@ -1,12 +1,15 @@
 // Delivery on a manual clock (src/clock.ts), so the moments that matter are exact: the lease is
-// renewed when its renewal time comes (not one turn later, nor never), and an endpoint whose
-// payments all fail past the horizon at the same moment is marked failing once, not once per payment.
+// renewed when its renewal time comes (not one turn later, nor never), an endpoint whose
+// payments all fail past the horizon at the same moment is marked failing once, not once per
+// payment, and an endpoint failing in a row is probed once per backoff (its circuit breaker).
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { createWebhooks } from "../../src/index.js";
 import { createOutbound } from "../../src/outbound/client.js";
-import type { DeliveryState } from "../../src/webhooks/delivery.js";
+import type { DeliveryNotice, DeliveryState } from "../../src/webhooks/delivery.js";
+import { BREAKER_THRESHOLD } from "../../src/webhooks/breaker.js";
+import { until } from "./receiver.js";
 import type { Post } from "../../src/webhooks/transport.js";
 
 const ACCOUNT = "acct_clock";
@@ -16,11 +19,11 @@ afterEach(async () => {
   for (const close of open.splice(0).reverse()) await close();
 });
 
-async function setup(post: Post, options: { leaseMs?: number; horizonMs?: number } = {}) {
+async function setup(post: Post, options: { leaseMs?: number; horizonMs?: number; onNotice?: (notice: DeliveryNotice) => void } = {}) {
   const clock = manualClock();
   const engine = createEngine({ clock });
   await engine.openAccount({ external_account_id: ACCOUNT });
-  const webhooks = createWebhooks({ engine, outbound: LOCAL, post, random: () => 0.5, leaseMs: options.leaseMs ?? 30_000, backoff: { baseMs: 1_000, maxMs: 1_000, horizonMs: options.horizonMs ?? 60_000 } });
+  const webhooks = createWebhooks({ engine, outbound: LOCAL, post, random: () => 0.5, leaseMs: options.leaseMs ?? 30_000, backoff: { baseMs: 1_000, maxMs: 1_000, horizonMs: options.horizonMs ?? 60_000 }, ...(options.onNotice && { onNotice: options.onNotice }) });
   const endpoint = await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://127.0.0.1:9/hooks" });
   await webhooks.delivery.start();
   open.push(() => webhooks.delivery.stop(), () => engine.close());
@@ -60,5 +63,34 @@ describe("webhook delivery on a manual clock", () => {
     const events = (await engine.store.readStream(`webhook_endpoint-${endpoint.id}`)).map((e) => e.type);
     expect(events).toEqual(["WebhookEndpointCreated", "WebhookEndpointFailing"]);
     expect((await webhooks.listEndpoints(ACCOUNT))[0]?.status).toBe("failing");
+  });
+
+  it("an endpoint failing in a row: BREAKER_THRESHOLD posts, then one probe per backoff whatever its backlog; a probe acknowledged sends the backlog at once", async () => {
+    let down = true;
+    const posted: string[] = [];
+    const notices: DeliveryNotice[] = [];
+    const post: Post = async (_url, body) => (posted.push((JSON.parse(body) as { payment_id: string }).payment_id), { status: down ? 503 : 200, error: null });
+    const { clock, engine, webhooks, state } = await setup(post, { onNotice: (n) => notices.push(n) });
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await payment(engine));
+    await webhooks.feed.catchUp();
+    await until(async () => (await clock.advance(0), posted.length === BREAKER_THRESHOLD && (await state())?.breaker?.failures === BREAKER_THRESHOLD), 5_000, "the breaker open");
+    expect(notices.map((n) => n.change)).toEqual(["opened"]);
+    // one at a time, the payment due longest first: five different payments
+    expect(new Set(posted).size).toBe(BREAKER_THRESHOLD);
+    // the probe's backoff (1 s with this jitter: 750 ms) has not passed: nothing posted, whatever is due
+    await clock.advance(500);
+    expect(posted.length).toBe(BREAKER_THRESHOLD);
+    await clock.advance(250);
+    await until(async () => (await clock.advance(0), posted.length === BREAKER_THRESHOLD + 1), 5_000, "the first probe");
+    for (let i = 0; i < 3; i++) await clock.advance(100);
+    expect(posted.length).toBe(BREAKER_THRESHOLD + 1);
+    down = false;
+    await until(async () => (await clock.advance(100), ids.every((id) => posted.includes(id)) && posted.length >= BREAKER_THRESHOLD + 1 + ids.length), 5_000, "the backlog after the probe");
+    // each payment's event acknowledged once: the 5 failures, the failed probe, then 8 posts
+    expect(posted.length).toBe(BREAKER_THRESHOLD + 1 + ids.length);
+    expect(notices.map((n) => n.change)).toEqual(["opened", "closed"]);
+    expect((await state())?.breaker).toMatchObject({ failures: 0, since: null });
+    expect((await webhooks.listEndpoints(ACCOUNT))[0]?.status).toBe("enabled");
   });
 });

@@ -1,8 +1,13 @@
 // One tenant's webhooks cannot hurt another: at most N endpoints per account (16 by default), a
-// bound on the posts in flight for all of one account's endpoints, delivery state kept as rows (a
-// failing receiver writes no event), and a delivery waiting in backoff retried at once on request
-// (library and HTTP route).
+// bound on the posts in flight for all of one account's endpoints, a circuit breaker per endpoint
+// (a receiver that never answers gets a bounded number of posts, one at a time, whatever its
+// backlog), delivery state kept as rows (a failing receiver writes no event), and a delivery
+// waiting in backoff retried at once on request (library and HTTP route).
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { BREAKER_THRESHOLD } from "../../src/webhooks/breaker.js";
+import type { DeliveryNotice } from "../../src/webhooks/delivery.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { createWebhooks } from "../../src/index.js";
 import { createOutbound } from "../../src/outbound/client.js";
@@ -69,6 +74,57 @@ describe("webhook tenant isolation", () => {
     expect(most).toBe(2);
     // the five payments' events, nothing for the attempts
     expect((await engine.store.readAll()).slice(before).map((e) => e.type)).toEqual(Array(5).fill("PaymentIntentCreated"));
+  });
+
+  it("an account whose endpoints never answer: each gets BREAKER_THRESHOLD posts, one at a time, then none until its backoff, whatever its backlog; another account's deliveries all arrive", async () => {
+    // the black hole: takes each request and never answers (each post times out); counts them per endpoint
+    const posts = new Map<string, number>();
+    const open_ = new Map<string, number>();
+    let mostOpen = 0;
+    const hole = createServer((req) => {
+      const path = req.url!;
+      posts.set(path, (posts.get(path) ?? 0) + 1);
+      open_.set(path, (open_.get(path) ?? 0) + 1);
+      mostOpen = Math.max(mostOpen, open_.get(path)!);
+      req.socket.once("close", () => open_.set(path, open_.get(path)! - 1));
+    });
+    await new Promise<void>((resolve) => hole.listen(0, "127.0.0.1", resolve));
+    const holeUrl = (path: string) => `http://127.0.0.1:${(hole.address() as AddressInfo).port}${path}`;
+    const fast = await startReceiver();
+    const engine = createEngine();
+    for (const account of ["acct_noisy", "acct_quiet"]) await engine.openAccount({ external_account_id: account });
+    const notices: DeliveryNotice[] = [];
+    // probes after an hour: none within the test
+    const webhooks = createWebhooks({ engine, outbound: LOCAL, timeoutMs: 100, backoff: { baseMs: 3_600_000, maxMs: 3_600_000 }, onNotice: (n) => notices.push(n) });
+    const ENDPOINTS = 4;
+    const noisyEndpoints = [];
+    for (let i = 0; i < ENDPOINTS; i++) noisyEndpoints.push(await webhooks.createEndpoint({ external_account_id: "acct_noisy", url: holeUrl(`/e${i}`) }));
+    await webhooks.createEndpoint({ external_account_id: "acct_quiet", url: fast.url() });
+    open.push(fast.close, () => new Promise<void>((r) => (hole.closeAllConnections(), hole.close(() => r()))), () => webhooks.delivery.stop(), () => engine.close());
+    // a backlog: 40 payments' events to each of the noisy endpoints (160 deliveries), then the quiet account's
+    const before = (await engine.store.readAll()).length;
+    for (let i = 0; i < 40; i++) await charge(engine, "acct_noisy");
+    const quiet = [await charge(engine, "acct_quiet"), await charge(engine, "acct_quiet")];
+    await webhooks.delivery.start();
+    await until(() => notices.filter((n) => n.change === "opened").length === ENDPOINTS, 20_000, "every noisy endpoint's breaker open");
+    await until(() => quiet.every((id) => fast.acknowledged().some((r) => r.event.payment_id === id)), 10_000, "the quiet account's deliveries");
+    // a third quiet payment, delivered after the breakers opened: the noisy endpoints got nothing more meanwhile
+    const later = await charge(engine, "acct_quiet");
+    await until(() => fast.acknowledged().some((r) => r.event.payment_id === later), 10_000, "the quiet account's later delivery");
+    expect([...posts.values()]).toEqual(Array(ENDPOINTS).fill(BREAKER_THRESHOLD));
+    expect(mostOpen).toBe(1);
+    // a row per attempted delivery (each a different payment's first event, one attempt each), never one per pending delivery
+    for (const endpoint of noisyEndpoints) {
+      const rows = await webhooks.listDeliveries({ external_account_id: "acct_noisy", endpoint_id: endpoint.id });
+      expect(rows.map((r) => r.attempts)).toEqual(Array(BREAKER_THRESHOLD).fill(1));
+      expect(new Set(rows.map((r) => r.payment_id)).size).toBe(BREAKER_THRESHOLD);
+      expect(rows.every((r) => !r.delivered && r.error?.includes("no answer"))).toBe(true);
+    }
+    expect(notices.filter((n) => n.external_account_id === "acct_quiet")).toEqual([]);
+    // every quiet event arrived once; the endpoints stay enabled (retried for days, not marked failing)
+    expect(fast.received.length).toBe(fast.acknowledged().length);
+    expect((await webhooks.listEndpoints("acct_noisy")).map((e) => e.status)).toEqual(Array(ENDPOINTS).fill("enabled"));
+    expect((await engine.store.readAll()).slice(before).every((e) => e.type === "PaymentIntentCreated")).toBe(true);
   });
 
   it("a delivery waiting in backoff is retried at once on request; an acknowledged one is 409, over HTTP too", async () => {

@@ -47,9 +47,10 @@ export type Statements = ReturnType<typeof statements>;
 /**
  * A transaction on a pooled client. A checked-out client has no 'error' listener of the pool's:
  * ours records that the connection dropped (pg_terminate_backend, a restart), so the client is
- * discarded, not reused (every client also has a permanent one: createPool).
+ * discarded, not reused (every client also has a permanent one: createPool). `begin` may add
+ * settings of the transaction to its BEGIN ("BEGIN; SET LOCAL ..."), in the same round trip.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
   const client = await pool.connect().catch((e: unknown) => {
     throw translated(e);
   });
@@ -57,7 +58,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) =
   const onError = (e: unknown) => void (broken = e);
   client.on("error", onError);
   try {
-    await client.query("BEGIN");
+    await client.query(begin); // `begin` without parameters: may hold several statements, one round trip
     const result = await work(client);
     await client.query("COMMIT");
     return result;

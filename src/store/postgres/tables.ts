@@ -67,25 +67,26 @@ export function postgresTables(schema: string, { query }: Statements) {
       return changed;
     },
 
-    /** Upserts documents of a table read model (inside the caller's transaction), the documents as one JSON array. */
-    async put(c: pg.PoolClient, projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>) {
+    /**
+     * The upsert of documents of a table read model, the documents as one JSON array, as a part of a
+     * statement: its SQL with parameters numbered from `from` + 1, and their values.
+     */
+    upsert(projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, from: number): { sql: string; values: unknown[] } {
       const shape = known.get(projection);
       if (!shape?.table) throw new Error(`read model ${projection} is a table: prepare() it on this handle before writing`);
       const columns = Object.keys(shape.columns);
       const rows = docs.map((d) => shape.table!.row(d.doc));
       const set = ["doc", ...columns.filter((col) => !shape.fixed.includes(col))].map((col) => `${col} = excluded.${col}`);
-      const arrays = columns.map((col, i) => `$${i + 3}::${shape.columns[col] === "text" ? "text" : "bigint"}[]`);
+      const arrays = columns.map((col, i) => `$${from + i + 3}::${shape.columns[col] === "text" ? "text" : "bigint"}[]`);
       const sql = `INSERT INTO ${tableOf(projection)} (key, doc${columns.map((col) => `, ${col}`).join("")})
         SELECT x.cf_key, y.cf_doc${columns.map((col) => `, x.${col}`).join("")}
-        FROM unnest($1::text[]${arrays.map((a) => `, ${a}`).join("")}) WITH ORDINALITY AS x(cf_key${columns.map((col) => `, ${col}`).join("")}, cf_i)
-        JOIN json_array_elements($2::json) WITH ORDINALITY AS y(cf_doc, cf_j) ON x.cf_i = y.cf_j
+        FROM unnest($${from + 1}::text[]${arrays.map((a) => `, ${a}`).join("")}) WITH ORDINALITY AS x(cf_key${columns.map((col) => `, ${col}`).join("")}, cf_i)
+        JOIN json_array_elements($${from + 2}::json) WITH ORDINALITY AS y(cf_doc, cf_j) ON x.cf_i = y.cf_j
         ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`;
-      await c.query({
-        name: nameOf(sql),
-        text: sql,
-        values: [docs.map((d) => d.key), `[${docs.map((d) => JSON.stringify(d.doc)).join(",")}]`, ...columns.map((col) => rows.map((r) => r[col] ?? null))],
-      });
+      return { sql, values: [docs.map((d) => d.key), `[${docs.map((d) => JSON.stringify(d.doc)).join(",")}]`, ...columns.map((col) => rows.map((r) => r[col] ?? null))] };
     },
+    /** Names a statement (prepared once per connection) by its text. */
+    nameOf,
     async get<T>(projection: string, key: string) {
       const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key = $1`;
       return (await query<{ doc: T }>(sql, [key], nameOf(sql)))[0]?.doc;

@@ -15,7 +15,7 @@ import { testDatabase } from "../support/postgres.js";
 
 const database = await testDatabase();
 
-/** Statements sent by every pg client of this process while `work` runs, by kind (the function called, or the verb). */
+/** Statements sent by every pg client of this process while `work` runs, by kind (the function called, or the first three words). */
 async function sent(work: () => Promise<unknown>): Promise<string[]> {
   const kinds: string[] = [];
   const query = pg.Client.prototype.query;
@@ -23,7 +23,7 @@ async function sent(work: () => Promise<unknown>): Promise<string[]> {
     const text = typeof config === "string" ? config : (config as { text?: string }).text ?? "";
     const t = text.replace(/\s+/g, " ").trim();
     // the append signal's own connection says "listening" every 2 s (src/store/postgres/signal.ts): not a command's
-    if (!/pg_notify|^LISTEN/i.test(t)) kinds.push(/\bFROM (\w+)\(/i.exec(t)?.[1] ?? t.split(" ").slice(0, 3).join(" "));
+    if (!/pg_notify|^LISTEN/i.test(t)) kinds.push(/^SELECT \* FROM (\w+)\(/i.exec(t)?.[1] ?? t.split(" ").slice(0, 3).join(" "));
     return (query as (...a: unknown[]) => unknown).call(this, config, ...rest);
   } as typeof query;
   try {
@@ -72,5 +72,23 @@ describe("PostgreSQL round trips per command", () => {
       idempotency.run({ scope: "acct_bench", key: randomUUID(), fingerprint: "f" }, () => Promise.reject(new Error("refused"))).catch((e: Error) => e.message),
     );
     expect(failed).toEqual(["INSERT INTO idempotency", "WITH released AS"]);
+  });
+
+  it("a read-model batch: BEGIN with its settings, the committers' locks, the checkpoints checked, every write in one statement, COMMIT", async () => {
+    const shape = { version: 1, table: { columns: { account: "text" }, indexes: [["account", "key"]], row: (d: { account: string }) => ({ account: d.account }) } } as const;
+    await store.readModels.prepare("rt_table", shape);
+    const batch = (checkpoint: number, expectedCheckpoint: number) => [
+      { projection: "rt_table", docs: [{ key: `k${checkpoint}`, doc: { account: "a" } }, { key: "shared", doc: { account: `b${checkpoint}` } }], checkpoint, expectedCheckpoint },
+      { projection: "rt_docs", docs: [{ key: "d", doc: { n: checkpoint } }], checkpoint, expectedCheckpoint },
+    ];
+    await store.readModels.commitBatch(batch(1, 0));
+    const commit = await sent(() => store.readModels.commitBatch(batch(2, 1)));
+    expect(commit).toEqual(["BEGIN; SET LOCAL", "SELECT pg_advisory_xact_lock(hashtext(p)) FROM", "SELECT projection, position", "WITH cf_w0 AS", "COMMIT"]);
+    // every write landed, and a stale batch still writes nothing
+    expect(await store.readModels.query("rt_table", { where: { account: "a" }, order: ["key"], direction: "asc", limit: 10 })).toEqual([{ account: "a" }, { account: "a" }]);
+    expect(await store.readModels.get("rt_table", "shared")).toEqual({ account: "b2" });
+    expect(await store.readModels.get("rt_docs", "d")).toEqual({ n: 2 });
+    await expect(store.readModels.commitBatch(batch(3, 1))).rejects.toThrow(/checkpoint/i);
+    expect([await store.readModels.checkpoint("rt_table"), await store.readModels.checkpoint("rt_docs"), await store.readModels.get("rt_docs", "d")]).toEqual([2, 2, { n: 2 }]);
   });
 });

@@ -47,7 +47,8 @@ export type Statements = ReturnType<typeof statements>;
 /**
  * A transaction on a pooled client. A checked-out client has no 'error' listener of the pool's:
  * ours records that the connection dropped (pg_terminate_backend, a restart), so the client is
- * discarded, not reused (every client also has a permanent one: createPool).
+ * discarded, not reused (every client also has a permanent one: createPool). `begin` may add
+ * settings of the transaction to its BEGIN ("BEGIN; SET LOCAL ..."), in the same round trip.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
   const client = await pool.connect().catch((e: unknown) => {
@@ -57,8 +58,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) =
   const onError = (e: unknown) => void (broken = e);
   client.on("error", onError);
   try {
-    // `begin` may carry the transaction's SET LOCALs: one round trip (a simple query, no parameters)
-    await client.query(begin);
+    await client.query(begin); // `begin` without parameters: may hold several statements, one round trip
     const result = await work(client);
     await client.query("COMMIT");
     return result;

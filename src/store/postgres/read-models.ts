@@ -57,43 +57,59 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
     query: (projection, q) => tables.query(projection, q),
     async commitBatch(commits) {
       // Read models are rebuilt from the events: their commit need not wait for the WAL flush
-      // (docs/stores.md; the next append's synchronous commit flushes it). Set with the BEGIN.
-      await inTransaction(pool, async (c) => {
-        // One committer per projection at a time (also when its checkpoint row does not exist yet);
-        // locks taken in name order, so two batches over the same projections cannot deadlock: one
-        // statement for all of them (its output is evaluated after the ORDER BY, in that order).
-        const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));
-        if (checked.length > 0) {
-          await c.query({
-            text: "SELECT pg_advisory_xact_lock(hashtext($1 || p)) FROM unnest($2::text[]) WITH ORDINALITY AS x(p, i) ORDER BY i",
-            values: [`cardflow.read_models.${schema}.`, checked.map((x) => x.projection)],
-          });
-          const { rows } = await c.query<{ projection: string; position: string }>("SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])", [
-            checked.map((x) => x.projection),
-          ]);
-          const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
-          for (const { projection, expectedCheckpoint } of checked) checkCheckpoint(projection, expectedCheckpoint, stored.get(projection) ?? 0);
-        }
-        const inTables = await Promise.all(commits.map((x) => tables.isTable(x.projection)));
-        for (const [i, { projection, docs }] of commits.entries()) if (inTables[i] && docs.length > 0) await tables.put(c, projection, docs);
-        const docs = commits.flatMap(({ projection, docs }, i) => (inTables[i] ? [] : docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) }))));
-        if (docs.length > 0) {
-          // the documents as one JSON array (joined texts), not an array literal escaped by the client
-          await c.query(
-            `INSERT INTO read_models (projection, key, doc)
-             SELECT p, k, d FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(p, k, i) JOIN jsonb_array_elements($3::jsonb) WITH ORDINALITY AS y(d, j) ON i = j
-             ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc`,
-            [docs.map((d) => d.projection), docs.map((d) => d.key), `[${docs.map((d) => d.doc).join(",")}]`],
-          );
-        }
-        if (commits.length > 0) {
-          await c.query(
-            `INSERT INTO checkpoints (projection, position) SELECT * FROM unnest($1::text[], $2::bigint[])
-             ON CONFLICT (projection) DO UPDATE SET position = excluded.position`,
-            [commits.map((x) => x.projection), commits.map((x) => x.checkpoint)],
-          );
-        }
-      }, "BEGIN; SET LOCAL synchronous_commit = off");
+      // (docs/stores.md; the next append's synchronous commit flushes it), set in BEGIN's round trip.
+      // Then at most three more: the committers' locks, the checkpoints they check, and every write
+      // of the batch (each table's upsert, the documents', the checkpoints') as one statement.
+      const inTables = await Promise.all(commits.map((x) => tables.isTable(x.projection)));
+      await inTransaction(
+        pool,
+        async (c) => {
+          // One committer per projection at a time (also when its checkpoint row does not exist yet);
+          // locks taken in name order (unnest keeps the array's), so two batches over the same
+          // projections cannot deadlock.
+          const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));
+          if (checked.length > 0) {
+            await c.query({
+              name: "cardflow_rm_lock",
+              text: "SELECT pg_advisory_xact_lock(hashtext(p)) FROM unnest($1::text[]) AS p",
+              values: [checked.map((x) => `cardflow.read_models.${schema}.${x.projection}`)],
+            });
+            // read after the locks were granted (a statement of its own: its snapshot is taken after them)
+            const { rows } = await c.query<{ projection: string; position: string }>({
+              name: "cardflow_rm_checkpoints",
+              text: "SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])",
+              values: [checked.map((x) => x.projection)],
+            });
+            const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
+            for (const { projection, expectedCheckpoint } of checked) checkCheckpoint(projection, expectedCheckpoint, stored.get(projection) ?? 0);
+          }
+          if (commits.length === 0) return;
+          const parts: string[] = [];
+          const values: unknown[] = [];
+          for (const [i, { projection, docs }] of commits.entries()) {
+            if (!inTables[i] || docs.length === 0) continue;
+            const part = tables.upsert(projection, docs, values.length);
+            parts.push(part.sql);
+            values.push(...part.values);
+          }
+          const docs = commits.flatMap(({ projection, docs }, i) => (inTables[i] ? [] : docs.map((d) => ({ projection, key: d.key, doc: JSON.stringify(d.doc) }))));
+          if (docs.length > 0) {
+            // the documents as one JSON array (joined texts), not an array literal escaped by the client
+            const n = values.length;
+            parts.push(`INSERT INTO read_models (projection, key, doc)
+             SELECT p, k, d FROM unnest($${n + 1}::text[], $${n + 2}::text[]) WITH ORDINALITY AS x(p, k, i) JOIN jsonb_array_elements($${n + 3}::jsonb) WITH ORDINALITY AS y(d, j) ON i = j
+             ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc`);
+            values.push(docs.map((d) => d.projection), docs.map((d) => d.key), `[${docs.map((d) => d.doc).join(",")}]`);
+          }
+          const n = values.length;
+          values.push(commits.map((x) => x.projection), commits.map((x) => x.checkpoint));
+          // data-modifying WITH parts all run, each on its own table, in this one statement
+          const text = `${parts.length > 0 ? `WITH ${parts.map((sql, i) => `cf_w${i} AS (${sql})`).join(", ")} ` : ""}INSERT INTO checkpoints (projection, position) SELECT * FROM unnest($${n + 1}::text[], $${n + 2}::bigint[])
+             ON CONFLICT (projection) DO UPDATE SET position = excluded.position`;
+          await c.query({ name: tables.nameOf(text), text, values });
+        },
+        "BEGIN; SET LOCAL synchronous_commit = off",
+      );
     },
     async reset(projection) {
       const inTable = await tables.isTable(projection);

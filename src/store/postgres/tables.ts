@@ -5,7 +5,7 @@
 // keyset comparison on the order's columns (a btree index condition) and LIMIT.
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { checkQuery, checkShape, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 import type { Statements } from "./pool.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
@@ -39,6 +39,29 @@ export function postgresTables(schema: string, { query }: Statements) {
     for (const [i, index] of table.indexes.entries()) await c.query(`CREATE INDEX ${name}_${i + 1} ON ${name} (${index.join(", ")})`);
   }
 
+  /**
+   * A prefix of `key` (in the "C" collation: byte order) as row values led by the equality columns,
+   * with no equality of its own: `(account, key) >= ($1, $2) AND (account, key) < ($1, $3) ORDER BY
+   * account, key`, which only an index leading with those columns serves. Written `account = $1 AND
+   * key >= $2 ...`, the planner may take the key's own index (the primary key: the range, or the
+   * order once account is known) across every account, reading the other accounts' rows to drop
+   * them. The keyset, when given, is the lower bound.
+   */
+  async function keyPrefixQuery<T>(projection: string, q: TableQuery): Promise<T[]> {
+    const values: unknown[] = [];
+    const param = (v: unknown) => `$${values.push(v)}`;
+    const equal = Object.entries(q.where);
+    if (equal.some(([, v]) => v === null)) throw new Error(`read model ${projection}: a key prefix with IS NULL`);
+    const lead = equal.map(([col]) => col);
+    const leadValues = equal.map(([, v]) => param(v));
+    const bound = (columns: string[], op: string, vs: string[]) => `(${columns.join(", ")}) ${op} (${vs.join(", ")})`;
+    const end = prefixRangeEnd(q.prefix!.value);
+    const conditions = [q.after ? bound([...lead, ...q.order], ">", [...leadValues, ...q.after.map(param)]) : bound([...lead, "key"], ">=", [...leadValues, param(q.prefix!.value)])];
+    conditions.push(end === null ? lead.map((col, i) => `${col} = ${leadValues[i]}`).join(" AND ") : bound([...lead, "key"], "<", [...leadValues, param(end)]));
+    const sql = `SELECT doc FROM ${tableOf(projection)} WHERE ${conditions.join(" AND ")} ORDER BY ${[...lead, ...q.order].join(", ")} LIMIT ${param(q.limit)}`;
+    return (await query<{ doc: T }>(sql, values, nameOf(sql))).map((r) => r.doc);
+  }
+
   return {
     isTable: async (projection: string) => (await shapeOf(projection)) !== undefined,
     tableName: tableOf,
@@ -67,25 +90,26 @@ export function postgresTables(schema: string, { query }: Statements) {
       return changed;
     },
 
-    /** Upserts documents of a table read model (inside the caller's transaction), the documents as one JSON array. */
-    async put(c: pg.PoolClient, projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>) {
+    /**
+     * The upsert of documents of a table read model, the documents as one JSON array, as a part of a
+     * statement: its SQL with parameters numbered from `from` + 1, and their values.
+     */
+    upsert(projection: string, docs: ReadonlyArray<{ key: string; doc: unknown }>, from: number): { sql: string; values: unknown[] } {
       const shape = known.get(projection);
       if (!shape?.table) throw new Error(`read model ${projection} is a table: prepare() it on this handle before writing`);
       const columns = Object.keys(shape.columns);
       const rows = docs.map((d) => shape.table!.row(d.doc));
       const set = ["doc", ...columns.filter((col) => !shape.fixed.includes(col))].map((col) => `${col} = excluded.${col}`);
-      const arrays = columns.map((col, i) => `$${i + 3}::${shape.columns[col] === "text" ? "text" : "bigint"}[]`);
+      const arrays = columns.map((col, i) => `$${from + i + 3}::${shape.columns[col] === "text" ? "text" : "bigint"}[]`);
       const sql = `INSERT INTO ${tableOf(projection)} (key, doc${columns.map((col) => `, ${col}`).join("")})
         SELECT x.cf_key, y.cf_doc${columns.map((col) => `, x.${col}`).join("")}
-        FROM unnest($1::text[]${arrays.map((a) => `, ${a}`).join("")}) WITH ORDINALITY AS x(cf_key${columns.map((col) => `, ${col}`).join("")}, cf_i)
-        JOIN json_array_elements($2::json) WITH ORDINALITY AS y(cf_doc, cf_j) ON x.cf_i = y.cf_j
+        FROM unnest($${from + 1}::text[]${arrays.map((a) => `, ${a}`).join("")}) WITH ORDINALITY AS x(cf_key${columns.map((col) => `, ${col}`).join("")}, cf_i)
+        JOIN json_array_elements($${from + 2}::json) WITH ORDINALITY AS y(cf_doc, cf_j) ON x.cf_i = y.cf_j
         ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`;
-      await c.query({
-        name: nameOf(sql),
-        text: sql,
-        values: [docs.map((d) => d.key), `[${docs.map((d) => JSON.stringify(d.doc)).join(",")}]`, ...columns.map((col) => rows.map((r) => r[col] ?? null))],
-      });
+      return { sql, values: [docs.map((d) => d.key), `[${docs.map((d) => JSON.stringify(d.doc)).join(",")}]`, ...columns.map((col) => rows.map((r) => r[col] ?? null))] };
     },
+    /** Names a statement (prepared once per connection) by its text. */
+    nameOf,
     async get<T>(projection: string, key: string) {
       const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key = $1`;
       return (await query<{ doc: T }>(sql, [key], nameOf(sql)))[0]?.doc;
@@ -109,7 +133,12 @@ export function postgresTables(schema: string, { query }: Statements) {
       checkQuery(projection, Object.keys(shape.columns), q);
       const values: unknown[] = [];
       const param = (v: unknown) => `$${values.push(v)}`;
+      if (q.prefix?.column === "key" && Object.keys(q.where).length) return keyPrefixQuery<T>(projection, q);
       const conditions = Object.entries(q.where).map(([col, v]) => (v === null ? `${col} IS NULL` : `${col} = ${param(v)}`));
+      // a prefix: its range's lower bound (unless the keyset, past it, is the lower bound) and end, in the columns' "C" collation
+      const end = q.prefix && prefixRangeEnd(q.prefix.value);
+      if (q.prefix && !q.after) conditions.push(`${q.prefix.column} >= ${param(q.prefix.value)}`);
+      if (q.prefix && end !== null) conditions.push(`${q.prefix.column} < ${param(end)}`);
       if (q.after) conditions.push(`(${q.order.join(", ")}) ${q.direction === "desc" ? "<" : ">"} (${q.after.map((v) => param(v)).join(", ")})`);
       const direction = q.direction === "desc" ? " DESC" : "";
       const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${q.order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;

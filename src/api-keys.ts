@@ -16,7 +16,7 @@ import { isoTimestamp } from "./clock.js";
 import type { Engine } from "./engine.js";
 import { InvalidRequest, NotFound } from "./errors.js";
 import { hashOf } from "./events/chain.js";
-import type { ReadModelShape } from "./store/port.js";
+import { prepareOnce, type ReadModelShape } from "./store/port.js";
 import { newEvents } from "./events/new-events.js";
 
 export interface ApiKeyOwner {
@@ -57,6 +57,7 @@ export const sha256 = (text: string) => hash("sha256", text, "hex");
 const LAST_USED = "api_key_last_used";
 /** Last use, a row per key in a table of its own (operational state, not events; looked up by key). */
 const LAST_USED_SHAPE: ReadModelShape = { version: 2, table: { columns: {}, indexes: [], row: () => ({}) } };
+const prepareLastUsed = prepareOnce(LAST_USED, LAST_USED_SHAPE);
 const PREFIX_LENGTH = 8;
 
 interface KeyState extends ApiKeyOwner {
@@ -72,13 +73,8 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
   const current = () => (readModelsCurrent === "bounded" ? projections.caughtUp() : projections.catchUp());
   const states = new Map<string, { state: Promise<KeyState | undefined>; at: number }>();
   const lastRecorded = new Map<string, number>();
-  /** The table, made once on this handle before its first write or read. */
-  let lastUsedTable: Promise<unknown> | undefined;
-  const lastUsedReady = () =>
-    (lastUsedTable ??= readModels.prepare(LAST_USED, LAST_USED_SHAPE).catch((error: unknown) => {
-      lastUsedTable = undefined; // tried again next time
-      throw error;
-    }));
+  /** The table, made once on this store handle before its first write or read. */
+  const lastUsedReady = () => prepareLastUsed(readModels);
 
   /** What a key's stream says now. */
   async function stateOf(keySha256: string): Promise<KeyState | undefined> {

@@ -34,7 +34,7 @@ const result = await runChaos({
 });
 const failing = result.anomalies.find((a) => a.payment_id !== null)?.payment_id ?? null;
 if (opts.json) {
-  process.stdout.write(`${JSON.stringify({ ...result.summary, history_file: result.historyFile, anomaly_list: result.anomalies, unclean: result.unclean.map((u) => ({ server: u.server, code: u.code, crashed: u.crashed })) }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ ...result.summary, history_file: result.historyFile, anomaly_list: result.anomalies, unclean: result.unclean.map((u) => ({ server: u.server, code: u.code, crashed: u.crashed, output: u.output.slice(-2_000) })) }, null, 2)}\n`);
 } else {
   process.stdout.write(`${table(result.summary)}\nhistory: ${result.historyFile}\n`);
   for (const u of result.unclean) process.stdout.write(`server ${u.server} ${u.crashed ? "crashed" : "did not stop cleanly on SIGTERM"} (exit ${u.code}):\n${u.output.slice(-4_000)}\n`);

@@ -20,6 +20,8 @@ import { SERVER_NODE_ARGS } from "../../test/support/server-args.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "src/main.ts");
+/** How long a server may take to listen after it is spawned. */
+const START_MS = 180_000;
 const CLI = join(ROOT, "bin/cardflow.js");
 
 export type StoreKind = "sqlite" | "postgres";
@@ -108,8 +110,9 @@ export async function startCluster({ store, databaseUrl, env = {} }: ClusterOpti
     });
     const url = `http://127.0.0.1:${port}`;
     slot.last = url;
-    for (const deadline = Date.now() + 60_000; ; ) {
-      const failed = exited ? "exited before it listened" : Date.now() > deadline ? "did not listen within 60 s" : null;
+    // generous: on a loaded 2-core CI machine starting a server (compiling it) has taken over 60 s
+    for (const deadline = Date.now() + START_MS; ; ) {
+      const failed = exited ? "exited before it listened" : Date.now() > deadline ? `did not listen within ${START_MS / 1000} s` : null;
       if (failed) {
         child.kill("SIGKILL");
         crashes.push({ server, at: Date.now(), code: child.exitCode, signal: null, output: `${failed}\n${slot.output}` });

@@ -6,7 +6,7 @@
 // retries never grow the streams an auditor replays nor slow another tenant's reads.
 // (Attempts were events on `webhook_deliveries-<endpoint>` streams before: those stay as they
 // were, readable by the audit and the golden replays; nothing new is appended to them.)
-import type { ReadModelShape, ReadModelStore } from "../store/port.js";
+import { prepareOnce, type ReadModelShape, type ReadModelStore } from "../store/port.js";
 
 export const DELIVERIES = "webhook_deliveries";
 /** Retries asked for through the API, per endpoint: the worker holding the endpoint picks them up. */
@@ -66,14 +66,8 @@ export const DELIVERIES_SHAPE: ReadModelShape = {
 /** The document a row is written as. */
 export const rowDocs = (row: DeliveryRecord) => [{ key: deliveryKey(row.endpoint_id, row.id), doc: row }];
 
-/** The table made on each store handle once, before its first read or write. */
-const prepared = new WeakMap<ReadModelStore, Promise<unknown>>();
-export function prepareDeliveries(readModels: ReadModelStore): Promise<unknown> {
-  let ready = prepared.get(readModels);
-  // a failed prepare (the store away for a moment) is not kept: the next call tries again
-  if (!ready) prepared.set(readModels, (ready = readModels.prepare(DELIVERIES, DELIVERIES_SHAPE).catch((error: unknown) => (prepared.delete(readModels), Promise.reject(error)))));
-  return ready;
-}
+/** The table made on each store handle once, before its first read or write (a failure is tried again). */
+export const prepareDeliveries = prepareOnce(DELIVERIES, DELIVERIES_SHAPE);
 
 export function deliveryRecords(readModels: ReadModelStore) {
   const ready = () => prepareDeliveries(readModels);

@@ -112,21 +112,21 @@ describe("valid histories: nothing reported", () => {
     expect(kinds(nowhere)).toContain("a:lost_write");
   });
 
-  it("a collect retried once its first try's call was abandoned is decided anew: refused in the status the machine is in then (checked as any refusal)", () => {
-    const collectRefused = (current_status: string) => {
+  it("an authorize retried once its first try's call was abandoned is decided anew: refused in the status the machine is in then (checked as any refusal)", () => {
+    const retryRefused = (current_status: string) => {
       const s = scenario();
-      s.event("p1", "PaymentIntentCreated", { ...intent("p1"), payment_method_id: null, stored_card: null }, "k1", 1);
+      s.event("p1", "PaymentIntentCreated", intent("p1"), "k1", 1);
       s.op("create", "k1", null, [{ at: [0, 10], record: { payment_id: "p1", status: "requires_payment_method", request_id: 1 } }]);
       s.fault("processor_timeout", 90, 500);
-      s.at(100).event("p1", "PaymentMethodCollected", { card: CARD, terminal_id: null }, "k6", 6).event("p1", "AuthorizationAttempted", { attempt_id: "a6", amount: "20.00" }, "k6", 6);
+      s.at(100).event("p1", "AuthorizationAttempted", { attempt_id: "a6", amount: "20.00" }, "k6", 6);
       s.at(9000).event("p1", "AttemptAbandoned", { attempt_id: "a6", reason: "never_received" }, null, 7);
       s.at(9500).event("p1", "PaymentCanceled", { cancellation_reason: null }, "k7", 8);
       s.op("cancel", "k7", "p1", [{ at: [9500, 9510], record: { payment_id: "p1", status: "canceled" } }]);
-      s.op("collect", "k6", "p1", [{ at: [100, 300], status: 503, code: "processor_unavailable", outcome: "unknown" }, { at: [10_000, 10_010], status: 409, code: "payment_intent_unexpected_state", current_status }], { body: { client_secret: "p1_secret_x" } });
+      s.op("authorize", "k6", "p1", [{ at: [100, 300], status: 503, code: "processor_unavailable", outcome: "unknown" }, { at: [10_000, 10_010], status: 409, code: "payment_intent_unexpected_state", current_status }], { body: { external_account_id: "acct", payment_id: "p1" } });
       return kinds(s);
     };
-    expect(collectRefused("canceled")).toEqual([]);
-    expect(collectRefused("requires_capture")).toEqual(["c:answer_not_linearizable"]);
+    expect(retryRefused("canceled")).toEqual([]);
+    expect(retryRefused("requires_capture")).toEqual(["c:answer_not_linearizable"]);
   });
 });
 

@@ -158,9 +158,12 @@ export function windowOf(model: Model, payment_id: string, self: Op, invokedAt: 
   return { lower, upper };
 }
 
-/** The last processor call made under the op's key was abandoned (the processor did nothing): a retry is decided anew. */
+/**
+ * A retry of this op is decided anew (src/engine/outcomes.ts earlierTry): its key's last processor
+ * call was abandoned (the processor did nothing) and the key has no other effect that stands.
+ */
 export function decidedAnew(model: Model, op: Op): boolean {
-  const attempts = effectsOf(model, op).filter((e) => e.type.endsWith("Attempted"));
-  const last = attempts[attempts.length - 1];
-  return last !== undefined && abandonedAttempts(model.payments.get(op.payment_id!)?.events ?? []).has(attemptIdOf(last)!);
+  const abandoned = abandonedAttempts(model.payments.get(op.payment_id ?? "")?.events ?? []);
+  const own = effectsOf(model, op);
+  return own.length > 0 && own.every((e) => e.type.endsWith("Attempted") && abandoned.has(attemptIdOf(e)!));
 }

@@ -6,8 +6,9 @@
 // the Idempotent-Replayed header where the machine had something to do; a retry the machine
 // answers "nothing to do" (a card the first try saved) is answered as it stands, without the header.
 // The one exception to "never refuse": the earlier try's processor call was abandoned (the
-// processor did nothing), so the command is decided anew (src/engine/handlers/pipeline.ts
-// answeredBefore) and may be refused by the machine as it is now; (c) checks that refusal.
+// processor did nothing) and nothing else of it stands, so the command is decided anew
+// (src/engine/outcomes.ts earlierTry) and may be refused by the machine as it is now; (c) checks
+// that refusal.
 import { anomaly, type Anomaly } from "./anomaly.js";
 import { standingEffects } from "./effects.js";
 import { decidedAnew, TRANSIENT, type Model } from "./model.js";

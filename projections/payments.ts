@@ -15,12 +15,15 @@ export interface PaymentDoc {
 
 /**
  * A table, a row per payment: the account's payments newest first (created time, then id), through
- * an index per filter the lists offer (status, capture method, terminal, customer, reference).
- * Version 2: a table (version 1 kept documents).
+ * an index per filter the lists offer (status, capture method, terminal, customer); and the search
+ * (`q`, ./payment-list.ts) by the start of a payment id or of a reference, through (account, key)
+ * and (account, reference, key): a prefix is a range of those, read in id or reference order.
+ * Version 2: a table (version 1 kept documents). Version 3: the search's two indexes (in place of
+ * (account, reference, created, key)).
  */
 export const paymentsProjection = defineProjection<PaymentDoc>({
   name: "payment_states",
-  version: 2,
+  version: 3,
   table: {
     columns: { account: "text", created: "text", status: "text", capture_method: "text", terminal_id: "text", customer_id: "text", reference: "text" },
     fixed: ["account", "created", "capture_method", "reference"],
@@ -30,7 +33,8 @@ export const paymentsProjection = defineProjection<PaymentDoc>({
       ["account", "capture_method", "created", "key"],
       ["account", "terminal_id", "created", "key"],
       ["account", "customer_id", "created", "key"],
-      ["account", "reference", "created", "key"],
+      ["account", "key"],
+      ["account", "reference", "key"],
     ],
     row({ state }) {
       const intent = state.context.intent!;

@@ -243,8 +243,10 @@ describe("invalid histories: each anomaly reported", () => {
     const s = paidAndRefunded();
     s.op("capture", "k11", "p1", [{ at: [100, 110], status: 500, code: "internal" }]);
     s.op("refund", "k12", "p1", [{ at: [120, 130], status: 503, code: "store_unavailable" }]);
+    s.op("present_card", "k14", null, [{ at: [125, 128], status: 503, code: "read_model_behind" }]); // a refusal: not counted
     s.op("save_card", "k13", "p1", [{ at: [140, 150], ids: ["pm_1"] }], { body: { external_customer_id: "cus_1" } });
     s.op("list_cards", null, null, [{ at: [160, 170], ids: [] }], { path: "/v1/customer/card?external_account_id=acct&external_customer_id=cus_1" });
     expect(kinds(s)).toEqual(expect.arrayContaining(["f:server_error", "f:unavailable_outside_outage", "f:stale_read"]));
+    expect(kinds(s).filter((k) => k === "f:unavailable_outside_outage")).toHaveLength(1);
   });
 });

@@ -152,6 +152,18 @@ describe("the typed client", () => {
     expect((await client.listPayments({ external_account_id: "acct_hist", status: "requires_capture" })).data.map((p) => p.payment_id)).toEqual([ids[0]]);
     expect((await client.listPayments({ external_account_id: "acct_hist", q: "ord-2.00" })).data.map((p) => p.payment_id)).toEqual([ids[1]]);
     expect((await client.listPayments({ external_account_id: "acct_hist", q: ids[2]! })).data.map((p) => p.amount)).toEqual(["3.00"]);
+    // a search by the start of a reference: in the references' order, paged by its own cursor (a list's is refused)
+    const started = await client.listPayments({ external_account_id: "acct_hist", q: "ord-", limit: 2 });
+    expect([started.data.map((p) => p.external_transaction_id), started.has_more]).toEqual([["ord-1.00", "ord-2.00"], true]);
+    const rest = await client.listPayments({ external_account_id: "acct_hist", q: "ord-", limit: 2, cursor: started.next_cursor! });
+    expect([rest.data.map((p) => p.external_transaction_id), rest.has_more]).toEqual([["ord-3.00"], false]);
+    expect((await client.listPayments({ external_account_id: "acct_hist", q: "ord-", starting_after: ids[1]! })).data.map((p) => p.payment_id)).toEqual([ids[2]]);
+    await expect(client.listPayments({ external_account_id: "acct_hist", cursor: started.next_cursor! })).rejects.toMatchObject({ status: 400, param: "cursor" });
+    await expect(client.listPayments({ external_account_id: "acct_hist", q: "ord-", starting_after: ids[0]!.slice(0, -1) + "?" })).rejects.toMatchObject({ status: 404 });
+    // the start of an id; a short q is matched whole ("or" is no reference's start here)
+    expect((await client.listPayments({ external_account_id: "acct_hist", q: ids[1]!.slice(0, -2) })).data.map((p) => p.payment_id)).toContain(ids[1]);
+    expect((await client.listPayments({ external_account_id: "acct_hist", q: "or" })).data).toEqual([]);
+    expect((await client.listPayments({ external_account_id: "acct_hist", q: "ORD-" })).data).toEqual([]); // case-sensitive
     const elsewhere = await merchantClient("acct_hist_other");
     expect((await elsewhere.listPayments({ external_account_id: "acct_hist_other" })).data).toEqual([]);
 

@@ -185,8 +185,17 @@ describe("the web console in Chromium", () => {
     await search("order-1001");
     expect(await hash()).toBe("#/payments?q=order-1001");
     expect(await rows()).toEqual([expect.stringMatching(/Uncaptured.*\t25\.00 USD\t0\.00 USD\t0\.00 USD\t0\.00 USD/s)]);
+    // the start of a reference, of an id: found by its start
+    await search("order-10");
+    expect(await rows()).toEqual([expect.stringContaining(terminalPayment)]);
+    await search(storedCharge.slice(0, -1));
+    expect(await rows()).toContainEqual(expect.stringContaining(storedCharge));
     await search(storedCharge);
     expect(await rows()).toEqual([expect.stringContaining("Canceled")]);
+    await page.goBack();
+    await poll(listState).toMatch(/^\d+ payments?, matching “pi_/);
+    await page.goBack();
+    await poll(listState).toBe("1 payment, matching “order-10”");
     // Back: the search before, in the list and in the form
     await page.goBack();
     await poll(listState).toBe("1 payment, matching “order-1001”");

@@ -1,4 +1,5 @@
-// The account's payments, newest first (GET /v2/payments): search and filters held in the URL
+// The account's payments, newest first (GET /v2/payments): search (by the start of an id or a
+// reference: the API's q, in the order of the text matched) and filters held in the URL
 // (shareable; Back returns to the filters before), the API's own query parameters (nothing is
 // filtered in the browser), pages of 20, amounts authorized / captured / refunded / net, and
 // live: an event about a payment refreshes the list.
@@ -60,7 +61,7 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   const caption = list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}`;
   return html`<h1>Payments</h1>
     <form class="filters" role="search" onSubmit=${apply}>
-      <label>Search<input name="q" type="search" ...${bind("q")} placeholder="pi_… or your reference" /></label>
+      <label>Search<input name="q" type="search" ...${bind("q")} placeholder="start of a pi_… id or of your reference" title="Payments whose id or reference starts with this (3 characters or more; a shorter one must be the whole id or reference)" /></label>
       <label>Status<select name="status" ...${bind("status")} onChange=${bind("status").onInput}>
         <option value="">Any status</option>
         ${STATUSES.map((s: PaymentStatus) => html`<option value=${s}>${STATUS_WORDS[s]} (${s})</option>`)}

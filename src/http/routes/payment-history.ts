@@ -27,7 +27,7 @@ export const ListPaymentsInput = z
     capture_method: z.enum(["automatic", "manual"]).optional(),
     terminal_id: Id.optional(),
     external_customer_id: Id.optional(),
-    /** A payment id or an external transaction (payment) id, matched exactly. */
+    /** The start of a payment id or of an external transaction (payment) id (from 3 characters on; a shorter q is matched whole). */
     q: Id.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     /** Paging: the last payment id of the page before. */
@@ -106,7 +106,7 @@ export function paymentHistoryRoutes(engine: Engine) {
       versions: ["v2"],
       summary: "List the account's payments, newest first",
       description:
-        "Filter by one of `status`, `capture_method`, `terminal_id` or `external_customer_id`; `q` finds a payment by its `payment_id` or `external_transaction_id` (the filters then apply to what it finds). Paging: `limit` (1–100, default 20) and either `cursor` (the `next_cursor` of the page before) or `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Pages stay right while payments arrive. The list reflects every write acknowledged before the request; when the read models are behind by more than a few seconds, 503 `read_model_behind` with Retry-After.",
+        "Filter by one of `status`, `capture_method`, `terminal_id` or `external_customer_id`; `q` searches: the payments whose `payment_id` or `external_transaction_id` starts with q (case-sensitive; a q shorter than 3 characters must match the whole id or reference), ordered by the text it matched, then `payment_id` (an exact match comes first); the filters then apply to what it finds, and a page with a filter may hold fewer than `limit` (follow `next_cursor` while `has_more`). Paging: `limit` (1–100, default 20) and either `cursor` (the `next_cursor` of the page before) or `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Pages stay right while payments arrive. The list reflects every write acknowledged before the request; when the read models are behind by more than a few seconds, 503 `read_model_behind` with Retry-After.",
       extension: true,
       auth: "api_key",
       input: ListPaymentsInput,
@@ -116,7 +116,7 @@ export function paymentHistoryRoutes(engine: Engine) {
         let after: ListPosition | undefined;
         if (cursor !== undefined) after = decodeCursor(cursor);
         else if (starting_after !== undefined) {
-          after = await positionOfPayment(engine.readModels, filters.external_account_id, starting_after);
+          after = await positionOfPayment(engine.readModels, filters.external_account_id, starting_after, filters.q);
           if (!after) throw new NotFound("payment", starting_after, "starting_after");
         }
         const page = await listPayments(engine.readModels, filters, { limit, after });

@@ -1,16 +1,18 @@
 // In-memory read-model store, the reference implementation of ReadModelStore: documents by key in
 // maps; a table read model is a map of rows (document and columns) queried with the same
-// semantics as the SQL tables (equality, keyset, order, limit), by a scan: fine for tests and
+// semantics as the SQL tables (equality, prefix, keyset, order, limit), by a scan: fine for tests and
 // embedding, not for a million rows.
 import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
-import { checkQuery, checkShape, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, compareText, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
 
 interface Row {
   doc: unknown;
   columns: Readonly<Record<string, ColumnValue>>;
 }
 
-const compare = (a: ColumnValue, b: ColumnValue) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+/** SQL's order: null first, text byte by byte (UTF-8, as SQLite and PostgreSQL's "C" compare it), numbers by value. */
+const compare = (a: ColumnValue, b: ColumnValue) =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : typeof a === "string" && typeof b === "string" ? compareText(a, b) : a < b ? -1 : 1;
 
 export function createMemoryReadModels(): ReadModelStore {
   const docs = new Map<string, Map<string, Row>>();
@@ -102,8 +104,13 @@ export function createMemoryReadModels(): ReadModelStore {
         }
         return false;
       };
+      const within = (r: Row) => {
+        if (!q.prefix) return true;
+        const v = r.columns[q.prefix.column] ?? null;
+        return typeof v === "string" && v.startsWith(q.prefix.value);
+      };
       return [...table(projection).values()]
-        .filter((r) => Object.entries(q.where).every(([c, v]) => (r.columns[c] ?? null) === v) && past(r))
+        .filter((r) => Object.entries(q.where).every(([c, v]) => (r.columns[c] ?? null) === v) && past(r) && within(r))
         .sort(order)
         .slice(0, q.limit)
         .map((r) => structuredClone(r.doc) as T);

@@ -37,6 +37,12 @@ export interface TableQuery {
   direction: "asc" | "desc";
   /** Keyset: only rows strictly past these values of `order`, in the order's direction. */
   after?: readonly (string | number)[];
+  /**
+   * Only rows whose text `column` (the first of `order`, ascending) starts with `value`: the
+   * index's range `column >= value AND column < prefixEnd(value)`, compared byte by byte (UTF-8),
+   * read in order and stopped at the prefix's end. With `after`, after[0] >= value (the keyset is then the lower bound).
+   */
+  prefix?: { column: string; value: string };
   limit: number;
 }
 
@@ -61,4 +67,26 @@ export function checkQuery(projection: string, columns: readonly string[], q: Ta
   const known = (c: string) => c === "key" || columns.includes(c);
   for (const c of [...Object.keys(q.where), ...q.order]) if (!known(c)) throw new Error(`read model ${projection}: no column ${c}`);
   if (q.after && q.after.length !== q.order.length) throw new Error(`read model ${projection}: a keyset needs a value per order column`);
+  if (q.prefix) {
+    if (q.prefix.column !== q.order[0] || q.direction !== "asc") throw new Error(`read model ${projection}: a prefix is of the order's first column, ascending`);
+    if (q.prefix.value === "" || (q.after && compareText(String(q.after[0]), q.prefix.value) < 0)) throw new Error(`read model ${projection}: a prefix is not empty and a keyset within it starts at it or past it`);
+  }
 }
+
+/**
+ * The first string after every string that starts with `prefix`, in code point order (UTF-8 bytes
+ * order the same): its last code point moved up by one (past the surrogates, which UTF-8 cannot
+ * hold; a last U+10FFFF is dropped and the one before moved up). null: no end (every string
+ * after the prefix starts with it). `col >= prefix AND col < end` is then the prefix's range of an index.
+ */
+export function prefixRangeEnd(prefix: string): string | null {
+  const points = [...prefix];
+  while (points.length) {
+    const last = points.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) return points.join("") + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+  }
+  return null;
+}
+
+/** Byte order of the UTF-8 text (SQLite's BINARY, PostgreSQL's "C"), which JavaScript's `<` on UTF-16 breaks past U+FFFF. */
+export const compareText = (a: string, b: string) => (a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b)));

@@ -5,7 +5,7 @@
 // keyset comparison on the order's columns (a btree index condition) and LIMIT.
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { checkQuery, checkShape, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 import type { Statements } from "./pool.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
@@ -37,6 +37,29 @@ export function postgresTables(schema: string, { query }: Statements) {
     const columns = Object.entries(table.columns).map(([col, type]) => `, ${col} ${type === "text" ? 'text COLLATE "C"' : "bigint"}`);
     await c.query(`CREATE TABLE ${name} (key text COLLATE "C" PRIMARY KEY, doc json NOT NULL${columns.join("")})`);
     for (const [i, index] of table.indexes.entries()) await c.query(`CREATE INDEX ${name}_${i + 1} ON ${name} (${index.join(", ")})`);
+  }
+
+  /**
+   * A prefix of `key` (in the "C" collation: byte order) as row values led by the equality columns,
+   * with no equality of its own: `(account, key) >= ($1, $2) AND (account, key) < ($1, $3) ORDER BY
+   * account, key`, which only an index leading with those columns serves. Written `account = $1 AND
+   * key >= $2 ...`, the planner may take the key's own index (the primary key: the range, or the
+   * order once account is known) across every account, reading the other accounts' rows to drop
+   * them. The keyset, when given, is the lower bound.
+   */
+  async function keyPrefixQuery<T>(projection: string, q: TableQuery): Promise<T[]> {
+    const values: unknown[] = [];
+    const param = (v: unknown) => `$${values.push(v)}`;
+    const equal = Object.entries(q.where);
+    if (equal.some(([, v]) => v === null)) throw new Error(`read model ${projection}: a key prefix with IS NULL`);
+    const lead = equal.map(([col]) => col);
+    const leadValues = equal.map(([, v]) => param(v));
+    const bound = (columns: string[], op: string, vs: string[]) => `(${columns.join(", ")}) ${op} (${vs.join(", ")})`;
+    const end = prefixRangeEnd(q.prefix!.value);
+    const conditions = [q.after ? bound([...lead, ...q.order], ">", [...leadValues, ...q.after.map(param)]) : bound([...lead, "key"], ">=", [...leadValues, param(q.prefix!.value)])];
+    conditions.push(end === null ? lead.map((col, i) => `${col} = ${leadValues[i]}`).join(" AND ") : bound([...lead, "key"], "<", [...leadValues, param(end)]));
+    const sql = `SELECT doc FROM ${tableOf(projection)} WHERE ${conditions.join(" AND ")} ORDER BY ${[...lead, ...q.order].join(", ")} LIMIT ${param(q.limit)}`;
+    return (await query<{ doc: T }>(sql, values, nameOf(sql))).map((r) => r.doc);
   }
 
   return {
@@ -110,7 +133,12 @@ export function postgresTables(schema: string, { query }: Statements) {
       checkQuery(projection, Object.keys(shape.columns), q);
       const values: unknown[] = [];
       const param = (v: unknown) => `$${values.push(v)}`;
+      if (q.prefix?.column === "key" && Object.keys(q.where).length) return keyPrefixQuery<T>(projection, q);
       const conditions = Object.entries(q.where).map(([col, v]) => (v === null ? `${col} IS NULL` : `${col} = ${param(v)}`));
+      // a prefix: its range's lower bound (unless the keyset, past it, is the lower bound) and end, in the columns' "C" collation
+      const end = q.prefix && prefixRangeEnd(q.prefix.value);
+      if (q.prefix && !q.after) conditions.push(`${q.prefix.column} >= ${param(q.prefix.value)}`);
+      if (q.prefix && end !== null) conditions.push(`${q.prefix.column} < ${param(end)}`);
       if (q.after) conditions.push(`(${q.order.join(", ")}) ${q.direction === "desc" ? "<" : ">"} (${q.after.map((v) => param(v)).join(", ")})`);
       const direction = q.direction === "desc" ? " DESC" : "";
       const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${q.order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;

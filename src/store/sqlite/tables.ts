@@ -3,7 +3,7 @@
 // shape in read_model_versions. A query is one statement through an index: equality columns, then
 // a row-value keyset comparison on the order's columns (SQLite seeks the index to it) and LIMIT.
 import type Database from "better-sqlite3";
-import { checkQuery, checkShape, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
 const tableOf = (projection: string) => `rm_${projection}`;
@@ -90,11 +90,21 @@ export function sqliteTables(rm: Database.Database) {
       if (!shape) throw new Error(`read model ${projection} is not a table`);
       checkQuery(projection, shape.columns, query);
       const where = Object.entries(query.where);
-      const conditions = where.map(([c, v]) => (v === null ? `${c} IS NULL` : `${c} = ?`));
-      if (query.after) conditions.push(`(${query.order.join(", ")}) ${query.direction === "desc" ? "<" : ">"} (${query.order.map(() => "?").join(", ")})`);
+      const conditions: string[] = [];
+      const values: unknown[] = [];
+      const add = (condition: string, ...vs: unknown[]) => {
+        conditions.push(condition);
+        values.push(...vs);
+      };
+      for (const [c, v] of where) add(v === null ? `${c} IS NULL` : `${c} = ?`, ...(v === null ? [] : [v]));
+      // a prefix: its range's lower bound (unless the keyset, past it, is the lower bound) and end
+      const end = query.prefix && prefixRangeEnd(query.prefix.value);
+      if (query.prefix && !query.after) add(`${query.prefix.column} >= ?`, query.prefix.value);
+      if (query.prefix && end !== null) add(`${query.prefix.column} < ?`, end);
+      if (query.after) add(`(${query.order.join(", ")}) ${query.direction === "desc" ? "<" : ">"} (${query.order.map(() => "?").join(", ")})`, ...query.after);
       const direction = query.direction === "desc" ? " DESC" : "";
       const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${query.order.map((c) => c + direction).join(", ")} LIMIT ?`;
-      const values = [...where.map(([, v]) => v).filter((v) => v !== null), ...(query.after ?? []), query.limit];
+      values.push(query.limit);
       return statement(sql).pluck().all(...values) as string[];
     },
   };

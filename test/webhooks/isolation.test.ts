@@ -127,6 +127,39 @@ describe("webhook tenant isolation", () => {
     expect((await engine.store.readAll()).slice(before).every((e) => e.type === "PaymentIntentCreated")).toBe(true);
   });
 
+  it("endpoints waiting for their account's slots sleep until one is freed: the store is not read in a loop meanwhile", async () => {
+    const slow = await startReceiver();
+    const fast = await startReceiver();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let arrived = 0;
+    slow.answerWith(async () => (arrived++, await held, 200));
+    const engine = createEngine();
+    for (const account of ["acct_noisy", "acct_quiet"]) await engine.openAccount({ external_account_id: account });
+    // the feed and the workers read through these: count the reads
+    let reads = 0;
+    const { list, get } = engine.readModels;
+    Object.assign(engine.readModels, { list: (...args: Parameters<typeof list>) => (reads++, list.apply(engine.readModels, args)), get: (...args: Parameters<typeof get>) => (reads++, get.apply(engine.readModels, args)) });
+    const webhooks = createWebhooks({ engine, outbound: LOCAL, accountConcurrency: 1, timeoutMs: 30_000 });
+    for (let i = 0; i < 3; i++) await webhooks.createEndpoint({ external_account_id: "acct_noisy", url: slow.url(`/e${i}`), event_types: ["payment_intent.created"] });
+    await webhooks.createEndpoint({ external_account_id: "acct_quiet", url: fast.url(), event_types: ["payment_intent.created"] });
+    open.push(slow.close, fast.close, () => webhooks.delivery.stop(), async () => release(), () => engine.close());
+    for (let i = 0; i < 3; i++) await charge(engine, "acct_noisy");
+    await webhooks.delivery.start();
+    // one post holds the account's one slot; the other two endpoints have posts due and wait
+    await until(() => arrived === 1, 5_000, "the first noisy post");
+    // a quiet payment: the feed indexes it, every worker looks once, the quiet one posts it
+    const quiet = await charge(engine, "acct_quiet");
+    await until(() => fast.acknowledged().some((r) => r.event.payment_id === quiet), 5_000, "the quiet delivery");
+    // then nothing to do until a slot is freed: no read at all (a spinning worker read the feed on every turn)
+    const before = reads;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(reads - before).toBe(0);
+    expect(arrived).toBe(1);
+    release();
+    await until(() => slow.acknowledged().length === 9, 10_000, "every noisy delivery (3 payments x 3 endpoints)");
+  });
+
   it("a delivery waiting in backoff is retried at once on request; an acknowledged one is 409, over HTTP too", async () => {
     const receiver = await startReceiver();
     let failing = true;

@@ -151,6 +151,9 @@ describe("webhook tenant isolation", () => {
     // a quiet payment: the feed indexes it, every worker looks once, the quiet one posts it
     const quiet = await charge(engine, "acct_quiet");
     await until(() => fast.acknowledged().some((r) => r.event.payment_id === quiet), 5_000, "the quiet delivery");
+    // the quiet worker's last turn after its post: reads come to rest (a spinning worker never does)
+    let last = -1;
+    await until(async () => (await new Promise((r) => setTimeout(r, 50)), last === reads || ((last = reads), false)), 5_000, "the reads at rest");
     // then nothing to do until a slot is freed: no read at all (a spinning worker read the feed on every turn)
     const before = reads;
     await new Promise((r) => setTimeout(r, 300));

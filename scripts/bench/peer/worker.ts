@@ -137,7 +137,7 @@ function kindOf(text: string): string {
   const fn = /^SELECT (\w+)\(/i.exec(t);
   return fn ? `${fn[1]}()` : verb;
 }
-const WRITES = /^(INSERT|UPDATE|DELETE|MERGE)|append_batch|emt_append_to_stream/i;
+const WRITES = /^(INSERT|UPDATE|DELETE|MERGE)|append_batch|append_one|emt_append_to_stream/i;
 
 /** The server's WAL counters (pg_stat_wal, whole server): records written and syncs to disk (fsync or fdatasync). */
 async function walStats(): Promise<{ records: number; syncs: number }> {

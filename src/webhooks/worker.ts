@@ -3,38 +3,23 @@
 // within the endpoint's breaker (./breaker.ts) and the account's slots (./account-slots.ts)),
 // retries with backoff, and writes its state and the delivery rows in coalesced commits.
 import { isoTimestamp } from "../clock.js";
-import type { Clock } from "../clock.js";
-import type { Ids } from "../ids.js";
-import { CheckpointConflict, type EventStore, type ReadModelStore } from "../store/port.js";
+import { CheckpointConflict } from "../store/port.js";
 import { coalesced } from "../coalesced.js";
 import type { AccountSlots } from "./account-slots.js";
 import { backoffDelay, type Backoff } from "./backoff.js";
 import { allowance, closedBreaker, recordAttempt } from "./breaker.js";
 import { deliveryRow, type DeliveryRecord, type deliveryRecords } from "./delivery-records.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
-import { FEED, feedKeys, type EventFeed, type FeedEntry } from "./feed.js";
+import { FEED, feedKeys, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
-import type { Post, PostResult } from "./transport.js";
-import { PAUSE_AFTER_ERROR_MS, type DeliveryNotice, type DeliveryState, type Pending } from "./delivery-types.js";
+import type { PostResult } from "./transport.js";
+import { PAUSE_AFTER_ERROR_MS, type DeliveryOptions, type DeliveryState, type Pending } from "./delivery-types.js";
 
 /** What a worker shares with the process's delivery (./delivery.ts): settings resolved, the lease owner, the account slots. */
-export interface WorkerContext {
-  store: EventStore;
-  readModels: ReadModelStore;
-  feed: EventFeed;
-  clock: Clock;
-  ids: Ids;
-  secretOf(endpointId: string): string;
-  keyId: string;
-  post: Post;
+export interface WorkerContext
+  extends Pick<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId">,
+    Required<Pick<DeliveryOptions, "post" | "random" | "leaseMs" | "timeoutMs" | "concurrency" | "maxBacklog" | "onError" | "onNotice">> {
   backoff: Backoff;
-  random: () => number;
-  leaseMs: number;
-  timeoutMs: number;
-  concurrency: number;
-  maxBacklog: number;
-  onError: (error: unknown) => void;
-  onNotice: (notice: DeliveryNotice) => void;
   owner: string;
   slots: AccountSlots;
   records: ReturnType<typeof deliveryRecords>;

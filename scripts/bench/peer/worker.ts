@@ -72,9 +72,14 @@ async function setUp(url: string): Promise<{ flow: () => Promise<void>; close: (
     const card = await openBenchAccount(engine);
     return { flow: () => storedCardFlow(engine, card), close: () => engine.close() };
   }
-  // Emmett's own setup (its samples): the event store on the connection string, its default pool
-  // (pg.Pool, 10 connections), the schema migrated once at start instead of checked on each call
-  const eventStore = getPostgreSQLEventStore(url, { schema: { autoMigration: "None" } });
+  // Emmett's own setup (its samples): the event store on the connection string, the schema migrated
+  // once at start instead of checked on each call. Its pool is pg's default (pg.Pool, 10 connections)
+  // handed in rather than made by dumbo: dumbo's shared pools are counted per getPool call and one
+  // close left this one open, whose idle connections then died with the dropped database and
+  // crashed the process (an 'error' on a pool nobody listens to).
+  const pool = new pg.Pool({ connectionString: url });
+  pool.on("error", () => undefined); // an idle connection the server ended: the pool replaces it
+  const eventStore = getPostgreSQLEventStore(url, { schema: { autoMigration: "None" }, connectionOptions: { pool } });
   await eventStore.schema.migrate();
   const ids = randomIds();
   const processor = createSimulators({ clock: systemClock, ids }).get("B");
@@ -88,7 +93,10 @@ async function setUp(url: string): Promise<{ flow: () => Promise<void>; close: (
       const captured = await payments.capture(paymentId, "10.00");
       if (captured.status !== "succeeded" || captured.amount_captured !== "10.00") throw new Error(`capture left ${captured.status}, ${captured.status === "none" ? "" : captured.amount_captured} captured`);
     },
-    close: () => eventStore.close(),
+    close: async () => {
+      await eventStore.close();
+      await pool.end();
+    },
   };
 }
 

@@ -178,13 +178,19 @@ describe("PostgreSQL set-based group commit (append_batch_set)", () => {
       );
     // the adapter: the append's batch goes again through append_batch_json, which answers it alone
     const append = store.append("contested", [event("ours")], { expectedRevision: "no_stream" }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 200));
+    // both wait on the other transaction's row before it commits (asked of the server, not a sleep)
+    const pid = (other as unknown as { processID: number }).processID;
+    const watch = await client();
+    for (let blocked = 0; blocked < 2; ) {
+      await new Promise((r) => setTimeout(r, 10));
+      ({ blocked } = (await watch.query<{ blocked: number }>("SELECT count(*)::int AS blocked FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [pid])).rows[0]!);
+    }
     await other.query("COMMIT");
     expect(await statement).toBe("23505");
     expect(await append).toBeInstanceOf(WrongExpectedRevision);
     expect((await store.readStream("contested")).map((e) => e.type)).toEqual(["theirs"]);
     expect(await store.readStream("beside")).toEqual([]);
-    await Promise.all([other.end(), direct.end()]);
+    await Promise.all([other.end(), direct.end(), watch.end()]);
     await store.close();
   });
 });

@@ -1,15 +1,16 @@
-// One writer at a time, coalescing: a call starts a run after the one in progress, and the calls
-// made until that run starts share it (it carries every change made before it started).
-export interface Coalesced {
+// One run at a time, coalescing: a call starts a run after the one in progress, and the calls
+// made until that run starts share it (it carries every change made before it started, and its
+// answer is never older than any of its calls).
+export interface Coalesced<T = void> {
   /** Resolves (or rejects) with the run this call joined. */
-  (): Promise<void>;
+  (): Promise<T>;
   /** Resolves when every run started so far has ended (never rejects). */
   settled(): Promise<void>;
 }
 
-export function coalesced(run: () => Promise<void>): Coalesced {
-  let last: Promise<void> = Promise.resolve();
-  let queued: Promise<void> | null = null;
+export function coalesced<T = void>(run: () => Promise<T>): Coalesced<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  let queued: Promise<T> | null = null;
   const call = () => {
     if (queued) return queued;
     const next = last.then(() => {
@@ -20,5 +21,5 @@ export function coalesced(run: () => Promise<void>): Coalesced {
     last = next.catch(() => undefined);
     return next;
   };
-  return Object.assign(call, { settled: () => last });
+  return Object.assign(call, { settled: () => last.then(() => undefined) });
 }

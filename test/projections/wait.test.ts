@@ -40,6 +40,38 @@ describe("waiting for a position", () => {
     expect(calls).toEqual(before); // covered: no I/O, not even the head
   });
 
+  it("concurrent caughtUp calls share the head's reads, and a call made during a read waits for a later one that counts the writes before it", async () => {
+    const inner = createMemoryStore();
+    let heads = 0;
+    let release: () => void = () => undefined;
+    let gate: Promise<void> | undefined = new Promise<void>((r) => (release = r));
+    // the head as it stood when the read started, answered when the gate opens (a slow round trip)
+    const store: EventStore = {
+      ...inner,
+      head: () => {
+        heads++;
+        const at = inner.head();
+        return gate ? gate.then(() => at) : at;
+      },
+    };
+    const readModels = createMemoryReadModels();
+    const runner = createProjectionRunner({ store, readModels, projections: [counts] });
+    await runner.ready();
+    await append(store, "s0");
+    const first = runner.caughtUp(); // its head read starts now and is held
+    await new Promise((r) => setTimeout(r, 5));
+    expect(heads).toBe(1);
+    await append(store, "s1"); // acknowledged after that read started
+    const seen: (number | undefined)[] = [];
+    const later = Array.from({ length: 20 }, () => runner.caughtUp().then(async () => void seen.push((await readModels.get<{ n: number }>("counts", "s1"))?.n)));
+    gate = undefined;
+    release();
+    await Promise.all([first, ...later]);
+    // every call that began after the append sees it: none was answered by the read that started before
+    expect(seen).toEqual(Array.from({ length: 20 }, () => 1));
+    expect(heads).toBe(2); // 21 calls, two reads: the held one and one shared by the 20 made during it
+  });
+
   it("a waiter is woken by the live projector's commit that passes its position", async () => {
     const store = createMemoryStore();
     const readModels = createMemoryReadModels();

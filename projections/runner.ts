@@ -266,7 +266,7 @@ export function createProjectionRunner({
   /**
    * The store's head for caughtUp: concurrent requests share one read that started after each of
    * them began (so it still counts every write acknowledged before them), one read at a time
-   * (on PostgreSQL a round trip per list request was about half of a list's server time).
+   * (on PostgreSQL the head was one of a list's two round trips).
    */
   const head = coalesced(() => store.head());
 

@@ -103,7 +103,7 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
       for (let before = cpuTicks(child.pid!); quiet < 2 && Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 1_000));
         const now = cpuTicks(child.pid!);
-        quiet = Number.isNaN(now) || now - before < quietTicks ? quiet + 1 : 0; // 5 ticks: 5% of a core for 1 s
+        quiet = Number.isNaN(now) || now - before < quietTicks ? quiet + 1 : 0; // a tick is 10 ms of CPU: 5 in 1 s is 5% of a core
         before = now;
       }
     },

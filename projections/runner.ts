@@ -201,12 +201,18 @@ export function createProjectionRunner({
     // loop (a synchronous store, SQLite, would otherwise hold it for the whole catch-up)
     const size = checkpoints.includes(0) ? batchSize : Math.min(batchSize, LIVE_BATCH);
     // Each batch from the subscription's delivery when it holds it, else from the store. Once the
-    // delivered events are applied, the store is read on only for a caller that wants its end.
+    // delivered events are applied, the store is read on only for a caller that wants its end; a
+    // read of the store that came back short was at its end (after every caller began), so no
+    // further read is spent to find an empty one.
     let delivered = false;
+    let ended = false;
     const read = async () => {
       const kept = fromTail(after, size);
       if (kept) return (delivered = true), kept;
-      return delivered && !toEnd ? [] : store.readAll({ after, maxCount: size });
+      if (ended || (delivered && !toEnd)) return [];
+      const events = await store.readAll({ after, maxCount: size });
+      ended = events.length < size;
+      return events;
     };
     const first = await read();
     const applyAll = async () => {

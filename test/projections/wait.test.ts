@@ -32,12 +32,27 @@ describe("waiting for a position", () => {
     await runner.ready();
     const { position } = await append(store, "s1", 3);
     await Promise.all(Array.from({ length: 50 }, () => runner.caughtUp()));
-    // one catch-up: one read that found the events and one that found nothing more
-    expect(calls.readAll).toBe(2);
+    // one catch-up: one read, which came back short of a batch (the store's end: no read to find an empty one)
+    expect(calls.readAll).toBe(1);
     expect(await readModels.checkpoint("counts")).toBe(position);
     const before = { ...calls };
     await Promise.all(Array.from({ length: 50 }, () => runner.waitFor(position)));
     expect(calls).toEqual(before); // covered: no I/O, not even the head
+  });
+
+  it("a catch-up reads on after a full batch, and stops at the first short one", async () => {
+    const { store, calls } = counting(createMemoryStore());
+    const readModels = createMemoryReadModels();
+    const runner = createProjectionRunner({ store, readModels, projections: [counts], batchSize: 3 });
+    await runner.ready();
+    await append(store, "s1", 3);
+    await runner.caughtUp();
+    expect(calls.readAll).toBe(2); // 3 events (a full batch), then none
+    const { position } = await append(store, "s2", 4);
+    await runner.caughtUp();
+    expect(calls.readAll).toBe(4); // 3, then 1 (short: the end)
+    expect(await readModels.checkpoint("counts")).toBe(position);
+    expect(await readModels.get("counts", "s2")).toBeDefined();
   });
 
   it("concurrent caughtUp calls share the head's reads, and a call made during a read waits for a later one that counts the writes before it", async () => {

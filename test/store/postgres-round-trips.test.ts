@@ -74,7 +74,7 @@ describe("PostgreSQL round trips per command", () => {
     expect(failed).toEqual(["INSERT INTO idempotency", "WITH released AS"]);
   });
 
-  it("a read-model batch: BEGIN with its settings, the committers' locks, the checkpoints checked, every write in one statement, COMMIT", async () => {
+  it("a read-model batch: BEGIN with its settings, the committers' locks and the checkpoints they guard in one statement, every write in one statement, COMMIT", async () => {
     const shape = { version: 1, table: { columns: { account: "text" }, indexes: [["account", "key"]], row: (d: { account: string }) => ({ account: d.account }) } } as const;
     await store.readModels.prepare("rt_table", shape);
     const batch = (checkpoint: number, expectedCheckpoint: number) => [
@@ -83,7 +83,7 @@ describe("PostgreSQL round trips per command", () => {
     ];
     await store.readModels.commitBatch(batch(1, 0));
     const commit = await sent(() => store.readModels.commitBatch(batch(2, 1)));
-    expect(commit).toEqual(["BEGIN; SET LOCAL", "SELECT pg_advisory_xact_lock(hashtext(p)) FROM", "SELECT projection, position", "WITH cf_w0 AS", "COMMIT"]);
+    expect(commit).toEqual(["BEGIN; SET LOCAL", "SELECT checked_projection AS", "WITH cf_w0 AS", "COMMIT"]);
     // every write landed, and a stale batch still writes nothing
     expect(await store.readModels.query("rt_table", { where: { account: "a" }, order: ["key"], direction: "asc", limit: 10 })).toEqual([{ account: "a" }, { account: "a" }]);
     expect(await store.readModels.get("rt_table", "shared")).toEqual({ account: "b2" });

@@ -58,8 +58,8 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
     async commitBatch(commits) {
       // Read models are rebuilt from the events: their commit need not wait for the WAL flush
       // (docs/stores.md; the next append's synchronous commit flushes it), set in BEGIN's round trip.
-      // Then at most three more: the committers' locks, the checkpoints they check, and every write
-      // of the batch (each table's upsert, the documents', the checkpoints') as one statement.
+      // Then at most two more: the committers' locks with the checkpoints they check, and every
+      // write of the batch (each table's upsert, the documents', the checkpoints') as one statement.
       const inTables = await Promise.all(commits.map((x) => tables.isTable(x.projection)));
       await inTransaction(
         pool,
@@ -69,16 +69,11 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
           // projections cannot deadlock.
           const checked = commits.filter((x) => x.expectedCheckpoint !== undefined).sort((a, b) => (a.projection < b.projection ? -1 : a.projection > b.projection ? 1 : 0));
           if (checked.length > 0) {
-            await c.query({
-              name: "cardflow_rm_lock",
-              text: "SELECT pg_advisory_xact_lock(hashtext(p)) FROM unnest($1::text[]) AS p",
-              values: [checked.map((x) => `cardflow.read_models.${schema}.${x.projection}`)],
-            });
-            // read after the locks were granted (a statement of its own: its snapshot is taken after them)
+            // the checkpoints read after the locks were granted, in one round trip (migration 011)
             const { rows } = await c.query<{ projection: string; position: string }>({
-              name: "cardflow_rm_checkpoints",
-              text: "SELECT projection, position FROM checkpoints WHERE projection = ANY($1::text[])",
-              values: [checked.map((x) => x.projection)],
+              name: "cardflow_rm_commit_check",
+              text: "SELECT checked_projection AS projection, checked_position AS position FROM read_model_commit_check($1::text[], $2::text[])",
+              values: [checked.map((x) => `cardflow.read_models.${schema}.${x.projection}`), checked.map((x) => x.projection)],
             });
             const stored = new Map(rows.map((r) => [r.projection, Number(r.position)]));
             for (const { projection, expectedCheckpoint } of checked) checkCheckpoint(projection, expectedCheckpoint, stored.get(projection) ?? 0);

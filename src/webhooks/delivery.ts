@@ -120,8 +120,9 @@ export function createDelivery(options: DeliveryOptions) {
       // the store away (a process started into an outage): waited out, as the feed's start does
       if ((await background.attempt(() => prepareDeliveries(readModels))) === undefined) return;
       await feed.start();
-      unsubscribe = feed.onIndexed(() => {
-        for (const worker of workers.values()) worker.feedMoved();
+      unsubscribe = feed.onIndexed((accounts) => {
+        // only the workers of the accounts the batch touched scan it (every one when not known)
+        for (const worker of workers.values()) if (!accounts || accounts.has(worker.account)) worker.feedMoved();
         superviseSoon();
       });
       tick();

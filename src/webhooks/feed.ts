@@ -65,14 +65,21 @@ export function createEventFeed({
   /** Told of each failed catch-up start() waits out (logs). */
   onError?: (error: unknown) => void;
 }) {
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(accounts?: ReadonlySet<string>) => void>();
   /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
   let announced = 0;
+  /** The accounts of the batches this process folded, by the batch's last position (until announced). */
+  const folded = new Map<number, { from: number; accounts: Set<string> }>();
   const announce = (checkpoint: number) => {
     if (checkpoint <= announced) return;
+    // listeners hear which accounts moved when it was exactly a batch this process folded;
+    // otherwise (other processes' batches) anything may have moved
+    const batch = folded.get(checkpoint);
+    const accounts = batch?.from === announced ? batch.accounts : undefined;
     announced = checkpoint;
-    listeners.forEach((listener) => listener());
+    for (const last of folded.keys()) if (last <= checkpoint) folded.delete(last);
+    listeners.forEach((listener) => listener(accounts));
   };
   /** Ends a start() still waiting for the store. */
   const background = outageTolerantStart(onError);
@@ -86,12 +93,15 @@ export function createEventFeed({
     const changed = new Map<string, Folded>();
     const entries: Array<{ key: string; doc: FeedEntry }> = [];
     const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
+    /** The accounts whose feed entries or endpoints the batch changed. */
+    const accounts = new Set<string>();
     for (const e of batch) {
       const fold = changed.get(e.stream) ?? folded.get(e.stream);
       const endpoint = endpointOf(fold?.endpoint, e);
       if (endpoint) {
         changed.set(e.stream, { account: endpoint.external_account_id, sequence: 0, endpoint });
         endpoints.push({ key: `${endpoint.external_account_id}/${endpoint.endpoint_id}`, doc: endpoint });
+        accounts.add(endpoint.external_account_id);
         continue;
       }
       const next = publicEventOf(fold, e);
@@ -99,10 +109,11 @@ export function createEventFeed({
       changed.set(e.stream, next.fold);
       if (!next.event) continue;
       const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
+      accounts.add(next.event.external_account_id);
       entries.push({ key: feedKeys.all(e.position), doc: entry }, { key: feedKeys.account(next.event.external_account_id, e.position), doc: entry });
       if (next.event.payment_id) entries.push({ key: feedKeys.payment(next.event.payment_id, e.position), doc: entry });
     }
-    return { changed, entries, endpoints };
+    return { changed, entries, endpoints, accounts };
   }
 
   /** The runner's batch, folded: entries, stream states and endpoints, committed in the batch's transaction. */
@@ -110,8 +121,9 @@ export function createEventFeed({
     name: FEED.events,
     async fold(batch, checkpoint, last) {
       const events = batch.filter((e) => e.position > checkpoint);
-      const folded = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
-      const result = foldBatch(events, folded);
+      const stored = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
+      const result = foldBatch(events, stored);
+      folded.set(last, { from: checkpoint, accounts: result.accounts });
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
       return [commit(FEED.events, result.entries), commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))), commit(FEED.endpoints, result.endpoints)];
     },
@@ -134,8 +146,11 @@ export function createEventFeed({
     entries,
     /** The account-bound opaque cursors of this feed (./cursor.ts), for every surface that hands one out. */
     cursors,
-    /** Calls back after each batch the feed indexed (delivery wakes up on it). */
-    onIndexed(listener: () => void): () => void {
+    /**
+     * Calls back after each batch the feed indexed (delivery wakes up on it), with the accounts whose
+     * entries or endpoints it changed when this process folded it (undefined: any may have).
+     */
+    onIndexed(listener: (accounts?: ReadonlySet<string>) => void): () => void {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },

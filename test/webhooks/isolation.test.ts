@@ -163,6 +163,39 @@ describe("webhook tenant isolation", () => {
     await until(() => slow.acknowledged().length === 9, 10_000, "every noisy delivery (3 payments x 3 endpoints)");
   });
 
+  it("a batch the feed indexed wakes only the workers of the accounts it touched: another account's worker does not read the feed for it", async () => {
+    const busy = await startReceiver();
+    const other = await startReceiver();
+    const engine = createEngine();
+    for (const account of ["acct_busy", "acct_other"]) await engine.openAccount({ external_account_id: account });
+    // the workers read their account's feed entries through list(): count the other account's
+    let otherReads = 0;
+    const { list } = engine.readModels;
+    Object.assign(engine.readModels, {
+      list: (...args: Parameters<typeof list>) => (args[1].startsWith("acct/acct_other/") && otherReads++, list.apply(engine.readModels, args)),
+    });
+    const webhooks = createWebhooks({ engine, outbound: LOCAL });
+    await webhooks.createEndpoint({ external_account_id: "acct_busy", url: busy.url(), event_types: ["payment_intent.created"] });
+    await webhooks.createEndpoint({ external_account_id: "acct_other", url: other.url(), event_types: ["payment_intent.created"] });
+    open.push(busy.close, other.close, () => webhooks.delivery.stop(), () => engine.close());
+    await webhooks.delivery.start();
+    const first = await charge(engine, "acct_other");
+    await until(() => other.acknowledged().some((r) => r.event.payment_id === first), 5_000, "the other account's delivery");
+    // at rest, then ten batches of the busy account alone
+    let last = -1;
+    await until(async () => (await new Promise((r) => setTimeout(r, 50)), last === otherReads || ((last = otherReads), false)), 5_000, "the other account's reads at rest");
+    const before = otherReads;
+    for (let i = 0; i < 10; i++) {
+      const id = await charge(engine, "acct_busy");
+      await until(() => busy.acknowledged().some((r) => r.event.payment_id === id), 5_000, "the busy account's delivery");
+    }
+    expect(otherReads - before).toBe(0);
+    // its own events still wake it
+    const second = await charge(engine, "acct_other");
+    await until(() => other.acknowledged().some((r) => r.event.payment_id === second), 5_000, "the other account's next delivery");
+    expect(otherReads).toBeGreaterThan(before);
+  });
+
   it("a delivery waiting in backoff is retried at once on request; an acknowledged one is 409, over HTTP too", async () => {
     const receiver = await startReceiver();
     let failing = true;

@@ -62,6 +62,11 @@ interface Open {
 }
 
 const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
+/**
+ * Events read per batch while indexing the open attempts: a pass after a few busy seconds reads
+ * thousands, and 5,000 at once held the event loop for about 40 ms on SQLite (a mixed-load profile).
+ */
+export const CATCH_UP_BATCH = 500;
 
 interface Deps {
   store: AllReader;
@@ -92,10 +97,12 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
   /** Stores make positions visible in order, without gaps that fill later (src/store/port.ts). */
   async function catchUp() {
     for (;;) {
-      const batch = await store.readAll({ after: position, maxCount: 5_000 });
+      const batch = await store.readAll({ after: position, maxCount: CATCH_UP_BATCH });
       for (const e of batch) index(e);
-      if (batch.length === 0) return;
-      position = batch[batch.length - 1]!.position;
+      if (batch.length > 0) position = batch[batch.length - 1]!.position;
+      if (batch.length < CATCH_UP_BATCH) return; // short: the store's end
+      // a synchronous store (SQLite) holds the event loop for a whole read: one batch per turn
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

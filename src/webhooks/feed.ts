@@ -70,15 +70,15 @@ export function createEventFeed({
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
   let announced = 0;
   /** The accounts of the batches this process folded, by the batch's last position (until announced). */
-  const folded = new Map<number, { from: number; accounts: Set<string> }>();
+  const foldedBatches = new Map<number, { from: number; accounts: Set<string> }>();
   const announce = (checkpoint: number) => {
     if (checkpoint <= announced) return;
     // listeners hear which accounts moved when it was exactly a batch this process folded;
     // otherwise (other processes' batches) anything may have moved
-    const batch = folded.get(checkpoint);
+    const batch = foldedBatches.get(checkpoint);
     const accounts = batch?.from === announced ? batch.accounts : undefined;
     announced = checkpoint;
-    for (const last of folded.keys()) if (last <= checkpoint) folded.delete(last);
+    for (const last of foldedBatches.keys()) if (last <= checkpoint) foldedBatches.delete(last);
     listeners.forEach((listener) => listener(accounts));
   };
   /** Ends a start() still waiting for the store. */
@@ -123,7 +123,7 @@ export function createEventFeed({
       const events = batch.filter((e) => e.position > checkpoint);
       const stored = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
       const result = foldBatch(events, stored);
-      folded.set(last, { from: checkpoint, accounts: result.accounts });
+      foldedBatches.set(last, { from: checkpoint, accounts: result.accounts });
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
       return [commit(FEED.events, result.entries), commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))), commit(FEED.endpoints, result.endpoints)];
     },

@@ -8,18 +8,15 @@
 // (a one-minute p99 is one sample: which phase ran first, and on how warm a server, must not
 // decide the figure), and the ratio is the median of the rounds' ratios, as row 12's.
 //   node --import tsx scripts/bench/noisy-neighbour.ts [--quick] [--rounds=N]
-// CPU_PROF=<dir>: each round's server writes a --cpu-prof profile there when it stops.
-import { spawn } from "node:child_process";
+// CPU_PROF=<dir>: each round's server writes a --cpu-prof profile there when it stops (./served.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createApiKeys } from "../../src/api-keys.js";
-import { configFromEnv, openStores } from "../../src/config.js";
-import { createEngine } from "../../src/engine.js";
 import { emit, median, percentile, quick } from "./lib.js";
+import { accountKeys, serve, type Served } from "./served.js";
 
 const PHASE_MS = quick ? 2_000 : 60_000;
 const ROUNDS = Number(process.argv.find((a) => a.startsWith("--rounds="))?.slice(9) ?? (quick ? 1 : 3));
@@ -33,14 +30,6 @@ const hole: Server = createServer(() => undefined);
 await new Promise<void>((resolve) => hole.listen(0, "127.0.0.1", resolve));
 const holeUrl = `http://127.0.0.1:${(hole.address() as AddressInfo).port}`;
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
 interface Round {
   baseline: number[];
   beside: number[];
@@ -49,26 +38,12 @@ interface Round {
 /** One round on a fresh server and data directory: the quiet account's reads alone and beside the noisy one, in the order given. */
 async function round(noisyFirst: boolean): Promise<Round> {
   const dir = mkdtempSync(join(tmpdir(), "cardflow-noisy-"));
-  // the accounts and their keys, in this process, on the server's store
-  const { store, readModels } = await openStores(configFromEnv({ DATA_DIR: dir, DATABASE_URL: "" }));
-  const setup = createEngine({ store, readModels });
-  for (const account of ["acct_quiet", "acct_noisy"]) await setup.openAccount({ external_account_id: account });
-  const keys = { quiet: (await createApiKeys(setup).issue("acct_quiet")).key, noisy: (await createApiKeys(setup).issue("acct_noisy")).key };
-  await setup.close();
-
-  const port = await freePort();
-  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, NODE_ENV: "", SANDBOX: "on", DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), METRICS_PORT: "0" },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const exited = new Promise((r) => server.once("exit", r));
-  const base = `http://127.0.0.1:${port}`;
+  let server: Served | undefined;
   try {
-    for (let waited = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); waited += 100) {
-      if (waited > 60_000) throw new Error("the server did not start");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const keys = await accountKeys({ DATA_DIR: dir }, ["acct_quiet", "acct_noisy"]);
+    const [quietKey, noisyKey] = [keys.get("acct_quiet")!, keys.get("acct_noisy")!];
+    server = await serve({ DATA_DIR: dir }, { NODE_ENV: "", SANDBOX: "on", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
+    const base = server.url;
     const call = (key: string, method: string, path: string, body?: object) =>
       fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, ...(body && { "content-type": "application/json" }) }, body: body && JSON.stringify(body) }).then(async (r) => {
         const answer = (await r.json()) as any;
@@ -78,7 +53,7 @@ async function round(noisyFirst: boolean): Promise<Round> {
     const charge = (key: string, account: string) =>
       call(key, "POST", "/v2/payment/intent", { external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
 
-    const quietPayment = (await charge(keys.quiet, "acct_quiet")).payment_id as string;
+    const quietPayment = (await charge(quietKey, "acct_quiet")).payment_id as string;
     const statusUrl = `${base}/v2/payment/intent/${quietPayment}?external_account_id=acct_quiet`;
     /** The quiet account's status reads for `ms`: each read's latency. */
     const reads = async (ms: number): Promise<number[]> => {
@@ -88,7 +63,7 @@ async function round(noisyFirst: boolean): Promise<Round> {
         Array.from({ length: READERS }, async () => {
           while (performance.now() < until) {
             const started = performance.now();
-            const res = await fetch(statusUrl, { headers: { authorization: `Bearer ${keys.quiet}` } });
+            const res = await fetch(statusUrl, { headers: { authorization: `Bearer ${quietKey}` } });
             await res.arrayBuffer();
             if (res.status !== 200) throw new Error(`status read answered ${res.status}`);
             latencies.push(performance.now() - started);
@@ -100,8 +75,8 @@ async function round(noisyFirst: boolean): Promise<Round> {
     // the noisy account: 16 endpoints into the black hole, and a backlog of its payments' events, each to be posted to all 16 (and retried)
     const noisy = async (): Promise<string[]> => {
       const endpoints: string[] = [];
-      for (let i = 0; i < ENDPOINTS; i++) endpoints.push((await call(keys.noisy, "POST", "/v2/webhook_endpoints", { external_account_id: "acct_noisy", url: `${holeUrl}/e${i}` })).id);
-      for (let i = 0; i < NOISY_PAYMENTS; i++) await charge(keys.noisy, "acct_noisy");
+      for (let i = 0; i < ENDPOINTS; i++) endpoints.push((await call(noisyKey, "POST", "/v2/webhook_endpoints", { external_account_id: "acct_noisy", url: `${holeUrl}/e${i}` })).id);
+      for (let i = 0; i < NOISY_PAYMENTS; i++) await charge(noisyKey, "acct_noisy");
       return endpoints;
     };
 
@@ -114,12 +89,11 @@ async function round(noisyFirst: boolean): Promise<Round> {
     const endpoints = await noisy();
     const beside = await reads(PHASE_MS);
     // quiet again: the endpoints deleted, and the posts still hanging in the hole timed out
-    for (const id of endpoints) await call(keys.noisy, "DELETE", `/v2/webhook_endpoints/${id}?external_account_id=acct_noisy`);
+    for (const id of endpoints) await call(noisyKey, "DELETE", `/v2/webhook_endpoints/${id}?external_account_id=acct_noisy`);
     await new Promise((r) => setTimeout(r, TIMEOUT_MS + 2_000));
     return { baseline: await reads(PHASE_MS), beside };
   } finally {
-    server.kill("SIGTERM");
-    await exited;
+    await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,4 +1,4 @@
-// The server as shipped, for the read-side benchmarks (mixed.ts, lists.ts): src/main.ts (what
+// The server as shipped, for the benchmarks that run it (mixed.ts, lists.ts, noisy-neighbour.ts): src/main.ts (what
 // `npm start` runs: tsx src/main.ts) in its own process on a free port, its store named by the
 // environment (DATA_DIR for SQLite, DATABASE_URL for PostgreSQL), with the event-loop delay
 // measured inside it (./loop-delay.mjs, preloaded) and read by the benchmark. API keys are issued

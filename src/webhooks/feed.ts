@@ -69,17 +69,15 @@ export function createEventFeed({
   /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
   let announced = 0;
-  /** The accounts of the batches this process folded, by the batch's last position (until announced). */
-  const foldedBatches = new Map<number, { from: number; accounts: Set<string> }>();
+  /** The last batch this process folded: the positions it covers, (from, last], and the accounts it touched. */
+  let lastFolded: { from: number; last: number; accounts: Set<string> } | undefined;
   const announce = (checkpoint: number) => {
     if (checkpoint <= announced) return;
-    // listeners hear which accounts moved when it was exactly a batch this process folded;
+    // listeners hear which accounts moved when it was exactly the batch this process folded;
     // otherwise (other processes' batches) anything may have moved
-    const batch = foldedBatches.get(checkpoint);
-    const accounts = batch?.from === announced ? batch.accounts : undefined;
+    const exact = lastFolded?.from === announced && lastFolded.last === checkpoint;
     announced = checkpoint;
-    for (const last of foldedBatches.keys()) if (last <= checkpoint) foldedBatches.delete(last);
-    listeners.forEach((listener) => listener(accounts));
+    listeners.forEach((listener) => listener(exact ? lastFolded!.accounts : undefined));
   };
   /** Ends a start() still waiting for the store. */
   const background = outageTolerantStart(onError);
@@ -123,7 +121,7 @@ export function createEventFeed({
       const events = batch.filter((e) => e.position > checkpoint);
       const stored = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
       const result = foldBatch(events, stored);
-      foldedBatches.set(last, { from: checkpoint, accounts: result.accounts });
+      lastFolded = { from: checkpoint, last, accounts: result.accounts };
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
       return [commit(FEED.events, result.entries), commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))), commit(FEED.endpoints, result.endpoints)];
     },

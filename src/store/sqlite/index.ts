@@ -14,6 +14,7 @@ import type { ReadModelStore } from "../port/read-models.js";
 import { createPump } from "../pump.js";
 import { sharedConnection } from "../sql.js";
 import { sqliteAppender } from "./append.js";
+import { checkpointOffTheLoop } from "./checkpoints.js";
 import { moveReadModels, readModelsPath, settleReadModels } from "./files.js";
 import { sqliteIdempotency } from "./idempotency.js";
 import { sqliteSequences } from "./ids.js";
@@ -52,11 +53,12 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
   const rmPath = readModelsPath(path);
   settleReadModels(db, rmPath, busyTimeoutMs);
   const rm = openDatabase(rmPath, busyTimeoutMs, { migrations: new URL("./migrations/read-models/", import.meta.url), synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE });
-  // Checkpoints every 100 pages (1.6 MB at 16 KB pages), not SQLite's 1,000: a checkpoint runs on
-  // the commit that crosses it, on the event loop, and with 16 KB pages the default one copied
-  // 16 MB: webhook delivery p99 59 ms against 19 ms (scripts/bench/webhooks.ts); rebuilds pay ~10 %.
-  rm.pragma("wal_autocheckpoint = 100");
   moveReadModels(db, rm, busyTimeoutMs);
+  // WAL checkpoints in a worker thread (./checkpoints.ts). A bulk catch-up checkpoints on its own
+  // connection, unsynced, every 100 pages (1.6 MB at 16 KB pages: SQLite's 1,000 copied 16 MB at once).
+  const onDisk = path !== ":memory:";
+  const eventsCheckpoints = onDisk ? checkpointOffTheLoop(db, path, 1_000) : undefined;
+  const rmCheckpoints = onDisk ? checkpointOffTheLoop(rm, rmPath, 100) : undefined;
 
   const write = retryingWrites(busyTimeoutMs);
   const reads = sqliteReads(db);
@@ -70,7 +72,10 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
       if (wrote) pump.notify();
     },
   });
-  const release = sharedConnection(() => void db.close());
+  const release = sharedConnection(async () => {
+    await eventsCheckpoints?.close();
+    db.close();
+  });
 
   const events: EventStore = {
     append: appender.append,
@@ -87,6 +92,15 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
       await pump.closeAll();
     }),
   };
-  const readModels = sqliteReadModels(rm, rmPath, write, release(() => void rm.close()));
+  const readModels = sqliteReadModels(
+    rm,
+    rmPath,
+    write,
+    release(async () => {
+      await rmCheckpoints?.close();
+      rm.close();
+    }),
+    rmCheckpoints,
+  );
   return { events, readModels };
 }

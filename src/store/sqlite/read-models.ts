@@ -4,11 +4,12 @@
 import type Database from "better-sqlite3";
 import { checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
 import { prefixEnd } from "../sql.js";
+import type { OffLoopCheckpoints } from "./checkpoints.js";
 import type { Write } from "./open.js";
 import { sqliteTables } from "./tables.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
 
-export function sqliteReadModels(rm: Database.Database, path: string, write: Write, close: () => Promise<void>): ReadModelStore {
+export function sqliteReadModels(rm: Database.Database, path: string, write: Write, close: () => Promise<void>, checkpoints?: OffLoopCheckpoints): ReadModelStore {
   const q = {
     checkpoint: rm.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
     setCheckpoint: rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),
@@ -101,6 +102,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       else {
         unsynced = { mark: markUnsynced(path, boot), depth: 1 };
         rm.pragma("synchronous = OFF");
+        checkpoints?.onTheLoop();
       }
       try {
         return await work();
@@ -109,7 +111,10 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
           const { mark } = unsynced;
           unsynced = undefined;
           // closed meanwhile: its writes are the OS's already, synced by path all the same
-          if (rm.open) rm.pragma("synchronous = NORMAL");
+          if (rm.open) {
+            rm.pragma("synchronous = NORMAL");
+            checkpoints?.offTheLoop();
+          }
           syncAndUnmark(path, mark);
         }
       }

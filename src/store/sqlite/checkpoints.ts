@@ -28,7 +28,10 @@ parentPort.on("message", ({ path, close }) => {
       db?.close();
       open.delete(path);
     } else {
-      if (!db) open.set(path, (db = new Database(path, { fileMustExist: true, timeout: 20 })));
+      if (!db) {
+        open.set(path, (db = new Database(path, { fileMustExist: true, timeout: 20 })));
+        db.pragma("cache_size = -256"); // it copies WAL frames, it does not read much: 256 KB, not 2 MB
+      }
       result = db.pragma("wal_checkpoint(PASSIVE)")[0];
     }
   } catch {
@@ -47,7 +50,13 @@ let shared: { worker: Worker; files: number; answers: Map<string, Answer[]>; ask
 
 function worker() {
   if (!shared) {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { driver: createRequire(import.meta.url).resolve("better-sqlite3") } });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: [],
+      workerData: { driver: createRequire(import.meta.url).resolve("better-sqlite3") },
+      // a few small messages a second: a small heap (V8's default young generation would grow to ~50 MB of RSS)
+      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 },
+    });
     const answers = new Map<string, Answer[]>();
     const state = { worker, files: 0, answers, asked: 0, gone: false };
     // it keeps the process alive only while a question is open (a close awaited at a CLI's end)

@@ -6,6 +6,12 @@
 // server under `node --cpu-prof` (CPU_PROF=<dir>: scripts/bench/http-lib.ts), then prints where the
 // server's time went: by layer, then the top functions by self time. Its figures are the row's
 // (printed too) but slower by the profiler's overhead: take the row's figures from npm run bench.
+//   npx tsx scripts/bench/profile.ts --row=5 --perf [--quick]   the same row under Linux `perf record`
+// (PERF=<dir>: scripts/bench/http-lib.ts), every thread of the server and the kernel's work for it,
+// by layer and by function. Prefer it where system calls matter: --cpu-prof samples by a signal
+// that lands on a thread returning from a system call far more often than its share of CPU (on row 4
+// it gave the socket writes 36 % and SQLite's data_version 23 % of the busy samples; perf 20 % and
+// 3.5 %), and it sees neither other threads nor the kernel.
 //   npx tsx scripts/bench/profile.ts <file.cpuprofile> [--top=30] ["name=regex" ...]
 // summarizes any `node --cpu-prof` profile: the top functions by self time, or (with categories)
 // each sample given to the first category with a frame on its stack matching the category's
@@ -93,6 +99,54 @@ function summarize(file: string, categories: [string, RegExp][], top: number): s
   return lines;
 }
 
+/** Categories for perf's samples: the server's layers, then native code the JS layers did not claim. */
+const PERF_CATEGORIES: [string, RegExp][] = [
+  ...SERVER_CATEGORIES.filter(([name]) => name !== "GC" && name !== "idle"),
+  ["SQLite (C), the checkpoint worker", /@native:better_sqlite3\.node/],
+  ["GC", /v8::internal::(Heap|Scavenge|MarkCompact|Sweeper|Concurrent|MinorGC|Memory)/],
+  ["JIT compilers (V8's threads)", /v8::internal::(compiler|maglev|baseline)::|Builtins_CompileLazy/],
+  ["kernel", /@kernel$/],
+];
+
+/**
+ * Shares of `perf record -g` samples (every thread of the process, kernel included) by category
+ * (first match on the stack) and by leaf function. Frames read as in summarize(): JIT frames from
+ * node's perf map (`handler@src/http/route.ts`), native ones `symbol@native:<library>`, the
+ * kernel's `symbol@kernel`.
+ */
+function summarizePerf(file: string, categories: [string, RegExp][], top: number): string[] {
+  const script = spawnSync("perf", ["script", "-i", file, "-F", "ip,sym,dso"], { encoding: "utf8", maxBuffer: 2 ** 30 });
+  if (script.status !== 0) throw new Error(`perf script: ${script.stderr}`);
+  const root = `${resolve(".")}/`;
+  const frame = (line: string) => {
+    const m = /^\s*[0-9a-f]+ (.*?)(?:\+0x[0-9a-f]+)? \((.*)\)$/.exec(line);
+    if (!m) return null;
+    const [, sym = "", dso = ""] = m;
+    const js = /^JS:[*^~]?(\S*) (.*?)(?::\d+:\d+)?$/.exec(sym);
+    if (js) return `${js[1] || "(anonymous)"}@${js[2]!.replace(/^file:\/\//, "").replace(root, "")}`;
+    if (dso.includes("kernel")) return `${sym}@kernel`;
+    return `${sym}@native:${dso.split("/").pop()}`;
+  };
+  const byCategory = new Map<string, number>();
+  const self = new Map<string, number>();
+  let samples = 0;
+  for (const block of script.stdout.split("\n\n")) {
+    const stack = block.split("\n").map(frame).filter((f): f is string => f !== null);
+    if (!stack.length) continue;
+    samples++;
+    const category = categories.find(([, re]) => stack.some((f) => re.test(f)))?.[0] ?? "other";
+    byCategory.set(category, (byCategory.get(category) ?? 0) + 1);
+    self.set(stack[0]!, (self.get(stack[0]!) ?? 0) + 1);
+  }
+  const pct = (n: number) => `${((100 * n) / samples).toFixed(1).padStart(5)}%`;
+  return [
+    `${samples} samples (every thread, on CPU); by category (first match on the stack):`,
+    ...[...byCategory].sort((a, b) => b[1] - a[1]).map(([name, n]) => `${pct(n)} ${name}`),
+    `top ${top} functions by self time:`,
+    ...[...self].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, n]) => `${pct(n)} ${name}`),
+  ];
+}
+
 /** The newest main-thread profile in dir (CPU.<date>.<time>.<pid>.<thread>.<seq>: thread 0; tsx's loader thread writes one too). */
 const newest = (dir: string) =>
   existsSync(dir)
@@ -109,12 +163,21 @@ if (row !== undefined) {
   const run = RUNS[row];
   if (!run) throw new Error(`--row=${row}: profiles are made for rows ${Object.keys(RUNS).join(" and ")}`);
   const dir = resolve(option("out") ?? ".tmp/prof", `row${row}-${new Date().toISOString().replace(/[:.]/g, "-")}`);
-  console.error(`${run.title}: ${run.script} --row=${row}, the API server under --cpu-prof (profiles in ${dir})`);
+  const perf = args.includes("--perf");
+  console.error(`${run.title}: ${run.script} --row=${row}, the API server under ${perf ? "perf record" : "--cpu-prof"} (profiles in ${dir})`);
   const child = spawnSync(process.execPath, ["--import", "tsx", run.script, `--row=${row}`, ...(args.includes("--quick") ? ["--quick"] : [])], {
-    env: { ...process.env, CPU_PROF: dir },
+    env: { ...process.env, ...(perf ? { PERF: dir } : { CPU_PROF: dir }) },
     stdio: ["ignore", "ignore", "inherit"],
   });
   if (child.status !== 0) throw new Error(`${run.script} exited ${child.status}`);
+  if (perf) {
+    // perf record stops when the server exits, and writes its file then
+    for (let waited = 0; spawnSync("pgrep", ["-f", `-o ${dir}/`]).status === 0 && waited < 60_000; waited += 200) spawnSync("sleep", ["0.2"]);
+    const file = join(dir, "real.perf.data");
+    console.log(`API server profile: ${file}`);
+    console.log(summarizePerf(file, PERF_CATEGORIES, Number(option("top") ?? 25)).join("\n"));
+    process.exit(0);
+  }
   const file = newest(join(dir, "real"));
   if (!file) throw new Error(`no profile of the API server in ${join(dir, "real")}`);
   console.log(`API server profile: ${file}`);

@@ -4,16 +4,18 @@
 // checkpointed took ~5 ms against ~0.1 ms, 3.5 % of live commits; docs/stores.md). Here a worker
 // thread of the process, with a connection of its own to each file, checkpoints a file (PASSIVE:
 // it never blocks a writer or a reader) when its connection committed since the last look, every
-// CHECKPOINT_EVERY_MS. The committing connection keeps wal_autocheckpoint as a backstop only
-// (BACKSTOP_PAGES), which bounds the WAL if the worker falls behind or is gone.
+// CHECKPOINT_EVERY_MS. The committing connection keeps wal_autocheckpoint as a backstop
+// (BACKSTOP_PAGES), which bounds the WAL: a WAL starts over only when a write begins after a
+// checkpoint that copied every frame, which steady writes rarely leave room for, so under load the
+// backstop restarts it, with little left to copy by then (the worker copied the rest).
 import type Database from "better-sqlite3";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 
 /** How often a file that was written is checkpointed. */
 export const CHECKPOINT_EVERY_MS = 100;
-/** The committing connection's own checkpoints: only past this many WAL pages (the worker is behind or gone). */
-export const BACKSTOP_PAGES = 4_000;
+/** The committing connection's own checkpoints: past this many WAL pages (SQLite's default; 4,000 left a rebuild reading a bigger WAL, ~9 % slower). */
+export const BACKSTOP_PAGES = 1_000;
 
 // Plain JavaScript (no loader in the worker): one connection per file, opened on its first checkpoint.
 const WORKER_SOURCE = `

@@ -48,7 +48,9 @@ export type Checkpointed = { busy: number; log: number; checkpointed: number } |
 type Answer = (result: Checkpointed) => void;
 
 /** The worker, shared by every file of the process that is watched; it ends with the last. */
-let shared: { worker: Worker; files: number; answers: Map<string, Answer[]>; asked: number; gone: boolean } | undefined;
+let shared: { worker: Worker; answers: Map<string, Answer[]>; asked: number; gone: boolean } | undefined;
+/** Files watched in this process: the worker starts at the first checkpoint (not at open: a CLI that only reads never starts it) and ends with the last file. */
+let watched = 0;
 
 function worker() {
   if (!shared) {
@@ -60,7 +62,7 @@ function worker() {
       resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 },
     });
     const answers = new Map<string, Answer[]>();
-    const state = { worker, files: 0, answers, asked: 0, gone: false };
+    const state = { worker, answers, asked: 0, gone: false };
     // it keeps the process alive only while a question is open (a close awaited at a CLI's end)
     const answered = ({ path, result }: { path: string; result: Checkpointed }) => {
       answers.get(path)?.shift()?.(result);
@@ -106,7 +108,9 @@ export interface OffLoopCheckpoints {
 export function checkpointOffTheLoop(db: Database.Database, path: string, onLoopPages: number): OffLoopCheckpoints {
   const totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
   db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-  worker().files++;
+  watched++;
+  /** Whether the worker has a connection to the file to close. */
+  let opened = false;
   let seen = totalChanges.get()!;
   let running: Promise<unknown> | undefined;
   let closed = false;
@@ -116,6 +120,7 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
     const now = totalChanges.get()!;
     if (now === seen) return;
     seen = now;
+    opened = true;
     running = ask(path, { path }).finally(() => (running = undefined));
   };
   const timer = setInterval(look, CHECKPOINT_EVERY_MS);
@@ -132,6 +137,7 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
     async settled() {
       await running;
       seen = totalChanges.get()!;
+      opened = true;
       return ask(path, { path });
     },
     async close() {
@@ -139,9 +145,9 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
       closed = true;
       clearInterval(timer);
       await running;
-      await ask(path, { path, close: true });
-      if (--shared!.files === 0) {
-        const { worker: w } = shared!;
+      if (opened) await ask(path, { path, close: true });
+      if (--watched === 0 && shared) {
+        const { worker: w } = shared;
         shared = undefined;
         await w.terminate();
       }

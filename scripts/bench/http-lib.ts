@@ -2,11 +2,11 @@
 // processes (scripts/bench/http-server.ts) and the stored-card flow over HTTP.
 import autocannon from "autocannon";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { quick } from "./lib.js";
+import { profileFlags, quick, recordPerf } from "./lib.js";
 
 export const SECONDS = quick ? 1 : 5;
 
@@ -25,9 +25,8 @@ export interface Ready {
  * temporary DATA_DIR (removed when it stops).
  */
 export async function start(mode: "real" | "bare", env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Ready }> {
-  // CPU_PROF=<dir>: each server writes a --cpu-prof profile in <dir>/<mode> when it stops (scripts/bench/profile.ts --row=5|10);
-  // PERF=<dir>: `perf record` samples each server from READY to its exit, into <dir>/<mode>.perf.data (profile.ts --perf)
-  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.CPU_PROF, mode)}`] : process.env.PERF ? ["--perf-basic-prof-only-functions"] : [];
+  // profiled by scripts/bench/profile.ts --row=4|5|10: under <dir>/<mode>, perf from READY to its exit
+  const profile = profileFlags(mode);
   const work = mkdtempSync(join(tmpdir(), "cardflow-http-"));
   const store = env.DATABASE_URL ? { DATABASE_SCHEMA: `bench_${Date.now().toString(36)}${process.pid}` } : { DATABASE_URL: "" };
   const child = spawn(process.execPath, [...profile, "--import", "tsx", "scripts/bench/http-server.ts", mode], {
@@ -40,10 +39,7 @@ export async function start(mode: "real" | "bare", env: Record<string, string> =
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
     lines.on("line", (l) => l.startsWith("READY ") && resolve(JSON.parse(l.slice(6)) as Ready));
   });
-  if (process.env.PERF) {
-    mkdirSync(process.env.PERF, { recursive: true });
-    spawn("perf", ["record", "-F", "999", "-g", "-p", String(child.pid), "-o", join(process.env.PERF, `${mode}.perf.data`)], { stdio: "ignore" });
-  }
+  recordPerf(child.pid!, mode);
   return { child, ready };
 }
 

@@ -1,7 +1,10 @@
 // Shared by the benchmarks: the quick flag, medians over repeated runs, percentiles, the result line each
 // row script prints for scripts/bench/run.ts to collect into docs/BENCHMARKS.md, and the load gate
 // run.ts passes before each row.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 
 /** CI smoke mode: tiny sizes, one run; it checks that the benchmarks run, not their speed. */
@@ -134,3 +137,18 @@ export async function waitForLoad({
 
 /** The 1-minute load average, as the rows' notes print it. */
 export const load1 = () => loadavg()[0]!.toFixed(2);
+
+/**
+ * A profiled server's node flags (scripts/bench/profile.ts): CPU_PROF=<dir> writes a --cpu-prof
+ * profile in <dir>/<name> when the server stops; PERF=<dir> names JIT frames for `perf`, which
+ * recordPerf() then attaches.
+ */
+export const profileFlags = (name: string): string[] =>
+  process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.CPU_PROF, name)}`] : process.env.PERF ? ["--perf-basic-prof-only-functions"] : [];
+
+/** PERF=<dir>: `perf record` samples the process (every thread, the kernel's work for it) until it exits, into <dir>/<name>.perf.data. */
+export function recordPerf(pid: number, name: string): void {
+  if (!process.env.PERF) return;
+  mkdirSync(process.env.PERF, { recursive: true });
+  spawn("perf", ["record", "-F", "999", "-g", "-p", String(pid), "-o", join(process.env.PERF, `${name}.perf.data`)], { stdio: "ignore" });
+}

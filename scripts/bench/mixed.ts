@@ -243,9 +243,11 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
     if (WARM_UP_S) await drive(server.url, clients, performance.now() + WARM_UP_S * 1000, null);
     const t: Tally = { latencies: Object.fromEntries(OPS.map((op) => [op, []])) as unknown as Tally["latencies"], errors: Object.fromEntries(OPS.map((op) => [op, 0])) as Record<Op, number>, samples: [] };
     await server.resetLoopDelay();
+    const cpuBefore = server.cpuSeconds();
     const started = performance.now();
     await drive(server.url, clients, started + SECONDS * 1000, t);
     const elapsed = (performance.now() - started) / 1000;
+    const cpu = server.cpuSeconds() - cpuBefore;
     const loop = await server.loopDelay();
     const total = OPS.reduce((n, op) => n + t.latencies[op].length, 0);
     const errors = OPS.reduce((n, op) => n + t.errors[op], 0);
@@ -271,6 +273,7 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
         `per operation (its share of the requests measured): ${perOp.join("; ")}`,
         `the server as shipped: src/main.ts under tsx (what npm start runs), sandbox, LOG_LEVEL info, metrics on; ${CLIENTS} clients over kept-alive connections, ${ACCOUNTS} accounts, each client with its own terminal, customer and a card saved for it (stored-card creates use it or pm_card_visa, half each); lists: the account alone, + status, + customer, + terminal, a reference lookup; ${WARM_UP_S} s warm-up not measured`,
         `event-loop delay inside the server over the measured ${SECONDS} s (perf_hooks.monitorEventLoopDelay, resolution 10 ms, ${loop.samples} samples): p50 ${loop.p50} ms, p99 ${loop.p99} ms, max ${loop.max} ms, mean ${loop.mean} ms`,
+        `the server's CPU over the measured ${SECONDS} s (every thread, /proc): ${Math.round((100 * cpu) / elapsed)} % of one core, ${Math.round((1e6 * cpu) / total)} µs per request`,
         ...(errors ? [`first errors: ${t.samples.join(" | ")}`] : []),
       ],
     };

@@ -2,6 +2,7 @@
 //   npx tsx scripts/bench/profile.ts --row=4  [--quick] [--out=.tmp/prof]   the HTTP server of row 4 (SQLite status reads)
 //   npx tsx scripts/bench/profile.ts --row=5  [--quick] [--out=.tmp/prof]   the HTTP server of row 5 (SQLite flows)
 //   npx tsx scripts/bench/profile.ts --row=10 [--quick] [--out=.tmp/prof]   the HTTP server of row 10 (PostgreSQL flows)
+//   npx tsx scripts/bench/profile.ts --row=13a [--seconds=60] [--quick]      the server of row 13a (the mixed load on SQLite)
 // runs the row's own script (scripts/bench/http.ts --row=4|5, http-postgres.ts --row=10) with the API
 // server under `node --cpu-prof` (CPU_PROF=<dir>: scripts/bench/http-lib.ts), then prints where the
 // server's time went: by layer, then the top functions by self time. Its figures are the row's
@@ -47,10 +48,11 @@ const SERVER_CATEGORIES: [string, RegExp][] = [
   ["idle", /^\(idle\)@/],
 ];
 
-const RUNS: Record<string, { script: string; title: string }> = {
+const RUNS: Record<string, { script: string; args?: string[]; title: string }> = {
   "4": { script: "scripts/bench/http.ts", title: "row 4: HTTP status reads on SQLite, 50 connections (the bare route's server is profiled too, under bare/)" },
   "5": { script: "scripts/bench/http.ts", title: "row 5: HTTP stored-card flows on SQLite, 32 clients" },
   "10": { script: "scripts/bench/http-postgres.ts", title: "row 10: HTTP stored-card flows on PostgreSQL, 64 clients" },
+  "13a": { script: "scripts/bench/mixed.ts", args: ["--store=sqlite"], title: "row 13a: the mixed load on SQLite, 64 clients (the server as shipped, warm-up included)" },
 };
 
 /** Shares of the profile's samples after startup: by category (the first matching), and by function (self time). */
@@ -165,7 +167,7 @@ if (row !== undefined) {
   const dir = resolve(option("out") ?? ".tmp/prof", `row${row}-${new Date().toISOString().replace(/[:.]/g, "-")}`);
   const perf = args.includes("--perf");
   console.error(`${run.title}: ${run.script} --row=${row}, the API server under ${perf ? "perf record" : "--cpu-prof"} (profiles in ${dir})`);
-  const child = spawnSync(process.execPath, ["--import", "tsx", run.script, `--row=${row}`, ...(args.includes("--quick") ? ["--quick"] : [])], {
+  const child = spawnSync(process.execPath, ["--import", "tsx", run.script, ...(run.args ?? [`--row=${row}`]), ...args.filter((a) => a === "--quick" || a.startsWith("--seconds="))], {
     env: { ...process.env, ...(perf ? { PERF: dir } : { CPU_PROF: dir }) },
     stdio: ["ignore", "ignore", "inherit"],
   });

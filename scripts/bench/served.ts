@@ -12,6 +12,7 @@ import { createApiKeys } from "../../src/api-keys.js";
 import { configFromEnv, openStores } from "../../src/config.js";
 import { createEngine } from "../../src/engine.js";
 import { freePort } from "../../test/support/postgres.js";
+import { profileFlags, recordPerf } from "./lib.js";
 
 export type StoreEnv = { DATA_DIR: string } | { DATABASE_URL: string; DATABASE_SCHEMA: string };
 
@@ -29,6 +30,8 @@ export interface Served {
   /** The event-loop delay inside the server since the last reset (ms). */
   loopDelay(): Promise<LoopDelay>;
   resetLoopDelay(): Promise<void>;
+  /** The server's CPU time so far, user + system, every thread (s; /proc, 10 ms ticks). */
+  cpuSeconds(): number;
   /** Resolves once the server's CPU stayed under 5% of a core for 2 s in a row (its start-up catch-ups done). */
   idle(maxMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -70,8 +73,8 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
   const metricsPort = await freePort();
   const work = mkdtempSync(join(tmpdir(), "cardflow-served-"));
   const portFile = join(work, "loop-delay.port");
-  // CPU_PROF=<dir>: the server writes a --cpu-prof profile there when it stops (scripts/bench/analysis.md, mixed load)
-  const profile = process.env.CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+  // profiled by scripts/bench/profile.ts --row=13a: under <dir>/real, perf from its listening to its exit
+  const profile = profileFlags("real");
   const child = spawn(process.execPath, [...profile, "--import", "tsx", "--import", DIE_WITH_PARENT, "--import", PRELOAD, MAIN], {
     // the shipped defaults, but for where it listens and stores; metrics on (ROUND3-NOTES), on a free port of their own
     env: { ...process.env, DATABASE_URL: "", ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: String(metricsPort), LOOP_DELAY_PORT_FILE: portFile, ...env },
@@ -89,12 +92,14 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
     if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  recordPerf(child.pid!, "real");
   const delayUrl = () => `http://127.0.0.1:${readFileSync(portFile, "utf8")}`;
   return {
     url,
     pid: child.pid!,
     loopDelay: async () => (await (await fetch(`${delayUrl()}/`)).json()) as LoopDelay,
     resetLoopDelay: async () => void (await fetch(`${delayUrl()}/reset`)).arrayBuffer(),
+    cpuSeconds: () => cpuTicks(child.pid!) / 100,
     async idle(maxMs = 900_000) {
       const until = Date.now() + maxMs;
       // under --cpu-prof the profiler's own sampling keeps an idle process above 5% of a core

@@ -37,6 +37,8 @@ export interface BatchFold {
   fold(batch: readonly RecordedEvent[], checkpoint: number, last: number): Promise<ProjectionCommit[]>;
   /** Told each position its checkpoint reached: this process's commits, and other processes' once read. */
   reached(position: number): void;
+  /** Its read models' storage made ready at their versions, before each catch-up (once, in practice: memoized by the fold). */
+  prepare?(): Promise<void>;
 }
 
 export interface ProjectionRunner {
@@ -184,6 +186,7 @@ export function createProjectionRunner({
     const folds = [...joined.values()];
     const names = [...projections.map((p) => p.name), ...folds.map((f) => f.fold.name)];
     if (names.length === 0) return 0;
+    for (const { fold } of folds) await fold.prepare?.();
     const checkpoints = readModels.checkpoints ? await readModels.checkpoints(names) : await Promise.all(names.map((name) => readModels.checkpoint(name)));
     // other processes' commits count too
     const tell = () => folds.forEach(({ reached }, i) => reached.forEach((r) => r(checkpoints[projections.length + i]!)));

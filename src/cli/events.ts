@@ -9,7 +9,7 @@ import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 import { createMemoryReadModels } from "../store/memory/index.js";
 import { coalesced } from "../coalesced.js";
-import { createEventFeed, feedKeys, type FeedEntry } from "../webhooks/feed.js";
+import { createEventFeed, type FeedEntry, type FeedScope } from "../webhooks/feed.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {
   const events = program
@@ -69,14 +69,14 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           if (!/^\d+$/.test(opts.after)) throw new Error("--after: a cursor is a non-negative integer");
           // a read-only or events-only store gets its feed folded in memory
           const feed = createEventFeed({ store, readModels: readModels ?? createMemoryReadModels() });
-          const prefix = opts.account === undefined ? feedKeys.all : (p?: number) => feedKeys.account(opts.account!, p);
+          const scope: FeedScope = opts.account === undefined ? "all" : { account: opts.account };
           const line = ({ event: e }: FeedEntry) =>
             opts.json ? JSON.stringify(e) : `${e.created}  ${e.external_account_id}  ${e.type.padEnd(40)}  ${e.payment_id ?? "-"}  #${e.sequence}  ${e.id}`;
           let cursor = Number(opts.after);
           const printNew = async () => {
             await feed.catchUp();
             for (;;) {
-              const batch = await feed.entries(prefix, cursor, 500);
+              const batch = await feed.entries(scope, cursor, 500);
               for (const entry of batch) io.out(line(entry) + "\n");
               if (batch.length > 0) cursor = batch[batch.length - 1]!.position;
               if (batch.length < 500) return;

@@ -1,16 +1,18 @@
 // The event feed: public events indexed from the event log by a checkpointed fold, so it can be
-// rebuilt from position zero like any read model. Each public event is stored under its global
-// position three times, for the three ways it is read in order: `all/<pos>` (delivery, `events
-// tail`), `acct/<account>/<pos>` (the feed of one account) and `pay/<payment>/<pos>` (one payment).
-// The fold state of each stream and the webhook endpoints are committed in the same transaction,
-// with the checkpoint each was read at (several processes fold alike; the loser folds again).
+// rebuilt from position zero like any read model. Each public event is one row of a table read
+// model under its global position, with its account and payment as indexed columns, for the three
+// orders it is read in: every event (delivery's look-ups, `events tail`), one account's (the feed,
+// webhook scans) and one payment's. (Version 1 stored each event three times, a document per
+// order: two thirds of the live read models' bytes.) The fold state of each stream and the webhook
+// endpoints are committed in the same transaction, with the checkpoint each was read at (several
+// processes fold alike; the loser folds again).
 // The feed is a fold that joins the read models' runner (projections/runner.ts): one read of each
 // batch of new events, one transaction for the projections' documents and the feed's, one live
 // subscription; a feed without the engine's runner (the CLI's) gets one of its own.
 import { randomBytes } from "node:crypto";
 import { cursorCodec, type CursorCodec } from "./cursor.js";
 import { createProjectionRunner, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
-import { outageTolerantStart, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
+import { outageTolerantStart, prepareOnce, type EventStore, type ReadModelShape, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
@@ -23,12 +25,35 @@ export interface FeedEntry {
 }
 
 export const FEED = { events: "public_events", streams: "public_event_streams", endpoints: "webhook_endpoints" } as const;
-const pos = (position: number) => String(position).padStart(16, "0");
-export const feedKeys = {
-  all: (position?: number) => `all/${position === undefined ? "" : pos(position)}`,
-  account: (account: string, position?: number) => `acct/${account}/${position === undefined ? "" : pos(position)}`,
-  payment: (paymentId: string, position?: number) => `pay/${paymentId}/${position === undefined ? "" : pos(position)}`,
+
+/** An entry's key: its position, zero-padded (text order is position order). */
+const keyOf = (position: number) => String(position).padStart(16, "0");
+
+/** Which of the feed's orders a read follows: every public event, one account's, one payment's. */
+export type FeedScope = "all" | { account: string } | { payment_id: string };
+
+const ENTRIES: TableShape<FeedEntry> = {
+  columns: { account: "text", payment_id: "text" },
+  fixed: ["account", "payment_id"],
+  indexes: [
+    ["account", "key"],
+    ["payment_id", "key"],
+  ],
+  row: ({ event }) => ({ account: event.external_account_id, payment_id: event.payment_id }),
 };
+
+/**
+ * The feed's three read models move together: a new version of one is folded again from zero with
+ * the others (stream states hold each stream's event count, endpoints come from the same fold), so
+ * all three carry the same version. Version 2: the entries a table (version 1: three documents each).
+ */
+const SHAPES: Record<(typeof FEED)[keyof typeof FEED], ReadModelShape> = {
+  [FEED.events]: { version: 2, table: ENTRIES },
+  [FEED.streams]: { version: 2 },
+  [FEED.endpoints]: { version: 2 },
+};
+/** Each made once per store handle: dropped, once, by the first process to see it at an older version (it then folds them from zero). */
+const PREPARED = Object.entries(SHAPES).map(([name, shape]) => prepareOnce(name, shape));
 
 export interface FeedQuery {
   /** A next_cursor of a previous page of this account (opaque: ./cursor.ts); absent: from the beginning. */
@@ -108,15 +133,18 @@ export function createEventFeed({
       if (!next.event) continue;
       const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
       accounts.add(next.event.external_account_id);
-      entries.push({ key: feedKeys.all(e.position), doc: entry }, { key: feedKeys.account(next.event.external_account_id, e.position), doc: entry });
-      if (next.event.payment_id) entries.push({ key: feedKeys.payment(next.event.payment_id, e.position), doc: entry });
+      entries.push({ key: keyOf(e.position), doc: entry });
     }
     return { changed, entries, endpoints, accounts };
   }
 
+  /** Before the feed's first fold or read: its three read models at their version (./SHAPES). */
+  const prepare = async () => void (await Promise.all(PREPARED.map((prepared) => prepared(readModels))));
+
   /** The runner's batch, folded: entries, stream states and endpoints, committed in the batch's transaction. */
   const fold: BatchFold = {
     name: FEED.events,
+    prepare,
     async fold(batch, checkpoint, last) {
       const events = batch.filter((e) => e.position > checkpoint);
       const stored = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
@@ -134,14 +162,22 @@ export function createEventFeed({
     return announced;
   };
 
-  /** Entries after a position, in order, under one of the key prefixes above. */
-  async function entries(prefix: (position?: number) => string, after: number, limit: number): Promise<FeedEntry[]> {
-    return readModels.list<FeedEntry>(FEED.events, prefix(), { after: prefix(after), limit });
+  /** Entries after a position, in the scope's order (by position). */
+  async function entries(scope: FeedScope, after: number, limit: number): Promise<FeedEntry[]> {
+    await prepare();
+    if (scope === "all") return readModels.list<FeedEntry>(FEED.events, "", { after: keyOf(after), limit });
+    const where: Record<string, string> = "account" in scope ? { account: scope.account } : { payment_id: scope.payment_id };
+    return readModels.query<FeedEntry>(FEED.events, { where, order: ["key"], direction: "asc", after: [keyOf(after)], limit });
   }
 
   return {
     catchUp,
     entries,
+    /** The entry at a position (undefined: no public event there, or not indexed yet). */
+    async entry(position: number): Promise<FeedEntry | undefined> {
+      await prepare();
+      return readModels.get<FeedEntry>(FEED.events, keyOf(position));
+    },
     /** The account-bound opaque cursors of this feed (./cursor.ts), for every surface that hands one out. */
     cursors,
     /**
@@ -157,13 +193,13 @@ export function createEventFeed({
     async page(account: string, { after: afterCursor, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
       const after = cursors.decode(account, afterCursor);
       await catchUp();
-      const prefix = payment_id === undefined ? (p?: number) => feedKeys.account(account, p) : (p?: number) => feedKeys.payment(payment_id, p);
+      const scope: FeedScope = payment_id === undefined ? { account } : { payment_id };
       const data: PublicEvent[] = [];
       let cursor = after;
       let scanned = after;
       // filters are applied while reading: read on until the page is full (one more tells has_more)
       for (;;) {
-        const chunk = await entries(prefix, scanned, types ? Math.max(batchSize, limit + 1) : limit + 1);
+        const chunk = await entries(scope, scanned, types ? Math.max(batchSize, limit + 1) : limit + 1);
         for (const entry of chunk) {
           if (entry.event.external_account_id !== account || (types && !types.includes(entry.event.type))) continue;
           if (data.length === limit) return { data, next_cursor: cursors.encode(account, cursor), has_more: true };

@@ -10,14 +10,13 @@ import { backoffDelay, type Backoff } from "./backoff.js";
 import { allowance, closedBreaker, recordAttempt } from "./breaker.js";
 import { deliveryRow, type DeliveryRecord, type deliveryRecords } from "./delivery-records.js";
 import { appendChained, webhookStreams, type EndpointDoc } from "./endpoints.js";
-import { FEED, feedKeys, type FeedEntry } from "./feed.js";
 import { signatureHeader, SIGNATURE_HEADER } from "./signature.js";
 import type { PostResult } from "./transport.js";
 import { PAUSE_AFTER_ERROR_MS, type DeliveryOptions, type DeliveryState, type Pending } from "./delivery-types.js";
 
 /** What a worker shares with the process's delivery (./delivery.ts): settings resolved, the lease owner, the account slots. */
 export interface WorkerContext
-  extends Pick<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId">,
+  extends Pick<DeliveryOptions, "store" | "feed" | "clock" | "ids" | "secretOf" | "keyId">,
     Required<Pick<DeliveryOptions, "post" | "random" | "leaseMs" | "timeoutMs" | "concurrency" | "maxBacklog" | "onError" | "onNotice">> {
   backoff: Backoff;
   owner: string;
@@ -33,7 +32,7 @@ export interface WorkerContext
 export type Worker = ReturnType<typeof startWorker>;
 
 export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: DeliveryState, version: number) {
-  const { store, readModels, feed, clock, ids, secretOf, keyId, post, backoff, random, leaseMs, timeoutMs, concurrency, maxBacklog, onError, onNotice, owner, slots, records, commit, failed } = ctx;
+  const { store, feed, clock, ids, secretOf, keyId, post, backoff, random, leaseMs, timeoutMs, concurrency, maxBacklog, onError, onNotice, owner, slots, records, commit, failed } = ctx;
   const { endpoint_id, external_account_id, url, event_types } = endpoint;
   let stopping = false;
   let lost = false;
@@ -91,7 +90,7 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
     for (;;) {
       const backlog = Object.values(state.pending).reduce((n, p) => n + p.queue.length, 0);
       if (backlog >= maxBacklog) return void (unscanned = true);
-      const batch = await feed.entries((p) => feedKeys.account(external_account_id, p), state.scanned, Math.min(500, maxBacklog - backlog));
+      const batch = await feed.entries({ account: external_account_id }, state.scanned, Math.min(500, maxBacklog - backlog));
       if (batch.length === 0) return;
       for (const entry of batch) {
         if (event_types && !event_types.includes(entry.event.type)) continue;
@@ -105,7 +104,7 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
   /** Posts the head of a stream; on a 2xx the next one becomes the head. */
   async function send(stream: string): Promise<void> {
     const pending = state.pending[stream]!;
-    const entry = await readModels.get<FeedEntry>(FEED.events, feedKeys.all(pending.queue[0]!));
+    const entry = await feed.entry(pending.queue[0]!);
     if (!entry) throw new Error(`feed entry ${pending.queue[0]} missing`);
     const body = JSON.stringify(entry.event);
     const started = clock.now();

@@ -13,7 +13,6 @@ import { createEngine } from "../../src/engine.js";
 import { randomIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
-import { feedKeys } from "../../src/webhooks/feed.js";
 import { startPostgres } from "../support/postgres.js";
 import { startReceiver, until } from "../webhooks/receiver.js";
 import { client, freshSchema, merchantKey, startServer, type StoreEnv } from "./servers.js";
@@ -61,7 +60,7 @@ describe("background loops during a PostgreSQL outage", () => {
       await startDatabase();
       await until(() => delivery.settled !== "pending", 30_000, "delivery's start after the outage");
       expect(delivery.settled, String(delivery.error)).toBe("resolved");
-      const indexed = await webhooks.feed.entries((p) => feedKeys.payment(payment_id, p), 0, 10);
+      const indexed = await webhooks.feed.entries({ payment_id }, 0, 10);
       expect(indexed.map((e) => e.event.payment_id)).toContain(payment_id);
       await engine.projections.caughtUp({ timeoutMs: 30_000 });
     } finally {

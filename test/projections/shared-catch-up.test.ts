@@ -7,7 +7,7 @@ import { PROJECTIONS } from "../../projections/registry.js";
 import { createEngine } from "../../src/engine.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";
-import { createEventFeed, FEED, feedKeys } from "../../src/webhooks/feed.js";
+import { createEventFeed, FEED } from "../../src/webhooks/feed.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
 
 /** The stores, counting the events each readAll returned and each commitBatch's projections. */
@@ -51,7 +51,7 @@ describe("one catch-up for the read models and the webhook feed", () => {
     // the read models' waits are answered by that same catch-up: nothing more to read or commit
     await engine.projections.caughtUp();
     expect(commits).toHaveLength(1);
-    expect((await webhooks.feed.entries(feedKeys.all, 0, 100)).length).toBe(10); // created + succeeded per payment
+    expect((await webhooks.feed.entries("all", 0, 100)).length).toBe(10); // created + succeeded per payment
     await engine.close();
   });
 
@@ -74,7 +74,7 @@ describe("one catch-up for the read models and the webhook feed", () => {
     expect(reads.filter((n) => n > 0)).toEqual([]);
     expect(told).toBeGreaterThan(0);
     expect(await readModels.checkpoint(FEED.events)).toBe(head);
-    const entries = await webhooks.feed.entries(feedKeys.all, 0, 100);
+    const entries = await webhooks.feed.entries("all", 0, 100);
     expect(entries.map((e) => e.event.payment_id)).toEqual(ids);
     await webhooks.feed.stop();
     await engine.close();
@@ -99,7 +99,7 @@ describe("one catch-up for the read models and the webhook feed", () => {
     // without the engine's runner (the CLI's feed): the same entries, in a store of its own
     const alone = createEventFeed({ store: engine.store, readModels: createMemoryReadModels() });
     expect(await alone.catchUp()).toBe(head);
-    expect(await alone.entries(feedKeys.all, 0, 100)).toEqual(await first.feed.entries(feedKeys.all, 0, 100));
+    expect(await alone.entries("all", 0, 100)).toEqual(await first.feed.entries("all", 0, 100));
     await engine.close();
   });
 });

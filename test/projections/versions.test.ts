@@ -2,7 +2,7 @@
 // events at start, with no manual step: a store written at another version (or by a release
 // before versions, where payments and cards were documents) is prepared again and folded from
 // zero by the runner's first catch-up.
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -17,6 +17,8 @@ import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
+import { createWebhooks } from "../../src/webhooks/index.js";
+import { FEED, type FeedEntry } from "../../src/webhooks/feed.js";
 
 const event = (stream: string, n: number) => ({ id: `${stream}-${n}`, type: "t", version: 1, data: { n }, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: n } });
 
@@ -64,6 +66,43 @@ describe("read model versions", () => {
       expect(check.prepare("SELECT projection, version FROM read_model_versions ORDER BY projection").all()).toEqual(
         PROJECTIONS.map((p) => ({ projection: p.name, version: p.version ?? 1 })).sort((a, b) => (a.projection < b.projection ? -1 : 1)),
       );
+      check.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the event feed of release 0.1.0 (three documents per public event) is folded again into its table at start: the same entries in every order, the documents gone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cardflow-versions-"));
+    try {
+      cpSync(new URL("../fixtures/streams/v0.1.0/store", import.meta.url).pathname, dir, { recursive: true });
+      const path = join(dir, "cardflow.sqlite");
+      const old = new Database(readModelsPath(path), { readonly: true });
+      const docs = old.prepare("SELECT key, doc FROM read_models WHERE projection = ? ORDER BY key").all(FEED.events) as { key: string; doc: string }[];
+      old.close();
+      const inOrder = (prefix: string) => docs.filter((d) => d.key.startsWith(prefix)).map((d) => JSON.parse(d.doc) as FeedEntry);
+      const all = inOrder("all/");
+      expect(all.length).toBeGreaterThan(50);
+
+      const { events, readModels } = createSqliteStore({ path });
+      const engine = createEngine({ store: events, readModels });
+      const { feed } = createWebhooks({ engine });
+      try {
+        await feed.catchUp();
+        expect(await feed.entries("all", 0, 10_000)).toEqual(all);
+        const accounts = [...new Set(all.map((e) => e.event.external_account_id))];
+        const payments = [...new Set(all.flatMap((e) => (e.event.payment_id ? [e.event.payment_id] : [])))];
+        expect(accounts.length).toBeGreaterThan(1);
+        for (const account of accounts) expect(await feed.entries({ account }, 0, 10_000)).toEqual(inOrder(`acct/${account}/`));
+        for (const payment_id of payments) expect(await feed.entries({ payment_id }, 0, 10_000)).toEqual(inOrder(`pay/${payment_id}/`));
+        // a page starts after its position, as before
+        expect(await feed.entries("all", all[9]!.position, 5)).toEqual(all.slice(10, 15));
+      } finally {
+        await engine.close();
+      }
+      const check = new Database(readModelsPath(path), { readonly: true });
+      expect(check.prepare("SELECT count(*) FROM read_models WHERE projection = ?").pluck().get(FEED.events)).toBe(0);
+      expect(check.prepare(`SELECT count(*) FROM rm_${FEED.events}`).pluck().get()).toBe(all.length);
       check.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { BREAKER_THRESHOLD } from "../../src/webhooks/breaker.js";
 import type { DeliveryNotice } from "../../src/webhooks/delivery.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { createWebhooks } from "../../src/index.js";
+import { FEED } from "../../src/webhooks/feed.js";
 import { createOutbound } from "../../src/outbound/client.js";
 import { expectProblem, startApi } from "../http/harness.js";
 import { startReceiver, until } from "./receiver.js";
@@ -138,8 +139,12 @@ describe("webhook tenant isolation", () => {
     for (const account of ["acct_noisy", "acct_quiet"]) await engine.openAccount({ external_account_id: account });
     // the feed and the workers read through these: count the reads
     let reads = 0;
-    const { list, get } = engine.readModels;
-    Object.assign(engine.readModels, { list: (...args: Parameters<typeof list>) => (reads++, list.apply(engine.readModels, args)), get: (...args: Parameters<typeof get>) => (reads++, get.apply(engine.readModels, args)) });
+    const { list, get, query } = engine.readModels;
+    Object.assign(engine.readModels, {
+      list: (...args: Parameters<typeof list>) => (reads++, list.apply(engine.readModels, args)),
+      get: (...args: Parameters<typeof get>) => (reads++, get.apply(engine.readModels, args)),
+      query: (...args: Parameters<typeof query>) => (reads++, query.apply(engine.readModels, args)),
+    });
     const webhooks = createWebhooks({ engine, outbound: LOCAL, accountConcurrency: 1, timeoutMs: 30_000 });
     for (let i = 0; i < 3; i++) await webhooks.createEndpoint({ external_account_id: "acct_noisy", url: slow.url(`/e${i}`), event_types: ["payment_intent.created"] });
     await webhooks.createEndpoint({ external_account_id: "acct_quiet", url: fast.url(), event_types: ["payment_intent.created"] });
@@ -168,11 +173,11 @@ describe("webhook tenant isolation", () => {
     const other = await startReceiver();
     const engine = createEngine();
     for (const account of ["acct_busy", "acct_other"]) await engine.openAccount({ external_account_id: account });
-    // the workers read their account's feed entries through list(): count the other account's
+    // the workers read their account's feed entries through query(): count the other account's
     let otherReads = 0;
-    const { list } = engine.readModels;
+    const { query } = engine.readModels;
     Object.assign(engine.readModels, {
-      list: (...args: Parameters<typeof list>) => (args[1].startsWith("acct/acct_other/") && otherReads++, list.apply(engine.readModels, args)),
+      query: (...args: Parameters<typeof query>) => (args[0] === FEED.events && args[1].where.account === "acct_other" && otherReads++, query.apply(engine.readModels, args)),
     });
     const webhooks = createWebhooks({ engine, outbound: LOCAL });
     await webhooks.createEndpoint({ external_account_id: "acct_busy", url: busy.url(), event_types: ["payment_intent.created"] });

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { coalesced } from "../../coalesced.js";
 import { Id } from "../../inputs.js";
 import type { Webhooks } from "../../webhooks/index.js";
-import { feedKeys, type FeedEntry } from "../../webhooks/feed.js";
+import { type FeedEntry, type FeedScope } from "../../webhooks/feed.js";
 import { defineRoute } from "../route.js";
 import { typesOf } from "./events.js";
 
@@ -52,7 +52,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
     })();
     const resumeFrom = fromLastEvent ?? (input.after === undefined ? undefined : feed.cursors.decode(account, input.after));
     const cursorOf = (position: number) => feed.cursors.encode(account, position);
-    const prefix = input.payment_id === undefined ? (p?: number) => feedKeys.account(account, p) : (p?: number) => feedKeys.payment(input.payment_id!, p);
+    const scope: FeedScope = input.payment_id === undefined ? { account } : { payment_id: input.payment_id };
     const out = new PassThrough();
     let cursor = resumeFrom ?? -1; // -1: the head, once known
     let announced = false;
@@ -80,7 +80,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
       }
       for (;;) {
         if (ended) return;
-        const entries = await feed.entries(prefix, cursor, batch);
+        const entries = await feed.entries(scope, cursor, batch);
         for (const entry of entries) await send(entry);
         if (entries.length < batch) return;
       }

@@ -13,6 +13,8 @@
 // that lands on a thread returning from a system call far more often than its share of CPU (on row 4
 // it gave the socket writes 36 % and SQLite's data_version 23 % of the busy samples; perf 20 % and
 // 3.5 %), and it sees neither other threads nor the kernel.
+//   npx tsx scripts/bench/profile.ts <file.perf.data> [--top=25] [--under=regex]   such a perf file again; with
+// --under, only the samples with a frame matching the pattern (`--under=commitBatch@`: what a read-model commit spends)
 //   npx tsx scripts/bench/profile.ts <file.cpuprofile> [--top=30] ["name=regex" ...]
 // summarizes any `node --cpu-prof` profile: the top functions by self time, or (with categories)
 // each sample given to the first category with a frame on its stack matching the category's
@@ -73,33 +75,37 @@ function summarize(file: string, categories: [string, RegExp][], top: number): s
     }
     return stack;
   };
-  const self = new Map<string, number>();
+  const all = profile.samples.map(stackOf);
+  const { samples: steady, byCategory, self } = tally(
+    all.filter((stack) => !stack.some((f) => STARTUP.test(f))),
+    categories,
+  );
+  const pct = (n: number) => `${((100 * n) / steady).toFixed(1).padStart(5)}%`;
+  const lines = [`${all.length} samples, ${steady} after startup; shares of those`];
+  if (categories.length) {
+    const busy = steady - (byCategory.get("idle") ?? 0);
+    lines.push(`by category (first match on the stack), of all samples and of the ${busy} busy ones (not idle):`);
+    for (const [name, n] of ranked(byCategory)) lines.push(`${pct(n)} ${name === "idle" ? "      " : `${((100 * n) / busy).toFixed(1).padStart(5)}%`} ${name}`);
+  }
+  if (top > 0) lines.push(`top ${top} functions by self time:`, ...ranked(self, top).map(([name, n]) => `${pct(n)} ${name}`));
+  return lines;
+}
+
+/** Samples (stacks, leaf first) by category (the first whose pattern matches a frame on the stack, else "other") and by leaf function (self time). */
+function tally(stacks: Iterable<string[]>, categories: [string, RegExp][]) {
   const byCategory = new Map<string, number>();
-  let startup = 0;
-  for (const id of profile.samples) {
-    const stack = stackOf(id);
-    if (stack.some((f) => STARTUP.test(f))) {
-      startup++;
-      continue;
-    }
+  const self = new Map<string, number>();
+  let samples = 0;
+  for (const stack of stacks) {
+    samples++;
     const category = categories.find(([, re]) => stack.some((f) => re.test(f)))?.[0] ?? "other";
     byCategory.set(category, (byCategory.get(category) ?? 0) + 1);
     self.set(stack[0]!, (self.get(stack[0]!) ?? 0) + 1);
   }
-  const steady = profile.samples.length - startup;
-  const pct = (n: number) => `${((100 * n) / steady).toFixed(1).padStart(5)}%`;
-  const lines = [`${profile.samples.length} samples, ${steady} after startup; shares of those`];
-  if (categories.length) {
-    const busy = steady - (byCategory.get("idle") ?? 0);
-    lines.push(`by category (first match on the stack), of all samples and of the ${busy} busy ones (not idle):`);
-    for (const [name, n] of [...byCategory].sort((a, b) => b[1] - a[1])) lines.push(`${pct(n)} ${name === "idle" ? "      " : `${((100 * n) / busy).toFixed(1).padStart(5)}%`} ${name}`);
-  }
-  if (top > 0) {
-    lines.push(`top ${top} functions by self time:`);
-    for (const [name, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)} ${name}`);
-  }
-  return lines;
+  return { samples, byCategory, self };
 }
+
+const ranked = (counts: Map<string, number>, top = Infinity) => [...counts].sort((a, b) => b[1] - a[1]).slice(0, top);
 
 /** Categories for perf's samples: the server's layers, then native code the JS layers did not claim. */
 const PERF_CATEGORIES: [string, RegExp][] = [
@@ -116,7 +122,7 @@ const PERF_CATEGORIES: [string, RegExp][] = [
  * node's perf map (`handler@src/http/route.ts`), native ones `symbol@native:<library>`, the
  * kernel's `symbol@kernel`.
  */
-function summarizePerf(file: string, categories: [string, RegExp][], top: number): string[] {
+function summarizePerf(file: string, categories: [string, RegExp][], top: number, under?: RegExp): string[] {
   const script = spawnSync("perf", ["script", "-i", file, "-F", "ip,sym,dso"], { encoding: "utf8", maxBuffer: 2 ** 30 });
   if (script.status !== 0) throw new Error(`perf script: ${script.stderr}`);
   const root = `${resolve(".")}/`;
@@ -129,23 +135,17 @@ function summarizePerf(file: string, categories: [string, RegExp][], top: number
     if (dso.includes("kernel")) return `${sym}@kernel`;
     return `${sym}@native:${dso.split("/").pop()}`;
   };
-  const byCategory = new Map<string, number>();
-  const self = new Map<string, number>();
-  let samples = 0;
-  for (const block of script.stdout.split("\n\n")) {
-    const stack = block.split("\n").map(frame).filter((f): f is string => f !== null);
-    if (!stack.length) continue;
-    samples++;
-    const category = categories.find(([, re]) => stack.some((f) => re.test(f)))?.[0] ?? "other";
-    byCategory.set(category, (byCategory.get(category) ?? 0) + 1);
-    self.set(stack[0]!, (self.get(stack[0]!) ?? 0) + 1);
-  }
+  const stacks = script.stdout
+    .split("\n\n")
+    .map((block) => block.split("\n").map(frame).filter((f): f is string => f !== null))
+    .filter((stack) => stack.length > 0 && (!under || stack.some((f) => under.test(f))));
+  const { samples, byCategory, self } = tally(stacks, categories);
   const pct = (n: number) => `${((100 * n) / samples).toFixed(1).padStart(5)}%`;
   return [
-    `${samples} samples (every thread, on CPU); by category (first match on the stack):`,
-    ...[...byCategory].sort((a, b) => b[1] - a[1]).map(([name, n]) => `${pct(n)} ${name}`),
+    `${samples} samples (every thread, on CPU${under ? `, with a frame matching ${under}` : ""}); by category (first match on the stack):`,
+    ...ranked(byCategory).map(([name, n]) => `${pct(n)} ${name}`),
     `top ${top} functions by self time:`,
-    ...[...self].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, n]) => `${pct(n)} ${name}`),
+    ...ranked(self, top).map(([name, n]) => `${pct(n)} ${name}`),
   ];
 }
 
@@ -161,6 +161,7 @@ const newest = (dir: string) =>
 const args = process.argv.slice(2);
 const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const row = option("row");
+const under = option("under") === undefined ? undefined : new RegExp(option("under")!);
 if (row !== undefined) {
   const run = RUNS[row];
   if (!run) throw new Error(`--row=${row}: profiles are made for rows ${Object.keys(RUNS).join(" and ")}`);
@@ -177,7 +178,7 @@ if (row !== undefined) {
     for (let waited = 0; spawnSync("pgrep", ["-f", `-o ${dir}/`]).status === 0 && waited < 60_000; waited += 200) spawnSync("sleep", ["0.2"]);
     const file = join(dir, "real.perf.data");
     console.log(`API server profile: ${file}`);
-    console.log(summarizePerf(file, PERF_CATEGORIES, Number(option("top") ?? 25)).join("\n"));
+    console.log(summarizePerf(file, PERF_CATEGORIES, Number(option("top") ?? 25), under).join("\n"));
     process.exit(0);
   }
   const file = newest(join(dir, "real"));
@@ -186,7 +187,11 @@ if (row !== undefined) {
   console.log(summarize(file, SERVER_CATEGORIES, Number(option("top") ?? 25)).join("\n"));
 } else {
   const file = args.find((a) => !a.startsWith("--"));
-  if (!file) throw new Error('usage: npx tsx scripts/bench/profile.ts --row=5|--row=10 [--quick] [--out=dir] | <file.cpuprofile> [--top=30] ["name=regex" ...]');
+  if (!file) throw new Error('usage: npx tsx scripts/bench/profile.ts --row=4|5|10|13a [--perf [--under=regex]] [--quick] [--out=dir] | <file.cpuprofile> [--top=30] ["name=regex" ...] | <file.perf.data> [--top=25] [--under=regex]');
+  if (file.endsWith(".perf.data")) {
+    console.log(summarizePerf(file, PERF_CATEGORIES, Number(option("top") ?? 25), under).join("\n"));
+    process.exit(0);
+  }
   const categories = args
     .filter((a) => !a.startsWith("--") && a !== file)
     .map((a): [string, RegExp] => [a.slice(0, a.indexOf("=")), new RegExp(a.slice(a.indexOf("=") + 1))]);

@@ -27,7 +27,7 @@ export interface FeedEntry {
 export const FEED = { events: "public_events", streams: "public_event_streams", endpoints: "webhook_endpoints" } as const;
 
 /** An entry's key: its position, zero-padded (text order is position order). */
-const keyOf = (position: number) => String(position).padStart(16, "0");
+export const feedKey = (position: number) => String(position).padStart(16, "0");
 
 /** Which of the feed's orders a read follows: every public event, one account's, one payment's. */
 export type FeedScope = "all" | { account: string } | { payment_id: string };
@@ -133,7 +133,7 @@ export function createEventFeed({
       if (!next.event) continue;
       const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
       accounts.add(next.event.external_account_id);
-      entries.push({ key: keyOf(e.position), doc: entry });
+      entries.push({ key: feedKey(e.position), doc: entry });
     }
     return { changed, entries, endpoints, accounts };
   }
@@ -165,9 +165,9 @@ export function createEventFeed({
   /** Entries after a position, in the scope's order (by position). */
   async function entries(scope: FeedScope, after: number, limit: number): Promise<FeedEntry[]> {
     await prepare();
-    if (scope === "all") return readModels.list<FeedEntry>(FEED.events, "", { after: keyOf(after), limit });
+    if (scope === "all") return readModels.list<FeedEntry>(FEED.events, "", { after: feedKey(after), limit });
     const where: Record<string, string> = "account" in scope ? { account: scope.account } : { payment_id: scope.payment_id };
-    return readModels.query<FeedEntry>(FEED.events, { where, order: ["key"], direction: "asc", after: [keyOf(after)], limit });
+    return readModels.query<FeedEntry>(FEED.events, { where, order: ["key"], direction: "asc", after: [feedKey(after)], limit });
   }
 
   return {
@@ -176,7 +176,7 @@ export function createEventFeed({
     /** The entry at a position (undefined: no public event there, or not indexed yet). */
     async entry(position: number): Promise<FeedEntry | undefined> {
       await prepare();
-      return readModels.get<FeedEntry>(FEED.events, keyOf(position));
+      return readModels.get<FeedEntry>(FEED.events, feedKey(position));
     },
     /** The account-bound opaque cursors of this feed (./cursor.ts), for every surface that hands one out. */
     cursors,

@@ -1,14 +1,15 @@
 // No list reads more rows than it returns plus one. The statements are not written here: every
 // list the API makes is run through its real code (the payments list with each filter, q by
 // reference and by id, starting_after, each with and without a cursor; the terminals of an
-// account; a customer's cards; a card found by its token) against a store holding many accounts,
+// account; a customer's cards; a card found by its token; the webhook event feed of all, of an
+// account and of a payment, and an entry by its position) against a store holding many accounts,
 // the statements the store sends are recorded, and each one's plan is checked:
 // - SQLite (EXPLAIN QUERY PLAN): one SEARCH through an index whose constraint names every column
 //   the statement compares; no SCAN, no temporary B-tree (a sort the index does not serve).
 // - PostgreSQL (EXPLAIN (ANALYZE, FORMAT JSON)), as a custom plan and as the generic plan the
 //   named statements settle on: index scans only (no Seq Scan; no Sort or Bitmap scan, but in a
-//   list without a limit, which returns all it reads), no row removed by a filter, and no scan
-//   reading more rows than the statement returns plus one.
+//   list that returns all it matches: one without a limit, or fewer rows than its limit), no row
+//   removed by a filter, and no scan reading more rows than the statement returns plus one.
 // A lookup by the unique key (a short q, whole, by payment id) reads one row at most: only that is
 // checked of it. A search (q) reads two index ranges, (account, key) and (account, reference, key),
 // from q (or the cursor) to q's end, limit + 1 rows each: each statement is checked as above (the
@@ -29,9 +30,10 @@ import { listCustomerCardsHandler, listTerminalsHandler } from "../../src/engine
 import type { Account } from "../../src/engine/lookups/accounts.js";
 import { createStoredCards } from "../../src/engine/lookups/stored-cards.js";
 import type { Processors } from "../../src/processors/port.js";
-import type { ReadModelStore } from "../../src/store/port.js";
+import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
+import { createEventFeed, FEED, feedKey, type FeedEntry } from "../../src/webhooks/feed.js";
 import { testDatabase } from "../support/postgres.js";
 import { paymentDoc, type ModelPayment } from "../support/listings.js";
 
@@ -83,7 +85,19 @@ async function fill(rm: ReadModelStore) {
     { projection: terminalsProjection.name, docs: terminals, checkpoint },
     { projection: customerCardsProjection.name, docs: cards, checkpoint },
   ]);
+  // the webhook feed: 20,000 public events, most of the big account, a few per payment
+  await feedOf(rm).entries("all", 0, 1); // its table prepared on this handle
+  const entries = Array.from({ length: 20_000 }, (_, n): { key: string; doc: FeedEntry } => {
+    const position = n + 1;
+    const payment_id = n % 10 === 0 ? null : `pi_${String(n % 5_000).padStart(6, "0")}`;
+    const event = { id: `evt_${position}`, object: "event" as const, type: "payment_intent.created" as const, created: "2026-01-01T00:00:00.000+00:00", external_account_id: n % 4 === 0 ? `acct_${n % 400}` : "big", payment_id, sequence: 1, request_id: n, data: { object: {} } };
+    return { key: feedKey(position), doc: { position, stream: `payment-${payment_id ?? n}`, event } };
+  });
+  await rm.commitBatch([{ projection: FEED.events, docs: entries, checkpoint }]);
 }
+
+/** The webhook feed's reads over these read models (its store is never read by them). */
+const feedOf = (rm: ReadModelStore) => createEventFeed({ store: {} as EventStore, readModels: rm });
 
 /** Every list the API makes, through its own code (each payments list twice: its first page, and its next page by cursor). */
 async function everyList(rm: ReadModelStore) {
@@ -125,6 +139,14 @@ async function everyList(rm: ReadModelStore) {
   const processors = { get: () => ({ retrieveStoredCard: async () => undefined }) } as unknown as Processors;
   const { findStoredCard } = createStoredCards({ readModels: rm, projections: { ready: async () => undefined, caughtUp: async () => undefined }, processors, cacheSize: 10 });
   expect(await findStoredCard({ external_account_id: "big", processor: "a" } as unknown as Account, "cus_3", "pm_00053")).toMatchObject({ last_4: "4242" });
+
+  // the feed: GET /v2/events (an account's, a payment's), webhook scans (an account's), `events tail` (all), a delivery's entry
+  const feed = feedOf(rm);
+  expect(await feed.entries("all", 15_000, LIMIT)).toHaveLength(LIMIT);
+  expect(await feed.entries({ account: "big" }, 0, LIMIT)).toHaveLength(LIMIT);
+  expect(await feed.entries({ account: "big" }, 12_345, LIMIT)).toHaveLength(LIMIT);
+  expect((await feed.entries({ payment_id: "pi_000123" }, 0, LIMIT)).map((e) => e.position)).toEqual([124, 5_124, 10_124, 15_124]);
+  expect((await feed.entry(777))?.position).toBe(777);
 }
 
 /** What the lists above must have sent (so a list that stopped reaching the store is noticed). */
@@ -132,6 +154,8 @@ function expectEveryList(sql: "sqlite" | "postgres", texts: string[]) {
   const p = (s: string) => s.replace(/\$\d+/g, "?");
   const sent = texts.map(p);
   const param = "\\?";
+  // an order by the key alone: PostgreSQL's, and its keyset, are led by the equality columns (src/store/postgres/tables.ts)
+  const byKeyOrder = (equal: string) => (sql === "postgres" ? `${equal}, ` : "");
   const wanted = [
     ...["", ...["status", "capture_method", "terminal_id", "customer_id"].map((c) => ` AND ${c} = ${param}`)].flatMap((filter) => [
       `FROM rm_payment_states WHERE account = ${param}${filter} ORDER BY created DESC, key DESC LIMIT`,
@@ -151,12 +175,16 @@ function expectEveryList(sql: "sqlite" | "postgres", texts: string[]) {
           `FROM rm_payment_states WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
           `FROM rm_payment_states WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
         ]),
-    `FROM rm_payment_states WHERE account = ${param} AND reference = ${param} ORDER BY key LIMIT`,
+    `FROM rm_payment_states WHERE account = ${param} AND reference = ${param} ORDER BY ${byKeyOrder("account, reference")}key LIMIT`,
     `FROM rm_payment_states WHERE account = ${param} AND key = ${param} ORDER`,
     `FROM rm_payment_states WHERE key = ${param}$`,
     `FROM read_models WHERE projection = ${param} AND key >= ${param} AND key < ${param} AND key > ${param} ORDER BY key`,
     `FROM rm_customer_cards WHERE key >= ${param}`,
-    `FROM rm_customer_cards WHERE account = ${param} AND payment_method_id = ${param} ORDER BY key`,
+    `FROM rm_customer_cards WHERE account = ${param} AND payment_method_id = ${param} ORDER BY ${byKeyOrder("account, payment_method_id")}key`,
+    `FROM rm_public_events WHERE key >= ${param} AND key > ${param} ORDER BY key LIMIT`,
+    `FROM rm_public_events WHERE account = ${param} AND \\(${byKeyOrder("account")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("account")}key LIMIT`,
+    `FROM rm_public_events WHERE payment_id = ${param} AND \\(${byKeyOrder("payment_id")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("payment_id")}key LIMIT`,
+    `FROM rm_public_events WHERE key = ${param}$`,
   ];
   for (const w of wanted) expect(sent.some((t) => new RegExp(w).test(t)), w).toBe(true);
 }
@@ -266,8 +294,8 @@ describe("every list the API makes reads through an index what it returns, plus 
               if (/Scan/.test(node["Node Type"])) expect([node["Node Type"], node["Index Name"], node["Actual Rows"] <= 1], where).toEqual(["Index Scan", expect.stringMatching(/_pkey$|^rm_\w+_\d+$/), true]);
               continue;
             }
-            expect(["Seq Scan", "Materialize", "Hash", ...(whole(text, values) ? [] : ["Sort", "Incremental Sort", "Bitmap Heap Scan", "Bitmap Index Scan"])], where).not.toContain(node["Node Type"]);
-            expect(node["Rows Removed by Filter"] ?? 0, where).toBe(0);
+            expect(["Seq Scan", "Materialize", "Hash", ...(whole(text, values, returned) ? [] : ["Sort", "Incremental Sort", "Bitmap Heap Scan", "Bitmap Index Scan"])], `${where} ${JSON.stringify(root)}`).not.toContain(node["Node Type"]);
+            expect(node["Rows Removed by Filter"] ?? 0, `${where} ${JSON.stringify(values)} ${JSON.stringify(root)}`).toBe(0);
             if (/Scan/.test(node["Node Type"])) expect(node["Actual Rows"] * node["Actual Loops"], where).toBeLessThanOrEqual(returned + 1);
           }
         }
@@ -279,12 +307,14 @@ describe("every list the API makes reads through an index what it returns, plus 
 });
 
 /**
- * A list without a limit (a key range: an account's terminals, a customer's cards) returns every
- * row it reads: PostgreSQL may then gather them by a bitmap and sort them, reading no row more.
+ * A list without a limit (a key range: an account's terminals, a customer's cards), or one that
+ * returned fewer rows than its limit (a payment's few feed entries), returns every row it matches:
+ * PostgreSQL may then gather them by a bitmap and sort them, reading no row more.
  */
-const whole = (text: string, values: unknown[]) => {
+const whole = (text: string, values: unknown[], returned: number) => {
   const limit = /LIMIT \$(\d+)/.exec(text);
-  return limit !== null && values[Number(limit[1]) - 1] === null;
+  const value = limit === null ? undefined : values[Number(limit[1]) - 1];
+  return limit !== null && (value === null || returned < Number(value));
 };
 /** A statement that finds a row by its unique key. */
 const byKey = (text: string) => /\bkey = (\?|\$\d+)/.test(text);

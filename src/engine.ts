@@ -109,6 +109,8 @@ export function createEngine(options: EngineOptions = {}) {
 
     ...accountCommands,
     getAccount: accounts.getAccount,
+    /** The account's terminal, from its own stream (no read model, no wait); another account's reads as missing. */
+    getTerminal: accounts.getTerminal,
     /** Streams whose one event never changes (accounts, terminals, API keys): start one, read its event. */
     startStream: streamsOfOne.startStream,
     firstEvent: streamsOfOne.firstEvent,

@@ -2,7 +2,7 @@
 // (served only with the simulators; the client SDK's routes are ./client-sdk.ts).
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
-import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
+import { Conflict, InvalidRequest } from "../../errors.js";
 import { Id } from "../../inputs.js";
 import { maxAmount, parseAmount, type Decimal } from "../../money.js";
 import type { Simulators } from "../../processors/simulator.js";
@@ -27,8 +27,8 @@ export const ClerkCancelInput = z.strictObject(TerminalRef);
 export function simulatorRoutes(engine: Engine, simulators: Simulators) {
   /** The payment this account's terminal is collecting for (404 for another account's terminal). */
   async function collecting(account: string, terminalId: string): Promise<string> {
-    const terminals = await engine.listTerminals(account);
-    if (!terminals.some((t) => t.terminal_id === terminalId)) throw new NotFound("terminal", terminalId, "terminal_id");
+    // its own stream: no wait for the read models (a terminal registered just before is there)
+    await engine.getTerminal(account, terminalId);
     const paymentId = simulators.terminal.collecting(terminalId);
     if (!paymentId) throw new Conflict(`terminal ${terminalId} is not collecting a payment`, "terminal_idle");
     return paymentId;

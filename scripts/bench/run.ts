@@ -119,11 +119,13 @@ ${maxWaitS} s; a row still above it then is written as refused, not measured); i
 at its start and end (a row's own processes raise it while it runs). Re-run a row with its
 command. No test asserts a timing: these scripts are the only place timings live.
 
-**Profiles.** \`npx tsx scripts/bench/profile.ts --row=5\` (SQLite) or \`--row=10\` (PostgreSQL) runs
-that row's script with its API server under \`node --cpu-prof\` and prints where the server's CPU
-went, by layer (projections, input parsing, hash chain, machine, store and driver, engine, HTTP, GC,
-idle) and by function; the profile files stay under .tmp/prof/. \`npx tsx scripts/bench/profile.ts
-<file.cpuprofile> [--top=30] ["name=regex" ...]\` summarizes any profile.
+**Profiles.** \`npx tsx scripts/bench/profile.ts --row=4|5|10|13a\` (13a: the mixed load on SQLite) runs
+that row's script with its API server under \`node --cpu-prof\`, or with \`--perf\` under Linux
+\`perf record\` (every thread and the kernel; prefer it where system calls matter), and prints where
+the server's CPU went, by layer (projections, input parsing, hash chain, machine, store and driver,
+engine, HTTP, GC, idle) and by function; the profile files stay under .tmp/prof/. \`npx tsx
+scripts/bench/profile.ts <file.cpuprofile> [--top=30] ["name=regex" ...]\` or \`<file.perf.data>
+[--under=regex]\` summarizes any profile.
 
 | # | figure | value | ceiling (same run) | ratio | target | verdict | command |
 |---|---|---|---|---|---|---|---|

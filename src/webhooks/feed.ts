@@ -3,9 +3,9 @@
 // model under its global position, with its account and payment as indexed columns, for the three
 // orders it is read in: every event (delivery's look-ups, `events tail`), one account's (the feed,
 // webhook scans) and one payment's. (Version 1 stored each event three times, a document per
-// order: two thirds of the live read models' bytes.) The fold state of each stream and the webhook
-// endpoints are committed in the same transaction, with the checkpoint each was read at (several
-// processes fold alike; the loser folds again).
+// order: under the mixed load 2.4 of the 5.1 KB the live catch-up wrote per event.) The fold state
+// of each stream and the webhook endpoints are committed in the same transaction, with the
+// checkpoint each was read at (several processes fold alike; the loser folds again).
 // The feed is a fold that joins the read models' runner (projections/runner.ts): one read of each
 // batch of new events, one transaction for the projections' documents and the feed's, one live
 // subscription; a feed without the engine's runner (the CLI's) gets one of its own.

@@ -13,6 +13,9 @@ export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, term
  * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every
  * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
  * `payment_deliveries` now holds; `payments` held each record beside its state, which
- * `payment_states` holds alone (its documents have another shape, so they are folded again).
+ * `payment_states` holds alone (its documents have another shape, so they are folded again); the
+ * webhook feed's `public_events` (each public event three times, as documents),
+ * `public_event_streams` and `webhook_endpoints`, which `feed_entries` (a table), `feed_streams`
+ * and `feed_endpoints` replace (src/webhooks/feed.ts FEED).
  */
-export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments"];
+export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments", "public_events", "public_event_streams", "webhook_endpoints"];

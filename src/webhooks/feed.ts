@@ -2,9 +2,9 @@
 // rebuilt from position zero like any read model. Each public event is one row of a table read
 // model under its global position, with its account and payment as indexed columns, for the three
 // orders it is read in: every event (delivery's look-ups, `events tail`), one account's (the feed,
-// webhook scans) and one payment's. (Version 1 stored each event three times, a document per
-// order: under the mixed load 2.4 of the 5.1 KB the live catch-up wrote per event.) The fold state
-// of each stream and the webhook endpoints are committed in the same transaction, with the
+// webhook scans) and one payment's. (Earlier releases stored each event three times, a document
+// per order: under the mixed load 2.4 of the 5.1 KB the live catch-up wrote per event.) The fold
+// state of each stream and the webhook endpoints are committed in the same transaction, with the
 // checkpoint each was read at (several processes fold alike; the loser folds again).
 // The feed is a fold that joins the read models' runner (projections/runner.ts): one read of each
 // batch of new events, one transaction for the projections' documents and the feed's, one live
@@ -24,7 +24,15 @@ export interface FeedEntry {
   event: PublicEvent;
 }
 
-export const FEED = { events: "public_events", streams: "public_event_streams", endpoints: "webhook_endpoints" } as const;
+/**
+ * The feed's read models: its entries, each stream's fold state, the webhook endpoints. They move
+ * together (one fold, one checkpoint), so a change to one takes new names for all three, and the
+ * earlier names are retired (RETIRED_PROJECTIONS, projections/registry.ts): during a rolling
+ * upgrade the old processes keep folding their own (`public_events`, `public_event_streams`,
+ * `webhook_endpoints`: each public event stored three times, as documents by position, by account
+ * and by payment), the new ones these, and neither misses an event the other folded.
+ */
+export const FEED = { events: "feed_entries", streams: "feed_streams", endpoints: "feed_endpoints" } as const;
 
 /** An entry's key: its position, zero-padded (text order is position order). */
 export const feedKey = (position: number) => String(position).padStart(16, "0");
@@ -42,17 +50,12 @@ const ENTRIES: TableShape<FeedEntry> = {
   row: ({ event }) => ({ account: event.external_account_id, payment_id: event.payment_id }),
 };
 
-/**
- * The feed's three read models move together: a new version of one is folded again from zero with
- * the others (stream states hold each stream's event count, endpoints come from the same fold), so
- * all three carry the same version. Version 2: the entries a table (version 1: three documents each).
- */
 const SHAPES: Record<(typeof FEED)[keyof typeof FEED], ReadModelShape> = {
-  [FEED.events]: { version: 2, table: ENTRIES },
-  [FEED.streams]: { version: 2 },
-  [FEED.endpoints]: { version: 2 },
+  [FEED.events]: { version: 1, table: ENTRIES },
+  [FEED.streams]: { version: 1 },
+  [FEED.endpoints]: { version: 1 },
 };
-/** Each made once per store handle: dropped, once, by the first process to see it at an older version (it then folds them from zero). */
+/** Each made once per store handle (a new version of one would need new names for all three: FEED). */
 const PREPARED = Object.entries(SHAPES).map(([name, shape]) => prepareOnce(name, shape));
 
 export interface FeedQuery {

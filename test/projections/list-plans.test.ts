@@ -181,10 +181,10 @@ function expectEveryList(sql: "sqlite" | "postgres", texts: string[]) {
     `FROM read_models WHERE projection = ${param} AND key >= ${param} AND key < ${param} AND key > ${param} ORDER BY key`,
     `FROM rm_customer_cards WHERE key >= ${param}`,
     `FROM rm_customer_cards WHERE account = ${param} AND payment_method_id = ${param} ORDER BY ${byKeyOrder("account, payment_method_id")}key`,
-    `FROM rm_public_events WHERE key >= ${param} AND key > ${param} ORDER BY key LIMIT`,
-    `FROM rm_public_events WHERE account = ${param} AND \\(${byKeyOrder("account")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("account")}key LIMIT`,
-    `FROM rm_public_events WHERE payment_id = ${param} AND \\(${byKeyOrder("payment_id")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("payment_id")}key LIMIT`,
-    `FROM rm_public_events WHERE key = ${param}$`,
+    `FROM rm_feed_entries WHERE key >= ${param} AND key > ${param} ORDER BY key LIMIT`,
+    `FROM rm_feed_entries WHERE account = ${param} AND \\(${byKeyOrder("account")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("account")}key LIMIT`,
+    `FROM rm_feed_entries WHERE payment_id = ${param} AND \\(${byKeyOrder("payment_id")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("payment_id")}key LIMIT`,
+    `FROM rm_feed_entries WHERE key = ${param}$`,
   ];
   for (const w of wanted) expect(sent.some((t) => new RegExp(w).test(t)), w).toBe(true);
 }

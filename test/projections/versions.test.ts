@@ -72,13 +72,13 @@ describe("read model versions", () => {
     }
   });
 
-  it("the event feed of release 0.1.0 (three documents per public event) is folded again into its table at start: the same entries in every order, the documents gone", async () => {
+  it("the event feed of release 0.1.0 (three documents per public event) is folded again into its table at start: the same entries in every order, the retired documents gone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cardflow-versions-"));
     try {
       cpSync(new URL("../fixtures/streams/v0.1.0/store", import.meta.url).pathname, dir, { recursive: true });
       const path = join(dir, "cardflow.sqlite");
       const old = new Database(readModelsPath(path), { readonly: true });
-      const docs = old.prepare("SELECT key, doc FROM read_models WHERE projection = ? ORDER BY key").all(FEED.events) as { key: string; doc: string }[];
+      const docs = old.prepare("SELECT key, doc FROM read_models WHERE projection = 'public_events' ORDER BY key").all() as { key: string; doc: string }[];
       old.close();
       const inOrder = (prefix: string) => docs.filter((d) => d.key.startsWith(prefix)).map((d) => JSON.parse(d.doc) as FeedEntry);
       const all = inOrder("all/");
@@ -101,7 +101,11 @@ describe("read model versions", () => {
         await engine.close();
       }
       const check = new Database(readModelsPath(path), { readonly: true });
-      expect(check.prepare("SELECT count(*) FROM read_models WHERE projection = ?").pluck().get(FEED.events)).toBe(0);
+      // the retired names' documents and checkpoints are gone (RETIRED_PROJECTIONS)
+      for (const retired of ["public_events", "public_event_streams", "webhook_endpoints"]) {
+        expect(check.prepare("SELECT count(*) FROM read_models WHERE projection = ?").pluck().get(retired), retired).toBe(0);
+        expect(check.prepare("SELECT count(*) FROM checkpoints WHERE projection = ?").pluck().get(retired), retired).toBe(0);
+      }
       expect(check.prepare(`SELECT count(*) FROM rm_${FEED.events}`).pluck().get()).toBe(all.length);
       check.close();
     } finally {

@@ -134,7 +134,7 @@ export function postgresTables(schema: string, { query }: Statements) {
       const values: unknown[] = [];
       const param = (v: unknown) => `$${values.push(v)}`;
       if (q.prefix?.column === "key" && Object.keys(q.where).length) return keyPrefixQuery<T>(projection, q);
-      const equal = Object.entries(q.where).map(([col, v]) => ({ col, v, value: v === null ? null : param(v) }));
+      const equal = Object.entries(q.where).map(([col, v]) => ({ col, value: v === null ? null : param(v) }));
       const conditions = equal.map(({ col, value }) => (value === null ? `${col} IS NULL` : `${col} = ${value}`));
       // An order by the key alone is led by the equality columns, and so is its keyset, as row
       // values: `(account, key) > ($1, $2) ORDER BY account, key`, which only an index leading with

@@ -103,7 +103,7 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
     async idle(maxMs = 900_000) {
       const until = Date.now() + maxMs;
       // under --cpu-prof the profiler's own sampling keeps an idle process above 5% of a core
-      const quietTicks = profile.length ? 25 : 5;
+      const quietTicks = process.env.CPU_PROF ? 25 : 5;
       let quiet = 0;
       for (let before = cpuTicks(child.pid!); quiet < 2 && Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 1_000));

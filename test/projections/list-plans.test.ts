@@ -171,7 +171,7 @@ function expectEveryList(sql: "sqlite" | "postgres", texts: string[]) {
         ]
       : [
           `FROM rm_payment_states WHERE \\(account, key\\) >= \\(${param}, ${param}\\) AND \\(account, key\\) < \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
-          `FROM rm_payment_states WHERE \\(account, key\\) > \\(${param}, ${param}\\) AND \\(account, key\\) < \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
+          `FROM rm_payment_states WHERE \\(account, key\\) < \\(${param}, ${param}\\) AND \\(account, key\\) > \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
           `FROM rm_payment_states WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
           `FROM rm_payment_states WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
         ]),

@@ -39,29 +39,6 @@ export function postgresTables(schema: string, { query }: Statements) {
     for (const [i, index] of table.indexes.entries()) await c.query(`CREATE INDEX ${name}_${i + 1} ON ${name} (${index.join(", ")})`);
   }
 
-  /**
-   * A prefix of `key` (in the "C" collation: byte order) as row values led by the equality columns,
-   * with no equality of its own: `(account, key) >= ($1, $2) AND (account, key) < ($1, $3) ORDER BY
-   * account, key`, which only an index leading with those columns serves. Written `account = $1 AND
-   * key >= $2 ...`, the planner may take the key's own index (the primary key: the range, or the
-   * order once account is known) across every account, reading the other accounts' rows to drop
-   * them. The keyset, when given, is the lower bound.
-   */
-  async function keyPrefixQuery<T>(projection: string, q: TableQuery): Promise<T[]> {
-    const values: unknown[] = [];
-    const param = (v: unknown) => `$${values.push(v)}`;
-    const equal = Object.entries(q.where);
-    if (equal.some(([, v]) => v === null)) throw new Error(`read model ${projection}: a key prefix with IS NULL`);
-    const lead = equal.map(([col]) => col);
-    const leadValues = equal.map(([, v]) => param(v));
-    const bound = (columns: string[], op: string, vs: string[]) => `(${columns.join(", ")}) ${op} (${vs.join(", ")})`;
-    const end = prefixRangeEnd(q.prefix!.value);
-    const conditions = [q.after ? bound([...lead, ...q.order], ">", [...leadValues, ...q.after.map(param)]) : bound([...lead, "key"], ">=", [...leadValues, param(q.prefix!.value)])];
-    conditions.push(end === null ? lead.map((col, i) => `${col} = ${leadValues[i]}`).join(" AND ") : bound([...lead, "key"], "<", [...leadValues, param(end)]));
-    const sql = `SELECT doc FROM ${tableOf(projection)} WHERE ${conditions.join(" AND ")} ORDER BY ${[...lead, ...q.order].join(", ")} LIMIT ${param(q.limit)}`;
-    return (await query<{ doc: T }>(sql, values, nameOf(sql))).map((r) => r.doc);
-  }
-
   return {
     isTable: async (projection: string) => (await shapeOf(projection)) !== undefined,
     tableName: tableOf,
@@ -133,20 +110,26 @@ export function postgresTables(schema: string, { query }: Statements) {
       checkQuery(projection, Object.keys(shape.columns), q);
       const values: unknown[] = [];
       const param = (v: unknown) => `$${values.push(v)}`;
-      if (q.prefix?.column === "key" && Object.keys(q.where).length) return keyPrefixQuery<T>(projection, q);
       const equal = Object.entries(q.where).map(([col, v]) => ({ col, value: v === null ? null : param(v) }));
-      const conditions = equal.map(({ col, value }) => (value === null ? `${col} IS NULL` : `${col} = ${value}`));
-      // An order by the key alone is led by the equality columns, and so is its keyset, as row
-      // values: `(account, key) > ($1, $2) ORDER BY account, key`, which only an index leading with
-      // them serves. Written `account = $1 AND key > $2 ORDER BY key`, the planner walked the
-      // primary key for an account holding most rows, dropping the others' (the plans test).
+      // An order by the key alone is led by the equality columns, and so are its bounds (a key
+      // prefix's range, the keyset), as row values: `account = $1 AND (account, key) > ($1, $2)
+      // ORDER BY account, key`, which only an index leading with them serves. Written `key > $2
+      // ORDER BY key` (or `key >= $2 AND key < $3`), the planner may take the primary key across
+      // every account, for an account holding most rows or a narrow key range, and drop the other
+      // accounts' rows (the plans test).
       const lead = q.order[0] === "key" ? equal.filter(({ value }) => value !== null) : [];
+      const row = (columns: readonly string[], op: string, vs: string[]) =>
+        `(${[...lead.map(({ col }) => col), ...columns].join(", ")}) ${op} (${[...lead.map(({ value }) => value), ...vs].join(", ")})`;
+      const bound = (column: string, op: string, v: string) => (lead.length ? row([column], op, [v]) : `${column} ${op} ${v}`);
       // a prefix: its range's lower bound (unless the keyset, past it, is the lower bound) and end, in the columns' "C" collation
       const end = q.prefix && prefixRangeEnd(q.prefix.value);
-      if (q.prefix && !q.after) conditions.push(`${q.prefix.column} >= ${param(q.prefix.value)}`);
-      if (q.prefix && end !== null) conditions.push(`${q.prefix.column} < ${param(end)}`);
+      // a led range's end bounds the equality columns too: their own equality is left out (with it the planner took another index)
+      const bounded = lead.length > 0 && q.prefix !== undefined && end !== null;
+      const conditions = equal.filter((e) => !(bounded && lead.includes(e))).map(({ col, value }) => (value === null ? `${col} IS NULL` : `${col} = ${value}`));
+      if (q.prefix && !q.after) conditions.push(bound(q.prefix.column, ">=", param(q.prefix.value)));
+      if (q.prefix && end !== null) conditions.push(bound(q.prefix.column, "<", param(end)));
+      if (q.after) conditions.push(row(q.order, q.direction === "desc" ? "<" : ">", q.after.map((v) => param(v))));
       const order = [...lead.map(({ col }) => col), ...q.order];
-      if (q.after) conditions.push(`(${order.join(", ")}) ${q.direction === "desc" ? "<" : ">"} (${[...lead.map(({ value }) => value), ...q.after.map((v) => param(v))].join(", ")})`);
       const direction = q.direction === "desc" ? " DESC" : "";
       const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;
       return (await query<{ doc: T }>(sql, values, nameOf(sql))).map((r) => r.doc);

@@ -9,13 +9,16 @@
 // opens it), events.jsonl (`cardflow events export`), records.json (each payment as GET /v2 answers
 // it, and as /v1 presents it), reads.json (the lists: terminals, cards on file, webhook endpoints,
 // the event feed), audit.json (`cardflow audit --all --json`), heads.json (`cardflow events heads`)
-// and manifest.json (the release, its commit, the flows, the fixture's API keys).
+// and manifest.json (the release, its commit, the flows, the fixture's API keys); and the release's
+// machine version in docs/machines/releases.json (`cardflow diagram --diff <release>`; its
+// definition is docs/machines/<hash>.json, which `npm run diagrams` keeps).
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
+import { machineDefinition, machineHash } from "../machines/definition.js";
 import { createApiKeys } from "../src/api-keys.js";
 import { runCli } from "../src/cli/index.js";
 import { manualClock } from "../src/clock.js";
@@ -175,6 +178,9 @@ try {
     flows: flows.payments,
     events: exported.out.trim().split("\n").length,
   });
+  const releasesFile = new URL("../docs/machines/releases.json", import.meta.url);
+  const releases = JSON.parse(readFileSync(releasesFile, "utf8")) as Record<string, string>;
+  writeFileSync(releasesFile, JSON.stringify({ ...releases, [release]: machineHash(machineDefinition()) }, null, 2) + "\n");
   console.log(`golden-streams: wrote ${target} (${exported.out.trim().split("\n").length} events, ${Object.keys(records).length} payments)`);
 } finally {
   rmSync(work, { recursive: true, force: true });

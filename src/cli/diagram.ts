@@ -1,9 +1,11 @@
 // `cardflow diagram`: the payment machine's transition diagram, generated from the machine; with
 // --payment, the path that payment took highlighted and numbered; with --diff, the union of this
-// machine and another (a file written by `cardflow machine export`, or a git ref's
-// docs/machine.json) with what changed marked, or (--format markdown) a summary table.
+// machine and another (a file written by `cardflow machine export`, a release's machine kept in
+// docs/machines/, or a git ref's docs/machine.json) with what changed marked, or (--format
+// markdown) a summary table.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { Option } from "commander";
 import { machineDefinition, type MachineDefinition } from "../../machines/definition.js";
@@ -17,15 +19,32 @@ import { READS, storeOption, withStore } from "./store-option.js";
 
 const installed = () => packageRoot.split(/[\\/]/).includes("node_modules");
 
-/** The machine to compare with: a definition file, or docs/machine.json at a git ref of this repository. */
+/**
+ * Each release's machine version (docs/machines/releases.json), whose definition the package keeps
+ * (docs/machines/<hash>.json): a release is compared with in a checkout and installed alike, tags
+ * or not (release 0.1.0's commit predates docs/machine.json).
+ */
+function releaseMachine(spec: string): { file: string; hash: string } | undefined {
+  const dir = join(packageRoot, "docs", "machines");
+  const file = join(dir, "releases.json");
+  const releases = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, string>) : {};
+  const hash = Object.hasOwn(releases, spec) ? releases[spec] : undefined;
+  return hash === undefined ? undefined : { file: join(dir, `${hash}.json`), hash };
+}
+
+/** The machine to compare with: a definition file, a release's kept machine, or docs/machine.json at a git ref of this repository. */
 export function baseMachine(spec: string): MachineDefinition {
   let text: string;
   let from: string;
+  const release = releaseMachine(spec);
   if (existsSync(spec) && statSync(spec).isFile()) {
     text = readFileSync(spec, "utf8");
     from = spec;
+  } else if (release) {
+    text = readFileSync(release.file, "utf8");
+    from = `${spec}'s machine ${release.hash}`;
   } else {
-    if (installed()) throw new InvalidRequest(`--diff: no file ${spec}; an installed cardflow compares with a file only (e.g. \`git show main:docs/machine.json > base.json\` in your checkout, then --diff base.json)`, "diff");
+    if (installed()) throw new InvalidRequest(`--diff: no file or release ${spec}; an installed cardflow compares with a release (docs/machines/releases.json) or a file (e.g. \`git show main:docs/machine.json > base.json\` in your checkout, then --diff base.json)`, "diff");
     const git = (...args: string[]) => execFileSync("git", args, { cwd: packageRoot, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
     const isRef = !spec.startsWith("-") && (() => {
       try {
@@ -39,7 +58,7 @@ export function baseMachine(spec: string): MachineDefinition {
     try {
       text = git("show", `${spec}:docs/machine.json`);
     } catch {
-      throw new InvalidRequest(`--diff: ${spec} has no docs/machine.json (the machine's definition is kept there from release v0.1.0 on)`, "diff");
+      throw new InvalidRequest(`--diff: ${spec} has no docs/machine.json (commits before machine export have none: name a release instead, e.g. v0.1.0)`, "diff");
     }
     from = `${spec}:docs/machine.json`;
   }
@@ -63,7 +82,7 @@ export function registerDiagram(program: Command, io: CliIo = processIo): void {
     )
     .addOption(new Option("--format <format>", "output format (markdown: with --diff only)").choices(["mermaid", "dot", "svg", "markdown"]).default("mermaid"))
     .option("--payment <id>", "highlight and number the path this payment took (reads --store)")
-    .option("--diff <ref-or-file>", "compare with another machine: a file written by `cardflow machine export`, or a git ref whose docs/machine.json to read (in a checkout of the repository)")
+    .option("--diff <ref-or-file>", "compare with another machine: a file written by `cardflow machine export`, a release (e.g. v0.1.0: its machine kept in docs/machines/), or a git ref whose docs/machine.json to read (in a checkout of the repository)")
     .addOption(storeOption())
     .action(
       action(io, async (opts: { format: DiagramFormat | "markdown"; payment?: string; diff?: string; store?: string }) => {

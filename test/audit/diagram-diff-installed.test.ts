@@ -1,5 +1,6 @@
-// `cardflow diagram --diff` in an installed package (cardflow under node_modules): a file only; a
-// git ref is refused with what to do instead (the package has no repository to read a ref from).
+// `cardflow diagram --diff` in an installed package (cardflow under node_modules): a file or a
+// release; a git ref is refused with what to do instead (the package has no repository to read a
+// ref from).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,6 @@ it("takes a file, refuses a git ref naming the way to a file", async () => {
   expect(await cardflow("diagram", "--diff", "main")).toMatchObject({
     code: 2,
     out: "",
-    err: "cardflow: --diff: no file main; an installed cardflow compares with a file only (e.g. `git show main:docs/machine.json > base.json` in your checkout, then --diff base.json)\n",
+    err: "cardflow: --diff: no file or release main; an installed cardflow compares with a release (docs/machines/releases.json) or a file (e.g. `git show main:docs/machine.json > base.json` in your checkout, then --diff base.json)\n",
   });
 });

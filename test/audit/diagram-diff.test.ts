@@ -4,7 +4,7 @@
 // a git ref's docs/machine.json, and the refusals (not a ref, a ref without docs/machine.json, not
 // a definition, markdown without --diff).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -116,11 +116,35 @@ describe("cardflow diagram --diff REF", () => {
   it("refuses, naming the problem: not a ref, a ref without docs/machine.json, not a definition, markdown without --diff", async () => {
     expect(await cardflow("diagram", "--diff", "no-such-ref-or-file")).toMatchObject({ code: 2, out: "", err: "cardflow: --diff: no-such-ref-or-file is neither a file nor a git ref of this repository\n" });
     const root = git("rev-list", "--max-parents=0", "HEAD").split("\n")[0]!;
-    expect(await cardflow("diagram", "--diff", root)).toMatchObject({ code: 2, err: `cardflow: --diff: ${root} has no docs/machine.json (the machine's definition is kept there from release v0.1.0 on)\n` });
+    expect(await cardflow("diagram", "--diff", root)).toMatchObject({ code: 2, err: `cardflow: --diff: ${root} has no docs/machine.json (commits before machine export have none: name a release instead, e.g. v0.1.0)\n` });
     const bad = join(dir, "bad.json");
     writeFileSync(bad, JSON.stringify({ ...head, transitions: [{ source: "a" }] }));
     expect((await cardflow("diagram", "--diff", bad)).err).toMatch(/^cardflow: --diff: .*bad\.json is not a machine definition \(`cardflow machine export`\): transitions\.0\.event: /);
     expect(await cardflow("diagram", "--format", "markdown")).toMatchObject({ code: 2, err: "cardflow: --format markdown is the summary of --diff: give --diff <ref-or-file>\n" });
     expect((await cardflow("diagram", "--diff", baseFile, "--payment", "pi_1")).err).toBe("cardflow: give either --payment or --diff\n");
+  });
+});
+
+describe("cardflow diagram --diff RELEASE", () => {
+  const root = new URL("../..", import.meta.url).pathname;
+  const releases = JSON.parse(readFileSync(join(root, "docs/machines/releases.json"), "utf8")) as Record<string, string>;
+
+  it("every release's machine is kept: each golden-streams release is listed, its definition in docs/machines/ under its hash", () => {
+    expect(Object.keys(releases).sort()).toEqual(readdirSync(join(root, "test/fixtures/streams")).filter((f) => /^v\d/.test(f)).sort());
+    for (const [release, hash] of Object.entries(releases)) {
+      const kept = JSON.parse(readFileSync(join(root, "docs/machines", `${hash}.json`), "utf8")) as MachineDefinition;
+      expect(machineHash(kept), release).toBe(hash);
+    }
+  });
+
+  it("compares with a release's kept machine, the same as with its file", async () => {
+    for (const [release, hash] of Object.entries(releases)) {
+      for (const format of ["markdown", "mermaid"]) {
+        const byRelease = await cardflow("diagram", "--diff", release, "--format", format);
+        expect(byRelease.code, byRelease.err).toBe(0);
+        expect(byRelease.out).toBe((await cardflow("diagram", "--diff", join(root, "docs/machines", `${hash}.json`), "--format", format)).out);
+      }
+      expect((await cardflow("diagram", "--diff", release, "--format", "markdown")).out).toMatch(new RegExp(`^### Payment machine: \`${hash}\` → \`${H}\``));
+    }
   });
 });

@@ -26,12 +26,13 @@ type Saved = PaymentEventOf<"CardSaved">["data"];
 /**
  * A table, a row per card: a customer's cards by key prefix (account/customer/, the primary key's
  * range), and a card found by its token within the account (whose customer it is: a card is charged
- * for that customer only). Version 2: a table (version 1 kept documents); version 3: the token's
- * index ends with the key, so a lookup reads its row in the order it asks for, without a sort.
+ * for that customer only); the token's index ends with the key, so a lookup reads its row in the
+ * order it asks for, without a sort. Named `customer_cards_v3`: `customer_cards` kept the cards as
+ * documents (version 1), then as a table whose token index lacked the key (version 2); it is retired
+ * (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from zero.
  */
 export const customerCardsProjection = defineProjection<CustomerCardRecord>({
-  name: "customer_cards",
-  version: 3,
+  name: "customer_cards_v3",
   table: {
     columns: { account: "text", customer_id: "text", payment_method_id: "text" },
     fixed: ["account", "customer_id", "payment_method_id"],

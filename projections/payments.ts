@@ -1,9 +1,11 @@
 // Read model: per payment, the machine's state and the request id of its last event: everything
 // its record (spec §2.1) is presented from. The record itself is not stored: it is the state
 // written out again (~1 KB more per payment), so it is presented when read (recordOf,
-// src/present/payment-record.ts), by the very code that presents the engine's answers. Named `payment_states`: the `payments` read model
-// of earlier versions held the record beside the state, documents of another shape; it is retired
-// (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from zero.
+// src/present/payment-record.ts), by the very code that presents the engine's answers. Named
+// `payment_states_v3`: the `payments` read model of earlier versions held the record beside the
+// state, and `payment_states` kept these documents (version 1), then a table with other indexes
+// (version 2): both are retired (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from
+// zero. A released read model never changes under its name (./projection.ts).
 import { foldStored, type PaymentState } from "../machines/fold.js";
 import { defineProjection } from "./projection.js";
 
@@ -18,12 +20,9 @@ export interface PaymentDoc {
  * an index per filter the lists offer (status, capture method, terminal, customer); and the search
  * (`q`, ./payment-list.ts) by the start of a payment id or of a reference, through (account, key)
  * and (account, reference, key): a prefix is a range of those, read in id or reference order.
- * Version 2: a table (version 1 kept documents). Version 3: the search's two indexes (in place of
- * (account, reference, created, key)).
  */
 export const paymentsProjection = defineProjection<PaymentDoc>({
-  name: "payment_states",
-  version: 3,
+  name: "payment_states_v3",
   table: {
     columns: { account: "text", created: "text", status: "text", capture_method: "text", terminal_id: "text", customer_id: "text", reference: "text" },
     fixed: ["account", "created", "capture_method", "reference"],

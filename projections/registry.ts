@@ -10,12 +10,14 @@ import { terminalsProjection } from "./terminals.js";
 export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, terminalsProjection, customerCardsProjection, paymentDeliveriesProjection, apiKeysProjection];
 
 /**
- * Read models of earlier versions, dropped by the engine's first catch-up: `timeline` copied every
+ * Read models of earlier releases, their documents and checkpoints dropped by the engine's first
+ * catch-up (their tables stay, emptied: a process of the earlier release still running during a
+ * rolling upgrade folds them again from zero, and only it reads them): `timeline` copied every
  * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
- * `payment_deliveries` now holds; `payments` held each record beside its state, which
- * `payment_states` holds alone (its documents have another shape, so they are folded again); the
- * webhook feed's `public_events` (each public event three times, as documents),
- * `public_event_streams` and `webhook_endpoints`, which `feed_entries` (a table), `feed_streams`
- * and `feed_endpoints` replace (src/webhooks/feed.ts FEED).
+ * `payment_deliveries` now holds; `payments` held each record beside its state; `payment_states`
+ * and `customer_cards` (documents, then tables with other indexes), which `payment_states_v3` and
+ * `customer_cards_v3` replace; the webhook feed's `public_events` (each public event three times,
+ * as documents), `public_event_streams` and `webhook_endpoints`, which `feed_entries` (a table),
+ * `feed_streams` and `feed_endpoints` replace (src/webhooks/feed.ts FEED).
  */
-export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments", "public_events", "public_event_streams", "webhook_endpoints"];
+export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments", "payment_states", "customer_cards", "public_events", "public_event_streams", "webhook_endpoints"];

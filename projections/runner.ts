@@ -15,7 +15,7 @@
 import { CheckpointConflict, outageTolerantStart, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import { coalesced } from "../src/coalesced.js";
 import { ReadModelBehind } from "./behind.js";
-import type { Projection } from "./projection.js";
+import { readModelShape, type Projection } from "./projection.js";
 
 /** Events per batch of a live catch-up (from a checkpoint): a few milliseconds of folding and committing. */
 const LIVE_BATCH = 100;
@@ -107,7 +107,7 @@ export function createProjectionRunner({
   const prepare = () =>
     (preparing ??= (async () => {
       for (const name of retired) if ((await readModels.checkpoint(name)) > 0) await readModels.reset(name);
-      for (const p of projections) await readModels.prepare(p.name, { version: p.version ?? 1, ...(p.table && { table: p.table }) });
+      for (const p of projections) await readModels.prepare(p.name, readModelShape(p));
     })().catch((error: unknown) => {
       preparing = undefined;
       throw error;

@@ -50,13 +50,14 @@ const ENTRIES: TableShape<FeedEntry> = {
   row: ({ event }) => ({ account: event.external_account_id, payment_id: event.payment_id }),
 };
 
-const SHAPES: Record<(typeof FEED)[keyof typeof FEED], ReadModelShape> = {
+/** How each is stored (recorded in projections/read-model-shapes.json: never changed under its name). */
+export const FEED_SHAPES: Record<(typeof FEED)[keyof typeof FEED], ReadModelShape> = {
   [FEED.events]: { version: 1, table: ENTRIES },
   [FEED.streams]: { version: 1 },
   [FEED.endpoints]: { version: 1 },
 };
 /** Each made once per store handle (a new version of one would need new names for all three: FEED). */
-const PREPARED = Object.entries(SHAPES).map(([name, shape]) => prepareOnce(name, shape));
+const PREPARED = Object.entries(FEED_SHAPES).map(([name, shape]) => prepareOnce(name, shape));
 
 export interface FeedQuery {
   /** A next_cursor of a previous page of this account (opaque: ./cursor.ts); absent: from the beginning. */
@@ -141,7 +142,7 @@ export function createEventFeed({
     return { changed, entries, endpoints, accounts };
   }
 
-  /** Before the feed's first fold or read: its three read models at their version (./SHAPES). */
+  /** Before the feed's first fold or read: its three read models at their version (FEED_SHAPES). */
   const prepare = async () => void (await Promise.all(PREPARED.map((prepared) => prepared(readModels))));
 
   /** The runner's batch, folded: entries, stream states and endpoints, committed in the batch's transaction. */

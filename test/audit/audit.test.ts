@@ -6,6 +6,7 @@ import { replayStore } from "../../src/audit/replay.js";
 import { eventsStore } from "../../src/audit/source.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
+import { paymentsProjection } from "../../projections/payments.js";
 
 let flows: Flows;
 let stored: RecordedEvent[];
@@ -202,16 +203,16 @@ describe("tampering is detected and named", () => {
 
   it("a read model that no longer matches its events", async () => {
     const id = paymentOf();
-    const doc = await flows.engine.readModels.get<PaymentDoc>("payment_states", id);
-    const checkpoint = await flows.engine.readModels.checkpoint("payment_states");
+    const doc = await flows.engine.readModels.get<PaymentDoc>(paymentsProjection.name, id);
+    const checkpoint = await flows.engine.readModels.checkpoint(paymentsProjection.name);
     const tampered: PaymentDoc = { ...doc!, state: { ...doc!.state, context: { ...doc!.state.context, amount_refunded: "0.00" } } };
     expect(doc!.state.context.amount_refunded).not.toBe("0.00");
-    await flows.engine.readModels.commitBatch([{ projection: "payment_states", docs: [{ key: id, doc: tampered }], checkpoint }]);
+    await flows.engine.readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: id, doc: tampered }], checkpoint }]);
     try {
-      expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payment_states" })]);
+      expect((await audit(source(), id)).findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: `read_model:${paymentsProjection.name}` })]);
       expect(kinds((await auditAll(source())).findings)).toEqual(["read_model_mismatch"]);
     } finally {
-      await flows.engine.readModels.commitBatch([{ projection: "payment_states", docs: [{ key: id, doc }], checkpoint }]);
+      await flows.engine.readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: id, doc }], checkpoint }]);
     }
   });
 });

@@ -7,6 +7,7 @@ import { PROJECTIONS } from "../../projections/registry.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { replay } from "../../src/audit/replay.js";
+import { paymentsProjection } from "../../projections/payments.js";
 
 async function storedCardCharge() {
   const clock = manualClock();
@@ -67,22 +68,22 @@ describe("projections", () => {
   it("the payments read model holds what the record the engine returns is presented from", async () => {
     const { engine, ref } = await storedCardCharge();
     await engine.projections.catchUp();
-    const doc = await engine.readModels.get<PaymentDoc>("payment_states", ref.payment_id);
+    const doc = await engine.readModels.get<PaymentDoc>(paymentsProjection.name, ref.payment_id);
     expect(recordOf(doc!)).toEqual(await engine.getPayment(ref));
   });
 
   it("a store whose read models an earlier version wrote: its `payments` documents (record beside state) are dropped and payment_states folded from zero", async () => {
     const { engine, ref } = await storedCardCharge();
     await engine.projections.catchUp();
-    const head = await engine.readModels.checkpoint("payment_states");
-    const { state } = (await engine.readModels.get<PaymentDoc>("payment_states", ref.payment_id))!;
+    const head = await engine.readModels.checkpoint(paymentsProjection.name);
+    const { state } = (await engine.readModels.get<PaymentDoc>(paymentsProjection.name, ref.payment_id))!;
     // what the earlier version left: `payments` with the old shape, no payment_states
-    await engine.readModels.reset("payment_states");
+    await engine.readModels.reset(paymentsProjection.name);
     await engine.readModels.commitBatch([{ projection: "payments", docs: [{ key: ref.payment_id, doc: { state, record: { id: ref.payment_id } } }], checkpoint: head }]);
     const upgraded = createEngine({ store: engine.store, readModels: engine.readModels });
     await upgraded.projections.catchUp();
     expect([await upgraded.readModels.checkpoint("payments"), await upgraded.readModels.count("payments")]).toEqual([0, 0]);
-    const doc = await upgraded.readModels.get<PaymentDoc>("payment_states", ref.payment_id);
+    const doc = await upgraded.readModels.get<PaymentDoc>(paymentsProjection.name, ref.payment_id);
     expect(recordOf(doc!)).toEqual(await engine.getPayment(ref));
   });
 });

@@ -10,6 +10,7 @@ import { sequentialIds } from "../../src/ids.js";
 import { replay } from "../../src/audit/replay.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 import type { RecordedEvent } from "../../src/store/port.js";
+import { paymentsProjection } from "../../projections/payments.js";
 
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/streams-before-attempts.json", import.meta.url), "utf8")) as {
   payments: Record<string, string>;
@@ -41,7 +42,7 @@ describe("streams written before attempt events", () => {
     }
     // and every read model rebuilds from them
     await engine.projections.catchUp();
-    expect((await engine.readModels.list("payment_states", "")).length).toBe(Object.keys(fixture.payments).length);
+    expect((await engine.readModels.list(paymentsProjection.name, "")).length).toBe(Object.keys(fixture.payments).length);
   });
 
   it("take new commands, which record attempts from then on", async () => {

@@ -14,6 +14,7 @@ import { createServer } from "../../src/http/server.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createObservedEngine } from "../../src/observability/index.js";
 import { createSimulators } from "../../src/processors/simulator.js";
+import { paymentsProjection } from "../../projections/payments.js";
 
 const exporter = new InMemorySpanExporter();
 let sdk: NodeSDK;
@@ -97,7 +98,7 @@ describe("traces", () => {
     const [list] = byName(all, "GET /v2/payments");
     const catchUps = all.filter((s) => s.name === "cardflow.read_models.catch_up" && parentOf(s) === list!.spanContext().spanId);
     expect(catchUps.length).toBeGreaterThan(0);
-    expect(catchUps[0]!.attributes["cardflow.projections"]).toContain("payment_states");
+    expect(catchUps[0]!.attributes["cardflow.projections"]).toContain(paymentsProjection.name);
 
     // what every span says, written out: no key, no card number
     const written = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes })));

@@ -24,7 +24,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
 import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type PaymentListFilters } from "../../projections/payment-list.js";
 import { paymentsProjection } from "../../projections/payments.js";
-import type { Projection } from "../../projections/projection.js";
+import { readModelShape, type Projection } from "../../projections/projection.js";
 import { terminalKey, terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
 import { listCustomerCardsHandler, listTerminalsHandler } from "../../src/engine/handlers/accounts.js";
 import type { Account } from "../../src/engine/lookups/accounts.js";
@@ -42,7 +42,7 @@ const STATUSES = ["requires_capture", "succeeded", "canceled"] as const;
 
 /** One big account (most payments), many small ones; terminals and cards across many accounts. */
 async function fill(rm: ReadModelStore) {
-  for (const p of [paymentsProjection, terminalsProjection, customerCardsProjection] as Projection<any>[]) await rm.prepare(p.name, { version: p.version ?? 1, ...(p.table && { table: p.table }) });
+  for (const p of [paymentsProjection, terminalsProjection, customerCardsProjection] as Projection<any>[]) await rm.prepare(p.name, readModelShape(p));
   let checkpoint = 0;
   for (let batch = 0; batch < 4; batch++) {
     const docs = Array.from({ length: 5_000 }, (_, i) => {
@@ -158,29 +158,29 @@ function expectEveryList(sql: "sqlite" | "postgres", texts: string[]) {
   const byKeyOrder = (equal: string) => (sql === "postgres" ? `${equal}, ` : "");
   const wanted = [
     ...["", ...["status", "capture_method", "terminal_id", "customer_id"].map((c) => ` AND ${c} = ${param}`)].flatMap((filter) => [
-      `FROM rm_payment_states WHERE account = ${param}${filter} ORDER BY created DESC, key DESC LIMIT`,
-      `FROM rm_payment_states WHERE account = ${param}${filter} AND \\(created, key\\) < \\(${param}, ${param}\\) ORDER BY created DESC, key DESC LIMIT`,
+      `FROM rm_payment_states_v3 WHERE account = ${param}${filter} ORDER BY created DESC, key DESC LIMIT`,
+      `FROM rm_payment_states_v3 WHERE account = ${param}${filter} AND \\(created, key\\) < \\(${param}, ${param}\\) ORDER BY created DESC, key DESC LIMIT`,
     ]),
     // a search: the two ranges from their start, and past a cursor (PostgreSQL: the id's as row values led by the account); whole (a short q)
     ...(sql === "sqlite"
       ? [
-          `FROM rm_payment_states WHERE account = ${param} AND key >= ${param} AND key < ${param} ORDER BY key LIMIT`,
-          `FROM rm_payment_states WHERE account = ${param} AND key < ${param} AND \\(key\\) > \\(${param}\\) ORDER BY key LIMIT`,
-          `FROM rm_payment_states WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
-          `FROM rm_payment_states WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE account = ${param} AND key >= ${param} AND key < ${param} ORDER BY key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE account = ${param} AND key < ${param} AND \\(key\\) > \\(${param}\\) ORDER BY key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
         ]
       : [
-          `FROM rm_payment_states WHERE \\(account, key\\) >= \\(${param}, ${param}\\) AND \\(account, key\\) < \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
-          `FROM rm_payment_states WHERE \\(account, key\\) < \\(${param}, ${param}\\) AND \\(account, key\\) > \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
-          `FROM rm_payment_states WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
-          `FROM rm_payment_states WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE \\(account, key\\) >= \\(${param}, ${param}\\) AND \\(account, key\\) < \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE \\(account, key\\) < \\(${param}, ${param}\\) AND \\(account, key\\) > \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
         ]),
-    `FROM rm_payment_states WHERE account = ${param} AND reference = ${param} ORDER BY ${byKeyOrder("account, reference")}key LIMIT`,
-    `FROM rm_payment_states WHERE account = ${param} AND key = ${param} ORDER`,
-    `FROM rm_payment_states WHERE key = ${param}$`,
+    `FROM rm_payment_states_v3 WHERE account = ${param} AND reference = ${param} ORDER BY ${byKeyOrder("account, reference")}key LIMIT`,
+    `FROM rm_payment_states_v3 WHERE account = ${param} AND key = ${param} ORDER`,
+    `FROM rm_payment_states_v3 WHERE key = ${param}$`,
     `FROM read_models WHERE projection = ${param} AND key >= ${param} AND key < ${param} AND key > ${param} ORDER BY key`,
-    `FROM rm_customer_cards WHERE key >= ${param}`,
-    `FROM rm_customer_cards WHERE account = ${param} AND payment_method_id = ${param} ORDER BY ${byKeyOrder("account, payment_method_id")}key`,
+    `FROM rm_customer_cards_v3 WHERE key >= ${param}`,
+    `FROM rm_customer_cards_v3 WHERE account = ${param} AND payment_method_id = ${param} ORDER BY ${byKeyOrder("account, payment_method_id")}key`,
     `FROM rm_feed_entries WHERE key >= ${param} AND key > ${param} ORDER BY key LIMIT`,
     `FROM rm_feed_entries WHERE account = ${param} AND \\(${byKeyOrder("account")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("account")}key LIMIT`,
     `FROM rm_feed_entries WHERE payment_id = ${param} AND \\(${byKeyOrder("payment_id")}key\\) > \\(${sql === "postgres" ? `${param}, ` : ""}${param}\\) ORDER BY ${byKeyOrder("payment_id")}key LIMIT`,

@@ -21,6 +21,7 @@ import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { testDatabase } from "../support/postgres.js";
 import { expectedPayments, isPast, paymentDoc as docOf, shortPagesPossible, type ModelPayment as P } from "../support/listings.js";
+import { readModelShape } from "../../projections/projection.js";
 
 const payment = (ns: string) =>
   fc.record({
@@ -63,7 +64,7 @@ function listContract(name: string, open: () => Promise<ReadModelStore>, numRuns
     const store = async () => {
       if (!readModels) {
         readModels = await open();
-        await readModels.prepare(paymentsProjection.name, { version: paymentsProjection.version!, table: paymentsProjection.table! });
+        await readModels.prepare(paymentsProjection.name, readModelShape(paymentsProjection));
       }
       return readModels;
     };

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { listPayments } from "../../projections/payment-list.js";
+import { customerCardsProjection } from "../../projections/customer-cards.js";
 import { paymentsProjection } from "../../projections/payments.js";
 import { defineProjection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
@@ -46,10 +47,12 @@ describe("read model versions", () => {
       for (let i = 0; i < 3; i++) ids.push((await before.createIntent({ external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus" })).payment_id);
       await before.projections.catchUp();
       await before.close();
-      // what the release before left: documents in the shared table, no versions, no tables
+      // what the release before left: documents in the shared table under the earlier names, no versions, no tables
       const rm = new Database(readModelsPath(path));
-      rm.exec("DROP TABLE rm_payment_states; DROP TABLE rm_customer_cards; DELETE FROM read_model_versions");
-      const head = rm.prepare("SELECT position FROM checkpoints WHERE projection = 'payment_states'").pluck().get() as number;
+      rm.exec(`DROP TABLE rm_${paymentsProjection.name}; DROP TABLE rm_${customerCardsProjection.name}; DELETE FROM read_model_versions`);
+      const head = rm.prepare("SELECT position FROM checkpoints WHERE projection = ?").pluck().get(paymentsProjection.name) as number;
+      rm.prepare("DELETE FROM checkpoints WHERE projection IN (?, ?)").run(paymentsProjection.name, customerCardsProjection.name);
+      rm.prepare("INSERT INTO checkpoints (projection, position) VALUES ('payment_states', ?), ('customer_cards', ?)").run(head, head);
       const putDoc = rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES ('payment_states', ?, '{\"old\":true}')");
       for (const id of ids) putDoc.run(id);
       rm.close();
@@ -62,7 +65,11 @@ describe("read model versions", () => {
       expect(await reopened.readModels.checkpoint(paymentsProjection.name)).toBeGreaterThanOrEqual(head);
       await after.close();
       const check = new Database(readModelsPath(path), { readonly: true });
-      expect(check.prepare("SELECT count(*) FROM read_models WHERE projection = 'payment_states'").pluck().get()).toBe(0);
+      // the earlier names retired: their documents and checkpoints gone
+      for (const retired of ["payment_states", "customer_cards"]) {
+        expect(check.prepare("SELECT count(*) FROM read_models WHERE projection = ?").pluck().get(retired), retired).toBe(0);
+        expect(check.prepare("SELECT count(*) FROM checkpoints WHERE projection = ?").pluck().get(retired), retired).toBe(0);
+      }
       expect(check.prepare("SELECT projection, version FROM read_model_versions ORDER BY projection").all()).toEqual(
         PROJECTIONS.map((p) => ({ projection: p.name, version: p.version ?? 1 })).sort((a, b) => (a.projection < b.projection ? -1 : 1)),
       );

@@ -17,6 +17,7 @@ import { createProjectionRunner } from "../../projections/runner.js";
 import { scriptedProcessors } from "../support/scripted-processor.js";
 import { testDatabase } from "../support/postgres.js";
 import { ACCOUNT, AUTHORIZED, openDurable, startWorker, STORED_CARD_INTENT, type Ack, type StoreSpec } from "./processes/stores.js";
+import { paymentsProjection } from "../../projections/payments.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-processes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -160,7 +161,7 @@ describe.each(["sqlite", "postgres"] as const)("engine processes on one %s store
     }
 
     // The killed process kept its projections live: resume them from their durable checkpoints...
-    expect(await readModels.checkpoint("payment_states")).toBeGreaterThan(0);
+    expect(await readModels.checkpoint(paymentsProjection.name)).toBeGreaterThan(0);
     await createProjectionRunner({ store: events, readModels, projections: PROJECTIONS }).catchUp();
     // ...and they equal a rebuild from position zero.
     const rebuilt = createMemoryReadModels();

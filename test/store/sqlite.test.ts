@@ -15,6 +15,7 @@ import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.
 import { bootId, marksOf } from "../../src/store/sqlite/unsynced.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 import { readModelTablesContract } from "./read-model-tables.js";
+import { paymentsProjection } from "../../projections/payments.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */
 function sqliteFixture<K extends "events" | "readModels">(port: K) {
@@ -261,7 +262,7 @@ describe("SQLite read models committed unsynced in a catch-up from zero (synchro
     const { payment_id } = await engine.createIntent({ external_account_id: "acct_1", amount: "10.00", payment_method_types: "card_present", capture_method: "manual" });
     await engine.projections.catchUp();
     const before = await Promise.all(PROJECTIONS.map((p) => live.readModels.list(p.name, "")));
-    expect((await live.readModels.list("payment_states", "")).length).toBe(1);
+    expect((await live.readModels.list(paymentsProjection.name, "")).length).toBe(1);
     await engine.close();
 
     await killedInBulk(path);

@@ -167,8 +167,11 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
       };
       await readers(quick ? 0.2 : 5, false); // warm-up
       await server.resetLoopDelay();
+      const cpuBefore = server.cpuSeconds();
       await readers(SECONDS, true);
+      const cpu = server.cpuSeconds() - cpuBefore;
       const loop = await server.loopDelay();
+      const lists = names.reduce((n, name) => n + latencies[name].length, 0);
       const p99 = (n: List) => percentile(latencies[n], 99);
       const worst = names.reduce((a, b) => (p99(a) >= p99(b) ? a : b));
       const storeName = kind === "sqlite" ? "SQLite" : `PostgreSQL ${version} (embedded)`;
@@ -185,6 +188,7 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
           `per list (${LIMIT} payments a page): ${names.map((n) => `${n}: p50 ${percentile(latencies[n], 50).toFixed(1)} / p99 ${p99(n).toFixed(1)} ms (${latencies[n].length} lists)`).join("; ")}`,
           `the deep page starts ${DEEP.toLocaleString("en-US")} payments into the big account (a cursor); statuses a third each (requires_payment_method, succeeded, canceled); seeded through the store API in ${seedS.toFixed(0)} s (events and the payments table, not HTTP), then the server as shipped (src/main.ts under tsx, sandbox, metrics on) left to finish its start-up work before ${SECONDS} s of reads`,
           `event-loop delay inside the server while reading: p99 ${loop.p99} ms, max ${loop.max} ms`,
+          `the server's CPU while reading (every thread, /proc): ${Math.round((100 * cpu) / SECONDS)} % of one core, ${Math.round((1e6 * cpu) / lists)} µs per list`,
         ],
       };
     } finally {

@@ -72,7 +72,8 @@ export function createDelivery(options: DeliveryOptions) {
     const stored = await readModels.get<DeliveryState>(name, KEY);
     const now = clock.now();
     if (stored?.lease && stored.lease.owner !== owner && stored.lease.until > now) return null;
-    const state: DeliveryState = { ...(stored ?? { scanned: endpoint.position, pending: {} }), lease: { owner, until: now + leaseMs } };
+    // the worker changes its state in place: its own copy (documents read are shared and frozen)
+    const state: DeliveryState = { ...(stored ? structuredClone(stored) : { scanned: endpoint.position, pending: {} }), lease: { owner, until: now + leaseMs } };
     try {
       await commit(endpoint.endpoint_id, state, version);
     } catch (error) {

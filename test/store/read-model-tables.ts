@@ -76,6 +76,23 @@ export function readModelTablesContract(name: string, factory: () => Promise<Sto
       await expect(rm.query("pays", { where: { nope: "x" }, order: ["key"], direction: "asc", limit: 1 })).rejects.toThrow(/no column nope/);
     });
 
+    it("get, list and query read each change (a document parsed once is shared, frozen, until its text changes); getMany's documents are the caller's to change", async () => {
+      const rm = await fresh();
+      await rm.prepare("pays", { version: 1, table: TABLE });
+      await commitOne(rm, "pays", [doc("p1", "A", "2025-01-01")], 1);
+      const reads = async () => [await rm.get<Row>("pays", "p1"), (await rm.list<Row>("pays", "p"))[0], (await rm.query<Row>("pays", { where: { account: "A" }, order: ["key"], direction: "asc", limit: 1 }))[0]];
+      const first = await reads();
+      expect(first.map((r) => r?.n)).toEqual([1, 1, 1]);
+      // SQLite and PostgreSQL share one parse (src/store/port/parsed-docs.ts); memory freezes its copies alike
+      expect(first.every((r) => Object.isFrozen(r))).toBe(true);
+      expect(() => ((first[0] as Row).n = 9)).toThrow(TypeError);
+      await commitOne(rm, "pays", [{ key: "p1", doc: { ...doc("p1", "A", "2025-01-01").doc, n: 2 } }], 2);
+      expect((await reads()).map((r) => r?.n)).toEqual([2, 2, 2]);
+      const mine = (await rm.getMany<Row>("pays", ["p1"])).get("p1")!;
+      mine.n = 7;
+      expect((await rm.get<Row>("pays", "p1"))!.n).toBe(2);
+    });
+
     it("a changed shape (an index more) drops the table and the checkpoint; a document read model again drops the table", async () => {
       const rm = await fresh();
       await rm.prepare("pays", { version: 1, table: TABLE });

@@ -2,6 +2,7 @@
 // maps; a table read model is a map of rows (document and columns) queried with the same
 // semantics as the SQL tables (equality, prefix, keyset, order, limit), by a scan: fine for tests and
 // embedding, not for a million rows.
+import { deepFreeze } from "../port/parsed-docs.js";
 import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
 import { checkQuery, checkShape, compareText, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
 
@@ -38,7 +39,7 @@ export function createMemoryReadModels(): ReadModelStore {
     },
     async get<T>(projection: string, key: string) {
       const row = table(projection).get(key);
-      return row === undefined ? undefined : (structuredClone(row.doc) as T);
+      return row === undefined ? undefined : (deepFreeze(structuredClone(row.doc)) as T);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const t = table(projection);
@@ -51,7 +52,7 @@ export function createMemoryReadModels(): ReadModelStore {
         .filter(([k]) => k.startsWith(keyPrefix) && k > after)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .slice(0, limit)
-        .map(([, r]) => structuredClone(r.doc) as T);
+        .map(([, r]) => deepFreeze(structuredClone(r.doc)) as T);
     },
     async count(projection: string) {
       return table(projection).size;
@@ -113,7 +114,7 @@ export function createMemoryReadModels(): ReadModelStore {
         .filter((r) => Object.entries(q.where).every(([c, v]) => (r.columns[c] ?? null) === v) && past(r) && within(r))
         .sort(order)
         .slice(0, q.limit)
-        .map((r) => structuredClone(r.doc) as T);
+        .map((r) => deepFreeze(structuredClone(r.doc)) as T);
     },
     async close() {},
   };

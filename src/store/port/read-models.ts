@@ -11,10 +11,11 @@ export interface ReadModelStore {
   checkpoint(projection: string): Promise<number>;
   /** checkpoint() of several projections, in their order, read at once (a catch-up reads every one). Absent: one by one. */
   checkpoints?(projections: readonly string[]): Promise<number[]>;
+  /** The document, read-only (frozen: get, list and query may share one parse among readers, ./parsed-docs.ts). */
   get<T>(projection: string, key: string): Promise<T | undefined>;
-  /** The stored documents among `keys`, by key (keys without a document are absent): one read for a batch. */
+  /** The stored documents among `keys`, by key (keys without a document are absent): one read for a batch, the caller's own to change (a fold's). */
   getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
-  /** Documents whose key starts with the prefix, ordered by key (a page: keys after `after`, at most `limit`). */
+  /** Documents whose key starts with the prefix, ordered by key (a page: keys after `after`, at most `limit`), read-only. */
   list<T>(projection: string, keyPrefix: string, page?: ListPage): Promise<T[]>;
   /** How many documents the projection has (audits compare it without loading them). */
   count(projection: string): Promise<number>;
@@ -36,7 +37,7 @@ export interface ReadModelStore {
    * handle (its rows come from shape.table.row); reading it does not.
    */
   prepare(projection: string, shape: ReadModelShape): Promise<boolean>;
-  /** A page of a table read model, read through an index: at most `limit` documents, in order. */
+  /** A page of a table read model, read through an index: at most `limit` documents, in order, read-only. */
   query<T>(projection: string, query: TableQuery): Promise<T[]>;
   /**
    * Runs `work`, a catch-up from zero (the runner's), whose commits the store may leave unsynced

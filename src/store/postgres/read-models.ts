@@ -1,6 +1,7 @@
 // Read models: documents and checkpoints in the events' schema, committed without waiting for the
 // WAL flush (rebuilt from the events; the next append's synchronous commit flushes them).
 import type pg from "pg";
+import { parsedDocs } from "../port/parsed-docs.js";
 import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
 import { prefixEnd } from "../sql.js";
 import { inTransaction, type Statements } from "./pool.js";
@@ -9,6 +10,9 @@ import { postgresTables } from "./tables.js";
 export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statements, close: () => Promise<void>): ReadModelStore {
   const { query } = sql;
   const tables = postgresTables(schema, sql);
+  // documents read as text and parsed once per text (../port/parsed-docs.ts); getMany's are parsed by the driver, the caller's own
+  const parse = parsedDocs();
+  const parsed = <T>(projection: string, rows: { key: string; doc: string }[]) => rows.map((r) => parse<T>(projection, r.key, r.doc));
   return {
     async checkpoint(projection) {
       const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
@@ -20,9 +24,10 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
       return projections.map((p) => stored.get(p) ?? 0);
     },
     async get<T>(projection: string, key: string) {
-      if (await tables.isTable(projection)) return tables.get<T>(projection, key);
-      const [r] = await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get");
-      return r?.doc;
+      const doc = (await tables.isTable(projection))
+        ? await tables.get(projection, key)
+        : (await query<{ doc: string }>("SELECT doc::text AS doc FROM read_models WHERE projection = $1 AND key = $2", [projection, key], "cardflow_get"))[0]?.doc;
+      return doc === undefined ? undefined : parse<T>(projection, key, doc);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       if (keys.length === 0) return new Map<string, T>();
@@ -34,17 +39,17 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
     async list<T>(projection: string, keyPrefix: string, { after = "", limit }: ListPage = {}) {
       // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
       const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
-      if (await tables.isTable(projection)) return tables.list<T>(projection, keyPrefix, to, after, limit ?? null);
+      if (await tables.isTable(projection)) return parsed<T>(projection, await tables.list(projection, keyPrefix, to, after, limit ?? null));
       // two statements, not `$3 IS NULL OR key < $3`: a generic plan could not bound the index scan by it
       const rows =
         to === null
-          ? await query<{ doc: T }>("SELECT doc FROM read_models WHERE projection = $1 AND key > $2 ORDER BY key LIMIT $3", [projection, after, limit ?? null], "cardflow_list_all")
-          : await query<{ doc: T }>(
-              "SELECT doc FROM read_models WHERE projection = $1 AND key >= $2 AND key < $3 AND key > $4 ORDER BY key LIMIT $5",
+          ? await query<{ key: string; doc: string }>("SELECT key, doc::text AS doc FROM read_models WHERE projection = $1 AND key > $2 ORDER BY key LIMIT $3", [projection, after, limit ?? null], "cardflow_list_all")
+          : await query<{ key: string; doc: string }>(
+              "SELECT key, doc::text AS doc FROM read_models WHERE projection = $1 AND key >= $2 AND key < $3 AND key > $4 ORDER BY key LIMIT $5",
               [projection, keyPrefix, to, after, limit ?? null],
               "cardflow_list",
             );
-      return rows.map((r) => r.doc);
+      return parsed<T>(projection, rows);
     },
     async count(projection) {
       if (await tables.isTable(projection)) return tables.count(projection);
@@ -54,7 +59,7 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
     async prepare(projection, shape) {
       return inTransaction(pool, (c) => tables.prepare(c, projection, shape));
     },
-    query: (projection, q) => tables.query(projection, q),
+    query: async <T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) => parsed<T>(projection, await tables.query(projection, q)),
     async commitBatch(commits) {
       // Read models are rebuilt from the events: their commit need not wait for the WAL flush
       // (docs/stores.md; the next append's synchronous commit flushes it), set in BEGIN's round trip.

@@ -9,6 +9,8 @@ import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape,
 import type { Statements } from "./pool.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
+/** A row as read for get, list and query: its key and its document's text (parsed by the caller: ../port/parsed-docs.ts). */
+type Doc = { key: string; doc: string };
 const tableOf = (projection: string) => `rm_${projection}`;
 /** Statements generated from a shape are named (prepared once per connection) by their text. */
 const nameOf = (sql: string) => `cardflow_rm_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
@@ -87,24 +89,25 @@ export function postgresTables(schema: string, { query }: Statements) {
     },
     /** Names a statement (prepared once per connection) by its text. */
     nameOf,
-    async get<T>(projection: string, key: string) {
-      const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key = $1`;
-      return (await query<{ doc: T }>(sql, [key], nameOf(sql)))[0]?.doc;
+    /** The document's text (parsed by the caller: ../port/parsed-docs.ts). */
+    async get(projection: string, key: string) {
+      const sql = `SELECT doc::text AS doc FROM ${tableOf(projection)} WHERE key = $1`;
+      return (await query<{ doc: string }>(sql, [key], nameOf(sql)))[0]?.doc;
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const sql = `SELECT key, doc FROM ${tableOf(projection)} WHERE key = ANY($1::text[])`;
       return query<{ key: string; doc: T }>(sql, [keys], nameOf(sql));
     },
-    async list<T>(projection: string, from: string, to: string | null, after: string, limit: number | null) {
-      const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key >= $1${to === null ? "" : " AND key < $4"} AND key > $2 ORDER BY key LIMIT $3`;
-      return (await query<{ doc: T }>(sql, to === null ? [from, after, limit] : [from, after, limit, to], nameOf(sql))).map((r) => r.doc);
+    async list(projection: string, from: string, to: string | null, after: string, limit: number | null) {
+      const sql = `SELECT key, doc::text AS doc FROM ${tableOf(projection)} WHERE key >= $1${to === null ? "" : " AND key < $4"} AND key > $2 ORDER BY key LIMIT $3`;
+      return query<Doc>(sql, to === null ? [from, after, limit] : [from, after, limit, to], nameOf(sql));
     },
     async count(projection: string) {
       return Number((await query<{ n: string }>(`SELECT count(*) AS n FROM ${tableOf(projection)}`))[0]!.n);
     },
     reset: (c: pg.PoolClient, projection: string) => c.query(`DELETE FROM ${tableOf(projection)}`),
 
-    async query<T>(projection: string, q: TableQuery): Promise<T[]> {
+    async query(projection: string, q: TableQuery): Promise<Doc[]> {
       const shape = await shapeOf(projection);
       if (!shape) throw new Error(`read model ${projection} is not a table`);
       checkQuery(projection, Object.keys(shape.columns), q);
@@ -131,8 +134,8 @@ export function postgresTables(schema: string, { query }: Statements) {
       if (q.after) conditions.push(row(q.order, q.direction === "desc" ? "<" : ">", q.after.map((v) => param(v))));
       const order = [...lead.map(({ col }) => col), ...q.order];
       const direction = q.direction === "desc" ? " DESC" : "";
-      const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;
-      return (await query<{ doc: T }>(sql, values, nameOf(sql))).map((r) => r.doc);
+      const sql = `SELECT key, doc::text AS doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;
+      return query<Doc>(sql, values, nameOf(sql));
     },
   };
 }

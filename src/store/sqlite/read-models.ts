@@ -2,6 +2,7 @@
 // synchronous=NORMAL (rebuilt from the events, docs/stores.md); a bulk catch-up from zero commits
 // with synchronous=OFF behind a durable mark (./unsynced.ts).
 import type Database from "better-sqlite3";
+import { parsedDocs } from "../port/parsed-docs.js";
 import { checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
 import { prefixEnd } from "../sql.js";
 import type { OffLoopCheckpoints } from "./checkpoints.js";
@@ -19,10 +20,10 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       "SELECT key, doc FROM read_models WHERE projection = ? AND key IN (SELECT value FROM json_each(?))",
     ),
     // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
-    listDocs: rm.prepare<[string, string, string, string, number], { doc: string }>(
-      "SELECT doc FROM read_models WHERE projection = ? AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
+    listDocs: rm.prepare<[string, string, string, string, number], { key: string; doc: string }>(
+      "SELECT key, doc FROM read_models WHERE projection = ? AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
     ),
-    listAll: rm.prepare<[string, string, number], { doc: string }>("SELECT doc FROM read_models WHERE projection = ? AND key > ? ORDER BY key LIMIT ?"),
+    listAll: rm.prepare<[string, string, number], { key: string; doc: string }>("SELECT key, doc FROM read_models WHERE projection = ? AND key > ? ORDER BY key LIMIT ?"),
     countDocs: rm.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
     putDoc: rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: rm.prepare("DELETE FROM read_models WHERE projection = ?"),
@@ -46,7 +47,8 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     q.resetCheckpoint.run(projection);
   });
   const prepareReadModel = rm.transaction(tables.prepare);
-  const parsed = <T>(docs: string[]) => docs.map((d) => JSON.parse(d) as T);
+  const parse = parsedDocs();
+  const parsed = <T>(projection: string, rows: { key: string; doc: string }[]) => rows.map((r) => parse<T>(projection, r.key, r.doc));
 
   /** The open bulk window of this connection: its mark and how many bulk() calls are inside it. */
   let unsynced: { mark: string; depth: number } | undefined;
@@ -58,7 +60,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     },
     async get<T>(projection: string, key: string) {
       const doc = tables.isTable(projection) ? tables.get(projection, key) : q.getDoc.get(projection, key)?.doc;
-      return doc === undefined ? undefined : (JSON.parse(doc) as T);
+      return doc === undefined ? undefined : parse<T>(projection, key, doc);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const found = new Map<string, T>();
@@ -70,9 +72,8 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
       const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
       const from = after > keyPrefix ? after : keyPrefix;
-      if (tables.isTable(projection)) return parsed<T>(tables.list(projection, keyPrefix, to, after, limit));
-      const rows = to === null ? q.listAll.all(projection, after, limit) : q.listDocs.all(projection, from, to, after, limit);
-      return parsed<T>(rows.map((r) => r.doc));
+      if (tables.isTable(projection)) return parsed<T>(projection, tables.list(projection, keyPrefix, to, after, limit));
+      return parsed<T>(projection, to === null ? q.listAll.all(projection, after, limit) : q.listDocs.all(projection, from, to, after, limit));
     },
     async count(projection) {
       return tables.isTable(projection) ? tables.count(projection) : q.countDocs.get(projection)!.n;
@@ -81,7 +82,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       return write(() => prepareReadModel.immediate(projection, shape));
     },
     async query<T>(projection: string, query: Parameters<ReadModelStore["query"]>[1]) {
-      return parsed<T>(tables.query(projection, query));
+      return parsed<T>(projection, tables.query(projection, query));
     },
     async commitBatch(commits) {
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic

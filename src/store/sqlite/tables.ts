@@ -6,6 +6,8 @@ import type Database from "better-sqlite3";
 import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
+/** A row as read: its key and its document's text. */
+type Doc = { key: string; doc: string };
 const tableOf = (projection: string) => `rm_${projection}`;
 
 export function sqliteTables(rm: Database.Database) {
@@ -75,17 +77,16 @@ export function sqliteTables(rm: Database.Database) {
       ).run(key, JSON.stringify(doc), ...shape.columns.map((c) => row[c] ?? null));
     },
     get: (projection: string, key: string) => statement(`SELECT doc FROM ${tableOf(projection)} WHERE key = ?`).pluck().get(key) as string | undefined,
-    getMany: (projection: string, keys: string) =>
-      statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as { key: string; doc: string }[],
+    getMany: (projection: string, keys: string) => statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as Doc[],
     list(projection: string, from: string, to: string | null, after: string, limit: number) {
       const upper = to === null ? "" : " AND key < ?";
-      const sql = `SELECT doc FROM ${tableOf(projection)} WHERE key >= ?${upper} AND key > ? ORDER BY key LIMIT ?`;
-      return statement(sql).pluck().all(...(to === null ? [from, after, limit] : [from, to, after, limit])) as string[];
+      const sql = `SELECT key, doc FROM ${tableOf(projection)} WHERE key >= ?${upper} AND key > ? ORDER BY key LIMIT ?`;
+      return statement(sql).all(...(to === null ? [from, after, limit] : [from, to, after, limit])) as Doc[];
     },
     count: (projection: string) => statement(`SELECT count(*) FROM ${tableOf(projection)}`).pluck().get() as number,
     reset: (projection: string) => statement(`DELETE FROM ${tableOf(projection)}`).run(),
 
-    query(projection: string, query: TableQuery): string[] {
+    query(projection: string, query: TableQuery): Doc[] {
       const shape = shapeOf(projection);
       if (!shape) throw new Error(`read model ${projection} is not a table`);
       checkQuery(projection, shape.columns, query);
@@ -103,9 +104,9 @@ export function sqliteTables(rm: Database.Database) {
       if (query.prefix && end !== null) add(`${query.prefix.column} < ?`, end);
       if (query.after) add(`(${query.order.join(", ")}) ${query.direction === "desc" ? "<" : ">"} (${query.order.map(() => "?").join(", ")})`, ...query.after);
       const direction = query.direction === "desc" ? " DESC" : "";
-      const sql = `SELECT doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${query.order.map((c) => c + direction).join(", ")} LIMIT ?`;
+      const sql = `SELECT key, doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${query.order.map((c) => c + direction).join(", ")} LIMIT ?`;
       values.push(query.limit);
-      return statement(sql).pluck().all(...values) as string[];
+      return statement(sql).all(...values) as Doc[];
     },
   };
 }

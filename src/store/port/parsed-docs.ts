@@ -1,0 +1,30 @@
+// Read-model documents parsed once per text and shared: a list reads the same documents again and
+// again (an account's first page, a console's refresh), and parsing them was most of what its
+// query cost (JSON.parse about half of a list's query under row 14a's profile). Kept by projection
+// and key with the text they were parsed from: a document read again is the same text (a
+// comparison of bytes, where hashing the 1-3 KB text for a map cost half of what parsing it did),
+// a changed one is parsed again; the least recently read fall out past `max`. Shared, so frozen: a
+// reader that changed one would change it for every later reader (in strict code the change
+// throws instead).
+
+/** Freezes the value and everything it holds. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+export function parsedDocs(max = 4096) {
+  const cache = new Map<string, { text: string; doc: unknown }>();
+  return function parse<T>(projection: string, key: string, text: string): T {
+    const id = `${projection}\0${key}`;
+    let entry = cache.get(id);
+    if (entry !== undefined) cache.delete(id); // set again below: the most recently read
+    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    if (entry === undefined || entry.text !== text) entry = { text, doc: deepFreeze(JSON.parse(text) as unknown) };
+    cache.set(id, entry);
+    return entry.doc as T;
+  };
+}

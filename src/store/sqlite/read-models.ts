@@ -50,8 +50,8 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   const parse = parsedDocs();
   const parsed = <T>(projection: string, rows: { key: string; doc: string }[]) => rows.map((r) => parse<T>(projection, r.key, r.doc));
 
-  /** The open bulk window of this connection: its mark and how many bulk() calls are inside it. */
-  let unsynced: { mark: string; depth: number } | undefined;
+  /** The open bulk window of this connection: its mark, how many bulk() calls are inside it, what makes the dropped indexes again. */
+  let unsynced: { mark: string; depth: number; reindex: () => void } | undefined;
   const boot = path === ":memory:" ? null : bootId();
 
   return {
@@ -101,18 +101,21 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       if (!boot) return work();
       if (unsynced) unsynced.depth++;
       else {
-        unsynced = { mark: markUnsynced(path, boot), depth: 1 };
+        const mark = markUnsynced(path, boot);
         rm.pragma("synchronous = OFF");
         checkpoints?.onTheLoop();
+        // the tables it fills from empty take their indexes at the end (prepare() makes them again after a crash)
+        unsynced = { mark, depth: 1, reindex: await write(() => tables.withoutIndexes()) };
       }
       try {
         return await work();
       } finally {
         if (--unsynced.depth === 0) {
-          const { mark } = unsynced;
+          const { mark, reindex } = unsynced;
           unsynced = undefined;
           // closed meanwhile: its writes are the OS's already, synced by path all the same
           if (rm.open) {
+            await write(reindex);
             rm.pragma("synchronous = NORMAL");
             checkpoints?.offTheLoop();
           }

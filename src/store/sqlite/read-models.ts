@@ -99,27 +99,31 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
      */
     async bulk(work) {
       if (!boot) return work();
+      const opens = !unsynced;
       if (unsynced) unsynced.depth++;
       else {
-        const mark = markUnsynced(path, boot);
+        unsynced = { mark: markUnsynced(path, boot), depth: 1, reindex: () => undefined };
         rm.pragma("synchronous = OFF");
         checkpoints?.onTheLoop();
-        // the tables it fills from empty take their indexes at the end (prepare() makes them again after a crash)
-        unsynced = { mark, depth: 1, reindex: await write(() => tables.withoutIndexes()) };
       }
+      const window = unsynced;
       try {
+        // the tables it fills from empty take their indexes at the end (prepare() makes them again after a crash)
+        if (opens) window.reindex = await write(() => tables.withoutIndexes());
         return await work();
       } finally {
-        if (--unsynced.depth === 0) {
-          const { mark, reindex } = unsynced;
+        if (--window.depth === 0) {
           unsynced = undefined;
-          // closed meanwhile: its writes are the OS's already, synced by path all the same
-          if (rm.open) {
-            await write(reindex);
-            rm.pragma("synchronous = NORMAL");
-            checkpoints?.offTheLoop();
+          try {
+            if (rm.open) await write(window.reindex);
+          } finally {
+            // closed meanwhile: its writes are the OS's already, synced by path all the same
+            if (rm.open) {
+              rm.pragma("synchronous = NORMAL");
+              checkpoints?.offTheLoop();
+            }
+            syncAndUnmark(path, window.mark);
           }
-          syncAndUnmark(path, mark);
         }
       }
     },

@@ -1,5 +1,5 @@
-// Maps kept bounded in a long-running process (payment states, first events, cards on file, a
-// simulator's calls): the entry set last is the newest, and past `max` the oldest leaves.
+// Maps kept bounded in a long-running process (payment states, first events, cards on file, parsed
+// read-model documents, a simulator's calls): the entry set last is the newest, and past `max` the oldest leaves.
 
 /** Sets `key` as the newest entry of `map`; drops the oldest while the map holds more than `max`. */
 export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {

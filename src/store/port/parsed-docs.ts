@@ -6,6 +6,7 @@
 // a changed one is parsed again; the least recently read fall out past `max`. Shared, so frozen: a
 // reader that changed one would change it for every later reader (in strict code the change
 // throws instead).
+import { setBounded } from "../../bounded.js";
 
 /** Freezes the value and everything it holds. */
 export function deepFreeze<T>(value: T): T {
@@ -20,11 +21,9 @@ export function parsedDocs(max = 4096) {
   const cache = new Map<string, { text: string; doc: unknown }>();
   return function parse<T>(projection: string, key: string, text: string): T {
     const id = `${projection}\0${key}`;
-    let entry = cache.get(id);
-    if (entry !== undefined) cache.delete(id); // set again below: the most recently read
-    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
-    if (entry === undefined || entry.text !== text) entry = { text, doc: deepFreeze(JSON.parse(text) as unknown) };
-    cache.set(id, entry);
+    const found = cache.get(id);
+    const entry = found !== undefined && found.text === text ? found : { text, doc: deepFreeze(JSON.parse(text) as unknown) };
+    setBounded(cache, id, entry, max); // set again: the most recently read
     return entry.doc as T;
   };
 }

@@ -36,8 +36,9 @@ function releaseMachine(spec: string): { file: string; hash: string } | undefine
 export function baseMachine(spec: string): MachineDefinition {
   let text: string;
   let from: string;
-  const release = releaseMachine(spec);
-  if (existsSync(spec) && statSync(spec).isFile()) {
+  const isFile = existsSync(spec) && statSync(spec).isFile();
+  const release = isFile ? undefined : releaseMachine(spec);
+  if (isFile) {
     text = readFileSync(spec, "utf8");
     from = spec;
   } else if (release) {

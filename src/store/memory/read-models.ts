@@ -7,6 +7,7 @@ import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/rea
 import { checkQuery, checkShape, compareText, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
 
 interface Row {
+  /** Frozen when written, so get, list and query share it (as the SQL stores share a parse); getMany copies it. */
   doc: unknown;
   columns: Readonly<Record<string, ColumnValue>>;
 }
@@ -39,7 +40,7 @@ export function createMemoryReadModels(): ReadModelStore {
     },
     async get<T>(projection: string, key: string) {
       const row = table(projection).get(key);
-      return row === undefined ? undefined : (deepFreeze(structuredClone(row.doc)) as T);
+      return row?.doc as T | undefined;
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const t = table(projection);
@@ -52,7 +53,7 @@ export function createMemoryReadModels(): ReadModelStore {
         .filter(([k]) => k.startsWith(keyPrefix) && k > after)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .slice(0, limit)
-        .map(([, r]) => deepFreeze(structuredClone(r.doc)) as T);
+        .map(([, r]) => r.doc as T);
     },
     async count(projection: string) {
       return table(projection).size;
@@ -69,7 +70,7 @@ export function createMemoryReadModels(): ReadModelStore {
           const before = t.get(key)?.columns;
           // fixed columns keep the value of the row's first write, as the SQL tables do
           const kept = before ? { ...columns, ...Object.fromEntries(fixed.map((c) => [c, before[c] ?? null])) } : columns;
-          t.set(key, { doc: structuredClone(doc), columns: kept });
+          t.set(key, { doc: deepFreeze(structuredClone(doc)), columns: kept });
         }
         checkpoints.set(projection, checkpoint);
       }
@@ -114,7 +115,7 @@ export function createMemoryReadModels(): ReadModelStore {
         .filter((r) => Object.entries(q.where).every(([c, v]) => (r.columns[c] ?? null) === v) && past(r) && within(r))
         .sort(order)
         .slice(0, q.limit)
-        .map((r) => deepFreeze(structuredClone(r.doc)) as T);
+        .map((r) => r.doc as T);
     },
     async close() {},
   };

@@ -9,6 +9,7 @@ import type { OffLoopCheckpoints } from "./checkpoints.js";
 import type { Write } from "./open.js";
 import { sqliteTables } from "./tables.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
+import { LIMIT } from "./limit.js";
 
 export function sqliteReadModels(rm: Database.Database, path: string, write: Write, close: () => Promise<void>, checkpoints?: OffLoopCheckpoints): ReadModelStore {
   const q = {
@@ -21,9 +22,9 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     ),
     // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
     listDocs: rm.prepare<[string, string, string, string, number], { key: string; doc: string }>(
-      "SELECT key, doc FROM read_models WHERE projection = ? AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
+      `SELECT key, doc FROM read_models WHERE projection = ? AND key >= ? AND key < ? AND key > ? ORDER BY key ${LIMIT}`,
     ),
-    listAll: rm.prepare<[string, string, number], { key: string; doc: string }>("SELECT key, doc FROM read_models WHERE projection = ? AND key > ? ORDER BY key LIMIT ?"),
+    listAll: rm.prepare<[string, string, number], { key: string; doc: string }>(`SELECT key, doc FROM read_models WHERE projection = ? AND key > ? ORDER BY key ${LIMIT}`),
     countDocs: rm.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
     putDoc: rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: rm.prepare("DELETE FROM read_models WHERE projection = ?"),

@@ -5,12 +5,13 @@ import type Database from "better-sqlite3";
 import type { RecordedEvent } from "../port/events.js";
 import type { ReadAllOptions, ReadStreamOptions } from "../port/read.js";
 import { streamRange, toRecorded, type EventRow } from "../sql.js";
+import { LIMIT } from "./limit.js";
 
 export function sqliteReads(db: Database.Database) {
   const q = {
-    forwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
-    backwards: db.prepare<[string, number, number], EventRow>("SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?"),
-    all: db.prepare<[number, number], EventRow>("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
+    forwards: db.prepare<[string, number, number], EventRow>(`SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ${LIMIT}`),
+    backwards: db.prepare<[string, number, number], EventRow>(`SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC ${LIMIT}`),
+    all: db.prepare<[number, number], EventRow>(`SELECT * FROM events WHERE position > ? ORDER BY position ${LIMIT}`),
     head: db.prepare<[], number | null>("SELECT max(position) FROM events").pluck(),
     // changes whenever another connection (another process) commits; this connection's own commits leave it
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),

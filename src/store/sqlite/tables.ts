@@ -4,6 +4,7 @@
 // a row-value keyset comparison on the order's columns (SQLite seeks the index to it) and LIMIT.
 import type Database from "better-sqlite3";
 import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { LIMIT } from "./limit.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
 /** A row as read: its key and its document's text. */
@@ -97,7 +98,7 @@ export function sqliteTables(rm: Database.Database) {
     getMany: (projection: string, keys: string) => statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as Doc[],
     list(projection: string, from: string, to: string | null, after: string, limit: number) {
       const upper = to === null ? "" : " AND key < ?";
-      const sql = `SELECT key, doc FROM ${tableOf(projection)} WHERE key >= ?${upper} AND key > ? ORDER BY key LIMIT ?`;
+      const sql = `SELECT key, doc FROM ${tableOf(projection)} WHERE key >= ?${upper} AND key > ? ORDER BY key ${LIMIT}`;
       return statement(sql).all(...(to === null ? [from, after, limit] : [from, to, after, limit])) as Doc[];
     },
     count: (projection: string) => statement(`SELECT count(*) FROM ${tableOf(projection)}`).pluck().get() as number,
@@ -121,7 +122,7 @@ export function sqliteTables(rm: Database.Database) {
       if (query.prefix && end !== null) add(`${query.prefix.column} < ?`, end);
       if (query.after) add(`(${query.order.join(", ")}) ${query.direction === "desc" ? "<" : ">"} (${query.order.map(() => "?").join(", ")})`, ...query.after);
       const direction = query.direction === "desc" ? " DESC" : "";
-      const sql = `SELECT key, doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${query.order.map((c) => c + direction).join(", ")} LIMIT ?`;
+      const sql = `SELECT key, doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${query.order.map((c) => c + direction).join(", ")} ${LIMIT}`;
       values.push(query.limit);
       return statement(sql).all(...values) as Doc[];
     },

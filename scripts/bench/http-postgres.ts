@@ -10,7 +10,8 @@
 import { loadavg } from "node:os";
 import { startPostgres } from "../../test/support/postgres.js";
 import { cpuMeter, fmtShares, postgresPids } from "./cpu.js";
-import { authHeaders, createBody, httpFlows, SECONDS, start, stopped, type Ready } from "./http-lib.js";
+import { call, closeClient } from "./client.js";
+import { createBody, httpFlows, SECONDS, start, stopped, type Ready } from "./http-lib.js";
 import { emit, fmtRate, median, percentile, quick } from "./lib.js";
 
 const ROUNDS = quick ? 1 : 3;
@@ -28,11 +29,10 @@ const url = process.env.DATABASE_URL ?? server!.url;
 async function statusReads(ready: Ready, mode: "own" | "other" | "alone"): Promise<number[]> {
   const own = mode === "own";
   const base = `http://127.0.0.1:${ready.port}`;
-  const headers = authHeaders(ready);
-  const post = async (path: string, body: string) => {
-    const res = await fetch(`${base}${path}`, { method: "POST", headers, body });
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { payment_id: string; status: string };
+  const post = async (path: string, body: object) => {
+    const res = await call(base, ready.key, "POST", path, body);
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as { payment_id: string; status: string };
   };
   const latencies: number[] = [];
   const end = performance.now() + SECONDS * 1000;
@@ -42,15 +42,15 @@ async function statusReads(ready: Ready, mode: "own" | "other" | "alone"): Promi
         let payment = ready.payment!;
         let expected: string | undefined;
         if (mode !== "alone") {
-          const created = (await post("/v2/payment/intent", createBody(ready))).payment_id;
-          expected = (await post("/v2/payment/auth", JSON.stringify({ external_account_id: ready.account, payment_id: created }))).status;
+          const created = (await post("/v2/payment/intent", JSON.parse(createBody(ready)))).payment_id;
+          expected = (await post("/v2/payment/auth", { external_account_id: ready.account, payment_id: created })).status;
           if (own) payment = created;
         }
         const t = performance.now();
-        const res = await fetch(`${base}/v2/payment/intent/${payment}?external_account_id=${ready.account}`, { headers });
-        const read = (await res.json()) as { status: string };
+        const res = await call(base, ready.key, "GET", `/v2/payment/intent/${payment}?external_account_id=${ready.account}`);
+        const read = res.body as { status: string };
         latencies.push(performance.now() - t);
-        if (!res.ok) throw new Error(`status read: ${res.status}`);
+        if (res.status !== 200) throw new Error(`status read: ${res.status}`);
         if (own && read.status !== expected) throw new Error(`read-your-writes: the command answered ${expected}, the read right after ${read.status}`);
       }
     }),
@@ -66,6 +66,7 @@ try {
   if (only !== "9") rows.push(await fullFlows());
   emit(rows);
 } finally {
+  closeClient();
   await stopped(real.child);
   await server?.stop();
 }

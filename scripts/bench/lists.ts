@@ -21,6 +21,7 @@ import type { EventData, EventStore, ReadModelStore, RecordedEvent } from "../..
 import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { startPostgres } from "../../test/support/postgres.js";
+import { call, closeClient } from "./client.js";
 import { emit, percentile, quick, type Row } from "./lib.js";
 import { accountKeys, serve, type StoreEnv } from "./served.js";
 
@@ -149,12 +150,12 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
       const list = async (name: List, record: boolean) => {
         const [account, query] = LISTS[name];
         const started = performance.now();
-        const res = await fetch(`${server.url}/v2/payments?external_account_id=${account}&limit=${LIMIT}${query}`, { headers: { authorization: `Bearer ${keys.get(account)}` } });
-        const body = (await res.json()) as { data?: unknown[]; code?: string };
+        const { status, body } = await call(server.url, keys.get(account), "GET", `/v2/payments?external_account_id=${account}&limit=${LIMIT}${query}`);
         const ms = performance.now() - started;
-        if (!res.ok || !body.data?.length) {
+        const ok = status === 200;
+        if (!ok || !body?.data?.length) {
           errors++;
-          const kind = res.ok ? "empty" : `${res.status} ${body.code ?? ""}`.trim();
+          const kind = ok ? "empty" : `${status} ${body?.code ?? ""}`.trim();
           errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
         }
         if (record) latencies[name].push(ms);
@@ -202,4 +203,5 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
 
 const rows: Row[] = [];
 for (const kind of STORES) rows.push(await measure(kind));
+closeClient();
 emit(rows);

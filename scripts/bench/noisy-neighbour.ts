@@ -15,6 +15,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { call, closeClient } from "./client.js";
 import { emit, median, percentile, quick } from "./lib.js";
 import { accountKeys, serve, type Served } from "./served.js";
 
@@ -44,17 +45,16 @@ async function round(noisyFirst: boolean): Promise<Round> {
     const [quietKey, noisyKey] = [keys.get("acct_quiet")!, keys.get("acct_noisy")!];
     server = await serve({ DATA_DIR: dir }, { NODE_ENV: "", SANDBOX: "on", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
     const base = server.url;
-    const call = (key: string, method: string, path: string, body?: object) =>
-      fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, ...(body && { "content-type": "application/json" }) }, body: body && JSON.stringify(body) }).then(async (r) => {
-        const answer = (await r.json()) as any;
-        if (!r.ok) throw new Error(`${method} ${path} answered ${r.status}: ${JSON.stringify(answer)}`);
-        return answer;
-      });
+    const ok = async (key: string, method: string, path: string, body?: object) => {
+      const answer = await call(base, key, method, path, body);
+      if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      return answer.body;
+    };
     const charge = (key: string, account: string) =>
-      call(key, "POST", "/v2/payment/intent", { external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+      ok(key, "POST", "/v2/payment/intent", { external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
 
     const quietPayment = (await charge(quietKey, "acct_quiet")).payment_id as string;
-    const statusUrl = `${base}/v2/payment/intent/${quietPayment}?external_account_id=acct_quiet`;
+    const statusPath = `/v2/payment/intent/${quietPayment}?external_account_id=acct_quiet`;
     /** The quiet account's status reads for `ms`: each read's latency. */
     const reads = async (ms: number): Promise<number[]> => {
       const latencies: number[] = [];
@@ -63,8 +63,7 @@ async function round(noisyFirst: boolean): Promise<Round> {
         Array.from({ length: READERS }, async () => {
           while (performance.now() < until) {
             const started = performance.now();
-            const res = await fetch(statusUrl, { headers: { authorization: `Bearer ${quietKey}` } });
-            await res.arrayBuffer();
+            const res = await call(base, quietKey, "GET", statusPath);
             if (res.status !== 200) throw new Error(`status read answered ${res.status}`);
             latencies.push(performance.now() - started);
           }
@@ -75,7 +74,7 @@ async function round(noisyFirst: boolean): Promise<Round> {
     // the noisy account: 16 endpoints into the black hole, and a backlog of its payments' events, each to be posted to all 16 (and retried)
     const noisy = async (): Promise<string[]> => {
       const endpoints: string[] = [];
-      for (let i = 0; i < ENDPOINTS; i++) endpoints.push((await call(noisyKey, "POST", "/v2/webhook_endpoints", { external_account_id: "acct_noisy", url: `${holeUrl}/e${i}` })).id);
+      for (let i = 0; i < ENDPOINTS; i++) endpoints.push((await ok(noisyKey, "POST", "/v2/webhook_endpoints", { external_account_id: "acct_noisy", url: `${holeUrl}/e${i}` })).id);
       for (let i = 0; i < NOISY_PAYMENTS; i++) await charge(noisyKey, "acct_noisy");
       return endpoints;
     };
@@ -89,7 +88,7 @@ async function round(noisyFirst: boolean): Promise<Round> {
     const endpoints = await noisy();
     const beside = await reads(PHASE_MS);
     // quiet again: the endpoints deleted, and the posts still hanging in the hole timed out
-    for (const id of endpoints) await call(noisyKey, "DELETE", `/v2/webhook_endpoints/${id}?external_account_id=acct_noisy`);
+    for (const id of endpoints) await ok(noisyKey, "DELETE", `/v2/webhook_endpoints/${id}?external_account_id=acct_noisy`);
     await new Promise((r) => setTimeout(r, TIMEOUT_MS + 2_000));
     return { baseline: await reads(PHASE_MS), beside };
   } finally {
@@ -101,6 +100,7 @@ async function round(noisyFirst: boolean): Promise<Round> {
 try {
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) rounds.push(await round(i % 2 === 1));
+  closeClient();
   const p99s = rounds.map((r) => ({ base: percentile(r.baseline, 99), beside: percentile(r.beside, 99) }));
   const ratios = p99s.map((p) => p.beside / p.base);
   const ratio = median(ratios);

@@ -11,10 +11,10 @@ export interface Answer {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
-/** `method path` on `base` with a bearer key (when given) and a JSON body (when given); the answer's JSON parsed. */
-export function call(base: string, key: string | undefined, method: string, path: string, body?: object): Promise<Answer> {
+/** `method path` on `base` with a bearer key (when given) and a JSON body (when given, or its text); the answer's JSON parsed. */
+export function call(base: string, key: string | undefined, method: string, path: string, body?: object | string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const payload = body === undefined || typeof body === "string" ? body : JSON.stringify(body);
     const headers: Record<string, string | number> = {};
     if (key !== undefined) headers.authorization = `Bearer ${key}`;
     if (payload !== undefined) Object.assign(headers, { "content-type": "application/json", "content-length": Buffer.byteLength(payload) });

@@ -29,7 +29,7 @@ const url = process.env.DATABASE_URL ?? server!.url;
 async function statusReads(ready: Ready, mode: "own" | "other" | "alone"): Promise<number[]> {
   const own = mode === "own";
   const base = `http://127.0.0.1:${ready.port}`;
-  const post = async (path: string, body: object) => {
+  const post = async (path: string, body: object | string) => {
     const res = await call(base, ready.key, "POST", path, body);
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { payment_id: string; status: string };
@@ -42,7 +42,7 @@ async function statusReads(ready: Ready, mode: "own" | "other" | "alone"): Promi
         let payment = ready.payment!;
         let expected: string | undefined;
         if (mode !== "alone") {
-          const created = (await post("/v2/payment/intent", JSON.parse(createBody(ready)))).payment_id;
+          const created = (await post("/v2/payment/intent", createBody(ready))).payment_id;
           expected = (await post("/v2/payment/auth", { external_account_id: ready.account, payment_id: created })).status;
           if (own) payment = created;
         }

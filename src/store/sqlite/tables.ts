@@ -10,6 +10,8 @@ const DOCUMENTS = shapeText({ version: 1 });
 /** A row as read: its key and its document's text. */
 type Doc = { key: string; doc: string };
 const tableOf = (projection: string) => `rm_${projection}`;
+/** The table's i-th secondary index (from 0, named from 1). */
+const indexOf = (projection: string, i: number) => `${tableOf(projection)}_${i + 1}`;
 
 export function sqliteTables(rm: Database.Database) {
   const q = {
@@ -44,8 +46,7 @@ export function sqliteTables(rm: Database.Database) {
   }
   /** The table's indexes, made where missing (a bulk catch-up drops an empty table's: withoutIndexes). */
   function indexes(projection: string, table: TableShape) {
-    const name = tableOf(projection);
-    table.indexes.forEach((index, i) => rm.exec(`CREATE INDEX IF NOT EXISTS ${name}_${i + 1} ON ${name} (${index.join(", ")})`));
+    table.indexes.forEach((index, i) => rm.exec(`CREATE INDEX IF NOT EXISTS ${indexOf(projection, i)} ON ${tableOf(projection)} (${index.join(", ")})`));
   }
 
   return {
@@ -58,7 +59,7 @@ export function sqliteTables(rm: Database.Database) {
      */
     withoutIndexes: rm.transaction((): (() => void) => {
       const bare = [...known].flatMap(([projection, shape]) => (shape?.table && statement(`SELECT 1 FROM ${tableOf(projection)} LIMIT 1`).get() === undefined ? [{ projection, table: shape.table }] : []));
-      for (const { projection, table } of bare) table.indexes.forEach((_, i) => rm.exec(`DROP INDEX IF EXISTS ${tableOf(projection)}_${i + 1}`));
+      for (const { projection, table } of bare) table.indexes.forEach((_, i) => rm.exec(`DROP INDEX IF EXISTS ${indexOf(projection, i)}`));
       return rm.transaction(() => bare.forEach(({ projection, table }) => indexes(projection, table))).immediate;
     }).immediate,
     tableName: tableOf,

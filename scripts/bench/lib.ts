@@ -1,7 +1,7 @@
 // Shared by the benchmarks: the quick flag, medians over repeated runs, percentiles, the result line each
 // row script prints for scripts/bench/run.ts to collect into docs/BENCHMARKS.md, and the load gate
 // run.ts passes before each row.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -24,6 +24,16 @@ export async function seconds(run: () => unknown): Promise<number> {
   const start = performance.now();
   await run();
   return (performance.now() - start) / 1000;
+}
+
+/**
+ * Returns in a process started with the V8 `flags`: without them, runs this script again with them
+ * (its arguments, its loaders) and exits with its code. For flags V8 reads only at start.
+ */
+export function withV8Flags(flags: string[]): void {
+  if (flags.every((f) => process.execArgv.includes(f))) return;
+  const again = spawnSync(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], { stdio: "inherit" });
+  process.exit(again.status ?? 1);
 }
 
 export interface Sliced {

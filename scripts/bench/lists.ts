@@ -208,9 +208,7 @@ const openStore = async (store: StoreEnv) =>
 
 /**
  * Seeds `store` in a process of its own (this script with --seed=), which exits when done: the
- * process that then reads through the server keeps none of the seeding's heap (at 1,000,000
- * payments it left this one doing a major garbage collection of 10–28 ms several times a second
- * while it timed the reads).
+ * process that times the reads holds the readers' heap only, not a million payments' garbage.
  */
 async function seedApart(store: StoreEnv): Promise<void> {
   const args = ["--import", "tsx", fileURLToPath(import.meta.url), `--seed=${JSON.stringify(store)}`, `--payments=${PAYMENTS}`, ...(quick ? ["--quick"] : [])];

@@ -18,11 +18,10 @@ import { encodeCursor } from "../../projections/payment-list.js";
 import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
+import { configFromEnv, openStores } from "../../src/config.js";
 import { newEvents } from "../../src/events/new-events.js";
 import { uuidV7 } from "../../src/ids.js";
 import type { EventData, EventStore, ReadModelStore, RecordedEvent } from "../../src/store/port.js";
-import { createPostgresStore } from "../../src/store/postgres/index.js";
-import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { startPostgres } from "../../test/support/postgres.js";
 import { call, closeClient } from "./client.js";
 import { emit, percentile, quick, withV8Flags, type Row } from "./lib.js";
@@ -202,10 +201,6 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
   }
 }
 
-/** The store the server will use (the environment's shape), opened in this process. */
-const openStore = async (store: StoreEnv) =>
-  "DATA_DIR" in store ? createSqliteStore({ path: join(store.DATA_DIR, "cardflow.sqlite") }) : await createPostgresStore({ connectionString: store.DATABASE_URL, schema: store.DATABASE_SCHEMA });
-
 /**
  * Seeds `store` in a process of its own (this script with --seed=), which exits when done: the
  * process that times the reads holds the readers' heap only, not a million payments' garbage.
@@ -219,9 +214,10 @@ async function seedApart(store: StoreEnv): Promise<void> {
 
 const seedInto = arg("seed");
 if (seedInto) {
-  const opened = await openStore(JSON.parse(seedInto) as StoreEnv);
-  await seed(opened.events, opened.readModels);
-  await Promise.all([opened.events.close(), opened.readModels.close()]);
+  // the store the server will open, as it opens it (the environment's DATA_DIR or DATABASE_URL)
+  const opened = await openStores(configFromEnv({ DATA_DIR: "", DATABASE_URL: "", ...(JSON.parse(seedInto) as StoreEnv) }));
+  await seed(opened.store, opened.readModels);
+  await Promise.all([opened.store.close(), opened.readModels.close()]);
 } else {
   // V8's memory reducer shrank this process's heap while it waited for the server's start-up work
   // (some 40 s at 1,000,000 payments): it then collected the old generation 10–20 times a second

@@ -32,7 +32,7 @@ export function openDatabase(path: string, busyTimeoutMs: number, { migrations, 
   }
   const db = new Database(path, { timeout: busyTimeoutMs });
   if (pageSize) db.pragma(`page_size = ${pageSize}`);
-  db.pragma("journal_mode = WAL");
+  walMode(db, busyTimeoutMs);
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma("foreign_keys = ON");
   const steps = loadMigrations(migrations);
@@ -44,6 +44,26 @@ export function openDatabase(path: string, busyTimeoutMs: number, { migrations, 
   // Opening may block (nothing is served yet); from now on lock waits are retries (write()).
   db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   return db;
+}
+
+/**
+ * Sets WAL mode (kept by the file from then on). Converting a new file needs its locks, and SQLite
+ * runs no busy handler for that: while another process held the file's write lock (opening the same
+ * new file at the same moment: two servers started together on an empty DATA_DIR), the pragma failed
+ * at once with "database is locked". Tried again, pausing (opening may block: nothing is served
+ * yet), until busyTimeoutMs.
+ */
+function walMode(db: Database.Database, busyTimeoutMs: number) {
+  const deadline = Date.now() + busyTimeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, 50)) {
+    try {
+      return void db.pragma("journal_mode = WAL"); // (":memory:" answers "memory": no WAL there)
+    } catch (error) {
+      if (!isBusy(error) || Date.now() > deadline) throw error;
+    }
+    Atomics.wait(pause, 0, 0, pauseMs);
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setBounded } from "../bounded.js";
+import { walMode } from "../store/sqlite/open.js";
 
 /**
  * ledger: calls by idempotency key; sessions: collections by terminal; cards: numbers read, by
@@ -73,7 +74,7 @@ export function fileSide(file: string): ProcessorSide {
   closeSync(openSync(file, "a", 0o600));
   chmodSync(file, 0o600);
   const db = new Database(file);
-  db.pragma("journal_mode = WAL");
+  walMode(db, 5_000); // the processes of a host open it together (see walMode)
   // a write survives the cardflow process (a SIGKILL), as the processor's record must; a power
   // loss is the simulated processor's, not cardflow's: no fsync on the request path
   db.pragma("synchronous = NORMAL");

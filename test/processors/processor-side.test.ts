@@ -1,12 +1,13 @@
 // What the simulated processors keep on their side: in a file, every handle on it (every process
 // of a host) sees one processor: calls recorded by one are found by another, and a change (ending
 // a terminal's collection) happens once across them.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLedger } from "../../src/processors/ledger.js";
 import { fileSide, memorySide, processorSideIn } from "../../src/processors/processor-side.js";
+import { holdWriteLock } from "../support/write-lock.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-side-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,6 +26,22 @@ describe("the simulators' side in a file", () => {
     } finally {
       one.close();
       other.close();
+    }
+  });
+
+  it("opens a new file while another process holds its write lock (the processes of a host start together): it waits, then opens", async () => {
+    const file = join(dir, "held", "side.sqlite");
+    mkdirSync(dirname(file), { recursive: true });
+    const { released } = await holdWriteLock(file, 300);
+    const started = Date.now();
+    const side = fileSide(file);
+    try {
+      expect(Date.now() - started).toBeGreaterThanOrEqual(100); // it waited for the lock (a refusal took 0 ms)
+      createLedger(side).set("att_1", { call: "capture", outcome: { kind: "captured" } });
+      expect(createLedger(side).get("att_1")).toEqual({ call: "capture", outcome: { kind: "captured" } });
+    } finally {
+      side.close();
+      await released;
     }
   });
 

@@ -1,7 +1,6 @@
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -17,9 +16,7 @@ import { bootId, marksOf } from "../../src/store/sqlite/unsynced.js";
 import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
 import { readModelTablesContract } from "./read-model-tables.js";
 import { paymentsProjection } from "../../projections/payments.js";
-
-/** better-sqlite3's entry, for a plain node process holding a lock. */
-const betterSqlite3 = createRequire(import.meta.url).resolve("better-sqlite3");
+import { holdWriteLock } from "../support/write-lock.js";
 
 /** A fresh database file; every open() is a new connection to it, like another process would make. */
 function sqliteFixture<K extends "events" | "readModels">(port: K) {
@@ -182,24 +179,12 @@ describe("SQLite group commit", () => {
 
   it("opens a new file while another process holds its write lock (SQLite runs no busy handler for the switch to WAL): it waits, then opens", async () => {
     const path = join(dir, "new.db");
-    // the other process: the file still in rollback mode, its write lock held for 300 ms
-    const holder = `const Database = require(${JSON.stringify(betterSqlite3)});
-      const db = new Database(${JSON.stringify(path)});
-      db.exec("CREATE TABLE held (x)");
-      db.exec("BEGIN IMMEDIATE");
-      console.log("holding");
-      setTimeout(() => { db.exec("COMMIT"); db.close(); }, 300);`;
-    const child = spawn(process.execPath, ["-e", holder], { stdio: ["ignore", "pipe", "inherit"] });
-    const exited = new Promise((resolve) => child.on("exit", resolve));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on("line", (line) => line === "holding" && resolve());
-      child.on("exit", (code) => reject(new Error(`the lock holder exited (${code}) before holding`)));
-    });
+    const { released } = await holdWriteLock(path, 300);
     const started = Date.now();
     const { events: store, readModels } = createSqliteStore({ path });
     expect(Date.now() - started).toBeGreaterThanOrEqual(100); // it waited for the lock (a refusal took 0 ms)
     await store.append("p", [event()], { expectedRevision: "no_stream" });
-    await Promise.all([store.close(), readModels.close(), exited]);
+    await Promise.all([store.close(), readModels.close(), released]);
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(raw.prepare("SELECT count(*) AS n FROM events").get()).toEqual({ n: 1 });

@@ -53,7 +53,7 @@ export function openDatabase(path: string, busyTimeoutMs: number, { migrations, 
  * at once with "database is locked". Tried again, pausing (opening may block: nothing is served
  * yet), until busyTimeoutMs.
  */
-function walMode(db: Database.Database, busyTimeoutMs: number) {
+export function walMode(db: Database.Database, busyTimeoutMs: number) {
   const deadline = Date.now() + busyTimeoutMs;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, 50)) {

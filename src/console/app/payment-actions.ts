@@ -24,13 +24,11 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   const record = audit.record!;
   const ref = { external_account_id: session.account.external_account_id, payment_id: record.payment_id };
   const allowed = new Set(audit.allowed_next_steps);
-  const [fields, bind, setFields] = useFields({ capture: record.amount_capturable, refund: record.amount_refundable });
   // what is typed stays through a refusal; when the payment's amounts change (a capture, a refund
   // here or elsewhere), the fields offer the new ones
-  useEffect(() => {
-    setFields({ capture: record.amount_capturable, refund: record.amount_refundable });
-    setProblems({});
-  }, [record.amount_capturable, record.amount_refundable]);
+  const amounts = { capture: record.amount_capturable, refund: record.amount_refundable };
+  const [fields, bind] = useFields(amounts, JSON.stringify(amounts));
+  useEffect(() => setProblems({}), [amounts.capture, amounts.refund]);
   const [problems, setProblems] = useState<{ capture?: string; refund?: string }>({});
   const [pending, setPending] = useState<Pending | null>(null);
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);

@@ -3,7 +3,6 @@
 // (shareable; Back returns to the filters before), the API's own query parameters (nothing is
 // filtered in the browser), pages of 20, amounts authorized / captured / refunded / net, and
 // live: an event about a payment refreshes the list.
-import { useEffect } from "preact/hooks";
 import type { PaymentStatus } from "../../client/index.js";
 import type { PageProps } from "./api.js";
 import { money, net, STATUSES, STATUS_WORDS } from "./format.js";
@@ -48,8 +47,7 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   useSignOutOn401(list.error, onUnauthorized);
   useLiveEvents((e) => e.payment_id !== null, list.refresh);
   // the form holds what is typed; a new URL (Back, a shared link) puts its filters in the form
-  const [fields, bind, setFields] = useFields<Filters>(applied);
-  useEffect(() => setFields(applied), [key]);
+  const [fields, bind] = useFields<Filters>(applied, key);
 
   function apply(e: Event) {
     e.preventDefault();

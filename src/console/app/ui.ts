@@ -2,7 +2,7 @@
 // a loader hook, and the confirmation dialog (a native <dialog>: focus trapped, Esc closes).
 import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Payment } from "../../client/index.js";
 import { errorWords, isUnauthorized } from "./api.js";
 import { statusWords } from "./format.js";
@@ -90,11 +90,23 @@ export function useSignOutOn401(error: unknown, onUnauthorized: () => void): voi
   }, [error]);
 }
 
-/** A form's fields as the person typed them: kept across re-renders, answers and errors. */
-export function useFields<F extends Record<string, string>>(initial: F): [F, (name: keyof F) => { value: string; onInput: (e: Event) => void }, (next: F) => void] {
+/**
+ * A form's fields as the person typed them: kept across re-renders, answers and errors, and put
+ * back to `initial` when `from` changes (a new URL's filters, a payment's new amounts). The reset
+ * is a layout effect: it runs in the render that brings the change, before the browser can deliver
+ * a keystroke, so it never overwrites what is typed after (a deferred effect could, in headless
+ * Chromium, tens of milliseconds later).
+ */
+export function useFields<F extends Record<string, string>>(initial: F, from = ""): [F, (name: keyof F) => { value: string; onInput: (e: Event) => void }] {
   const [fields, setFields] = useState(initial);
+  const seen = useRef(from);
+  useLayoutEffect(() => {
+    if (seen.current === from) return;
+    seen.current = from;
+    setFields(initial);
+  }, [from]);
   const bind = (name: keyof F) => ({ value: fields[name], onInput: (e: Event) => setFields((f) => ({ ...f, [name]: (e.target as HTMLInputElement).value })) });
-  return [fields, bind, setFields];
+  return [fields, bind];
 }
 
 /** A table that reads as a list of labelled rows on a phone (no sideways scrolling, no hidden column). */

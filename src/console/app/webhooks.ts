@@ -90,7 +90,7 @@ export function EventsPage({ session, onUnauthorized, route }: PageProps & { rou
   useSignOutOn401(page.error, onUnauthorized);
   const [arrived, setArrived] = useState<PublicEvent[]>([]);
   useLiveEvents((e) => (!type || e.type === type) && (!payment_id || e.payment_id === payment_id), (e) => setArrived((list) => [e, ...list].slice(0, 50)));
-  const [fields, bind] = useFields({ type, payment_id });
+  const [fields, bind] = useFields({ type, payment_id }, JSON.stringify([type, payment_id])); // Back puts its filters in the form
   const rows = page.data?.data ?? [];
   return html`<h1>Events</h1>
     <form class="filters" role="search" onSubmit=${(e: Event) => (e.preventDefault(), setArrived([]), navigate("/events", { type: fields.type, payment_id: fields.payment_id.trim() }))}>

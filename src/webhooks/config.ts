@@ -3,7 +3,7 @@
 // once beside the store (DATA_DIR/webhook-signing.key, mode 0600), shared by every process on
 // that data directory. Losing the key loses the endpoints' secrets (create new endpoints).
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backoff } from "./delivery.js";
 
@@ -40,18 +40,35 @@ export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Webh
   };
 }
 
+const KEY_HEX = /^([0-9a-f]{2}){32,}$/i;
+
+/**
+ * The signing key: WEBHOOK_SIGNING_KEY, else `<DATA_DIR>/webhook-signing.key`, made on first start.
+ * Every process on the data directory must hold the same key (it also seals Idempotency-Key
+ * answers that another process replays), so the file appears whole or not at all: written under a
+ * name of this process's own, then linked to its name, which fails if another process's is there.
+ * (Creating it with O_EXCL and writing after let a second process read it empty in between.)
+ */
 export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): Buffer {
   const configured = env.WEBHOOK_SIGNING_KEY;
   if (configured) {
-    if (!/^([0-9a-f]{2}){32,}$/i.test(configured)) throw new Error("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex");
+    if (!KEY_HEX.test(configured)) throw new Error("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex");
     return Buffer.from(configured, "hex");
   }
   const path = join(dataDir, "webhook-signing.key");
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    writeFileSync(path, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  if (!existsSync(path)) {
+    const mine = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
+    writeFileSync(mine, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600, flush: true });
+    try {
+      linkSync(mine, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(mine);
+    }
   }
-  return Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+  const hex = readFileSync(path, "utf8").trim();
+  if (!KEY_HEX.test(hex)) throw new Error(`${path}: expected at least 32 bytes as hex; remove the file to make a new key (webhook receivers must then be given the new one) or set WEBHOOK_SIGNING_KEY`);
+  return Buffer.from(hex, "hex");
 }

@@ -41,6 +41,8 @@ export interface ChaosResult {
   historyFile: string;
   /** Servers that crashed during the run, or did not stop cleanly on SIGTERM at the end (exit code, last output). */
   unclean: Array<{ server: number; code: number | null; output: string; crashed: boolean }>;
+  /** Each server's last output (LOG_LEVEL warn: its warnings and errors), to trace a 500 to its cause. */
+  output: string[];
 }
 
 const ACCOUNT = "acct_chaos";
@@ -93,7 +95,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     // the final streams and ledger beside it: an anomaly is traced from these three alone
     writeFileSync(historyFile.replace(/(\.jsonl)?$/, ".store.json"), JSON.stringify({ events, ledger }));
     const unclean = [...cluster.crashes.map((c) => ({ server: c.server, code: c.code, output: c.output, crashed: true })), ...stopped.filter((s) => s.code !== 0).map((s) => ({ ...s, crashed: false }))];
-    return { summary: summarize({ store: o.store, seed: o.seed, seconds: o.seconds, defect: o.defect ?? null, history, events, ledger, anomalies, crashes: cluster.crashes.length }), anomalies, history, events, ledger, historyFile, unclean };
+    return { summary: summarize({ store: o.store, seed: o.seed, seconds: o.seconds, defect: o.defect ?? null, history, events, ledger, anomalies, crashes: cluster.crashes.length }), anomalies, history, events, ledger, historyFile, unclean, output: stopped.map((s) => s.output) };
   } finally {
     if (!stopped) await cluster.stop().catch(() => undefined);
   }

@@ -2,7 +2,8 @@
 // shipped (2 on one SQLite data directory; 3 on one embedded PostgreSQL, which the run stops and
 // starts), faults injected, the whole history checked. It must come out with no anomaly and no
 // server crash. The seed fixes the operations and the fault plan; the machine's load changes the
-// interleavings, never the verdict. On failure the failing payment's history is printed alone.
+// interleavings, never the verdict. On failure the failing payment's history is printed alone, and
+// on a 500 the servers' last output.
 import { describe, expect, it } from "vitest";
 import { runChaos } from "../../scripts/chaos/run.js";
 import { paymentHistory, table } from "../../scripts/chaos/summary.js";
@@ -15,6 +16,7 @@ describe.each(["sqlite", "postgres"] as const)("a 60 s chaos run on %s, seed 29"
     const report = [
       ...result.anomalies.slice(0, 20).map((a) => `anomaly ${a.check}:${a.kind}: ${a.message}`),
       ...(failing ? [paymentHistory(failing, result.history, result.events, result.ledger, result.anomalies)] : []),
+      ...(result.anomalies.some((a) => a.kind === "server_error") ? result.output.map((o, i) => `server ${i}'s last output:\n${o.slice(-4_000)}`) : []),
       ...result.unclean.map((u) => `server ${u.server} ${u.crashed ? "crashed" : "did not stop cleanly"} (exit ${u.code}):\n${u.output.slice(-4_000)}`),
       `history: ${result.historyFile}`,
     ].join("\n");

@@ -56,7 +56,7 @@ describe("the webhook signing key file", () => {
   });
 
   it("refuses a file that holds no key, naming it, instead of signing with an empty key", () => {
-    for (const [name, text] of [["empty", ""], ["short", "abcd\n"], ["not-hex", "z".repeat(64)]]) {
+    for (const [name, text] of [["empty", ""], ["short", "abcd\n"], ["not-hex", "z".repeat(64)]] as const) {
       const dir = join(root, name);
       loadSigningKey(dir, {}); // made
       writeFileSync(join(dir, "webhook-signing.key"), text);

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defineProjection } from "../../projections/projection.js";
@@ -189,6 +190,35 @@ describe("SQLite group commit", () => {
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(raw.prepare("SELECT count(*) AS n FROM events").get()).toEqual({ n: 1 });
     raw.close();
+  });
+
+  it("commits the read models in a worker: waiting for another connection's write lock leaves the event loop idle; past the bound, StoreUnavailable and nothing written", async () => {
+    const path = join(dir, "committer.db");
+    const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: 300 });
+    const commit = (key: string, checkpoint: number, expectedCheckpoint: number) => readModels.commitBatch([{ projection: "docs", docs: [{ key, doc: { key } }], checkpoint, expectedCheckpoint }]);
+    await commit("first", 1, 0);
+    const other = new Database(readModelsPath(path));
+    other.exec("BEGIN IMMEDIATE");
+    // held for 200 ms, under the bound: the commit waits, then applies. SQLite's own wait blocks its
+    // thread: on the loop (LOCK_WAIT_MS per try, between pauses) that was a third of the wait or more
+    const before = performance.eventLoopUtilization();
+    const waited = commit("second", 2, 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const busy = performance.eventLoopUtilization(before).utilization;
+    other.exec("COMMIT");
+    await waited;
+    expect(busy).toBeLessThan(0.15);
+    expect(await readModels.get("docs", "second")).toEqual({ key: "second" });
+    // held past the bound: refused, the batch rolled back whole
+    other.exec("BEGIN IMMEDIATE");
+    await expect(commit("third", 3, 2)).rejects.toBeInstanceOf(StoreUnavailable);
+    other.exec("ROLLBACK");
+    other.close();
+    expect(await readModels.get("docs", "third")).toBeUndefined();
+    expect(await readModels.checkpoint("docs")).toBe(2);
+    await commit("third", 3, 2);
+    await expect(commit("fourth", 4, 2)).rejects.toThrow("projection docs: expected checkpoint 2, actual 3");
+    await Promise.all([events.close(), readModels.close()]);
   });
 
   it("writes a WAL-mode file that a plain connection reads", async () => {

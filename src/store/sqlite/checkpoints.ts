@@ -98,6 +98,8 @@ export interface OffLoopCheckpoints {
   /** The committing connection checkpoints on its own meanwhile (bulk: unsynced, fast, on the loop as before). */
   onTheLoop(): void;
   offTheLoop(): void;
+  /** Another connection of this process committed to the file (./committer.ts): looked at like this one's commits. */
+  committedElsewhere(): void;
   /** A checkpoint that starts after every commit made so far (tests). */
   settled(): Promise<Checkpointed>;
   /** Closes the worker's connection to the file (before the file's own closes, so that one is the last and removes the WAL). */
@@ -111,13 +113,15 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
   watched++;
   /** Whether the worker has a connection to the file to close. */
   let opened = false;
-  let seen = totalChanges.get()!;
+  let elsewhere = 0;
+  const changes = () => totalChanges.get()! + elsewhere;
+  let seen = changes();
   let running: Promise<unknown> | undefined;
   let closed = false;
   let onLoop = false;
   const look = () => {
     if (closed || onLoop || running || !db.open) return;
-    const now = totalChanges.get()!;
+    const now = changes();
     if (now === seen) return;
     seen = now;
     opened = true;
@@ -130,13 +134,16 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
       onLoop = true;
       db.pragma(`wal_autocheckpoint = ${onLoopPages}`);
     },
+    committedElsewhere() {
+      elsewhere++;
+    },
     offTheLoop() {
       onLoop = false;
       db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     },
     async settled() {
       await running;
-      seen = totalChanges.get()!;
+      seen = changes();
       opened = true;
       return ask(path, { path });
     },

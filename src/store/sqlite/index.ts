@@ -15,6 +15,7 @@ import { createPump } from "../pump.js";
 import { sharedConnection } from "../sql.js";
 import { sqliteAppender } from "./append.js";
 import { checkpointOffTheLoop } from "./checkpoints.js";
+import { committerOffTheLoop } from "./committer.js";
 import { moveReadModels, readModelsPath, settleReadModels } from "./files.js";
 import { sqliteIdempotency } from "./idempotency.js";
 import { sqliteSequences } from "./ids.js";
@@ -59,6 +60,8 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
   const onDisk = path !== ":memory:";
   const eventsCheckpoints = onDisk ? checkpointOffTheLoop(db, path, 1_000) : undefined;
   const rmCheckpoints = onDisk ? checkpointOffTheLoop(rm, rmPath, 100) : undefined;
+  // and the read models' commits in a worker of their own (./committer.ts)
+  const rmCommitter = onDisk ? committerOffTheLoop(rmPath, busyTimeoutMs) : undefined;
 
   const write = retryingWrites(busyTimeoutMs);
   const reads = sqliteReads(db);
@@ -97,10 +100,11 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
     rmPath,
     write,
     release(async () => {
+      await rmCommitter?.close();
       await rmCheckpoints?.close();
       rm.close();
     }),
-    rmCheckpoints,
+    rmCheckpoints && rmCommitter && { checkpoints: rmCheckpoints, committer: rmCommitter },
   );
   return { events, readModels };
 }

@@ -1,17 +1,22 @@
 // The read models' file: documents and checkpoints on a connection of their own, committed with
-// synchronous=NORMAL (rebuilt from the events, docs/stores.md); a bulk catch-up from zero commits
-// with synchronous=OFF behind a durable mark (./unsynced.ts).
+// synchronous=NORMAL (rebuilt from the events, docs/stores.md) by a worker thread off the event
+// loop (./committer.ts); a bulk catch-up from zero commits on this connection with
+// synchronous=OFF behind a durable mark (./unsynced.ts).
 import type Database from "better-sqlite3";
 import { parsedDocs } from "../port/parsed-docs.js";
 import { checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
 import { prefixEnd } from "../sql.js";
 import type { OffLoopCheckpoints } from "./checkpoints.js";
 import type { Write } from "./open.js";
-import { sqliteTables } from "./tables.js";
+import { sqliteTables, type Upsert } from "./tables.js";
+import type { CommitPlan, Committer } from "./committer.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
 import { LIMIT } from "./limit.js";
 
-export function sqliteReadModels(rm: Database.Database, path: string, write: Write, close: () => Promise<void>, checkpoints?: OffLoopCheckpoints): ReadModelStore {
+const PUT_DOC = "INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc";
+
+export function sqliteReadModels(rm: Database.Database, path: string, write: Write, close: () => Promise<void>, offLoop?: { checkpoints: OffLoopCheckpoints; committer: Committer }): ReadModelStore {
+  const { checkpoints, committer } = offLoop ?? {};
   const q = {
     checkpoint: rm.prepare<[string], { position: number }>("SELECT position FROM checkpoints WHERE projection = ?"),
     setCheckpoint: rm.prepare("INSERT INTO checkpoints (projection, position) VALUES (?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position"),
@@ -26,19 +31,26 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     ),
     listAll: rm.prepare<[string, string, number], { key: string; doc: string }>(`SELECT key, doc FROM read_models WHERE projection = ? AND key > ? ORDER BY key ${LIMIT}`),
     countDocs: rm.prepare<[string], { n: number }>("SELECT count(*) AS n FROM read_models WHERE projection = ?"),
-    putDoc: rm.prepare("INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc"),
     resetDocs: rm.prepare("DELETE FROM read_models WHERE projection = ?"),
     resetCheckpoint: rm.prepare("DELETE FROM checkpoints WHERE projection = ?"),
   };
 
   const tables = sqliteTables(rm);
+  const documents = (projection: string): Upsert => ({ sql: PUT_DOC, params: (key, doc) => [projection, key, JSON.stringify(doc)] });
+  /** A projection's commit as statements: built here, run here (bulk) or by the committer (./committer.ts, its twin of commitPlans). */
+  const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit): CommitPlan => {
+    const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
+    return { projection, expectedCheckpoint, checkpoint, writes: docs.length ? [{ sql: upsert.sql, rows: docs.map(({ key, doc }) => upsert.params(key, doc)) }] : [] };
+  };
   // Run with .immediate(): checkpoints are read under the write lock, so the checks hold across processes.
   // A failed check throws out of the transaction, which rolls back every projection's writes.
-  const commitReadModels = rm.transaction((commits: readonly ProjectionCommit[]) => {
-    for (const { projection, docs, checkpoint, expectedCheckpoint } of commits) {
+  const commitPlans = rm.transaction((plans: readonly CommitPlan[]) => {
+    for (const { projection, expectedCheckpoint, checkpoint, writes } of plans) {
       checkCheckpoint(projection, expectedCheckpoint, q.checkpoint.get(projection)?.position ?? 0);
-      if (tables.isTable(projection)) for (const { key, doc } of docs) tables.put(projection, key, doc);
-      else for (const { key, doc } of docs) q.putDoc.run(projection, key, JSON.stringify(doc));
+      for (const { sql, rows } of writes) {
+        const statement = tables.statement(sql);
+        for (const row of rows) statement.run(...row);
+      }
       q.setCheckpoint.run(projection, checkpoint);
     }
   });
@@ -87,8 +99,13 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     },
     async commitBatch(commits) {
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic
-      // still, the documents with their checkpoint.
-      await write(() => commitReadModels.immediate(commits));
+      // still, the documents with their checkpoint. Off the loop (the committer), but in a bulk
+      // window: that one commits unsynced on this connection, as fast as it can.
+      const plans = commits.map(planOf);
+      if (committer && !unsynced) {
+        await committer.commit(plans);
+        checkpoints?.committedElsewhere();
+      } else await write(() => commitPlans.immediate(plans));
     },
     async reset(projection) {
       await write(() => resetReadModels.immediate(projection));

@@ -9,6 +9,8 @@ import { LIMIT } from "./limit.js";
 const DOCUMENTS = shapeText({ version: 1 });
 /** A row as read: its key and its document's text. */
 type Doc = { key: string; doc: string };
+/** Writing documents: one statement, each document's parameters. */
+export type Upsert = { sql: string; params: (key: string, doc: unknown) => unknown[] };
 const tableOf = (projection: string) => `rm_${projection}`;
 /** The table's i-th secondary index (from 0, named from 1). */
 const indexOf = (projection: string, i: number) => `${tableOf(projection)}_${i + 1}`;
@@ -22,6 +24,7 @@ export function sqliteTables(rm: Database.Database) {
   };
   /** Table read models known to this handle: their shape (prepared here: with row(); read from the file: columns only). */
   const known = new Map<string, { columns: string[]; fixed: string[]; table?: TableShape } | undefined>();
+  const upserts = new Map<string, Upsert>();
   const statements = new Map<string, Database.Statement>();
   const statement = (sql: string) => {
     let s = statements.get(sql);
@@ -81,20 +84,30 @@ export function sqliteTables(rm: Database.Database) {
       q.setVersion.run(projection, shape.version, text);
       const table = shape.table;
       known.set(projection, table && { columns: Object.keys(table.columns), fixed: [...(table.fixed ?? [])], table });
+      upserts.delete(projection);
       return changed;
     },
 
-    /** Upserts a document of a table read model (inside the caller's transaction). */
-    put(projection: string, key: string, doc: unknown) {
+    /** The upsert of a table read model's documents: its statement, and a document's parameters. */
+    upsert(projection: string): Upsert {
+      const made = upserts.get(projection);
+      if (made) return made;
       const shape = known.get(projection);
       if (!shape?.table) throw new Error(`read model ${projection} is a table: prepare() it on this handle before writing`);
-      const row = shape.table.row(doc);
-      const set = ["doc", ...shape.columns.filter((c) => !shape.fixed.includes(c))].map((c) => `${c} = excluded.${c}`);
-      statement(
-        `INSERT INTO ${tableOf(projection)} (key, doc${shape.columns.map((c) => `, ${c}`).join("")}) VALUES (?, ?${", ?".repeat(shape.columns.length)})
+      const { table, columns, fixed } = shape;
+      const set = ["doc", ...columns.filter((c) => !fixed.includes(c))].map((c) => `${c} = excluded.${c}`);
+      const upsert: Upsert = {
+        sql: `INSERT INTO ${tableOf(projection)} (key, doc${columns.map((c) => `, ${c}`).join("")}) VALUES (?, ?${", ?".repeat(columns.length)})
          ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`,
-      ).run(key, JSON.stringify(doc), ...shape.columns.map((c) => row[c] ?? null));
+        params(key, doc) {
+          const row = table.row(doc);
+          return [key, JSON.stringify(doc), ...columns.map((c) => row[c] ?? null)];
+        },
+      };
+      upserts.set(projection, upsert);
+      return upsert;
     },
+    statement,
     get: (projection: string, key: string) => statement(`SELECT doc FROM ${tableOf(projection)} WHERE key = ?`).pluck().get(key) as string | undefined,
     getMany: (projection: string, keys: string) => statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as Doc[],
     list(projection: string, from: string, to: string | null, after: string, limit: number) {

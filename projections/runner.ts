@@ -218,30 +218,49 @@ export function createProjectionRunner({
       return events;
     };
     const first = await read();
+    // With a store that applies commits in the order they are made (ReadModelStore.ordered: SQLite's
+    // committer thread), the next batch is folded while the one before commits: its documents are
+    // the store's at once (getMany), its expected checkpoints those the batch before sets, and a
+    // failed commit fails every later one (their expected checkpoints are not the stored ones).
+    // Waiters are told only once a batch committed.
+    const folded = [...checkpoints];
     const applyAll = async () => {
-      for (let batch = first; batch.length > 0; batch = await read()) {
-        if (batch !== first) await new Promise((resolve) => setImmediate(resolve));
-        const last = batch[batch.length - 1]!.position;
-        const commits = await Promise.all(
-          parts.map(async (fold, i) => {
-            if (last <= checkpoints[i]!) return [];
-            // Another process may commit between our checkpoint read and our document reads: the
-            // documents then hold events past the checkpoint. Folded again, either the fold
-            // refuses them (the machine: applied twice), which is a conflict (read again), not a
-            // broken stream, or the commit below is refused for its expected checkpoint. So no
-            // checkpoint read is spent on the way when nothing failed.
-            return fold(batch, checkpoints[i]!, last).catch(async (error: unknown) => {
-              const actual = await readModels.checkpoint(names[i]!);
-              throw actual !== checkpoints[i] ? new CheckpointConflict(names[i]!, checkpoints[i]!, actual) : error;
-            });
-          }),
-        );
-        await readModels.commitBatch(commits.flat());
-        for (const i of checkpoints.keys()) checkpoints[i] = Math.max(checkpoints[i]!, last);
-        after = last;
-        tell();
-        advance(Math.min(...checkpoints));
-        trim(after);
+      let committing: Promise<void> | undefined;
+      try {
+        for (let batch = first; batch.length > 0; batch = await read()) {
+          if (batch !== first) await new Promise((resolve) => setImmediate(resolve));
+          const last = batch[batch.length - 1]!.position;
+          const commits = await Promise.all(
+            parts.map(async (fold, i) => {
+              if (last <= folded[i]!) return [];
+              // Another process may commit between our checkpoint read and our document reads: the
+              // documents then hold events past the checkpoint. Folded again, either the fold
+              // refuses them (the machine: applied twice), which is a conflict (read again), not a
+              // broken stream, or the commit below is refused for its expected checkpoint. So no
+              // checkpoint read is spent on the way when nothing failed.
+              return fold(batch, folded[i]!, last).catch(async (error: unknown) => {
+                const actual = await readModels.checkpoint(names[i]!);
+                throw actual !== folded[i] ? new CheckpointConflict(names[i]!, folded[i]!, actual) : error;
+              });
+            }),
+          );
+          const commit = readModels.commitBatch(commits.flat()).then(() => {
+            for (const i of checkpoints.keys()) checkpoints[i] = Math.max(checkpoints[i]!, last);
+            tell();
+            advance(Math.min(...checkpoints));
+            trim(last);
+          });
+          commit.catch(() => undefined); // awaited below, after the next batch's fold when ordered
+          for (const i of folded.keys()) folded[i] = Math.max(folded[i]!, last);
+          after = last;
+          const before = committing;
+          committing = commit;
+          await (readModels.ordered ? before : commit);
+        }
+        await committing;
+      } catch (error) {
+        await committing?.catch(() => undefined); // none left under way: a retry reads what is stored
+        throw error;
       }
       return after;
     };

@@ -98,15 +98,17 @@ export function createEventFeed({
   /** The checkpoint the listeners last heard of. Another process may index first: our catch-up then
    * finds nothing to fold, yet the checkpoint moved and this process's workers must still wake. */
   let announced = 0;
-  /** The last batch this process folded: the positions it covers, (from, last], and the accounts it touched. */
-  let lastFolded: { from: number; last: number; accounts: Set<string> } | undefined;
+  /** The batches this process folded and not yet announced (the next may be folded while one commits): the positions each covers, (from, last], and the accounts it touched. */
+  let folded: Array<{ from: number; last: number; accounts: Set<string> }> = [];
   const announce = (checkpoint: number) => {
     if (checkpoint <= announced) return;
-    // listeners hear which accounts moved when it was exactly the batch this process folded;
+    // listeners hear which accounts moved when it was exactly the batches this process folded;
     // otherwise (other processes' batches) anything may have moved
-    const exact = lastFolded?.from === announced && lastFolded.last === checkpoint;
+    const mine = folded.filter((b) => b.from >= announced && b.last <= checkpoint);
+    const exact = mine.length > 0 && mine.every((b, i) => b.from === (i === 0 ? announced : mine[i - 1]!.last)) && mine[mine.length - 1]!.last === checkpoint;
     announced = checkpoint;
-    listeners.forEach((listener) => listener(exact ? lastFolded!.accounts : undefined));
+    folded = folded.filter((b) => b.last > checkpoint);
+    listeners.forEach((listener) => listener(exact ? new Set(mine.flatMap((b) => [...b.accounts])) : undefined));
   };
   /** Ends a start() still waiting for the store. */
   const background = outageTolerantStart(onError);
@@ -153,7 +155,7 @@ export function createEventFeed({
       const events = batch.filter((e) => e.position > checkpoint);
       const stored = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
       const result = foldBatch(events, stored);
-      lastFolded = { from: checkpoint, last, accounts: result.accounts };
+      folded = [...folded.filter((b) => b.last <= checkpoint), { from: checkpoint, last, accounts: result.accounts }]; // a fold again from `checkpoint` replaces what came after
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });
       return [commit(FEED.events, result.entries), commit(FEED.streams, [...result.changed].map(([key, doc]) => ({ key, doc }))), commit(FEED.endpoints, result.endpoints)];
     },

@@ -338,3 +338,56 @@ describe("SQLite read models committed unsynced in a catch-up from zero (synchro
     await Promise.all([events.close(), readModels.close()]);
   });
 });
+
+describe("SQLite read models committed off the loop, the next batch folded while one commits", () => {
+  it("several runners, each on its own handle of one file (its own committer, as processes), apply every event exactly once, as a rebuild does", { timeout: 60_000 }, async () => {
+    // applying an event twice throws, and every event is counted: a fold on documents a failed commit left is caught
+    const strict = defineProjection<{ last: number; positions: number[] }>({
+      name: "strict",
+      keyOf: (e) => e.stream,
+      apply: (doc, e) => {
+        if (doc && e.position <= doc.last) throw new Error(`event ${e.position} applied twice`);
+        return { last: e.position, positions: [...(doc?.positions ?? []), e.position] };
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), "cardflow-pipelined-"));
+    try {
+      const path = join(dir, "c.db");
+      const handles = Array.from({ length: 3 }, () => createSqliteStore({ path }));
+      const store = handles[0]!.events;
+      const append = async (from: number, to: number) => {
+        for (let r = from; r < to; r++) for (let s = 0; s < 2; s++) await store.append(`s${s}`, [event()], { expectedRevision: r - 1 });
+      };
+      await append(0, 2);
+      await createProjectionRunner({ store, readModels: handles[0]!.readModels, projections: [strict] }).catchUp(); // live from here: not from zero
+      await append(2, 160); // two streams: consecutive batches fold the same documents
+      // the most commits each handle had under way at once
+      const underWay = handles.map(() => ({ now: 0, most: 0 }));
+      const runners = handles.map(({ readModels }, i) => {
+        const watched: typeof readModels = {
+          ...readModels,
+          commitBatch: async (commits) => {
+            const u = underWay[i]!;
+            u.most = Math.max(u.most, ++u.now);
+            try {
+              return await readModels.commitBatch(commits);
+            } finally {
+              u.now--;
+            }
+          },
+        };
+        return createProjectionRunner({ store: handles[i]!.events, readModels: watched, projections: [strict], batchSize: 3 + i });
+      });
+      expect(await Promise.all(runners.map((r) => r.catchUp()))).toEqual([320, 320, 320]);
+      expect(underWay.some((u) => u.most >= 2)).toBe(true);
+      // each stream's every event, once, in order: what a rebuild folds
+      const docs = await handles[0]!.readModels.list<{ positions: number[] }>("strict", "");
+      const streams = await Promise.all(docs.map((_, s) => store.readStream(`s${s}`)));
+      expect(docs.map((d) => d.positions)).toEqual(streams.map((events) => events.map((e) => e.position)));
+      expect(docs.flatMap((d) => d.positions)).toHaveLength(320);
+      await Promise.all(handles.flatMap((h) => [h.events.close(), h.readModels.close()]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -27,6 +27,12 @@ export interface ReadModelStore {
    * loser re-reads its checkpoints and documents and folds again).
    */
   commitBatch(commits: readonly ProjectionCommit[]): Promise<void>;
+  /**
+   * True when commitBatch() calls apply in the order they were made, and a call may be made before
+   * the one before it resolved, whose documents getMany() then answers at once (until it resolves or
+   * fails). The runner folds its next batch while a commit is under way. Absent: one at a time.
+   */
+  readonly ordered?: boolean;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
   /**

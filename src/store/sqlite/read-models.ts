@@ -36,11 +36,18 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   };
 
   const tables = sqliteTables(rm);
-  const documents = (projection: string): Upsert => ({ sql: PUT_DOC, params: (key, doc) => [projection, key, JSON.stringify(doc)] });
-  /** A projection's commit as statements: built here, run here (bulk) or by the committer (./committer.ts, its twin of commitPlans). */
-  const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit): CommitPlan => {
+  const documents = (projection: string): Upsert => ({ sql: PUT_DOC, params: (key, _doc, text) => [projection, key, text] });
+  /**
+   * The documents of commits under way in the committer, as JSON by projection and key: getMany()
+   * answers them (ReadModelStore.ordered) until their commit is answered.
+   */
+  const underWay = new Map<string, Map<string, string>>();
+  /** A projection's commit as statements (built here, run here in bulk or by the committer, ./committer.ts, its twin of commitPlans), and its documents' JSON. */
+  const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit) => {
     const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
-    return { projection, expectedCheckpoint, checkpoint, writes: docs.length ? [{ sql: upsert.sql, rows: docs.map(({ key, doc }) => upsert.params(key, doc)) }] : [] };
+    const texts = docs.map(({ doc }) => JSON.stringify(doc));
+    const plan: CommitPlan = { projection, expectedCheckpoint, checkpoint, writes: docs.length ? [{ sql: upsert.sql, rows: docs.map(({ key, doc }, i) => upsert.params(key, doc, texts[i]!)) }] : [] };
+    return { plan, texts };
   };
   // Run with .immediate(): checkpoints are read under the write lock, so the checks hold across processes.
   // A failed check throws out of the transaction, which rolls back every projection's writes.
@@ -80,6 +87,8 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       if (keys.length === 0) return found;
       const rows = tables.isTable(projection) ? tables.getMany(projection, JSON.stringify(keys)) : q.getDocs.all(projection, JSON.stringify(keys));
       for (const r of rows) found.set(r.key, JSON.parse(r.doc) as T);
+      const pending = underWay.get(projection);
+      if (pending) for (const key of keys) if (pending.has(key)) found.set(key, JSON.parse(pending.get(key)!) as T);
       return found;
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
@@ -97,15 +106,23 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     async query<T>(projection: string, query: Parameters<ReadModelStore["query"]>[1]) {
       return parsed<T>(projection, tables.query(projection, query));
     },
+    ordered: true,
     async commitBatch(commits) {
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic
       // still, the documents with their checkpoint. Off the loop (the committer), but in a bulk
       // window: that one commits unsynced on this connection, as fast as it can.
-      const plans = commits.map(planOf);
-      if (committer && !unsynced) {
+      const planned = commits.map(planOf);
+      const plans = planned.map((p) => p.plan);
+      if (!committer || unsynced) return write(() => commitPlans.immediate(plans));
+      const entries = commits.flatMap(({ projection, docs }, i) => docs.map(({ key }, j) => ({ projection, key, text: planned[i]!.texts[j]! })));
+      for (const { projection, key, text } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, text);
+      try {
         await committer.commit(plans);
         checkpoints?.committedElsewhere();
-      } else await write(() => commitPlans.immediate(plans));
+      } finally {
+        // a later commit's document for the same key stays (unless it is the same text: then the store holds it)
+        for (const { projection, key, text } of entries) if (underWay.get(projection)?.get(key) === text) underWay.get(projection)!.delete(key);
+      }
     },
     async reset(projection) {
       await write(() => resetReadModels.immediate(projection));

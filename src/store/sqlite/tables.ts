@@ -10,7 +10,7 @@ const DOCUMENTS = shapeText({ version: 1 });
 /** A row as read: its key and its document's text. */
 type Doc = { key: string; doc: string };
 /** Writing documents: one statement, each document's parameters. */
-export type Upsert = { sql: string; params: (key: string, doc: unknown) => unknown[] };
+export type Upsert = { sql: string; params: (key: string, doc: unknown, text: string) => unknown[] };
 const tableOf = (projection: string) => `rm_${projection}`;
 /** The table's i-th secondary index (from 0, named from 1). */
 const indexOf = (projection: string, i: number) => `${tableOf(projection)}_${i + 1}`;
@@ -88,7 +88,7 @@ export function sqliteTables(rm: Database.Database) {
       return changed;
     },
 
-    /** The upsert of a table read model's documents: its statement, and a document's parameters. */
+    /** The upsert of a table read model's documents: its statement, and a document's parameters (`text`: its JSON). */
     upsert(projection: string): Upsert {
       const made = upserts.get(projection);
       if (made) return made;
@@ -99,9 +99,9 @@ export function sqliteTables(rm: Database.Database) {
       const upsert: Upsert = {
         sql: `INSERT INTO ${tableOf(projection)} (key, doc${columns.map((c) => `, ${c}`).join("")}) VALUES (?, ?${", ?".repeat(columns.length)})
          ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`,
-        params(key, doc) {
+        params(key, doc, text) {
           const row = table.row(doc);
-          return [key, JSON.stringify(doc), ...columns.map((c) => row[c] ?? null)];
+          return [key, text, ...columns.map((c) => row[c] ?? null)];
         },
       };
       upserts.set(projection, upsert);

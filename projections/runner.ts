@@ -226,9 +226,12 @@ export function createProjectionRunner({
     const folded = [...checkpoints];
     const applyAll = async () => {
       let committing: Promise<void> | undefined;
+      // a turn of the event loop since the batch before was committed (a commit the store answered
+      // from another thread already gave one; a synchronous one did not)
+      let turned: Promise<unknown> = Promise.resolve();
       try {
         for (let batch = first; batch.length > 0; batch = await read()) {
-          if (batch !== first) await new Promise((resolve) => setImmediate(resolve));
+          await turned;
           const last = batch[batch.length - 1]!.position;
           const commits = await Promise.all(
             parts.map(async (fold, i) => {
@@ -251,6 +254,7 @@ export function createProjectionRunner({
             trim(last);
           });
           commit.catch(() => undefined); // awaited below, after the next batch's fold when ordered
+          turned = new Promise((resolve) => setImmediate(resolve));
           for (const i of folded.keys()) folded[i] = Math.max(folded[i]!, last);
           after = last;
           const before = committing;

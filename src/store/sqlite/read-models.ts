@@ -54,10 +54,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   const commitPlans = rm.transaction((plans: readonly CommitPlan[]) => {
     for (const { projection, expectedCheckpoint, checkpoint, writes } of plans) {
       checkCheckpoint(projection, expectedCheckpoint, q.checkpoint.get(projection)?.position ?? 0);
-      for (const { sql, rows } of writes) {
-        const statement = tables.statement(sql);
-        for (const row of rows) statement.run(...row);
-      }
+      for (const { sql, rows } of writes) tables.runEach(sql, rows);
       q.setCheckpoint.run(projection, checkpoint);
     }
   });

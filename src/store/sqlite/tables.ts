@@ -107,7 +107,11 @@ export function sqliteTables(rm: Database.Database) {
       upserts.set(projection, upsert);
       return upsert;
     },
-    statement,
+    /** Runs a statement once for each row of parameters (inside the caller's transaction). */
+    runEach(sql: string, rows: readonly unknown[][]): void {
+      const s = statement(sql);
+      for (const row of rows) s.run(...row);
+    },
     get: (projection: string, key: string) => statement(`SELECT doc FROM ${tableOf(projection)} WHERE key = ?`).pluck().get(key) as string | undefined,
     getMany: (projection: string, keys: string) => statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as Doc[],
     list(projection: string, from: string, to: string | null, after: string, limit: number) {

@@ -103,7 +103,11 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     async query<T>(projection: string, query: Parameters<ReadModelStore["query"]>[1]) {
       return parsed<T>(projection, tables.query(projection, query));
     },
-    ordered: true,
+    // in call order when the committer runs them (one thread, one at a time); a bulk window's
+    // commits, retried on this connection while another process holds the lock, may not be
+    get ordered() {
+      return committer !== undefined && !unsynced;
+    },
     async commitBatch(commits) {
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic
       // still, the documents with their checkpoint. Off the loop (the committer), but in a bulk

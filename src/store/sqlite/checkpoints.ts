@@ -9,8 +9,7 @@
 // checkpoint that copied every frame, which steady writes rarely leave room for, so under load the
 // backstop restarts it, with little left to copy by then (the worker copied the rest).
 import type Database from "better-sqlite3";
-import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
+import { askingWorker, type AskingWorker } from "./worker.js";
 
 /** How often a file that was written is checkpointed. */
 export const CHECKPOINT_EVERY_MS = 100;
@@ -22,7 +21,8 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const open = new Map();
-parentPort.on("message", ({ path, close }) => {
+parentPort.on("message", ({ id, path, close, end }) => {
+  if (end) return void (open.forEach((db) => db.close()), parentPort.close()); // the thread ends
   let db = open.get(path);
   let result = null;
   try {
@@ -39,59 +39,25 @@ parentPort.on("message", ({ path, close }) => {
   } catch {
     // busy (another process checkpoints it) or gone: the next look tries again, the backstop bounds the WAL
   }
-  parentPort.postMessage({ path, result });
+  parentPort.postMessage({ id, result });
 });
 `;
 
 /** What a checkpoint did: the WAL's frames and how many of them are now in the database file (null: it could not run). */
 export type Checkpointed = { busy: number; log: number; checkpointed: number } | null;
-type Answer = (result: Checkpointed) => void;
+type Question = { path?: string; close?: true; end?: true };
 
 /** The worker, shared by every file of the process that is watched; it ends with the last. */
-let shared: { worker: Worker; answers: Map<string, Answer[]>; asked: number; gone: boolean } | undefined;
+let shared: AskingWorker<Question, { result: Checkpointed }> | undefined;
 /** Files watched in this process: the worker starts at the first checkpoint (not at open: a CLI that only reads never starts it) and ends with the last file. */
 let watched = 0;
 
-function worker() {
-  if (!shared) {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      execArgv: [],
-      workerData: { driver: createRequire(import.meta.url).resolve("better-sqlite3") },
-      // a few small messages a second: a small heap (V8's default young generation would grow to ~50 MB of RSS)
-      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 },
-    });
-    const answers = new Map<string, Answer[]>();
-    const state = { worker, answers, asked: 0, gone: false };
-    // it keeps the process alive only while a question is open (a close awaited at a CLI's end)
-    const answered = ({ path, result }: { path: string; result: Checkpointed }) => {
-      answers.get(path)?.shift()?.(result);
-      if (--state.asked === 0) worker.unref();
-    };
-    worker.on("message", answered);
-    // gone (it never should): each file keeps its backstop; waiters go on, later questions are answered at once
-    worker.on("exit", () => {
-      state.gone = true;
-      answers.forEach((waiting, path) => waiting.slice().forEach(() => answered({ path, result: null })));
-    });
-    worker.on("error", () => undefined);
-    worker.unref();
-    shared = state;
-  }
-  return shared;
-}
-
-/** Sends one message about a file; resolves when the worker answered it. */
-function ask(path: string, message: { path: string; close?: true }): Promise<Checkpointed> {
-  const state = worker();
-  if (state.gone) return Promise.resolve(null);
-  return new Promise((answered) => {
-    const waiting = state.answers.get(path) ?? [];
-    state.answers.set(path, waiting);
-    waiting.push(answered);
-    if (state.asked++ === 0) state.worker.ref();
-    state.worker.postMessage(message);
-  });
+/** Sends one message about a file; resolves when the worker answered it (null: it could not). */
+function ask(question: Question): Promise<Checkpointed> {
+  // a few small messages a second: a small heap (V8's default young generation would grow to ~50 MB of RSS)
+  shared ??= askingWorker(WORKER_SOURCE, {}, { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 });
+  // ended (it never should): each file keeps its backstop
+  return shared.ask(question).then(({ result }) => result, () => null);
 }
 
 export interface OffLoopCheckpoints {
@@ -125,7 +91,7 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
     if (now === seen) return;
     seen = now;
     opened = true;
-    running = ask(path, { path }).finally(() => (running = undefined));
+    running = ask({ path }).finally(() => (running = undefined));
   };
   const timer = setInterval(look, CHECKPOINT_EVERY_MS);
   timer.unref();
@@ -145,18 +111,18 @@ export function checkpointOffTheLoop(db: Database.Database, path: string, onLoop
       await running;
       seen = changes();
       opened = true;
-      return ask(path, { path });
+      return ask({ path });
     },
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(timer);
       await running;
-      if (opened) await ask(path, { path, close: true });
+      if (opened) await ask({ path, close: true });
       if (--watched === 0 && shared) {
-        const { worker: w } = shared;
+        const last = shared;
         shared = undefined;
-        await w.terminate();
+        await last.end({ end: true });
       }
     },
   };

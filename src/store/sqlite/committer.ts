@@ -7,11 +7,10 @@
 // the answer. A commit is visible to the loop's connection once answered (WAL: the next read
 // transaction sees it). SQLite's wait for another process's write lock blocks the worker, not the
 // loop, so it waits there up to busyTimeoutMs and answers busy past it.
-import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
 import { CheckpointConflict } from "../port/read-models.js";
 import { StoreUnavailable } from "../port/unavailable.js";
 import { BACKSTOP_PAGES } from "./checkpoints.js";
+import { askingWorker } from "./worker.js";
 
 /** One statement run for each of its rows of parameters. */
 export interface Statements {
@@ -27,7 +26,7 @@ export interface CommitPlan {
   writes: Statements[];
 }
 
-type Answer = { id: number; conflict?: { projection: string; expected: number; actual: number }; error?: { message: string; code?: string } };
+type Answer = { conflict?: { projection: string; expected: number; actual: number }; error?: { message: string; code?: string } };
 
 // Plain JavaScript (no loader in the worker). A conflict or an error throws out of the transaction,
 // which rolls the whole batch back.
@@ -78,56 +77,14 @@ export interface Committer {
 
 /** A worker committing to the read models' file at `path` (it must exist: the loop's connection made it). */
 export function committerOffTheLoop(path: string, busyTimeoutMs: number): Committer {
-  let worker: Worker | undefined;
-  let next = 0;
-  const waiting = new Map<number, { resolve: () => void; reject: (e: unknown) => void }>();
-  const failAll = (error: Error) => waiting.forEach(({ reject }) => reject(error));
-
-  // started at the first commit (a CLI that only reads never starts it); it holds the process open only while a commit is open
-  function started(): Worker {
-    if (worker) return worker;
-    const w = new Worker(WORKER_SOURCE, {
-      eval: true,
-      execArgv: [],
-      workerData: { driver: createRequire(import.meta.url).resolve("better-sqlite3"), path, busyTimeoutMs, backstopPages: BACKSTOP_PAGES },
-    });
-    w.on("message", ({ id, conflict, error }: Answer) => {
-      const answer = waiting.get(id);
-      waiting.delete(id);
-      if (waiting.size === 0) w.unref();
-      if (!answer) return;
-      if (conflict) answer.reject(new CheckpointConflict(conflict.projection, conflict.expected, conflict.actual));
-      else if (error && /^SQLITE_(BUSY|LOCKED)/.test(error.code ?? "")) answer.reject(new StoreUnavailable("another process holds the SQLite write lock", { cause: error }));
-      else if (error) answer.reject(Object.assign(new Error(`read models' commit: ${error.message}`), { code: error.code }));
-      else answer.resolve();
-    });
-    w.on("error", (error) => failAll(error));
-    w.on("exit", () => {
-      worker = undefined;
-      failAll(new Error("the read models' committer ended"));
-      waiting.clear();
-    });
-    w.unref();
-    return (worker = w);
-  }
-
+  const worker = askingWorker<{ plans?: CommitPlan[]; close?: true }, Answer>(WORKER_SOURCE, { path, busyTimeoutMs, backstopPages: BACKSTOP_PAGES });
   return {
-    commit(plans) {
-      const w = started();
-      const id = next++;
-      return new Promise<void>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        if (waiting.size === 1) w.ref();
-        w.postMessage({ id, plans });
-      });
+    async commit(plans) {
+      const { conflict, error } = await worker.ask({ plans });
+      if (conflict) throw new CheckpointConflict(conflict.projection, conflict.expected, conflict.actual);
+      if (error && /^SQLITE_(BUSY|LOCKED)/.test(error.code ?? "")) throw new StoreUnavailable("another process holds the SQLite write lock", { cause: error });
+      if (error) throw Object.assign(new Error(`read models' commit: ${error.message}`), { code: error.code });
     },
-    async close() {
-      const w = worker;
-      if (!w) return;
-      const exited = new Promise((resolve) => w.once("exit", resolve));
-      w.ref();
-      w.postMessage({ close: true }); // after the commits posted before it
-      await exited;
-    },
+    close: () => worker.end({ close: true }),
   };
 }

@@ -63,6 +63,9 @@ export function memorySide(): ProcessorSide {
   };
 }
 
+/** How long the side waits for another process's lock, at open and on each change (ms). */
+const SIDE_LOCK_WAIT_MS = 5_000;
+
 /**
  * The processors' side in a SQLite file shared by the processes of one host. Each write commits
  * before the processor answers; a change runs in an immediate transaction, so two processes
@@ -73,12 +76,11 @@ export function fileSide(file: string): ProcessorSide {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   closeSync(openSync(file, "a", 0o600));
   chmodSync(file, 0o600);
-  const db = new Database(file);
-  walMode(db, 5_000); // the processes of a host open it together (see walMode)
+  const db = new Database(file, { timeout: SIDE_LOCK_WAIT_MS });
+  walMode(db, SIDE_LOCK_WAIT_MS); // the processes of a host open it together (see walMode)
   // a write survives the cardflow process (a SIGKILL), as the processor's record must; a power
   // loss is the simulated processor's, not cardflow's: no fsync on the request path
   db.pragma("synchronous = NORMAL");
-  db.pragma("busy_timeout = 5000");
   db.exec("CREATE TABLE IF NOT EXISTS side (tbl TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tbl, key))");
   const read = db.prepare<[string, string], { value: string }>("SELECT value FROM side WHERE tbl = ? AND key = ?");
   const write = db.prepare<[string, string, string]>("INSERT INTO side (tbl, key, value) VALUES (?, ?, ?) ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value");

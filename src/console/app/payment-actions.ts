@@ -27,9 +27,10 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   // what is typed stays through a refusal; when the payment's amounts change (a capture, a refund
   // here or elsewhere), the fields offer the new ones
   const amounts = { capture: record.amount_capturable, refund: record.amount_refundable };
-  const [fields, bind] = useFields(amounts, JSON.stringify(amounts));
-  useEffect(() => setProblems({}), [amounts.capture, amounts.refund]);
+  const offered = JSON.stringify(amounts);
+  const [fields, bind] = useFields(amounts, offered);
   const [problems, setProblems] = useState<{ capture?: string; refund?: string }>({});
+  useEffect(() => setProblems({}), [offered]);
   const [pending, setPending] = useState<Pending | null>(null);
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);
   const [busy, setBusy] = useState(false);

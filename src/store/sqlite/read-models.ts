@@ -45,9 +45,10 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   /** A projection's commit as statements (built here, run here in bulk or by the committer, ./committer.ts, its twin of commitPlans), and its documents' JSON. */
   const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit) => {
     const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
-    const texts = docs.map(({ doc }) => JSON.stringify(doc));
-    const plan: CommitPlan = { projection, expectedCheckpoint, checkpoint, writes: docs.length ? [{ sql: upsert.sql, rows: docs.map(({ key, doc }, i) => upsert.params(key, doc, texts[i]!)) }] : [] };
-    return { plan, texts };
+    const written = docs.map(({ key, doc }) => ({ projection, key, text: JSON.stringify(doc) }));
+    const rows = docs.map(({ key, doc }, i) => upsert.params(key, doc, written[i]!.text));
+    const plan: CommitPlan = { projection, expectedCheckpoint, checkpoint, writes: rows.length ? [{ sql: upsert.sql, rows }] : [] };
+    return { plan, written };
   };
   // Run with .immediate(): checkpoints are read under the write lock, so the checks hold across processes.
   // A failed check throws out of the transaction, which rolls back every projection's writes.
@@ -115,7 +116,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       const planned = commits.map(planOf);
       const plans = planned.map((p) => p.plan);
       if (!committer || unsynced) return write(() => commitPlans.immediate(plans));
-      const entries = commits.flatMap(({ projection, docs }, i) => docs.map(({ key }, j) => ({ projection, key, text: planned[i]!.texts[j]! })));
+      const entries = planned.flatMap((p) => p.written);
       for (const { projection, key, text } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, text);
       try {
         await committer.commit(plans);

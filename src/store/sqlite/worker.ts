@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { Worker, type ResourceLimits } from "node:worker_threads";
 
 /** better-sqlite3, as the worker's source requires it (`workerData.driver`). */
-export const DRIVER = createRequire(import.meta.url).resolve("better-sqlite3");
+const DRIVER = createRequire(import.meta.url).resolve("better-sqlite3");
 
 export interface AskingWorker<Q, A> {
   ask(question: Q): Promise<A>;

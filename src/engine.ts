@@ -75,7 +75,7 @@ export function createEngine(options: EngineOptions = {}) {
   const streamsOfOne = createSingleEventStreams({ store, clock, ids, cacheSize });
   const accounts = createAccountLookups(streamsOfOne);
   const storedCards = createStoredCards({ readModels, projections, processors, cacheSize });
-  const pipeline = createPipeline({ payments, processors, ids, ...(options.fault ? { fault: options.fault } : {}) });
+  const pipeline = createPipeline({ payments, processors, clock, ids, ...(options.fault ? { fault: options.fault } : {}) });
   const reconciler = createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs: options.reconcileGraceMs ?? 30_000 });
   if (options.liveProjections) projections.start();
   const report = reportHandler({ pipeline, clock });

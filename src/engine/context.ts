@@ -9,7 +9,11 @@ import type { IdempotencyRecord } from "../store/port.js";
 
 /** Who and what caused a command: recorded in the metadata of every event it appends. */
 export interface CommandContext {
-  /** The command's one clock reading (ISO 8601): every event and field it produces uses it. */
+  /**
+   * The command's clock reading (ISO 8601): every event and field it produces uses it, except a
+   * processor call's attempt and outcome, which carry the reading taken when the attempt is opened
+   * (attemptClock).
+   */
   now?: string;
   request_id?: number;
   idempotency_key?: string | null;
@@ -27,6 +31,13 @@ export interface CommandContext {
 
 /** The context with the command's clock reading, taken once (kept if the caller took it already). */
 export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext => (ctx.now ? ctx : { ...ctx, now: isoTimestamp(clock.now()) });
+
+/**
+ * The context of a processor call's attempt and outcome: the clock read when the attempt is opened.
+ * The reconciler's grace counts from the attempt's time: stamped with the request's arrival after
+ * the command waited for its payment's lock, a call still on its way could look due at once.
+ */
+export const attemptClock = (clock: Clock, ctx: CommandContext): CommandContext => ({ ...ctx, now: isoTimestamp(clock.now()) });
 
 /** The context of an append that carries no answer (an attempt, before the outcome is known). */
 export const withoutAnswer = (ctx: CommandContext): CommandContext => ({ ...ctx, idempotency: undefined });

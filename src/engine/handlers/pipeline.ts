@@ -19,7 +19,8 @@ import type { Ids } from "../../ids.js";
 import type { Processors } from "../../processors/port.js";
 import { WrongExpectedRevision } from "../../store/port.js";
 import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secret.js";
-import { withoutAnswer, type CommandContext } from "../context.js";
+import type { Clock } from "../../clock.js";
+import { attemptClock, withoutAnswer, type CommandContext } from "../context.js";
 import type { Decide, Decision } from "../deciders/decision.js";
 import { abandoned, OUTCOME_REFUSED, outcomeEvents } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
@@ -43,7 +44,7 @@ export interface RunOptions {
   followUps?: boolean;
 }
 
-export function createPipeline({ payments, processors, ids, fault }: { payments: PaymentStreams; processors: Processors; ids: Ids; fault?: AttemptFault }) {
+export function createPipeline({ payments, processors, clock, ids, fault }: { payments: PaymentStreams; processors: Processors; clock: Clock; ids: Ids; fault?: AttemptFault }) {
   const paymentIdOf = (loaded: Loaded) => loaded.snapshot.context.intent!.payment_id;
 
   /** Decide: the decider's answer, gathering what it asks for first (in the order it asks). */
@@ -135,7 +136,8 @@ export function createPipeline({ payments, processors, ids, fault }: { payments:
   }
 
   /** Record attempt → call → append outcome; returns the payment after the outcome. */
-  async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, ctx: CommandContext, command: string, before: PaymentEvent[] = [], decidedOn = loaded): Promise<Loaded> {
+  async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, commandCtx: CommandContext, command: string, before: PaymentEvent[] = [], decidedOn = loaded): Promise<Loaded> {
+    const ctx = attemptClock(clock, commandCtx);
     const paymentId = paymentIdOf(loaded);
     const event = { ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent;
     const attempt_id = event.data.attempt_id;

@@ -46,7 +46,7 @@ const FILTERS = { status: "status", capture_method: "capture_method", terminal_i
 
 const positionOf = (doc: PaymentDoc): ListPosition => ({ created: doc.state.context.intent!.date_created, payment_id: doc.state.context.intent!.payment_id });
 
-export async function listPayments(readModels: ReadModelStore, filters: PaymentListFilters, { limit, after }: { limit: number; after?: ListPosition | undefined }): Promise<PaymentPage> {
+export async function listPayments(readModels: Pick<ReadModelStore, "get" | "query">, filters: PaymentListFilters, { limit, after }: { limit: number; after?: ListPosition | undefined }): Promise<PaymentPage> {
   if (filters.q !== undefined) return search(readModels, filters, { limit, after });
   if (after && !("created" in after)) throw new InvalidRequest("cursor: a cursor of a search (q), not of this list", "cursor", "parameter_invalid");
   const chosen = chosenFilters(filters);
@@ -95,7 +95,7 @@ function checkSearch(q: string) {
  * then keep some (a page with a filter may hold fewer than `limit`: follow next_cursor while
  * has_more). Newest first would read every match to sort it (`pi_` matches all).
  */
-async function search(readModels: ReadModelStore, filters: PaymentListFilters, { limit, after }: { limit: number; after?: ListPosition | undefined }): Promise<PaymentPage> {
+async function search(readModels: Pick<ReadModelStore, "get" | "query">, filters: PaymentListFilters, { limit, after }: { limit: number; after?: ListPosition | undefined }): Promise<PaymentPage> {
   const q = filters.q!;
   if (after && !("matched" in after)) throw new InvalidRequest("cursor: a cursor of the list without q, not of this search", "cursor", "parameter_invalid");
   const { exact, matches, placeOf } = checkSearch(q);
@@ -137,7 +137,7 @@ async function search(readModels: ReadModelStore, filters: PaymentListFilters, {
 }
 
 /** The payment's place in the list's order (in the search's when q is given), for `starting_after`; undefined when it is not the account's (or q does not find it). */
-export async function positionOfPayment(readModels: ReadModelStore, accountId: string, paymentId: string, q?: string): Promise<ListPosition | undefined> {
+export async function positionOfPayment(readModels: Pick<ReadModelStore, "get" | "query">, accountId: string, paymentId: string, q?: string): Promise<ListPosition | undefined> {
   const doc = await readModels.get<PaymentDoc>(paymentsProjection.name, paymentId);
   if (!doc || doc.state.context.intent!.external_account_id !== accountId) return undefined;
   if (q === undefined) return positionOf(doc);

@@ -54,6 +54,12 @@ export interface ProjectionRunner {
   waitFor(position: number, options?: { timeoutMs?: number }): Promise<void>;
   /** waitFor(the store's head now): the read models reflect every write acknowledged before the call. */
   caughtUp(options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Reads of the read models that reflect every write acknowledged before each of them began: a
+   * query in one round trip where the store checks its checkpoint against the head in the query's
+   * own snapshot (queryAtHead), else caughtUp() then the read.
+   */
+  readonly fresh: Pick<ReadModelStore, "get" | "list" | "query">;
   /** Resolves once the read models' storage is prepared at their versions (tables exist): reads may query them. */
   ready(): Promise<void>;
   /** Folds each batch with `fold` too, until the answer is called (a second fold of the same name shares the first's work). */
@@ -329,12 +335,32 @@ export function createProjectionRunner({
     }
   }
 
+  const caughtUp = async (options?: { timeoutMs?: number }) => waitFor(await head(), options);
+  const fresh: ProjectionRunner["fresh"] = {
+    async get(projection, key) {
+      await caughtUp();
+      return readModels.get(projection, key);
+    },
+    async list(projection, keyPrefix, page) {
+      await caughtUp();
+      return readModels.list(projection, keyPrefix, page);
+    },
+    async query(projection, q) {
+      if (readModels.queryAtHead) {
+        await prepare();
+        const { docs, atHead } = await readModels.queryAtHead<any>(projection, q);
+        if (atHead) return docs;
+      }
+      await caughtUp();
+      return readModels.query(projection, q);
+    },
+  };
+
   return {
     catchUp: requestCatchUp,
     waitFor,
-    async caughtUp(options) {
-      await waitFor(await head(), options);
-    },
+    caughtUp,
+    fresh,
     ready: prepare,
     rebuild: (name) =>
       serialized(async () => {

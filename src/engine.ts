@@ -97,7 +97,7 @@ export function createEngine(options: EngineOptions = {}) {
   /** A command on a payment, its answer presented. */
   const presented = <A extends unknown[]>(handler: (...args: A) => Promise<Loaded>) => async (...args: A) => present(await handler(...args));
 
-  const accountCommands = accountHandlers({ streamsOfOne, accounts, readModels, projections, clock, ids });
+  const accountCommands = accountHandlers({ streamsOfOne, accounts, projections, clock, ids });
   const createIntent = createIntentHandler({ pipeline, accounts, storedCards, clock, ids });
 
   return {

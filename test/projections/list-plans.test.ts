@@ -133,7 +133,7 @@ async function everyList(rm: ReadModelStore) {
   expect(found).toEqual({ matched: "pi_010001", payment_id: "pi_010001" });
   await listPayments(rm, { external_account_id: "big", q: "pi_01" }, { limit: LIMIT, after: found });
 
-  const deps = { accounts: { getAccount: async () => ({}) as Account }, readModels: rm, projections: { caughtUp: async () => undefined } };
+  const deps = { accounts: { getAccount: async () => ({}) as Account }, projections: { fresh: rm } };
   expect(await listTerminalsHandler(deps as never)("acct_7")).toHaveLength(10);
   expect(await listCustomerCardsHandler(deps as never)("big", "cus_3")).toHaveLength(100);
   const processors = { get: () => ({ retrieveStoredCard: async () => undefined }) } as unknown as Processors;

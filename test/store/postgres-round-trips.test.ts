@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listPayments } from "../../projections/payment-list.js";
 import { openBenchAccount, storedCardFlow } from "../../scripts/bench/flows.js";
 import { systemClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
@@ -90,5 +91,19 @@ describe("PostgreSQL round trips per command", () => {
     expect(await store.readModels.get("rt_docs", "d")).toEqual({ n: 2 });
     await expect(store.readModels.commitBatch(batch(3, 1))).rejects.toThrow(/checkpoint/i);
     expect([await store.readModels.checkpoint("rt_table"), await store.readModels.checkpoint("rt_docs"), await store.readModels.get("rt_docs", "d")]).toEqual([2, 2, { n: 2 }]);
+  });
+
+  it("a payment list that reflects every write acknowledged before it: one statement when the read models are at the head, the wait for them when not", async () => {
+    const list = () => listPayments(engine.projections.fresh, { external_account_id: "acct_bench" }, { limit: 5 });
+    await engine.projections.caughtUp();
+    const [before] = (await list()).docs as Array<{ state: { context: { intent: { payment_id: string } } } }>;
+    expect(await sent(list)).toEqual(["SELECT key, doc::text"]);
+    // a payment the read models have not applied yet (this engine does not project live): the list waits for it
+    const created = await engine.createIntent({ external_account_id: "acct_bench", amount: "1.00", payment_method_types: "card", capture_method: "manual", payment_method_id: card, external_customer_id: "cus_bench" });
+    let page: Awaited<ReturnType<typeof list>> | undefined;
+    const behind = await sent(async () => (page = await list()));
+    expect(behind.slice(0, 2)).toEqual(["SELECT key, doc::text", "SELECT coalesce(max(position), 0)"]);
+    expect(page!.docs.map((d) => (d as typeof before)!.state.context.intent.payment_id)).toContain(created.payment_id);
+    expect(page!.docs[1]).toEqual(before);
   });
 });

@@ -8,7 +8,7 @@ import type { Clock } from "../../clock.js";
 import { Conflict } from "../../errors.js";
 import type { Ids } from "../../ids.js";
 import { OpenAccountInput, parseInput, RegisterTerminalInput } from "../../inputs.js";
-import { WrongExpectedRevision, type ReadModelStore } from "../../store/port.js";
+import { WrongExpectedRevision } from "../../store/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideOpenAccount, decideRegisterTerminal } from "../deciders/accounts.js";
 import type { Account, AccountLookups } from "../lookups/accounts.js";
@@ -53,25 +53,22 @@ export function registerTerminalHandler({ streamsOfOne, accounts, clock, ids }: 
 
 interface ListDeps {
   accounts: Pick<AccountLookups, "getAccount">;
-  readModels: Pick<ReadModelStore, "list">;
-  projections: Pick<ProjectionRunner, "caughtUp">;
+  projections: Pick<ProjectionRunner, "fresh">;
 }
 
-export function listTerminalsHandler({ accounts, readModels, projections }: ListDeps) {
+export function listTerminalsHandler({ accounts, projections }: ListDeps) {
   return async (accountId: string): Promise<TerminalRecord[]> => {
     await accounts.getAccount(accountId);
-    // the list reflects every terminal registered before the request (bounded wait: ReadModelBehind)
-    await projections.caughtUp();
-    return readModels.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
+    // every terminal registered before the request (bounded wait: ReadModelBehind)
+    return projections.fresh.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
   };
 }
 
-export function listCustomerCardsHandler({ accounts, readModels, projections }: ListDeps) {
+export function listCustomerCardsHandler({ accounts, projections }: ListDeps) {
   return async (accountId: string, customerId: string): Promise<CustomerCardRecord[]> => {
     await accounts.getAccount(accountId);
-    // the list reflects every card saved before the request (bounded wait: ReadModelBehind)
-    await projections.caughtUp();
-    return readModels.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
+    // every card saved before the request (bounded wait: ReadModelBehind)
+    return projections.fresh.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
   };
 }
 

@@ -112,14 +112,15 @@ export function paymentHistoryRoutes(engine: Engine) {
       input: ListPaymentsInput,
       response: () => PaymentListOut,
       async run({ limit, starting_after, cursor, ...filters }) {
-        await engine.projections.caughtUp();
+        // every payment written before the request (bounded wait: ReadModelBehind)
+        const reads = engine.projections.fresh;
         let after: ListPosition | undefined;
         if (cursor !== undefined) after = decodeCursor(cursor);
         else if (starting_after !== undefined) {
-          after = await positionOfPayment(engine.readModels, filters.external_account_id, starting_after, filters.q);
+          after = await positionOfPayment(reads, filters.external_account_id, starting_after, filters.q);
           if (!after) throw new NotFound("payment", starting_after, "starting_after");
         }
-        const page = await listPayments(engine.readModels, filters, { limit, after });
+        const page = await listPayments(reads, filters, { limit, after });
         return { data: page.docs.map(recordOf), has_more: page.has_more, next_cursor: page.next && encodeCursor(page.next) };
       },
       present: ({ data, has_more, next_cursor }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more, next_cursor }),

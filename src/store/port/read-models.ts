@@ -46,6 +46,13 @@ export interface ReadModelStore {
   /** A page of a table read model, read through an index: at most `limit` documents, in order, read-only. */
   query<T>(projection: string, query: TableQuery): Promise<T[]>;
   /**
+   * query(), and whether, in the query's own snapshot, the projection's checkpoint had reached the
+   * event store's head (false for an empty page: not known). Where the events and the read models
+   * share a database (PostgreSQL): a read that must reflect every write acknowledged before it then
+   * costs one round trip, not a read of the head and then the query. Absent: not offered.
+   */
+  queryAtHead?<T>(projection: string, query: TableQuery): Promise<{ docs: T[]; atHead: boolean }>;
+  /**
    * Runs `work`, a catch-up from zero (the runner's), whose commits the store may leave unsynced
    * until `work` ends, when it makes them durable: atomic and visible as always, only a power loss
    * meanwhile costs more (SQLite: the read models' file is rebuilt, docs/stores.md). Absent: the

@@ -60,6 +60,10 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
       return inTransaction(pool, (c) => tables.prepare(c, projection, shape));
     },
     query: async <T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) => parsed<T>(projection, await tables.query(projection, q)),
+    async queryAtHead<T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) {
+      const rows = await tables.query(projection, q, true);
+      return { docs: parsed<T>(projection, rows), atHead: rows[0]?.at_head === true };
+    },
     async commitBatch(commits) {
       // Read models are rebuilt from the events: their commit need not wait for the WAL flush
       // (docs/stores.md; the next append's synchronous commit flushes it), set in BEGIN's round trip.

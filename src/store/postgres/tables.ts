@@ -107,7 +107,8 @@ export function postgresTables(schema: string, { query }: Statements) {
     },
     reset: (c: pg.PoolClient, projection: string) => c.query(`DELETE FROM ${tableOf(projection)}`),
 
-    async query(projection: string, q: TableQuery): Promise<Doc[]> {
+    /** atHead: each row also says whether the projection's checkpoint had reached the events' head in the statement's snapshot. */
+    async query(projection: string, q: TableQuery, atHead = false): Promise<Array<Doc & { at_head?: boolean }>> {
       const shape = await shapeOf(projection);
       if (!shape) throw new Error(`read model ${projection} is not a table`);
       checkQuery(projection, Object.keys(shape.columns), q);
@@ -134,7 +135,8 @@ export function postgresTables(schema: string, { query }: Statements) {
       if (q.after) conditions.push(row(q.order, q.direction === "desc" ? "<" : ">", q.after.map((v) => param(v))));
       const order = [...lead.map(({ col }) => col), ...q.order];
       const direction = q.direction === "desc" ? " DESC" : "";
-      const sql = `SELECT key, doc::text AS doc FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;
+      const head = atHead ? `, (SELECT coalesce(max(position), 0) FROM events) <= coalesce((SELECT position FROM checkpoints WHERE projection = ${param(projection)}), 0) AS at_head` : "";
+      const sql = `SELECT key, doc::text AS doc${head} FROM ${tableOf(projection)}${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY ${order.map((col) => col + direction).join(", ")} LIMIT ${param(q.limit)}`;
       return query<Doc>(sql, values, nameOf(sql));
     },
   };

@@ -11,7 +11,10 @@
 // Reads that must reflect earlier writes wait for a position (waitFor: their own write's, or the
 // store's head when the request began: caughtUp), never for a catch-up of their own: waiters
 // share the one queued catch-up, are woken by any commit that passes their position, and give up
-// after a bound (ReadModelBehind, 503). Reads that need no read model never wait.
+// after a bound (ReadModelBehind, 503). Reads that need no read model never wait. The API's lists
+// read through `fresh`: on PostgreSQL a list checks the head in its own statement; with SQLite's
+// committer they are told once the batch holding their position is posted, its documents answered
+// by the store's reads while it commits.
 import { CheckpointConflict, outageTolerantStart, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import { coalesced } from "../src/coalesced.js";
 import { ReadModelBehind } from "./behind.js";
@@ -149,11 +152,28 @@ export function createProjectionRunner({
 
   /** The last position every read model is known to have applied (this process's view; others' commits count once read). */
   let applied = 0;
-  const waiters = new Set<{ position: number; reached(): void }>();
+  /**
+   * With a store whose reads answer the documents of commits under way (ReadModelStore.ordered):
+   * the last position whose batch was posted. It holds while no commit under way failed since
+   * (the store's `dropped` count); after one, what is applied is what the reads see.
+   */
+  let posted = { position: 0, dropped: readModels.dropped };
+  const visible = () => (readModels.dropped === posted.dropped ? Math.max(posted.position, applied) : applied);
+  /** Reads waiting for a position: applied (stored), or visible (`underWay`: the documents under way count). */
+  const waiters = new Set<{ position: number; underWay: boolean; reached(): void }>();
+  const wake = () => {
+    for (const w of waiters) if (w.position <= (w.underWay ? visible() : applied)) (waiters.delete(w), w.reached());
+  };
   function advance(position: number) {
     if (position <= applied) return;
     applied = position;
-    for (const w of waiters) if (w.position <= applied) (waiters.delete(w), w.reached());
+    wake();
+  }
+  /** A batch up to `position` was posted to an ordered store: its documents are the reads' already. */
+  function reveal(position: number) {
+    const dropped = readModels.dropped;
+    posted = { position: dropped === posted.dropped ? Math.max(posted.position, position) : position, dropped };
+    wake();
   }
   /**
    * The catch-up queued and not started yet: every caller that wants one shares it. Callers want
@@ -228,7 +248,8 @@ export function createProjectionRunner({
     // committer thread), the next batch is folded while the one before commits: its documents are
     // the store's at once (getMany), its expected checkpoints those the batch before sets, and a
     // failed commit fails every later one (their expected checkpoints are not the stored ones).
-    // Waiters are told only once a batch committed.
+    // The reads waiting for a position (fresh) are told once its batch is posted (its documents
+    // are the reads' then), the others (caughtUp, waitFor) once it committed.
     const folded = [...checkpoints];
     const applyAll = async () => {
       let committing: Promise<void> | undefined;
@@ -253,6 +274,7 @@ export function createProjectionRunner({
               });
             }),
           );
+          const revealing = readModels.ordered === true;
           const commit = readModels.commitBatch(commits.flat()).then(() => {
             for (const i of checkpoints.keys()) checkpoints[i] = Math.max(checkpoints[i]!, last);
             tell();
@@ -262,6 +284,7 @@ export function createProjectionRunner({
           commit.catch(() => undefined); // awaited below, after the next batch's fold when ordered
           turned = new Promise((resolve) => setImmediate(resolve));
           for (const i of folded.keys()) folded[i] = Math.max(folded[i]!, last);
+          if (revealing) reveal(Math.min(...folded));
           after = last;
           const before = committing;
           committing = commit;
@@ -308,25 +331,26 @@ export function createProjectionRunner({
    */
   const head = coalesced(() => store.head());
 
-  async function waitFor(position: number, { timeoutMs = waitMs }: { timeoutMs?: number } = {}) {
+  async function waitFor(position: number, { timeoutMs = waitMs, underWay = false }: { timeoutMs?: number; underWay?: boolean } = {}) {
     await prepare();
-    if (position <= applied) return;
+    const reached = () => (underWay ? visible() : applied);
+    if (position <= reached()) return;
     const started = Date.now();
     let expired = false;
     let deadline: NodeJS.Timeout | undefined;
     let pause: NodeJS.Timeout | undefined;
     const expiry = new Promise<void>((resolve) => (deadline = setTimeout(() => resolve(void (expired = true)), timeoutMs)));
-    const waiter = { position, reached: () => undefined as void };
-    const reached = new Promise<void>((resolve) => (waiter.reached = resolve));
+    const waiter = { position, underWay, reached: () => undefined as void };
+    const told = new Promise<void>((resolve) => (waiter.reached = resolve));
     waiters.add(waiter);
     try {
       // A catch-up that ends short of the position (the store does not show its events yet:
       // PostgreSQL until older transactions end; or it failed) is asked for again after a short
       // pause, doubling.
-      for (let again = 1; applied < position; again = Math.min(2 * again, 50)) {
-        if (expired) throw new ReadModelBehind(position, applied, Date.now() - started);
+      for (let again = 1; reached() < position; again = Math.min(2 * again, 50)) {
+        if (expired) throw new ReadModelBehind(position, reached(), Date.now() - started);
         const thenPause = () => new Promise<void>((resolve) => (pause = setTimeout(resolve, again)));
-        await Promise.race([reached, expiry, requestCatchUp().then(thenPause, thenPause)]);
+        await Promise.race([told, expiry, requestCatchUp().then(thenPause, thenPause)]);
       }
     } finally {
       clearTimeout(deadline);
@@ -336,23 +360,30 @@ export function createProjectionRunner({
   }
 
   const caughtUp = async (options?: { timeoutMs?: number }) => waitFor(await head(), options);
+  /**
+   * `read` once the reads answer every event up to the head at the call, the documents under way of
+   * an ordered store included; read again if a commit under way failed before it read (bounded by
+   * the one wait).
+   */
+  async function afterHead<T>(read: () => Promise<T>): Promise<T> {
+    const position = await head();
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      await waitFor(position, { timeoutMs: Math.max(0, deadline - Date.now()), underWay: true });
+      const result = await read();
+      if (visible() >= position) return result;
+    }
+  }
   const fresh: ProjectionRunner["fresh"] = {
-    async get(projection, key) {
-      await caughtUp();
-      return readModels.get(projection, key);
-    },
-    async list(projection, keyPrefix, page) {
-      await caughtUp();
-      return readModels.list(projection, keyPrefix, page);
-    },
+    get: (projection, key) => afterHead(() => readModels.get(projection, key)),
+    list: (projection, keyPrefix, page) => afterHead(() => readModels.list(projection, keyPrefix, page)),
     async query(projection, q) {
       if (readModels.queryAtHead) {
         await prepare();
         const { docs, atHead } = await readModels.queryAtHead<any>(projection, q);
         if (atHead) return docs;
       }
-      await caughtUp();
-      return readModels.query(projection, q);
+      return afterHead(() => readModels.query(projection, q));
     },
   };
 

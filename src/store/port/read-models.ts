@@ -29,10 +29,17 @@ export interface ReadModelStore {
   commitBatch(commits: readonly ProjectionCommit[]): Promise<void>;
   /**
    * True when commitBatch() calls apply in the order they were made, and a call may be made before
-   * the one before it resolved, whose documents getMany() then answers at once (until it resolves or
-   * fails). The runner folds its next batch while a commit is under way. Absent: one at a time.
+   * the one before it resolved, whose documents this handle's reads (get, getMany, list, query) then
+   * answer at once, as if committed, until it resolves or fails. The runner folds its next batch
+   * while a commit is under way, and tells the reads waiting for a position once it is posted.
+   * Absent: one at a time.
    */
   readonly ordered?: boolean;
+  /**
+   * With `ordered`: how many commits under way failed so far, counted in the turn their documents
+   * stop being answered (a read that relied on them must wait for what is stored).
+   */
+  readonly dropped?: number;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */
   reset(projection: string): Promise<void>;
   /**

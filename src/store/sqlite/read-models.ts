@@ -12,6 +12,8 @@ import { sqliteTables, type Upsert } from "./tables.js";
 import type { CommitPlan, Committer } from "./committer.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
 import { LIMIT } from "./limit.js";
+import { compareText } from "../port/tables.js";
+import { displaced, mergePage, type Candidate } from "../port/under-way.js";
 
 const PUT_DOC = "INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc";
 
@@ -38,10 +40,15 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   const tables = sqliteTables(rm);
   const documents = (projection: string): Upsert => ({ sql: PUT_DOC, params: (key, _doc, text) => [projection, key, text] });
   /**
-   * The documents of commits under way in the committer, as JSON by projection and key: getMany()
-   * answers them (ReadModelStore.ordered) until their commit is answered.
+   * The documents of commits under way in the committer, as JSON by projection and key: every read
+   * answers them (ReadModelStore.ordered, ../port/under-way.ts) until their commit is answered.
    */
   const underWay = new Map<string, Map<string, string>>();
+  /** Commits under way that failed (ReadModelStore.dropped). */
+  let dropped = 0;
+  /** The documents under way of a projection whose key is in [from, to) and after `after`, by key. */
+  const pendingIn = (projection: string, from: string, to: string | null, after: string) =>
+    [...(underWay.get(projection) ?? [])].filter(([key]) => compareText(key, from) >= 0 && (to === null || compareText(key, to) < 0) && compareText(key, after) > 0).sort(([a], [b]) => compareText(a, b));
   /** A projection's commit as statements (built here, run here in bulk or by the committer, ./committer.ts, its twin of commitPlans), and its documents' JSON. */
   const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit) => {
     const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
@@ -77,7 +84,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       return q.checkpoint.get(projection)?.position ?? 0;
     },
     async get<T>(projection: string, key: string) {
-      const doc = tables.isTable(projection) ? tables.get(projection, key) : q.getDoc.get(projection, key)?.doc;
+      const doc = underWay.get(projection)?.get(key) ?? (tables.isTable(projection) ? tables.get(projection, key) : q.getDoc.get(projection, key)?.doc);
       return doc === undefined ? undefined : parse<T>(projection, key, doc);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
@@ -92,8 +99,18 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
       const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
       const from = after > keyPrefix ? after : keyPrefix;
-      if (tables.isTable(projection)) return parsed<T>(projection, tables.list(projection, keyPrefix, to, after, limit));
-      return parsed<T>(projection, to === null ? q.listAll.all(projection, after, limit) : q.listDocs.all(projection, from, to, after, limit));
+      const pending = pendingIn(projection, keyPrefix, to, after);
+      // as many more stored rows as documents under way may replace
+      const more = limit < 0 ? limit : limit + pending.length;
+      const stored = tables.isTable(projection)
+        ? tables.list(projection, keyPrefix, to, after, more)
+        : to === null
+          ? q.listAll.all(projection, after, more)
+          : q.listDocs.all(projection, from, to, after, more);
+      if (pending.length === 0) return parsed<T>(projection, stored);
+      const keys = new Set(pending.map(([key]) => key));
+      const rows = [...stored.filter((r) => !keys.has(r.key)), ...pending.map(([key, doc]) => ({ key, doc }))].sort((a, b) => compareText(a.key, b.key));
+      return parsed<T>(projection, limit < 0 ? rows : rows.slice(0, limit));
     },
     async count(projection) {
       return tables.isTable(projection) ? tables.count(projection) : q.countDocs.get(projection)!.n;
@@ -102,12 +119,21 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       return write(() => prepareReadModel.immediate(projection, shape));
     },
     async query<T>(projection: string, query: Parameters<ReadModelStore["query"]>[1]) {
-      return parsed<T>(projection, tables.query(projection, query));
+      const pending = underWay.get(projection);
+      const table = tables.prepared(projection);
+      if (!pending?.size || !table) return parsed<T>(projection, tables.query(projection, query));
+      const candidate = (key: string, text: string): Candidate => ({ key, text, row: { ...table.row(parse(projection, key, text)), key } });
+      const mine = [...pending].map(([key, text]) => candidate(key, text));
+      const stored = tables.query(projection, { ...query, limit: query.limit + displaced(query, table.fixed ?? [], mine) }).map((r) => candidate(r.key, r.doc));
+      return mergePage(query, stored, mine).map((c) => parse<T>(projection, c.key, c.text));
     },
     // in call order when the committer runs them (one thread, one at a time); a bulk window's
     // commits, retried on this connection while another process holds the lock, may not be
     get ordered() {
       return committer !== undefined && !unsynced;
+    },
+    get dropped() {
+      return dropped;
     },
     async commitBatch(commits) {
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic
@@ -121,6 +147,9 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       try {
         await committer.commit(plans);
         checkpoints?.committedElsewhere();
+      } catch (error) {
+        dropped++; // with its documents, below, in this same turn: a read cannot see one without the other
+        throw error;
       } finally {
         // a later commit's document for the same key stays (unless it is the same text: then the store holds it)
         for (const { projection, key, text } of entries) if (underWay.get(projection)?.get(key) === text) underWay.get(projection)!.delete(key);

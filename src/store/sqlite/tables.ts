@@ -54,6 +54,8 @@ export function sqliteTables(rm: Database.Database) {
 
   return {
     isTable: (projection: string) => shapeOf(projection) !== undefined,
+    /** The table's shape, with row(), when prepared on this handle. */
+    prepared: (projection: string) => known.get(projection)?.table,
 
     /**
      * Drops the secondary indexes of the empty tables prepared on this handle (those a catch-up from

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import type { TableQuery } from "../../src/store/port/tables.js";
+import { compareText, type TableQuery } from "../../src/store/port/tables.js";
 import { CheckpointConflict } from "../../src/store/port.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 
@@ -103,5 +103,12 @@ describe("SQLite: the reads of documents under way", () => {
     await expect(failing).rejects.toBeInstanceOf(CheckpointConflict);
     expect(readModels.dropped).toBe(before! + 1);
     expect(await readModels.get(projection, "k")).toEqual({ n: 1 });
+  });
+});
+
+describe("compareText", () => {
+  it("orders text as its UTF-8 bytes, the stores' order, surrogate pairs and lone surrogates included", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "b", "\u00e9", "\ud7ff", "\ue000", "\uffff", "\ud83d\ude00", "\ud800", "\udc00"), maxLength: 6 });
+    fc.assert(fc.property(text, text, (a, b) => Math.sign(compareText(a, b)) === Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b)))), { numRuns: 2_000 });
   });
 });

@@ -4,17 +4,13 @@
 // embedding, not for a million rows.
 import { deepFreeze } from "../port/parsed-docs.js";
 import { checkCheckpoint, type ListPage, type ReadModelStore } from "../port/read-models.js";
-import { checkQuery, checkShape, compareText, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, querySemantics, shapeText, type ColumnValue, type TableShape } from "../port/tables.js";
 
 interface Row {
   /** Frozen when written, so get, list and query share it (as the SQL stores share a parse); getMany copies it. */
   doc: unknown;
   columns: Readonly<Record<string, ColumnValue>>;
 }
-
-/** SQL's order: null first, text byte by byte (UTF-8, as SQLite and PostgreSQL's "C" compare it), numbers by value. */
-const compare = (a: ColumnValue, b: ColumnValue) =>
-  a === b ? 0 : a === null ? -1 : b === null ? 1 : typeof a === "string" && typeof b === "string" ? compareText(a, b) : a < b ? -1 : 1;
 
 export function createMemoryReadModels(): ReadModelStore {
   const docs = new Map<string, Map<string, Row>>();
@@ -90,30 +86,10 @@ export function createMemoryReadModels(): ReadModelStore {
     },
     async query<T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) {
       checkQuery(projection, Object.keys(tableShape(projection).columns), q);
-      const sign = q.direction === "asc" ? 1 : -1;
-      const order = (a: Row, b: Row) => {
-        for (const c of q.order) {
-          const d = compare(a.columns[c] ?? null, b.columns[c] ?? null);
-          if (d !== 0) return sign * d;
-        }
-        return 0;
-      };
-      const past = (r: Row) => {
-        if (!q.after) return true;
-        for (const [i, c] of q.order.entries()) {
-          const d = compare(r.columns[c] ?? null, q.after[i]!);
-          if (d !== 0) return sign * d > 0;
-        }
-        return false;
-      };
-      const within = (r: Row) => {
-        if (!q.prefix) return true;
-        const v = r.columns[q.prefix.column] ?? null;
-        return typeof v === "string" && v.startsWith(q.prefix.value);
-      };
+      const { selects, order } = querySemantics(q);
       return [...table(projection).values()]
-        .filter((r) => Object.entries(q.where).every(([c, v]) => (r.columns[c] ?? null) === v) && past(r) && within(r))
-        .sort(order)
+        .filter((r) => selects(r.columns))
+        .sort((a, b) => order(a.columns, b.columns))
         .slice(0, q.limit)
         .map((r) => r.doc as T);
     },

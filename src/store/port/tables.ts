@@ -88,5 +88,56 @@ export function prefixRangeEnd(prefix: string): string | null {
   return null;
 }
 
-/** Byte order of the UTF-8 text (SQLite's BINARY, PostgreSQL's "C"), which JavaScript's `<` on UTF-16 breaks past U+FFFF. */
-export const compareText = (a: string, b: string) => (a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b)));
+/**
+ * Byte order of the UTF-8 text (SQLite's BINARY, PostgreSQL's "C"), which JavaScript's `<` on UTF-16
+ * breaks past U+FFFF: code units compared while both are below the surrogates (the same order
+ * there), the bytes beyond.
+ */
+export function compareText(a: string, b: string): number {
+  if (a === b) return 0;
+  for (let i = 0; i < a.length && i < b.length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    return x < 0xd800 && y < 0xd800 ? x - y : Buffer.compare(Buffer.from(a), Buffer.from(b));
+  }
+  return a.length - b.length;
+}
+
+/** SQL's order of column values: null first, text byte by byte (UTF-8), numbers by value. */
+export const compareValues = (a: ColumnValue, b: ColumnValue) =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : typeof a === "string" && typeof b === "string" ? compareText(a, b) : a < b ? -1 : 1;
+
+/** A row's columns, `key` among them. */
+export type Columns = Readonly<Record<string, ColumnValue>>;
+
+/**
+ * What a query means over rows, in JavaScript, as the SQL stores' statements select and order
+ * them: the in-memory store's query, and the merge of documents under way (./under-way.ts).
+ */
+export function querySemantics(q: TableQuery) {
+  const sign = q.direction === "asc" ? 1 : -1;
+  const at = (row: Columns, column: string) => row[column] ?? null;
+  /** The equality conditions (on `columns` only, when given). */
+  const equal = (row: Columns, columns?: readonly string[]) => Object.entries(q.where).every(([c, v]) => (columns !== undefined && !columns.includes(c)) || compareValues(at(row, c), v) === 0);
+  const past = (row: Columns) => {
+    for (const [i, c] of (q.after ? q.order : []).entries()) {
+      const d = compareValues(at(row, c), q.after![i]!);
+      if (d !== 0) return sign * d > 0;
+    }
+    return !q.after;
+  };
+  // with a keyset, its start (within the prefix: checkQuery) is the lower bound; the range's end is the prefix's
+  const within = (row: Columns) => !q.prefix || (typeof at(row, q.prefix.column) === "string" && (at(row, q.prefix.column) as string).startsWith(q.prefix.value));
+  return {
+    equal,
+    selects: (row: Columns) => equal(row) && past(row) && within(row),
+    order(a: Columns, b: Columns) {
+      for (const c of q.order) {
+        const d = compareValues(at(a, c), at(b, c));
+        if (d !== 0) return sign * d;
+      }
+      return 0;
+    },
+  };
+}

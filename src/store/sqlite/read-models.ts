@@ -12,8 +12,8 @@ import { sqliteTables, type Upsert } from "./tables.js";
 import type { CommitPlan, Committer } from "./committer.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
 import { LIMIT } from "./limit.js";
-import { compareText } from "../port/tables.js";
-import { displaced, mergePage, type Candidate } from "../port/under-way.js";
+import { compareText, type Columns } from "../port/tables.js";
+import { displaced, mergePage, selected, type Candidate } from "../port/under-way.js";
 
 const PUT_DOC = "INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc";
 
@@ -43,16 +43,18 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
    * The documents of commits under way in the committer, as JSON by projection and key: every read
    * answers them (ReadModelStore.ordered, ../port/under-way.ts) until their commit is answered.
    */
-  const underWay = new Map<string, Map<string, string>>();
+  const underWay = new Map<string, Map<string, { text: string; row?: Columns }>>();
   /** Commits under way that failed (ReadModelStore.dropped). */
   let dropped = 0;
   /** The documents under way of a projection whose key is in [from, to) and after `after`, by key. */
   const pendingIn = (projection: string, from: string, to: string | null, after: string) =>
-    [...(underWay.get(projection) ?? [])].filter(([key]) => compareText(key, from) >= 0 && (to === null || compareText(key, to) < 0) && compareText(key, after) > 0).sort(([a], [b]) => compareText(a, b));
+    [...(underWay.get(projection) ?? [])].filter(([key]) => compareText(key, from) >= 0 && (to === null || compareText(key, to) < 0) && compareText(key, after) > 0).sort(([a], [b]) => compareText(a, b)).map(([key, { text }]) => ({ key, doc: text }));
   /** A projection's commit as statements (built here, run here in bulk or by the committer, ./committer.ts, its twin of commitPlans), and its documents' JSON. */
-  const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit) => {
+  const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit, underWayToo: boolean) => {
     const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
-    const written = docs.map(({ key, doc }) => ({ projection, key, text: JSON.stringify(doc) }));
+    // under way, a table's documents with their columns: a query merges them (../port/under-way.ts)
+    const table = underWayToo ? tables.prepared(projection) : undefined;
+    const written = docs.map(({ key, doc }) => ({ projection, key, text: JSON.stringify(doc), ...(table && { row: { ...table.row(doc), key } }) }));
     const rows = docs.map(({ key, doc }, i) => upsert.params(key, doc, written[i]!.text));
     const plan: CommitPlan = { projection, expectedCheckpoint, checkpoint, writes: rows.length ? [{ sql: upsert.sql, rows }] : [] };
     return { plan, written };
@@ -84,7 +86,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       return q.checkpoint.get(projection)?.position ?? 0;
     },
     async get<T>(projection: string, key: string) {
-      const doc = underWay.get(projection)?.get(key) ?? (tables.isTable(projection) ? tables.get(projection, key) : q.getDoc.get(projection, key)?.doc);
+      const doc = underWay.get(projection)?.get(key)?.text ?? (tables.isTable(projection) ? tables.get(projection, key) : q.getDoc.get(projection, key)?.doc);
       return doc === undefined ? undefined : parse<T>(projection, key, doc);
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
@@ -93,7 +95,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       const rows = tables.isTable(projection) ? tables.getMany(projection, JSON.stringify(keys)) : q.getDocs.all(projection, JSON.stringify(keys));
       for (const r of rows) found.set(r.key, JSON.parse(r.doc) as T);
       const pending = underWay.get(projection);
-      if (pending) for (const key of keys) if (pending.has(key)) found.set(key, JSON.parse(pending.get(key)!) as T);
+      if (pending) for (const key of keys) if (pending.has(key)) found.set(key, JSON.parse(pending.get(key)!.text) as T);
       return found;
     },
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
@@ -108,8 +110,8 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
           ? q.listAll.all(projection, after, more)
           : q.listDocs.all(projection, from, to, after, more);
       if (pending.length === 0) return parsed<T>(projection, stored);
-      const keys = new Set(pending.map(([key]) => key));
-      const rows = [...stored.filter((r) => !keys.has(r.key)), ...pending.map(([key, doc]) => ({ key, doc }))].sort((a, b) => compareText(a.key, b.key));
+      const keys = new Set(pending.map((r) => r.key));
+      const rows = [...stored.filter((r) => !keys.has(r.key)), ...pending].sort((a, b) => compareText(a.key, b.key));
       return parsed<T>(projection, limit < 0 ? rows : rows.slice(0, limit));
     },
     async count(projection) {
@@ -122,10 +124,13 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       const pending = underWay.get(projection);
       const table = tables.prepared(projection);
       if (!pending?.size || !table) return parsed<T>(projection, tables.query(projection, query));
-      const candidate = (key: string, text: string): Candidate => ({ key, text, row: { ...table.row(parse(projection, key, text)), key } });
-      const mine = [...pending].map(([key, text]) => candidate(key, text));
-      const stored = tables.query(projection, { ...query, limit: query.limit + displaced(query, table.fixed ?? [], mine) }).map((r) => candidate(r.key, r.doc));
-      return mergePage(query, stored, mine).map((c) => parse<T>(projection, c.key, c.text));
+      const under = [...pending].map(([key, { text, row }]) => ({ key, text, row: row ?? { ...table.row(parse(projection, key, text)), key } }));
+      const stored = tables.query(projection, { ...query, limit: query.limit + displaced(query, table.fixed ?? [], under) });
+      const mine = selected(query, under);
+      // none selected: the stored rows in their order, less those under way (no columns needed)
+      if (mine.length === 0) return parsed<T>(projection, stored.filter((r) => !pending.has(r.key)).slice(0, query.limit));
+      const rows = stored.map((r): Candidate => ({ key: r.key, text: r.doc, row: { ...table.row(parse(projection, r.key, r.doc)), key: r.key } }));
+      return mergePage(query, rows, pending, mine).map((c) => parse<T>(projection, c.key, c.text));
     },
     // in call order when the committer runs them (one thread, one at a time); a bulk window's
     // commits, retried on this connection while another process holds the lock, may not be
@@ -139,11 +144,12 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       // The read models' file commits with synchronous=NORMAL (no fsync; docs/stores.md): atomic
       // still, the documents with their checkpoint. Off the loop (the committer), but in a bulk
       // window: that one commits unsynced on this connection, as fast as it can.
-      const planned = commits.map(planOf);
+      const underWayToo = committer !== undefined && !unsynced;
+      const planned = commits.map((c) => planOf(c, underWayToo));
       const plans = planned.map((p) => p.plan);
-      if (!committer || unsynced) return write(() => commitPlans.immediate(plans));
+      if (!underWayToo) return write(() => commitPlans.immediate(plans));
       const entries = planned.flatMap((p) => p.written);
-      for (const { projection, key, text } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, text);
+      for (const { projection, key, ...entry } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, entry);
       try {
         await committer.commit(plans);
         checkpoints?.committedElsewhere();
@@ -152,7 +158,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
         throw error;
       } finally {
         // a later commit's document for the same key stays (unless it is the same text: then the store holds it)
-        for (const { projection, key, text } of entries) if (underWay.get(projection)?.get(key) === text) underWay.get(projection)!.delete(key);
+        for (const { projection, key, text } of entries) if (underWay.get(projection)?.get(key)?.text === text) underWay.get(projection)!.delete(key);
       }
     },
     async reset(projection) {

@@ -118,8 +118,9 @@ export type Columns = Readonly<Record<string, ColumnValue>>;
 export function querySemantics(q: TableQuery) {
   const sign = q.direction === "asc" ? 1 : -1;
   const at = (row: Columns, column: string) => row[column] ?? null;
+  const where = Object.entries(q.where);
   /** The equality conditions (on `columns` only, when given). */
-  const equal = (row: Columns, columns?: readonly string[]) => Object.entries(q.where).every(([c, v]) => (columns !== undefined && !columns.includes(c)) || compareValues(at(row, c), v) === 0);
+  const equal = (row: Columns, columns?: readonly string[]) => where.every(([c, v]) => (columns !== undefined && !columns.includes(c)) || compareValues(at(row, c), v) === 0);
   const past = (row: Columns) => {
     for (const [i, c] of (q.after ? q.order : []).entries()) {
       const d = compareValues(at(row, c), q.after![i]!);

@@ -3,7 +3,10 @@
 // after it landed answer the same (fast-check: stored documents, a batch changing some and adding
 // others, queries by every kind of index with keysets and prefixes, key-prefix listings, gets).
 // The runner tells the lists waiting for a position once the batch holding it is posted; this is
-// what makes that safe. A failed commit stops answering its documents in the turn it counts as dropped.
+// what makes that safe. A failed commit stops answering its documents in the turn it counts as
+// dropped, and a commit folded on state another process has moved on is refused before it is under
+// way (its documents may be wrong).
+import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,10 +14,11 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { compareText, type TableQuery } from "../../src/store/port/tables.js";
 import { CheckpointConflict } from "../../src/store/port.js";
-import { createSqliteStore } from "../../src/store/sqlite/index.js";
+import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-under-way-"));
-const { events, readModels } = createSqliteStore({ path: join(dir, "c.db") });
+const path = join(dir, "c.db");
+const { events, readModels } = createSqliteStore({ path });
 afterAll(async () => {
   await events.close();
   await readModels.close();
@@ -93,16 +97,26 @@ describe("SQLite: the reads of documents under way", () => {
     );
   });
 
-  it("stop answering a failed commit's documents in the turn it is counted as dropped", async () => {
+  it("stop answering a failed commit's documents in the turn it is counted as dropped; a commit already known to conflict is refused before it is under way", async () => {
     const projection = "uw_failed";
     await readModels.commitBatch([{ projection, docs: [{ key: "k", doc: { n: 1 } }], checkpoint: 1 }]);
-    const before = readModels.dropped;
-    // expects checkpoint 5: refused by the committer
-    const failing = readModels.commitBatch([{ projection, docs: [{ key: "k", doc: { n: 2 } }], checkpoint: 6, expectedCheckpoint: 5 }]);
+    const before = readModels.dropped!;
+    // another process holds the lock while this commit is posted, then moves the checkpoint
+    const other = new Database(readModelsPath(path));
+    other.exec("BEGIN IMMEDIATE");
+    const failing = readModels.commitBatch([{ projection, docs: [{ key: "k", doc: { n: 2 } }], checkpoint: 2, expectedCheckpoint: 1 }]);
     expect(await readModels.get(projection, "k")).toEqual({ n: 2 });
+    other.prepare("UPDATE checkpoints SET position = 9 WHERE projection = ?").run(projection);
+    other.exec("COMMIT");
+    other.close();
     await expect(failing).rejects.toBeInstanceOf(CheckpointConflict);
-    expect(readModels.dropped).toBe(before! + 1);
+    expect(readModels.dropped).toBe(before + 1);
     expect(await readModels.get(projection, "k")).toEqual({ n: 1 });
+    // folded on a checkpoint the store has moved past: refused at once, never answered
+    const stale = readModels.commitBatch([{ projection, docs: [{ key: "k", doc: { n: 3 } }], checkpoint: 3, expectedCheckpoint: 2 }]);
+    expect(await readModels.get(projection, "k")).toEqual({ n: 1 });
+    await expect(stale).rejects.toBeInstanceOf(CheckpointConflict);
+    expect(readModels.dropped).toBe(before + 1);
   });
 });
 

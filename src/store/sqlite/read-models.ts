@@ -46,6 +46,8 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   const underWay = new Map<string, Map<string, { text: string; row?: Columns }>>();
   /** Commits under way that failed (ReadModelStore.dropped). */
   let dropped = 0;
+  /** By projection, the checkpoint of its last commit under way (the one the next commit must expect). */
+  const posted = new Map<string, number>();
   /** The documents under way of a projection whose key is in [from, to) and after `after`, by key. */
   const pendingIn = (projection: string, from: string, to: string | null, after: string) =>
     [...(underWay.get(projection) ?? [])].filter(([key]) => compareText(key, from) >= 0 && (to === null || compareText(key, to) < 0) && compareText(key, after) > 0).sort(([a], [b]) => compareText(a, b)).map(([key, { text }]) => ({ key, doc: text }));
@@ -148,6 +150,11 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       const planned = commits.map((c) => planOf(c, underWayToo));
       const plans = planned.map((p) => p.plan);
       if (!underWayToo) return write(() => commitPlans.immediate(plans));
+      // Checked here first (the committer checks again under its lock): documents folded on state
+      // that another process's commit had moved on may be wrong, and must not be answered; those
+      // checked here are right, whoever commits them in the end.
+      for (const { projection, expectedCheckpoint } of commits) checkCheckpoint(projection, expectedCheckpoint, posted.get(projection) ?? q.checkpoint.get(projection)?.position ?? 0);
+      for (const { projection, checkpoint } of commits) posted.set(projection, checkpoint);
       const entries = planned.flatMap((p) => p.written);
       for (const { projection, key, ...entry } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, entry);
       try {
@@ -157,6 +164,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
         dropped++; // with its documents, below, in this same turn: a read cannot see one without the other
         throw error;
       } finally {
+        for (const { projection, checkpoint } of commits) if (posted.get(projection) === checkpoint) posted.delete(projection);
         // a later commit's document for the same key stays (unless it is the same text: then the store holds it)
         for (const { projection, key, text } of entries) if (underWay.get(projection)?.get(key)?.text === text) underWay.get(projection)!.delete(key);
       }

@@ -60,7 +60,8 @@ export interface ProjectionRunner {
   /**
    * Reads of the read models that reflect every write acknowledged before each of them began: a
    * query in one round trip where the store checks its checkpoint against the head in the query's
-   * own snapshot (queryAtHead), else caughtUp() then the read.
+   * own snapshot (queryAtHead), else the read once the read models passed the head at the call
+   * (with an ordered store, as soon as the documents under way hold it: ReadModelStore.ordered).
    */
   readonly fresh: Pick<ReadModelStore, "get" | "list" | "query">;
   /** Resolves once the read models' storage is prepared at their versions (tables exist): reads may query them. */
@@ -362,16 +363,16 @@ export function createProjectionRunner({
   const caughtUp = async (options?: { timeoutMs?: number }) => waitFor(await head(), options);
   /**
    * `read` once the reads answer every event up to the head at the call, the documents under way of
-   * an ordered store included; read again if a commit under way failed before it read (bounded by
-   * the one wait).
+   * an ordered store included. Checked again in the turn the read starts (a synchronous store, the
+   * one with documents under way, reads in it): a commit under way that failed since the wait ended
+   * took its documents away, so the wait goes on (bounded by the one wait).
    */
   async function afterHead<T>(read: () => Promise<T>): Promise<T> {
     const position = await head();
     const deadline = Date.now() + waitMs;
     for (;;) {
       await waitFor(position, { timeoutMs: Math.max(0, deadline - Date.now()), underWay: true });
-      const result = await read();
-      if (visible() >= position) return result;
+      if (visible() >= position) return read();
     }
   }
   const fresh: ProjectionRunner["fresh"] = {

@@ -108,6 +108,9 @@ export function compareText(a: string, b: string): number {
 export const compareValues = (a: ColumnValue, b: ColumnValue) =>
   a === b ? 0 : a === null ? -1 : b === null ? 1 : typeof a === "string" && typeof b === "string" ? compareText(a, b) : a < b ? -1 : 1;
 
+/** A row as read for get, list and query: its key and its document's text (parsed by the caller: ./parsed-docs.ts). */
+export type Doc = { key: string; doc: string };
+
 /** A row's columns, `key` among them. */
 export type Columns = Readonly<Record<string, ColumnValue>>;
 

@@ -5,12 +5,10 @@
 // keyset comparison on the order's columns (a btree index condition) and LIMIT.
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type Doc, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 import type { Statements } from "./pool.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
-/** A row as read for get, list and query: its key and its document's text (parsed by the caller: ../port/parsed-docs.ts). */
-type Doc = { key: string; doc: string };
 const tableOf = (projection: string) => `rm_${projection}`;
 /** Statements generated from a shape are named (prepared once per connection) by their text. */
 const nameOf = (sql: string) => `cardflow_rm_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;

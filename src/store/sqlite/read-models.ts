@@ -12,8 +12,8 @@ import { sqliteTables, type Upsert } from "./tables.js";
 import type { CommitPlan, Committer } from "./committer.js";
 import { bootId, markUnsynced, syncAndUnmark } from "./unsynced.js";
 import { LIMIT } from "./limit.js";
-import { compareText, type Columns } from "../port/tables.js";
-import { displaced, mergePage, selected, type Candidate } from "../port/under-way.js";
+import type { Columns, Doc } from "../port/tables.js";
+import { listUnderWay, pageUnderWay } from "../port/under-way.js";
 
 const PUT_DOC = "INSERT INTO read_models (projection, key, doc) VALUES (?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET doc = excluded.doc";
 
@@ -44,20 +44,18 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
    * answers them (ReadModelStore.ordered, ../port/under-way.ts) until their commit is answered.
    */
   const underWay = new Map<string, Map<string, { text: string; row?: Columns }>>();
+  const underWayOf = (projection: string) => [...(underWay.get(projection) ?? [])];
   /** Commits under way that failed (ReadModelStore.dropped). */
   let dropped = 0;
   /** By projection, the checkpoint of its last commit under way (the one the next commit must expect). */
   const posted = new Map<string, number>();
-  /** The documents under way of a projection whose key is in [from, to) and after `after`, by key. */
-  const pendingIn = (projection: string, from: string, to: string | null, after: string) =>
-    [...(underWay.get(projection) ?? [])].filter(([key]) => compareText(key, from) >= 0 && (to === null || compareText(key, to) < 0) && compareText(key, after) > 0).sort(([a], [b]) => compareText(a, b)).map(([key, { text }]) => ({ key, doc: text }));
   /** A projection's commit as statements (built here, run here in bulk or by the committer, ./committer.ts, its twin of commitPlans), and its documents' JSON. */
   const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit, underWayToo: boolean) => {
     const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
     // under way, a table's documents with their columns: a query merges them (../port/under-way.ts)
     const table = underWayToo ? tables.prepared(projection) : undefined;
     const written = docs.map(({ key, doc }) => ({ projection, key, text: JSON.stringify(doc), ...(table && { row: { ...table.row(doc), key } }) }));
-    const rows = docs.map(({ key, doc }, i) => upsert.params(key, doc, written[i]!.text));
+    const rows = docs.map(({ key, doc }, i) => upsert.params(key, doc, written[i]!.text, written[i]!.row));
     const plan: CommitPlan = { projection, expectedCheckpoint, checkpoint, writes: rows.length ? [{ sql: upsert.sql, rows }] : [] };
     return { plan, written };
   };
@@ -103,18 +101,10 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
       const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
       const from = after > keyPrefix ? after : keyPrefix;
-      const pending = pendingIn(projection, keyPrefix, to, after);
-      // as many more stored rows as documents under way may replace
-      const more = limit < 0 ? limit : limit + pending.length;
-      const stored = tables.isTable(projection)
-        ? tables.list(projection, keyPrefix, to, after, more)
-        : to === null
-          ? q.listAll.all(projection, after, more)
-          : q.listDocs.all(projection, from, to, after, more);
-      if (pending.length === 0) return parsed<T>(projection, stored);
-      const keys = new Set(pending.map((r) => r.key));
-      const rows = [...stored.filter((r) => !keys.has(r.key)), ...pending].sort((a, b) => compareText(a.key, b.key));
-      return parsed<T>(projection, limit < 0 ? rows : rows.slice(0, limit));
+      const read = (n: number) =>
+        tables.isTable(projection) ? tables.list(projection, keyPrefix, to, after, n) : to === null ? q.listAll.all(projection, after, n) : q.listDocs.all(projection, from, to, after, n);
+      const mine = underWayOf(projection).map(([key, { text }]) => ({ key, doc: text }));
+      return parsed<T>(projection, listUnderWay(mine, { from: keyPrefix, to, after, limit }, read));
     },
     async count(projection) {
       return tables.isTable(projection) ? tables.count(projection) : q.countDocs.get(projection)!.n;
@@ -123,16 +113,12 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       return write(() => prepareReadModel.immediate(projection, shape));
     },
     async query<T>(projection: string, query: Parameters<ReadModelStore["query"]>[1]) {
-      const pending = underWay.get(projection);
       const table = tables.prepared(projection);
-      if (!pending?.size || !table) return parsed<T>(projection, tables.query(projection, query));
-      const under = [...pending].map(([key, { text, row }]) => ({ key, text, row: row ?? { ...table.row(parse(projection, key, text)), key } }));
-      const stored = tables.query(projection, { ...query, limit: query.limit + displaced(query, table.fixed ?? [], under) });
-      const mine = selected(query, under);
-      // none selected: the stored rows in their order, less those under way (no columns needed)
-      if (mine.length === 0) return parsed<T>(projection, stored.filter((r) => !pending.has(r.key)).slice(0, query.limit));
-      const rows = stored.map((r): Candidate => ({ key: r.key, text: r.doc, row: { ...table.row(parse(projection, r.key, r.doc)), key: r.key } }));
-      return mergePage(query, rows, pending, mine).map((c) => parse<T>(projection, c.key, c.text));
+      const mine = underWayOf(projection);
+      if (mine.length === 0 || !table) return parsed<T>(projection, tables.query(projection, query));
+      const columnsOf = ({ key, doc }: Doc): Columns => ({ ...table.row(parse(projection, key, doc)), key });
+      const under = mine.map(([key, { text, row }]) => ({ key, doc: text, row: row ?? columnsOf({ key, doc: text }) }));
+      return parsed<T>(projection, pageUnderWay(query, table.fixed ?? [], under, (limit) => tables.query(projection, { ...query, limit }), columnsOf));
     },
     // in call order when the committer runs them (one thread, one at a time); a bulk window's
     // commits, retried on this connection while another process holds the lock, may not be

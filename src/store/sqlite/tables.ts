@@ -3,14 +3,12 @@
 // shape in read_model_versions. A query is one statement through an index: equality columns, then
 // a row-value keyset comparison on the order's columns (SQLite seeks the index to it) and LIMIT.
 import type Database from "better-sqlite3";
-import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type Doc, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 import { LIMIT } from "./limit.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
-/** A row as read: its key and its document's text. */
-type Doc = { key: string; doc: string };
 /** Writing documents: one statement, each document's parameters. */
-export type Upsert = { sql: string; params: (key: string, doc: unknown, text: string) => unknown[] };
+export type Upsert = { sql: string; params: (key: string, doc: unknown, text: string, row?: Readonly<Record<string, unknown>>) => unknown[] };
 const tableOf = (projection: string) => `rm_${projection}`;
 /** The table's i-th secondary index (from 0, named from 1). */
 const indexOf = (projection: string, i: number) => `${tableOf(projection)}_${i + 1}`;
@@ -101,8 +99,8 @@ export function sqliteTables(rm: Database.Database) {
       const upsert: Upsert = {
         sql: `INSERT INTO ${tableOf(projection)} (key, doc${columns.map((c) => `, ${c}`).join("")}) VALUES (?, ?${", ?".repeat(columns.length)})
          ON CONFLICT (key) DO UPDATE SET ${set.join(", ")}`,
-        params(key, doc, text) {
-          const row = table.row(doc);
+        // row: the document's columns when the caller computed them already
+        params(key, doc, text, row = table.row(doc)) {
           return [key, text, ...columns.map((c) => row[c] ?? null)];
         },
       };

@@ -27,6 +27,8 @@ describe("fresh reads on SQLite", () => {
       const intent = { external_account_id: "acct_f", amount: "1.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_f" } as const;
       const first = (await engine.createIntent(intent)).payment_id;
       expect(await ids()).toEqual([first]);
+      // committed before the lock is taken (a catch-up whose commit waits for the lock holds the next one back)
+      await engine.projections.caughtUp();
 
       const other = new Database(readModelsPath(path));
       other.exec("BEGIN IMMEDIATE");

@@ -22,7 +22,7 @@ describe("the sandbox", () => {
     const key = await merchantKey(store, "acct_sb");
     const server = await startServer(store, { NODE_ENV: "", SANDBOX: "", ...env });
     try {
-      expect(server.output()).toContain("mode: sandbox)");
+      expect(await server.outputContaining("mode: sandbox)")).toContain("mode: sandbox)");
       const http = client(key);
       const sim = await http.post(server.url, "/sim/terminal/present-card", { external_account_id: "acct_sb", terminal_id: "tmr_x" });
       expect(sim.status).toBe(404);

@@ -45,6 +45,12 @@ export interface ServerProcess {
   child: ChildProcess;
   /** What the process wrote (stdout and stderr). */
   output(): string;
+  /**
+   * Resolves once what the process wrote contains `text` (or after 10 s, for the assertion to say
+   * what it wrote): a line written just after the server listens, or logged once a response was
+   * sent, reaches this process's pipe after the answer that preceded it.
+   */
+  outputContaining(text: string): Promise<string>;
   /** SIGTERM, resolves with the exit code. */
   stop(): Promise<number | null>;
   exited: Promise<number | null>;
@@ -83,6 +89,10 @@ export async function startServer(store: StoreEnv, env: Record<string, string> =
     url,
     child,
     output: () => output,
+    async outputContaining(text) {
+      for (let waited = 0; !output.includes(text) && !gone && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      return output;
+    },
     exited,
     async stop() {
       if (!gone) child.kill("SIGTERM");

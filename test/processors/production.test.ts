@@ -104,7 +104,8 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
   const charge = (token: string) => ({ external_account_id: "acct_a", amount: "50.00", payment_method_types: "card", capture_method: "manual", payment_method_id: token, external_customer_id: "cus_1" });
 
   it("says it runs in production and serves no simulator: no /sim, no sandbox card token", async () => {
-    expect(server.output()).toContain(`mode: production (adapters: ${EXAMPLE_ADAPTERS})`);
+    const started = `mode: production (adapters: ${EXAMPLE_ADAPTERS})`;
+    expect(await server.outputContaining(started)).toContain(started);
     expect((await post("A", "/sim/terminal/present-card", { external_account_id: "acct_a", terminal_id: "tmr_1" })).status).toBe(404);
     const sandboxToken = await post("A", "/v2/payment/intent", charge("pm_card_visa"));
     expect(sandboxToken.body).toMatchObject({ status: 404, code: "resource_missing", param: "payment_method_id" });

@@ -25,6 +25,12 @@ export interface CommandContext {
    * retry after a crash finds it and acts no second time).
    */
   idempotency?: (answer: any) => IdempotencyRecord;
+  /**
+   * The attempt whose processor answer the events record after another process's reconciler had
+   * abandoned it (the call landed after it was found never received): in their metadata, as
+   * `late_answer_to`, the link an audit follows from the answer to its call.
+   */
+  late_answer_to?: string;
   /** Told when the command answered from what an earlier try with its Idempotency-Key did (a replay, not a new effect). */
   answeredFromStore?: () => void;
 }
@@ -50,5 +56,6 @@ export function eventMetadata(ctx: CommandContext, clock: Clock, ids: Ids): Even
     idempotency_key: ctx.idempotency_key ?? null,
     actor: ctx.actor ?? "library",
     machine_version: MACHINE_VERSION,
+    ...(ctx.late_answer_to !== undefined && { late_answer_to: ctx.late_answer_to }),
   };
 }

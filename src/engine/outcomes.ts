@@ -1,6 +1,6 @@
 // What a processor answered, as the payment events that record it. One mapping for the command
 // that made the call and for the reconciler that learned the answer later (processor lookup).
-import { closesAttempt, isAttempt, type PaymentEvent } from "../../machines/events.js";
+import { closesAttempt, isAttempt, type AttemptEvent, type PaymentEvent } from "../../machines/events.js";
 import { applyPaymentEvent, applyStored, initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
 import type { AuthorizationOutcome, PaymentView, RecordedOutcome } from "../processors/port.js";
 import type { RecordedEvent } from "../store/port.js";
@@ -70,6 +70,20 @@ export function outcomeEvents(payment: PaymentView, recorded: RecordedOutcome): 
   }
 }
 
+/**
+ * What the processor did for an attempt that was abandoned while its call was still on its way
+ * (a reconciler asked, heard "never received", then the call landed): the outcome events as the
+ * processor's own report, naming no attempt (the machine takes those while none is in flight);
+ * none when it refused without acting.
+ */
+export function lateAnswerEvents(payment: PaymentView, attempt: AttemptEvent, recorded: RecordedOutcome): PaymentEvent[] {
+  if (recorded.call === "refused") return [];
+  return outcomeEvents({ ...payment, attempt }, recorded).map((e) => {
+    const { attempt_id: _late, ...data } = e.data as { attempt_id?: string };
+    return { ...e, data } as PaymentEvent;
+  });
+}
+
 function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, call: C): Extract<RecordedOutcome, { call: C }> {
   if (recorded.call !== call) throw new Error(`processor recorded ${recorded.call} for an attempt that called ${call}`);
   return recorded as Extract<RecordedOutcome, { call: C }>;
@@ -97,11 +111,14 @@ export function earlierTry(events: readonly RecordedEvent[], key: string): Earli
     snapshot = applyStored(snapshot, e);
     if (inFlight && inFlight.data.attempt_id === last?.attempt_id) last.closed = closesAttempt(inFlight, e);
     const keyed = e.metadata.idempotency_key ?? null;
+    // the processor's late answer to the try's abandoned call (recorded by whichever process): the try acted
+    const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt_id;
     if (keyed === key) {
       if (isAttempt(e)) last = { attempt_id: (e.data as { attempt_id: string }).attempt_id, closed: null };
       else if (e.type !== "AttemptAbandoned") acted = true;
     }
-    if (keyed !== null) following = keyed === key;
+    if (lateAnswer) acted = following = true;
+    else if (keyed !== null) following = keyed === key;
     if (following) answer = { answer: snapshot, through: e };
   }
   if (!last) return undefined;

@@ -9,15 +9,21 @@
 // new call is open by the time the payment is loaded, that one is left to a later pass (asked now,
 // a call still in flight would be "never received" and abandoned while the processor acts on it).
 //
+// A call found never received may still land: slower than the grace, or asked about while it was on
+// its way. Its own command records the processor's late answer when it does (./handlers/pipeline.ts
+// recordLateAnswer); in case that process died first, the reconciler looks each such call up once
+// more, a grace after it abandoned it, and records what the processor did after all.
+//
 // Open attempts are found by an index folded from the store's global log: an attempt event opens
 // one; any later event of that payment closes it (the machine allows nothing else while one is in
 // flight). The index is kept in memory and caught up from where it stopped on every pass.
-import { ATTEMPT_TYPES, type AttemptType } from "../../machines/events.js";
+import { ATTEMPT_TYPES, type AttemptEvent, type AttemptType } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import type { Processors } from "../processors/port.js";
 import { WrongExpectedRevision, type AllReader, type RecordedEvent } from "../store/port.js";
 import { commandClock, type CommandContext } from "./context.js";
-import { openKey, resolveOpen } from "./deciders/resolve-open.js";
+import { NEVER_RECEIVED, openKey, resolveOpen } from "./deciders/resolve-open.js";
+import { lateAnswerEvents } from "./outcomes.js";
 import type { Pipeline } from "./handlers/pipeline.js";
 import { processorOf } from "./handlers/processor-calls.js";
 import { viewOf } from "./streams/payment-streams.js";
@@ -38,6 +44,8 @@ export interface Resolution {
   processor: string;
   /** The events appended (or that would be, in a dry run); empty when another process closed it first. */
   appended: string[];
+  /** A second look at a call abandoned as never received: what the processor did after all (its late answer). */
+  late?: true;
 }
 
 export interface ReconcileReport {
@@ -59,7 +67,20 @@ interface Open {
   /** The event that opened it: its revision and the call's key (the attempt id). */
   revision: number;
   key: string | null;
+  /** The attempt event (none for a terminal wait). */
+  attempt?: AttemptEvent;
 }
+
+/** A call abandoned as never received, to be looked up once more (`since`: its abandonment). */
+interface SecondLook {
+  payment_id: string;
+  attempt: AttemptEvent;
+  revision: number;
+  since: number;
+}
+
+/** Calls abandoned longer ago than this when the index reads them get no second look (a restart on an old store). */
+export const SECOND_LOOK_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
 /**
@@ -81,15 +102,21 @@ interface Deps {
 
 export function createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs }: Deps) {
   const open = new Map<string, Open>();
+  const secondLooks = new Map<string, SecondLook>();
   let position = 0;
 
   function index(e: RecordedEvent) {
     if (!e.stream.startsWith("payment-")) return;
     const payment_id = e.stream.slice("payment-".length);
+    const was = open.get(payment_id);
     open.delete(payment_id);
     const since = Date.parse(e.metadata.timestamp);
+    if (was?.attempt && e.type === "AttemptAbandoned" && (e.data as { reason: string }).reason === NEVER_RECEIVED && clock.now() - since < SECOND_LOOK_WINDOW_MS) {
+      secondLooks.set(was.attempt.data.attempt_id, { payment_id, attempt: was.attempt, revision: was.revision, since });
+    }
+    if (typeof e.metadata.late_answer_to === "string") secondLooks.delete(e.metadata.late_answer_to);
     const opened = { payment_id, since, revision: e.revision, key: (e.data as { attempt_id?: string }).attempt_id ?? null };
-    if (ATTEMPTS.has(e.type)) open.set(payment_id, { ...opened, kind: e.type as AttemptType });
+    if (ATTEMPTS.has(e.type)) open.set(payment_id, { ...opened, kind: e.type as AttemptType, attempt: { type: e.type, data: e.data } as AttemptEvent });
     // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)
     else if (e.type === "TerminalAuthorizationStarted") open.set(payment_id, { ...opened, kind: "TerminalWait" });
   }
@@ -131,6 +158,24 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     return resolution;
   }
 
+  /** A call abandoned as never received, looked up once more: its late answer recorded if the processor acted after all. */
+  async function lookAgain(item: SecondLook, dryRun: boolean): Promise<Resolution | null> {
+    const { attempt, payment_id } = item;
+    const attempt_id = attempt.data.attempt_id;
+    let resolution: Resolution | null = null;
+    const ctx: CommandContext = commandClock(clock, { actor: "reconciler" });
+    await pipeline.onPayment(null, payment_id, async (loaded) => {
+      resolution = null;
+      if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded; // its command recorded it
+      const recorded = await processorOf(processors, viewOf(loaded)).lookup(attempt_id);
+      if (recorded === "never_received") return loaded; // as it was: nothing to report
+      resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: lateAnswerEvents(viewOf(loaded), attempt, recorded).map((e) => e.type), late: true };
+      if (dryRun) return loaded;
+      return pipeline.recordLateAnswer(payment_id, attempt, item.revision, recorded, ctx, "reconcile");
+    });
+    return resolution;
+  }
+
   /** One pass: catch the index up, resolve every open attempt older than the grace period. */
   async function reconcile(options: ReconcileOptions = {}): Promise<ReconcileReport> {
     const started = performance.now();
@@ -143,7 +188,13 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     for (const item of due) {
       const r = await resolve(item, dryRun, now);
       if (r) resolved.push(r);
-      if (!dryRun) open.delete(item.payment_id);
+      // what it appended closes it when indexed (an abandonment then gets its second look)
+      if (!dryRun && !r?.appended.length) open.delete(item.payment_id);
+    }
+    for (const item of [...secondLooks.values()].filter((l) => now - l.since >= graceMs)) {
+      const r = await lookAgain(item, dryRun);
+      if (r) resolved.push(r);
+      if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
     }
     if (!dryRun) await catchUp();
     return { found: due.length, resolved, waiting: open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };

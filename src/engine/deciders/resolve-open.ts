@@ -16,6 +16,9 @@ export interface Resolved {
   stopTerminal?: string;
 }
 
+/** The reason an attempt is abandoned when the processor has no record of its call. */
+export const NEVER_RECEIVED = "never_received";
+
 /** The key to look the open call up with at the processor, or null when nothing is open. */
 export function openKey(payment: PaymentSnapshot): string | null | undefined {
   const { attempt, terminal } = payment.context;
@@ -34,7 +37,7 @@ export function resolveOpen(payment: PaymentSnapshot, recorded: RecordedOutcome 
   if (attempt) {
     const { attempt_id } = attempt.data;
     const resolution = { open: attempt.type, attempt_id, processor: recorded === "never_received" ? recorded : recorded.call };
-    if (recorded === "never_received") return { ...resolution, events: [abandoned(attempt_id, "never_received")] };
+    if (recorded === "never_received") return { ...resolution, events: [abandoned(attempt_id, NEVER_RECEIVED)] };
     const events = acceptedOrAbandoned(payment, attempt_id, outcomeEvents(view, recorded));
     // a terminal that started and is still collecting: past the blocking auth's deadline, that is over
     if (pastTerminalDeadline && attempt.type === "TerminalAuthorizationAttempted" && events.length === 1) {

@@ -10,19 +10,20 @@
 // event (its id the call's idempotency key) is appended with the revision the decision was made on
 // before the processor is called, the outcome after. A crash or an unanswered call in between
 // leaves the attempt open: the payment takes no other step until the reconciler (../reconcile.ts)
-// learns the outcome from the processor.
+// learns the outcome from the processor; a call that lands after the reconciler found it never
+// received is recorded as the processor's late answer (recordLateAnswer).
 import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { CardflowError, NotFound, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
 import type { Ids } from "../../ids.js";
-import type { Processors } from "../../processors/port.js";
+import type { Processors, RecordedOutcome } from "../../processors/port.js";
 import { WrongExpectedRevision } from "../../store/port.js";
 import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secret.js";
 import type { Clock } from "../../clock.js";
 import { attemptClock, withoutAnswer, type CommandContext } from "../context.js";
 import type { Decide, Decision } from "../deciders/decision.js";
-import { abandoned, OUTCOME_REFUSED, outcomeEvents } from "../outcomes.js";
+import { abandoned, lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
 import { callProcessor, processorOf } from "./processor-calls.js";
@@ -168,10 +169,37 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
         throw error;
       }
       if (!(error instanceof WrongExpectedRevision)) throw error;
-      // another process's reconciler recorded the outcome first: the payment as it now stands
-      const current = await payments.load(paymentId);
-      if (current && current.snapshot.context.attempt?.data.attempt_id !== attempt_id) return current;
-      throw error;
+      // another process's reconciler closed the attempt first: with the processor's recorded
+      // outcome (the payment as it now stands), or as never received, having asked while the call
+      // was still on its way: what the processor did is then recorded now, as its late answer
+      return recordLateAnswer(paymentId, event, attempted.revision, recorded, ctx, command);
+    }
+  }
+
+  /**
+   * The processor's answer to an attempt that was abandoned as never received, appended on the
+   * payment as it now stands (its metadata naming the attempt as `late_answer_to`; with the
+   * command's answer): the money the call moved is on the record, once, and a retry with the same
+   * key replays it (never a second call). The payment as it stands when the attempt was answered
+   * meanwhile, or its late answer recorded already (the reconciler's second look, or the call's
+   * own command). The machine refuses it only when the payment moved on (another call made since):
+   * that is thrown as an error naming the attempt, for an operator, never answered as done.
+   */
+  async function recordLateAnswer(paymentId: string, attempt: AttemptEvent, attemptRevision: number, recorded: RecordedOutcome, ctx: CommandContext, command: string): Promise<Loaded> {
+    const { attempt_id } = attempt.data;
+    for (let conflicts = 0; ; conflicts++) {
+      const fate = await payments.attemptFate(paymentId, attempt, attemptRevision);
+      if (fate === "open") throw new Error(`payment ${paymentId}: attempt ${attempt_id} is still open`);
+      const current = (await payments.load(paymentId))!;
+      const events = fate === "abandoned" ? lateAnswerEvents(viewOf(current), attempt, recorded) : [];
+      if (events.length === 0) return current; // answered already, or the processor refused without acting
+      try {
+        return await payments.append(paymentId, current, events, { ...ctx, late_answer_to: attempt_id }, command);
+      } catch (error) {
+        if (error instanceof WrongExpectedRevision && conflicts < 5) continue;
+        // not a WrongExpectedRevision: the command must not be decided again (a second call)
+        throw new Error(`payment ${paymentId}: the processor answered attempt ${attempt_id} after it was abandoned, and its answer (${events.map((e) => e.type).join(", ")}) could not be recorded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
     }
   }
 
@@ -215,6 +243,8 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
     runBoth,
     create,
     carryOut,
+    recordLateAnswer,
+    attemptFate: payments.attemptFate,
   };
 }
 

@@ -2,7 +2,7 @@
 // payment in this process, loading (cached state + events appended since, by any process),
 // appending only what the machine allows with the revision the decision was made on, and
 // re-deciding when another process appended first.
-import { isAttempt, PaymentEvent, streams } from "../../../machines/events.js";
+import { closesAttempt, isAttempt, PaymentEvent, streams, type AttemptEvent } from "../../../machines/events.js";
 import { applyPaymentEvent, applyStored, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
 import { setBounded } from "../../bounded.js";
 import type { Clock } from "../../clock.js";
@@ -125,6 +125,22 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     return { answer: { snapshot, revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e), attemptKeys } };
   }
 
+  /**
+   * What became of an attempt, read from the store after its revision: "open"; "answered" (its
+   * outcome); "abandoned" (the processor did nothing, as far as was known); "answered_late" (then its
+   * late answer was recorded: an event whose metadata names it as `late_answer_to`).
+   */
+  async function attemptFate(paymentId: string, attempt: AttemptEvent, attemptRevision: number): Promise<"open" | "answered" | "abandoned" | "answered_late"> {
+    const events = await store.readStream(streams.payment(paymentId), { fromRevision: attemptRevision + 1 });
+    const { attempt_id } = attempt.data;
+    let fate: "open" | "answered" | "abandoned" = "open";
+    for (const e of events) {
+      if (fate === "abandoned" && e.metadata.late_answer_to === attempt_id) return "answered_late";
+      if (fate === "open") fate = closesAttempt(attempt, e) ?? "open";
+    }
+    return fate;
+  }
+
   const notify = (paymentId: string) => waiters.get(paymentId)?.forEach((wake) => wake());
 
   /** Asks the machine; appends only what it allows, with the revision the decision was made on. */
@@ -234,7 +250,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, earlierTry };
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, earlierTry, attemptFate };
 }
 
 export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

@@ -1,0 +1,140 @@
+// A processor call that lands after another process's reconciler abandoned its attempt: the
+// reconciler asked while the call was still on its way (slower than the grace), heard "never
+// received" and abandoned it; then the processor acted. What it did is recorded as its late answer
+// (the outcome naming no attempt, `late_answer_to` in its metadata), so the money it moved is on the
+// payment's record; the command answers it, and a retry with the same key replays it without a
+// second call. Two engines on one store: in one process the reconciler waits for the payment's lock.
+import { afterAll, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/clock.js";
+import { createEngine } from "../../src/engine.js";
+import { sequentialIds } from "../../src/ids.js";
+import { memorySide } from "../../src/processors/processor-side.js";
+import { createSimulators } from "../../src/processors/simulator.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
+import { auditAll } from "../../src/audit/audit.js";
+
+const clock = manualClock();
+const ids = sequentialIds();
+const side = memorySide();
+const simulators = createSimulators({ clock, ids, side });
+const store = createMemoryStore();
+const engine = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
+const other = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
+// a process that dies once its refund call answered, before it records anything
+const dying = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000, fault: (at, attempt) => {
+  if (at === "after_call" && attempt.type === "RefundAttempted") throw new Error("killed after the processor refunded");
+} });
+afterAll(async () => {
+  await engine.close();
+  await other.close();
+  await dying.close();
+});
+
+const ledger = (call: string) => simulators.ledger.entries().filter(([, r]) => r.call === call);
+const stream = (paymentId: string) => store.readStream(`payment-${paymentId}`);
+async function until(done: () => Promise<boolean>) {
+  for (let i = 0; i < 200 && !(await done()); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(await done()).toBe(true);
+}
+
+async function paid(account: string, capture_method: "automatic" | "manual") {
+  await engine.openAccount({ external_account_id: account, processor: "B" });
+  const created = await engine.createIntent({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method, payment_method_id: "pm_card_visa", external_customer_id: "cus_late" });
+  return (created as { payment_id: string }).payment_id;
+}
+
+/** The call is made 12 s late; the other engine's reconciler (grace 8 s) abandons its attempt at 9 s; it lands at 12 s. */
+async function abandonedThenLanded<T>(paymentId: string, attemptType: string, command: () => Promise<T>): Promise<PromiseSettledResult<T>> {
+  side.set("faults", "calls", { latency_ms: 12_000 });
+  const answer = command().then(
+    (value) => ({ status: "fulfilled" as const, value }),
+    (reason: unknown) => ({ status: "rejected" as const, reason }),
+  );
+  await until(async () => (await stream(paymentId)).some((e) => e.type === attemptType));
+  side.set("faults", "calls", undefined);
+  await clock.advance(9_000);
+  const pass = await other.reconcile();
+  expect(pass.resolved).toMatchObject([{ payment_id: paymentId, open: attemptType, processor: "never_received", appended: ["AttemptAbandoned"] }]);
+  await clock.advance(3_000);
+  return answer;
+}
+
+describe("a processor call that lands after its attempt was abandoned", () => {
+  it("a refund: recorded as the processor's late answer, answered, replayed to a retry without a second call", { timeout: 10_000 }, async () => {
+    const payment_id = await paid("acct_late_refund", "automatic");
+    await engine.authorize({ external_account_id: "acct_late_refund", payment_id });
+    const refund = () => engine.refund({ external_account_id: "acct_late_refund", payment_id, amount: "4.00" }, { idempotency_key: "late-refund" });
+
+    expect(await abandonedThenLanded(payment_id, "RefundAttempted", refund)).toMatchObject({ value: { status: "succeeded", amount_refunded: "4.00" } });
+    expect(ledger("refund")).toHaveLength(1);
+    const events = await stream(payment_id);
+    const attempt = events.find((e) => e.type === "RefundAttempted")!;
+    const attempt_id = (attempt.data as { attempt_id: string }).attempt_id;
+    expect(events.slice(-3).map((e) => e.type)).toEqual(["RefundAttempted", "AttemptAbandoned", "PaymentRefunded"]);
+    const late = events.at(-1)!;
+    expect(late.data).toMatchObject({ amount: "4.00" });
+    expect(late.data).not.toHaveProperty("attempt_id");
+    expect(late.metadata).toMatchObject({ late_answer_to: attempt_id, idempotency_key: "late-refund" });
+
+    // a retry with the key: the recorded answer, no second refund
+    await expect(refund()).resolves.toMatchObject({ amount_refunded: "4.00" });
+    expect(ledger("refund")).toHaveLength(1);
+    // the store audits clean: every event allowed by the machine, read models as a rebuild
+    expect((await auditAll({ store, readModels: undefined })).findings).toEqual([]);
+  });
+
+  it("a capture: the late capture moves the payment to succeeded", { timeout: 10_000 }, async () => {
+    const payment_id = await paid("acct_late_capture", "manual");
+    await engine.authorize({ external_account_id: "acct_late_capture", payment_id });
+    const capture = () => engine.capture({ external_account_id: "acct_late_capture", payment_id, amount: "10.00" }, { idempotency_key: "late-capture" });
+    expect(await abandonedThenLanded(payment_id, "CaptureAttempted", capture)).toMatchObject({ value: { status: "succeeded", amount_captured: "10.00" } });
+    expect((await stream(payment_id)).slice(-2).map((e) => [e.type, e.metadata.late_answer_to ?? null])).toEqual([
+      ["AttemptAbandoned", null],
+      ["PaymentCaptured", expect.stringMatching(/^att_/)],
+    ]);
+    await expect(capture()).resolves.toMatchObject({ status: "succeeded", amount_captured: "10.00" });
+    expect(ledger("capture").filter(([, r]) => JSON.stringify(r).includes("10.00"))).toHaveLength(1);
+  });
+
+  it("its process died before recording it: the reconciler's second look, a grace after the abandonment, records it", { timeout: 10_000 }, async () => {
+    const payment_id = await paid("acct_late_died", "automatic");
+    await engine.authorize({ external_account_id: "acct_late_died", payment_id });
+    const refund = () => dying.refund({ external_account_id: "acct_late_died", payment_id, amount: "3.00" }, { idempotency_key: "late-died" });
+    expect(await abandonedThenLanded(payment_id, "RefundAttempted", refund)).toMatchObject({ status: "rejected", reason: { message: "killed after the processor refunded" } });
+    const refunded = () => ledger("refund").filter(([, r]) => JSON.stringify(r).includes("3.00"));
+    expect(refunded()).toHaveLength(1);
+    expect((await engine.getPayment({ external_account_id: "acct_late_died", payment_id })).amount_refunded).toBe("0.00"); // the money moved, unrecorded
+
+    // 12 s after the attempt, 3 s after its abandonment: not looked at again yet
+    expect((await other.reconcile()).resolved).toEqual([]);
+    await clock.advance(5_000); // a grace after the abandonment
+    const pass = await other.reconcile();
+    const attempt_id = ((await stream(payment_id)).find((e) => e.type === "RefundAttempted")!.data as { attempt_id: string }).attempt_id;
+    expect(pass.resolved).toEqual([{ payment_id, open: "RefundAttempted", attempt_id, processor: "refund", appended: ["PaymentRefunded"], late: true }]);
+    expect((await engine.getPayment({ external_account_id: "acct_late_died", payment_id })).amount_refunded).toBe("3.00");
+    expect((await stream(payment_id)).at(-1)!.metadata).toMatchObject({ late_answer_to: attempt_id, actor: "reconciler" });
+    // once: the next pass and a retry with the key look no further
+    expect((await other.reconcile()).resolved).toEqual([]);
+    await expect(engine.refund({ external_account_id: "acct_late_died", payment_id, amount: "3.00" }, { idempotency_key: "late-died" })).resolves.toMatchObject({ amount_refunded: "3.00" });
+    expect(refunded()).toHaveLength(1);
+  });
+
+  it("a payment that moved on meanwhile does not take it: an error naming the attempt, never answered as done", { timeout: 10_000 }, async () => {
+    const payment_id = await paid("acct_late_moved", "automatic");
+    await engine.authorize({ external_account_id: "acct_late_moved", payment_id });
+    side.set("faults", "calls", { latency_ms: 12_000 });
+    const late = engine.refund({ external_account_id: "acct_late_moved", payment_id, amount: "4.00" }, { idempotency_key: "late-moved" }).catch((error: Error) => error);
+    await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
+    side.set("faults", "calls", undefined);
+    await clock.advance(9_000);
+    expect((await other.reconcile()).resolved).toHaveLength(1);
+    // the whole amount refunded through the other process meanwhile
+    await expect(other.refund({ external_account_id: "acct_late_moved", payment_id, amount: "10.00" })).resolves.toMatchObject({ amount_refunded: "10.00" });
+    await clock.advance(3_000);
+    const error = await late;
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/the processor answered attempt att_\w+ after it was abandoned, and its answer \(PaymentRefunded\) could not be recorded/);
+    expect((await stream(payment_id)).at(-1)!.type).toBe("PaymentRefunded");
+    expect((await engine.getPayment({ external_account_id: "acct_late_moved", payment_id })).amount_refunded).toBe("10.00");
+  });
+});

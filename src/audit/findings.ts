@@ -44,6 +44,8 @@ export interface TimelineRow {
   /** The terminal or reader the payment was on after this event, if any. */
   terminal_id: string | null;
   idempotency_key: string | null;
+  /** The processor's late answer to this attempt, abandoned as never received before the call landed (its metadata). */
+  late_answer_to?: string;
   /** The version of the machine that decided the event (its metadata); null: before machine versions. */
   machine_version: string | null;
   status_before: string;

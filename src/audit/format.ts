@@ -23,7 +23,7 @@ export function formatAudit(report: PaymentAudit): string {
     String(r.request_id),
     // what a processor reported came from the terminal or reader the payment was on
     r.actor?.startsWith("processor:") && r.terminal_id ? `${r.actor} via ${r.terminal_id}` : (r.actor ?? "-"),
-    r.type,
+    r.late_answer_to ? `${r.type} (late answer to ${r.late_answer_to})` : r.type,
     `${r.status_before} → ${r.allowed ? r.status_after : `(refused; stays ${r.status_after})`}${r.allowed_by_machine ? ` (allowed by machine ${r.allowed_by_machine} at the time)` : ""}`,
     `${r.amounts_after.authorized} / ${r.amounts_after.captured} / ${r.amounts_after.refunded}`,
   ]);

@@ -28,6 +28,7 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
       actor: e.metadata.actor ?? null,
       terminal_id: step.state.context.terminal?.terminal_id ?? null,
       idempotency_key: e.metadata.idempotency_key ?? null,
+      ...(typeof e.metadata.late_answer_to === "string" && { late_answer_to: e.metadata.late_answer_to }),
       machine_version: step.machine_version,
       status_before: step.status_before,
       status_after: step.state.status,

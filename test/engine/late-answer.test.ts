@@ -11,7 +11,8 @@ import { sequentialIds } from "../../src/ids.js";
 import { memorySide } from "../../src/processors/processor-side.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
-import { auditAll } from "../../src/audit/audit.js";
+import { audit, auditAll } from "../../src/audit/audit.js";
+import { formatAudit } from "../../src/audit/format.js";
 
 const clock = manualClock();
 const ids = sequentialIds();
@@ -79,8 +80,11 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     // a retry with the key: the recorded answer, no second refund
     await expect(refund()).resolves.toMatchObject({ amount_refunded: "4.00" });
     expect(ledger("refund")).toHaveLength(1);
-    // the store audits clean: every event allowed by the machine, read models as a rebuild
+    // the store audits clean (every event allowed by the machine); the timeline links the answer to its call
     expect((await auditAll({ store, readModels: undefined })).findings).toEqual([]);
+    const audited = await audit({ store, readModels: undefined }, payment_id);
+    expect(audited.timeline.at(-1)).toMatchObject({ type: "PaymentRefunded", late_answer_to: attempt_id, status_after: "succeeded", amounts_after: { refunded: "4.00" } });
+    expect(formatAudit(audited)).toContain(`PaymentRefunded (late answer to ${attempt_id})`);
   });
 
   it("a capture: the late capture moves the payment to succeeded", { timeout: 10_000 }, async () => {

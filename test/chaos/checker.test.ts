@@ -219,6 +219,18 @@ describe("invalid histories: each anomaly reported", () => {
     open.op("refund", "k10", "p1", [{ at: [100, 5000], status: 0 }]);
     const amount = paidAndRefunded();
     amount.ledger[1]![1].amount = "16.00";
+    // abandoned as never received, then the processor's late answer recorded: no anomaly; its amount still compared
+    const lateAnswer = (amount: string) => {
+      const s = paidAndRefunded();
+      s.event("p1", "RefundAttempted", { attempt_id: "a9", amount: "1.00", reason: null }, "k9", 9).event("p1", "AttemptAbandoned", { attempt_id: "a9", reason: "never_received" }, null, 10);
+      s.event("p1", "PaymentRefunded", { refund_id: "re9", amount, reason: null }, "k9", 9);
+      s.events.at(-1)!.metadata.late_answer_to = "a9";
+      s.ledger.push(["a9", { call: "refund", refund_id: "re9", amount: "1.00" }]);
+      s.op("refund", "k9", "p1", [{ at: [100, 5000], status: 0 }]);
+      return s;
+    };
+    expect(kinds(lateAnswer("1.00"))).toEqual([]);
+    expect(kinds(lateAnswer("2.00"))).toEqual(["e:ledger_mismatch"]);
     expect(kinds(charge)).toEqual(["e:charge_without_record"]);
     expect(kinds(noCharge)).toEqual(["e:record_without_charge"]);
     expect(kinds(open)).toEqual(["e:open_attempt"]);

@@ -55,6 +55,8 @@ export function checkLedger(model: Model, ledger: ReadonlyArray<readonly [string
       const id = attemptIdOf(e);
       if (ATTEMPTS.has(e.type) && id) attempts.set(id, { payment_id: p.payment_id, attempt: e, closed: [], after: p.events.slice(i + 1) });
       else if (id) attempts.get(id)?.closed.push(e);
+      // the processor's late answer to a call abandoned as never received: its outcome after all
+      else if (typeof e.metadata.late_answer_to === "string") attempts.get(e.metadata.late_answer_to)?.closed.push({ ...e, data: { ...(e.data as object), attempt_id: e.metadata.late_answer_to } });
     });
   }
   const recorded = new Map(ledger.map(([k, v]) => [k, v] as const));
@@ -67,7 +69,7 @@ export function checkLedger(model: Model, ledger: ReadonlyArray<readonly [string
       say("open_attempt", `still without outcome after the reconciler${entry ? ` (the processor recorded ${entry.call})` : ""}`);
       continue;
     }
-    if (abandoned) {
+    if (abandoned && !outcome) {
       if (entry && entry.call !== "refused") say("charge_without_record", `the processor recorded ${entry.call}${entry.outcome ? ` ${entry.outcome.kind}` : ""}, cardflow abandoned it (${data(abandoned).reason})`);
       continue;
     }

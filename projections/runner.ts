@@ -18,7 +18,6 @@
 import { CheckpointConflict, outageTolerantStart, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import { coalesced } from "../src/coalesced.js";
 import { ReadModelBehind } from "./behind.js";
-import { foldedDocs, type FoldReads } from "./folded-docs.js";
 import { readModelShape, type Projection } from "./projection.js";
 
 /** Events per batch of a live catch-up (from a checkpoint): a few milliseconds of folding and committing. */
@@ -38,15 +37,12 @@ export interface BatchFold {
    * below it), each at `last` with `expectedCheckpoint: checkpoint`. A throw is checked like a
    * projection's (another process moved the checkpoint: fold again).
    */
-  fold(batch: readonly RecordedEvent[], checkpoint: number, last: number, read: FoldReads): Promise<ProjectionCommit[]>;
+  fold(batch: readonly RecordedEvent[], checkpoint: number, last: number): Promise<ProjectionCommit[]>;
   /** Told each position its checkpoint reached: this process's commits, and other processes' once read. */
   reached(position: number): void;
   /** Its read models' storage made ready at their versions, before each catch-up (once, in practice: memoized by the fold). */
   prepare?(): Promise<void>;
 }
-
-/** A read model's (or a joined fold's) part of a batch: its commits (BatchFold.fold with the runner's reads). */
-type Fold = (batch: readonly RecordedEvent[], checkpoint: number, last: number) => Promise<ProjectionCommit[]>;
 
 export interface ProjectionRunner {
   /** Applies every stored event not yet applied (the queued catch-up, shared); resolves with the last position applied. */
@@ -129,8 +125,6 @@ export function createProjectionRunner({
 
   /** The joined folds by name, each told its positions through every fold that joined under that name. */
   const joined = new Map<string, { fold: BatchFold; reached: Set<(position: number) => void> }>();
-  /** What the folds wrote, kept for the next batch's reads (./folded-docs.ts). */
-  const docs = foldedDocs((name, keys) => readModels.getMany(name, keys));
 
   /**
    * The live subscription's events not applied yet: a slice of the log, every event after `from`
@@ -228,9 +222,9 @@ export function createProjectionRunner({
     // A projection at checkpoint 0 has no documents. Every commit below checks the checkpoint it
     // started from, so as long as they succeed nobody else wrote: its documents are the ones this
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
-    const parts: Fold[] = [
+    const parts: Array<BatchFold["fold"]> = [
       ...projections.map((projection, i) => projectionFold(projection, checkpoints[i] === 0 ? new Set<string>() : undefined)),
-      ...folds.map(({ fold }): Fold => (batch, checkpoint, last) => fold.fold(batch, checkpoint, last, (name, keys) => docs.read(name, keys, checkpoint))),
+      ...folds.map(({ fold }) => fold.fold.bind(fold)),
     ];
     let after = Math.min(...checkpoints);
     // From zero: large batches (the fewest commits); live: small ones, each its own turn of the event
@@ -282,7 +276,6 @@ export function createProjectionRunner({
             }),
           );
           const revealing = readModels.ordered === true;
-          docs.folded(commits.flat());
           const commit = readModels.commitBatch(commits.flat()).then(() => {
             for (const i of checkpoints.keys()) checkpoints[i] = Math.max(checkpoints[i]!, last);
             tell();
@@ -300,7 +293,6 @@ export function createProjectionRunner({
         }
         await committing;
       } catch (error) {
-        docs.forget();
         await committing?.catch(() => undefined); // none left under way: a retry reads what is stored
         throw error;
       }
@@ -316,13 +308,13 @@ export function createProjectionRunner({
    * (only those that changed). `written`: from zero, the keys this catch-up wrote (no others exist).
    */
   const projectionFold =
-    (projection: Projection<any>, written: Set<string> | undefined): Fold =>
+    (projection: Projection<any>, written: Set<string> | undefined): BatchFold["fold"] =>
     async (batch, checkpoint, last) => {
       const keys = batch.map((event) => (event.position <= checkpoint ? null : projection.keyOf(event)));
       // stored documents are read only for keys that may have one (from zero: those written already)
       const wanted = new Set<string>();
       for (const key of keys) if (key !== null && (!written || written.has(key))) wanted.add(key);
-      const stored = wanted.size > 0 ? await docs.read(projection.name, [...wanted], checkpoint) : new Map<string, unknown>();
+      const stored = wanted.size > 0 ? await readModels.getMany(projection.name, [...wanted]) : new Map<string, unknown>();
       const changed = new Map<string, unknown>();
       batch.forEach((event, i) => {
         const key = keys[i];

@@ -151,9 +151,9 @@ export function createEventFeed({
   const fold: BatchFold = {
     name: FEED.events,
     prepare,
-    async fold(batch, checkpoint, last, read) {
+    async fold(batch, checkpoint, last) {
       const events = batch.filter((e) => e.position > checkpoint);
-      const stored = await read<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
+      const stored = await readModels.getMany<Folded>(FEED.streams, [...new Set(events.map((e) => e.stream))]);
       const result = foldBatch(events, stored);
       folded = [...folded.filter((b) => b.last <= checkpoint), { from: checkpoint, last, accounts: result.accounts }]; // a fold again from `checkpoint` replaces what came after
       const commit = (projection: string, docs: Array<{ key: string; doc: unknown }>) => ({ projection, docs, checkpoint: last, expectedCheckpoint: checkpoint });

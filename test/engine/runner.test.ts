@@ -1,4 +1,4 @@
-// The projection runner's reads and commits: one commitBatch per batch for every projection, at most one
+// The projection runner's reads and commits: one commitBatch per batch for every projection, one
 // getMany per projection and batch, no document read at all while rebuilding from zero, and no
 // event applied twice when several runners project the same read models.
 import { describe, expect, it } from "vitest";
@@ -143,53 +143,6 @@ describe("projection runner", () => {
     const alone = createMemoryReadModels();
     await createProjectionRunner({ store, readModels: alone, projections: [strict] }).catchUp();
     expect(await shared.list("strict", "")).toEqual(await alone.list("strict", ""));
-  });
-
-  it("documents it folded are read from what it kept, not the store, while the batches follow on from its own", async () => {
-    const store = createMemoryStore();
-    await fill(store, 3, 4);
-    const { store: readModels, calls } = counted(createMemoryReadModels());
-    const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS });
-    await runner.catchUp();
-    await fill(store, 3, 6, 4); // more events on the same streams
-    const before = calls.keysRead;
-    expect(await runner.catchUp()).toBe(18);
-    expect(calls.keysRead).toBe(before);
-    // another runner moves the read models on: the first reads the store again
-    await fill(store, 3, 7, 6);
-    await createProjectionRunner({ store, readModels, projections: PROJECTIONS }).catchUp();
-    await fill(store, 3, 8, 7);
-    const read = calls.keysRead;
-    expect(await runner.catchUp()).toBe(24);
-    expect(calls.keysRead).toBeGreaterThan(read);
-    const alone = createMemoryReadModels();
-    await createProjectionRunner({ store, readModels: alone, projections: PROJECTIONS }).catchUp();
-    expect(await docs(readModels)).toEqual(await docs(alone));
-  });
-
-  it("a fold on a stale read, refused at commit, leaves nothing kept: the next batches read the store (an event applied twice shows)", async () => {
-    const store = createMemoryStore();
-    await fill(store, 3, 5);
-    const shared = createMemoryReadModels();
-    const other = createProjectionRunner({ store, readModels: shared, projections: PROJECTIONS });
-    let race = false;
-    // the other process commits right after this runner read its checkpoint, before its documents
-    const racing: ReadModelStore = {
-      ...shared,
-      getMany: async (p, keys) => {
-        if (race) (race = false), await other.catchUp();
-        return shared.getMany(p, keys);
-      },
-    };
-    const runner = createProjectionRunner({ store, readModels: racing, projections: PROJECTIONS });
-    await runner.catchUp();
-    // a new stream: its document is read from the store, after the other runner folded its events
-    await store.append("s7", [0, 1].map((r) => ({ id: `new-${r}`, type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 20 + r } })), { expectedRevision: "no_stream" });
-    race = true;
-    expect(await runner.catchUp()).toBe(17);
-    await store.append("s7", [{ id: "new-2", type: "t", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: 22 } }], { expectedRevision: 1 });
-    expect(await runner.catchUp()).toBe(18);
-    expect(await shared.get("counts", "s7")).toMatchObject({ events: 3, positions: [16, 17, 18] });
   });
 
   it("projections at different checkpoints each apply every event once, in batches that straddle the one ahead", async () => {

@@ -44,8 +44,6 @@ export interface TimelineRow {
   /** The terminal or reader the payment was on after this event, if any. */
   terminal_id: string | null;
   idempotency_key: string | null;
-  /** The processor's late answer to this attempt, abandoned as never received before the call landed (its metadata). */
-  late_answer_to?: string;
   /** The version of the machine that decided the event (its metadata); null: before machine versions. */
   machine_version: string | null;
   status_before: string;
@@ -55,6 +53,8 @@ export interface TimelineRow {
   /** Today's machine would refuse the event; the earlier machine that decided it allowed it. */
   allowed_by_machine: string | null;
   amounts_after: { authorized: string; captured: string; refunded: string };
+  /** Set on the processor's late answer to an attempt abandoned as never received before its call landed: that attempt's id (its metadata). */
+  late_answer_to?: string;
 }
 
 export interface PaymentAudit {

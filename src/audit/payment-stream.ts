@@ -28,13 +28,13 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
       actor: e.metadata.actor ?? null,
       terminal_id: step.state.context.terminal?.terminal_id ?? null,
       idempotency_key: e.metadata.idempotency_key ?? null,
-      ...(typeof e.metadata.late_answer_to === "string" && { late_answer_to: e.metadata.late_answer_to }),
       machine_version: step.machine_version,
       status_before: step.status_before,
       status_after: step.state.status,
       allowed: step.allowed,
       allowed_by_machine: step.allowed_by_machine ?? null,
       amounts_after: { authorized: amount_authorized, captured: amount_captured, refunded: amount_refunded },
+      ...(typeof e.metadata.late_answer_to === "string" && { late_answer_to: e.metadata.late_answer_to }),
     };
     const at = { subject: e.stream, event_id: e.id, revision: e.revision };
     if (step.refusal) {

@@ -67,6 +67,8 @@ const TimelineRowOut = z.strictObject({
   /** Set when today's machine would refuse the event and the earlier machine that decided it allowed it. */
   allowed_by_machine: z.string().nullable(),
   amounts_after: z.strictObject({ authorized: z.string(), captured: z.string(), refunded: z.string() }),
+  /** Set on the processor's late answer to an attempt abandoned as never received before its call landed: that attempt's id. */
+  late_answer_to: z.string().optional(),
 });
 export const PaymentAuditOut = z
   .strictObject({

@@ -1,0 +1,60 @@
+// A processor call slower than the reconciler's grace, across two real server processes on one
+// SQLite store and one sandbox processor: the other process's reconciler asks while the call is on
+// its way, hears "never received" and abandons the attempt; then the call lands. The process that
+// made it records what the processor did (its late answer) and answers the refund as done; a retry
+// with the same Idempotency-Key, through the other process, replays it without a second refund.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { fileSide, processorSideIn } from "../../src/processors/processor-side.js";
+import { client, merchantKey, startServer, storedEvents, type ServerProcess } from "./servers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cardflow-late-answer-"));
+const servers: ServerProcess[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a processor call that lands after another process abandoned its attempt", () => {
+  it("is recorded as the processor's late answer, answered as done, and replayed to a retry through the other process", { timeout: 90_000 }, async () => {
+    const store = { DATA_DIR: dir };
+    const key = await merchantKey(store, "acct_late");
+    // `calling` makes the call; `reconciling` asks about it 3 s after it was opened
+    const calling = await startServer(store, { RECONCILE_GRACE_MS: "600000" });
+    const reconciling = await startServer(store, { RECONCILE_GRACE_MS: "3000", RECONCILE_INTERVAL_MS: "250" });
+    servers.push(calling, reconciling);
+    const http = client(key);
+    const created = await http.post(calling.url, "/v2/payment/intent", { external_account_id: "acct_late", amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_late" });
+    const payment_id = created.body.payment_id;
+    expect((await http.post(calling.url, "/v2/payment/auth", { external_account_id: "acct_late", payment_id })).body.status).toBe("succeeded");
+
+    // the sandbox processor receives the next call 6 s after it is made
+    const side = fileSide(processorSideIn(dir));
+    side.set("faults", "calls", { latency_ms: 6_000 });
+    const refund = { external_account_id: "acct_late", payment_id, amount: "4.00" };
+    const answer = http.post(calling.url, "/v2/payment/refund", refund, { "idempotency-key": "late-refund" });
+    for (let i = 0; i < 100 && !(await storedEvents(store)).some((e) => e.type === "RefundAttempted"); i++) await new Promise((r) => setTimeout(r, 50));
+    side.set("faults", "calls", undefined);
+
+    const done = await answer;
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({ status: "succeeded", amount_refunded: "4.00" });
+    const events = (await storedEvents(store)).filter((e) => e.stream === `payment-${payment_id}`);
+    const attempt = events.find((e) => e.type === "RefundAttempted")!;
+    const attempt_id = (attempt.data as { attempt_id: string }).attempt_id;
+    expect(events.slice(-3).map((e) => [e.type, e.metadata.actor, e.metadata.late_answer_to ?? null])).toEqual([
+      ["RefundAttempted", expect.stringMatching(/^key_/), null],
+      ["AttemptAbandoned", "reconciler", null],
+      ["PaymentRefunded", expect.stringMatching(/^key_/), attempt_id],
+    ]);
+
+    const retry = await http.post(reconciling.url, "/v2/payment/refund", refund, { "idempotency-key": "late-refund" });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body).toMatchObject({ amount_refunded: "4.00" });
+    expect(side.entries<{ call: string }>("ledger").filter(([, r]) => r.call === "refund")).toHaveLength(1);
+    side.close();
+  });
+});

@@ -1,25 +1,21 @@
 // A processor call slower than the reconciler's grace, across two real server processes on one
-// SQLite store and one sandbox processor: the other process's reconciler asks while the call is on
+// store (SQLite; PostgreSQL) and one sandbox processor: the other process's reconciler asks while the call is on
 // its way, hears "never received" and abandons the attempt; then the call lands. The process that
 // made it records what the processor did (its late answer) and answers the refund as done; a retry
 // with the same Idempotency-Key, through the other process, replays it without a second refund.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileSide, processorSideIn } from "../../src/processors/processor-side.js";
-import { client, merchantKey, startServer, storedEvents, type ServerProcess } from "./servers.js";
+import { client, freshStores, hostDir, merchantKey, startServer, storedEvents, type ServerProcess } from "./servers.js";
 
-const dir = mkdtempSync(join(tmpdir(), "cardflow-late-answer-"));
+const stores = await freshStores("late-answer");
 const servers: ServerProcess[] = [];
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
-  rmSync(dir, { recursive: true, force: true });
 });
 
-describe("a processor call that lands after another process abandoned its attempt", () => {
+describe.each(["sqlite", "postgres"] as const)("a processor call that lands after another process abandoned its attempt (%s)", (kind) => {
   it("is recorded as the processor's late answer, answered as done, and replayed to a retry through the other process", { timeout: 90_000 }, async () => {
-    const store = { DATA_DIR: dir };
+    const store = stores[kind]();
     const key = await merchantKey(store, "acct_late");
     // `calling` makes the call; `reconciling` asks about it 3 s after it was opened
     const calling = await startServer(store, { RECONCILE_GRACE_MS: "600000" });
@@ -31,7 +27,7 @@ describe("a processor call that lands after another process abandoned its attemp
     expect((await http.post(calling.url, "/v2/payment/auth", { external_account_id: "acct_late", payment_id })).body.status).toBe("succeeded");
 
     // the sandbox processor receives the next call 6 s after it is made
-    const side = fileSide(processorSideIn(dir));
+    const side = fileSide(processorSideIn(hostDir(store)));
     side.set("faults", "calls", { latency_ms: 6_000 });
     const refund = { external_account_id: "acct_late", payment_id, amount: "4.00" };
     const answer = http.post(calling.url, "/v2/payment/refund", refund, { "idempotency-key": "late-refund" });

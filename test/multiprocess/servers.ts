@@ -63,7 +63,7 @@ export interface ServerProcess {
 const hostDirs = new WeakMap<StoreEnv, string>();
 const hostRoot = mkdtempSync(join(tmpdir(), "cardflow-hosts-"));
 process.once("exit", () => rmSync(hostRoot, { recursive: true, force: true }));
-const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hostDirs.get(store) ?? hostDirs.set(store, mkdtempSync(join(hostRoot, "host-"))).get(store)!);
+export const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hostDirs.get(store) ?? hostDirs.set(store, mkdtempSync(join(hostRoot, "host-"))).get(store)!);
 
 export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();

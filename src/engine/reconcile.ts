@@ -18,6 +18,7 @@
 // one; any later event of that payment closes it (the machine allows nothing else while one is in
 // flight). The index is kept in memory and caught up from where it stopped on every pass.
 import { ATTEMPT_TYPES, type AttemptEvent, type AttemptType } from "../../machines/events.js";
+import { setBounded } from "../bounded.js";
 import type { Clock } from "../clock.js";
 import type { Processors } from "../processors/port.js";
 import { WrongExpectedRevision, type AllReader, type RecordedEvent } from "../store/port.js";
@@ -81,6 +82,8 @@ interface SecondLook {
 
 /** Calls abandoned longer ago than this when the index reads them get no second look (a restart on an old store). */
 export const SECOND_LOOK_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** At most this many second looks wait at once (the most recent abandonments): a long outage stays flat in memory. */
+const SECOND_LOOKS_KEPT = 10_000;
 
 const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
 /**
@@ -112,7 +115,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     open.delete(payment_id);
     const since = Date.parse(e.metadata.timestamp);
     if (was?.attempt && e.type === "AttemptAbandoned" && (e.data as { reason: string }).reason === NEVER_RECEIVED && clock.now() - since < SECOND_LOOK_WINDOW_MS) {
-      secondLooks.set(was.attempt.data.attempt_id, { payment_id, attempt: was.attempt, revision: was.revision, since });
+      setBounded(secondLooks, was.attempt.data.attempt_id, { payment_id, attempt: was.attempt, revision: was.revision, since }, SECOND_LOOKS_KEPT);
     }
     if (typeof e.metadata.late_answer_to === "string") secondLooks.delete(e.metadata.late_answer_to);
     const opened = { payment_id, since, revision: e.revision, key: (e.data as { attempt_id?: string }).attempt_id ?? null };

@@ -195,9 +195,10 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       if (!dryRun && !r?.appended.length) open.delete(item.payment_id);
     }
     for (const item of [...secondLooks.values()].filter((l) => now - l.since >= graceMs)) {
+      // one look: an answer that cannot be recorded fails this pass once, naming it, not every pass
+      if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
       const r = await lookAgain(item, dryRun);
       if (r) resolved.push(r);
-      if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
     }
     if (!dryRun) await catchUp();
     return { found: due.length, resolved, waiting: open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };

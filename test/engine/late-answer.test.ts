@@ -140,5 +140,9 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     expect((error as Error).message).toMatch(/the processor answered attempt att_\w+ after it was abandoned, and its answer \(PaymentRefunded\) could not be recorded/);
     expect((await stream(payment_id)).at(-1)!.type).toBe("PaymentRefunded");
     expect((await engine.getPayment({ external_account_id: "acct_late_moved", payment_id })).amount_refunded).toBe("10.00");
+    // the reconciler's second look, a grace after the abandonment, finds the same: its pass fails naming it, once
+    await clock.advance(5_000);
+    await expect(other.reconcile()).rejects.toThrow(/the processor answered attempt att_\w+ after it was abandoned, and its answer \(PaymentRefunded\) could not be recorded/);
+    expect((await other.reconcile()).resolved).toEqual([]);
   });
 });

@@ -4,31 +4,17 @@
 // (the outcome naming no attempt, `late_answer_to` in its metadata), so the money it moved is on the
 // payment's record; the command answers it, and a retry with the same key replays it without a
 // second call. Two engines on one store: in one process the reconciler waits for the payment's lock.
-import { afterAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
-import { createEngine } from "../../src/engine.js";
-import { sequentialIds } from "../../src/ids.js";
-import { memorySide } from "../../src/processors/processor-side.js";
-import { createSimulators } from "../../src/processors/simulator.js";
-import { createMemoryStore } from "../../src/store/memory/index.js";
+import { describe, expect, it } from "vitest";
 import { audit, auditAll } from "../../src/audit/audit.js";
 import { formatAudit } from "../../src/audit/format.js";
+import { processesOnOneStore } from "./processes-on-one-store.js";
 
-const clock = manualClock();
-const ids = sequentialIds();
-const side = memorySide();
-const simulators = createSimulators({ clock, ids, side });
-const store = createMemoryStore();
-const engine = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
-const other = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
+const { clock, side, simulators, store, newProcess } = processesOnOneStore({ reconcileGraceMs: 8_000 });
+const engine = newProcess();
+const other = newProcess();
 // a process that dies once its refund call answered, before it records anything
-const dying = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000, fault: (at, attempt) => {
+const dying = newProcess((at, attempt) => {
   if (at === "after_call" && attempt.type === "RefundAttempted") throw new Error("killed after the processor refunded");
-} });
-afterAll(async () => {
-  await engine.close();
-  await other.close();
-  await dying.close();
 });
 
 const ledger = (call: string) => simulators.ledger.entries().filter(([, r]) => r.call === call);

@@ -4,27 +4,14 @@
 // refund that had waited its turn longer than the grace opened its attempt stamped with its arrival,
 // another process's reconciler found it "due" at once, heard "never received" while the call was on
 // its way, and abandoned it: the processor refunded, the payment never said so.
-import { afterAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/clock.js";
-import { createEngine } from "../../src/engine.js";
-import { sequentialIds } from "../../src/ids.js";
-import { memorySide } from "../../src/processors/processor-side.js";
-import { createSimulators } from "../../src/processors/simulator.js";
-import { createMemoryStore } from "../../src/store/memory/index.js";
+import { describe, expect, it } from "vitest";
+import { processesOnOneStore } from "./processes-on-one-store.js";
 
-const clock = manualClock();
-const ids = sequentialIds();
-const side = memorySide();
-const simulators = createSimulators({ clock, ids, side });
-const store = createMemoryStore();
 // two processes on one store: `engine` serves the refunds, `other` reconciles (in one process the
 // reconciler would wait for the payment's lock, held through the call)
-const engine = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
-const other = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
-afterAll(async () => {
-  await engine.close();
-  await other.close();
-});
+const { clock, side, simulators, store, newProcess } = processesOnOneStore({ reconcileGraceMs: 8_000 });
+const engine = newProcess();
+const other = newProcess();
 
 const refunds = () => simulators.ledger.entries().filter(([, r]) => r.call === "refund");
 const attempts = async (paymentId: string) => (await store.readStream(`payment-${paymentId}`)).filter((e) => e.type === "RefundAttempted");

@@ -81,7 +81,7 @@ interface SecondLook {
 }
 
 /** Calls abandoned longer ago than this when the index reads them get no second look (a restart on an old store). */
-export const SECOND_LOOK_WINDOW_MS = 24 * 60 * 60 * 1000;
+const SECOND_LOOK_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** At most this many second looks wait at once (the most recent abandonments): a long outage stays flat in memory. */
 const SECOND_LOOKS_KEPT = 10_000;
 
@@ -171,7 +171,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       resolution = null;
       if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded; // its command recorded it
       const recorded = await processorOf(processors, viewOf(loaded)).lookup(attempt_id);
-      if (recorded === "never_received") return loaded; // as it was: nothing to report
+      // as it was (never received, or refused without acting): nothing to record, nothing to report
+      if (recorded === "never_received" || recorded.call === "refused") return loaded;
       resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: lateAnswerEvents(viewOf(loaded), attempt, recorded).map((e) => e.type), late: true };
       if (dryRun) return loaded;
       return pipeline.recordLateAnswer(payment_id, attempt, item.revision, recorded, ctx, "reconcile");

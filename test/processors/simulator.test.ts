@@ -73,6 +73,21 @@ describe("one effect per idempotency key", () => {
     expect(await other.port.lookup("att_1")).toEqual({ call: "refund", refund_id: first.refund_id, amount: "1.00" });
   });
 
+  it("a call that lands after another process made the call under its key gets that call's answer: one effect", async () => {
+    const side = memorySide();
+    const clock = manualClock();
+    const slow = simulators({ side, clock, processorLatencyMs: 5_000 });
+    const p = payment("pi_landing");
+    const late = slow.port.refund({ payment: p, amount: "1.00", key: "att_landing" });
+    // another process's retry under the same key, while the first call is on its way
+    const other = simulators({ side, ids: { ...sequentialIds(), id: (prefix) => `${prefix}_other` } });
+    const retried = await other.port.refund({ payment: p, amount: "1.00", key: "att_landing" });
+    expect(retried.refund_id).toBe("re_other");
+    await clock.advance(5_000);
+    expect(await late).toEqual(retried);
+    expect(await slow.port.lookup("att_landing")).toEqual({ call: "refund", refund_id: "re_other", amount: "1.00" });
+  });
+
   it("a refusal is recorded and a repeated key is refused again, with the same code", async () => {
     const { port } = simulators();
     // 4000000000000077 expires 02/2030: too early for a card on file

@@ -22,14 +22,19 @@ export function createOnce({ ledger, side, clock, scripted, processorLatencyMs }
     let p = memo.get(key) as Promise<LedgerEntry> | undefined;
     if (!p) {
       const fault = scripted ? injectedFault(side, key) : NO_FAULT; // sandbox: a test's injected outage
-      const act = () => fault.around(() =>
-        run().then(
+      // a call under the same key recorded while this one was on its way (another process's retry of
+      // it): the recorded answer, no second effect (a real processor dedups when it acts, not when asked)
+      const act = () => fault.around(() => {
+        const landed = ledger.get(key);
+        if (landed) return Promise.resolve().then(() => replayRefusal(landed));
+        return run().then(
           (recorded) => (ledger.set(key, recorded), recorded),
           (error: unknown) => {
             if (error instanceof CardflowError) ledger.set(key, { call: "refused", code: error.code, message: error.message });
             throw error;
           },
-        ));
+        );
+      });
       const wait = latencyMs + fault.latencyMs;
       setBounded(memo, key, (p = wait > 0 ? new Promise<void>((r) => clock.setTimer(wait, r)).then(act) : act()), REMEMBERED);
     }

@@ -22,6 +22,8 @@ export function authorizationEvents(outcome: AuthorizationOutcome, attempt_id?: 
 
 /** The reason recorded when the machine refuses what the processor answered for an attempt. */
 export const OUTCOME_REFUSED = "outcome_refused";
+/** The reason an attempt is abandoned when the processor has no record of its call. */
+export const NEVER_RECEIVED = "never_received";
 
 export const abandoned = (attempt_id: string, reason: string): PaymentEvent => ({ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason } });
 
@@ -93,28 +95,33 @@ function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, ca
  * What a retry of a request (its Idempotency-Key) gets, from what its earlier try left on the
  * payment's stream, when that try made a processor call: `open`, its last call's outcome is not
  * known yet (answer 503 again, never call a second time); `anew`, that call was abandoned (the
- * processor did nothing) and the try had no other effect, so the request is decided anew; else the
- * `answer`: the payment right after the try's own events and what followed them on no request's
- * behalf (the reconciler's outcome, its follow-ups), before another request's: what the try would
- * have answered. Undefined when no call was made under the key.
+ * processor did nothing) and the try had no other effect, so the request is decided anew, with
+ * `reuse` the abandoned call when the processor had no record of it (never received): it may
+ * still land, so the same call is made again under its id (the processor acts once per key);
+ * else the `answer`: the payment right after the try's own events and what followed them on no
+ * request's behalf (the reconciler's outcome, its follow-ups), before another request's: what the
+ * try would have answered. Undefined when no call was made under the key.
  */
-export type EarlierTry = { open: string } | { anew: true } | { answer: PaymentSnapshot; through: RecordedEvent };
+export type EarlierTry = { open: string } | { anew: true; reuse?: AttemptEvent } | { answer: PaymentSnapshot; through: RecordedEvent };
 
 export function earlierTry(events: readonly RecordedEvent[], key: string): EarlierTry | undefined {
   let snapshot = initialPaymentSnapshot;
-  let last: { attempt_id: string; closed: "answered" | "abandoned" | null } | undefined;
+  let last: { attempt: AttemptEvent; closed: "answered" | "abandoned" | null; neverReceived: boolean } | undefined;
   let acted = false;
   let following = false;
   let answer: { answer: PaymentSnapshot; through: RecordedEvent } | undefined;
   for (const e of events) {
     const inFlight = snapshot.context.attempt;
     snapshot = applyStored(snapshot, e);
-    if (inFlight && inFlight.data.attempt_id === last?.attempt_id) last.closed = closesAttempt(inFlight, e);
+    if (inFlight && inFlight.data.attempt_id === last?.attempt.data.attempt_id) {
+      last.closed = closesAttempt(inFlight, e);
+      last.neverReceived = last.closed === "abandoned" && (e.data as { reason?: string }).reason === NEVER_RECEIVED;
+    }
     const keyed = e.metadata.idempotency_key ?? null;
     // the processor's late answer to the try's abandoned call (recorded by whichever process): the try acted
-    const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt_id;
+    const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt.data.attempt_id;
     if (keyed === key) {
-      if (isAttempt(e)) last = { attempt_id: (e.data as { attempt_id: string }).attempt_id, closed: null };
+      if (isAttempt(e)) last = { attempt: { type: e.type, version: e.version, data: e.data } as AttemptEvent, closed: null, neverReceived: false };
       else if (e.type !== "AttemptAbandoned") acted = true;
     }
     if (lateAnswer) acted = following = true;
@@ -122,6 +129,21 @@ export function earlierTry(events: readonly RecordedEvent[], key: string): Earli
     if (following) answer = { answer: snapshot, through: e };
   }
   if (!last) return undefined;
-  if (last.closed === null) return { open: last.attempt_id };
-  return last.closed === "abandoned" && !acted ? { anew: true } : answer;
+  if (last.closed === null) return { open: last.attempt.data.attempt_id };
+  if (last.closed === "abandoned" && !acted) return last.neverReceived ? { anew: true, reuse: last.attempt } : { anew: true };
+  return answer;
+}
+
+/**
+ * The attempt decided for a retry: the try's call abandoned as never received made again, under
+ * its attempt id (the call's idempotency key), when it is that same call (the same kind, for the
+ * same amount); else a new call (bracket gives it an id of its own). A terminal's start is started
+ * anew: it moves no money, and the terminal takes one collection per payment.
+ */
+export function sameCallAgain(decided: AttemptEvent, reuse: AttemptEvent | undefined): AttemptEvent {
+  if (!reuse || reuse.type !== decided.type || decided.type === "TerminalAuthorizationAttempted") return decided;
+  const { attempt_id, ...was } = reuse.data;
+  const { attempt_id: _unrecorded, ...now } = decided.data;
+  if (JSON.stringify(was) !== JSON.stringify(now)) return decided;
+  return { ...decided, data: { ...decided.data, attempt_id } } as AttemptEvent;
 }

@@ -23,8 +23,8 @@ import type { Clock } from "../clock.js";
 import type { Processors } from "../processors/port.js";
 import { WrongExpectedRevision, type AllReader, type RecordedEvent } from "../store/port.js";
 import { commandClock, type CommandContext } from "./context.js";
-import { NEVER_RECEIVED, openKey, resolveOpen } from "./deciders/resolve-open.js";
-import { lateAnswerEvents } from "./outcomes.js";
+import { openKey, resolveOpen } from "./deciders/resolve-open.js";
+import { lateAnswerEvents, NEVER_RECEIVED } from "./outcomes.js";
 import type { Pipeline } from "./handlers/pipeline.js";
 import { processorOf } from "./handlers/processor-calls.js";
 import { viewOf } from "./streams/payment-streams.js";
@@ -169,7 +169,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     const ctx: CommandContext = commandClock(clock, { actor: "reconciler" });
     await pipeline.onPayment(null, payment_id, async (loaded) => {
       resolution = null;
-      if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded; // its command recorded it
+      // its command recorded it, or a retry made the call again (that attempt's outcome records what the processor did)
+      if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded;
       const recorded = await processorOf(processors, viewOf(loaded)).lookup(attempt_id);
       // as it was (never received, or refused without acting): nothing to record, nothing to report
       if (recorded === "never_received" || recorded.call === "refused") return loaded;

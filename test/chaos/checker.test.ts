@@ -231,6 +231,19 @@ describe("invalid histories: each anomaly reported", () => {
     };
     expect(kinds(lateAnswer("1.00"))).toEqual([]);
     expect(kinds(lateAnswer("2.00"))).toEqual(["e:ledger_mismatch"]);
+    // abandoned as never received, then a retry made the same call again (its attempt id, the processor's key):
+    // the processor's one refund is the call's outcome; its amount still compared
+    const again = (amount: string) => {
+      const s = paidAndRefunded();
+      s.event("p1", "RefundAttempted", { attempt_id: "a9", amount: "1.00", reason: null }, "k9", 9).event("p1", "AttemptAbandoned", { attempt_id: "a9", reason: "never_received" }, null, 10);
+      s.event("p1", "RefundAttempted", { attempt_id: "a9", amount: "1.00", reason: null }, "k9", 11);
+      s.event("p1", "PaymentRefunded", { refund_id: "re9", amount, reason: null, attempt_id: "a9" }, "k9", 11);
+      s.ledger.push(["a9", { call: "refund", refund_id: "re9", amount: "1.00" }]);
+      s.op("refund", "k9", "p1", [{ at: [100, 5000], status: 0 }]);
+      return s;
+    };
+    expect(kinds(again("1.00"))).toEqual([]);
+    expect(kinds(again("2.00"))).toEqual(["e:ledger_mismatch"]);
     expect(kinds(charge)).toEqual(["e:charge_without_record"]);
     expect(kinds(noCharge)).toEqual(["e:record_without_charge"]);
     expect(kinds(open)).toEqual(["e:open_attempt"]);

@@ -131,4 +131,44 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     await expect(other.reconcile()).rejects.toThrow(/the processor answered attempt att_\w+ after it was abandoned, and its answer \(PaymentRefunded\) could not be recorded/);
     expect((await other.reconcile()).resolved).toEqual([]);
   });
+
+  it("a retry while the abandoned call is still on its way: the same call made again under its attempt id, one refund at the processor", { timeout: 10_000 }, async () => {
+    const account = "acct_late_retry";
+    const payment_id = await paid(account, "automatic");
+    await engine.authorize({ external_account_id: account, payment_id });
+    const refund = { external_account_id: account, payment_id, amount: "4.00" };
+    const refundsBefore = ledger("refund").length;
+    side.set("faults", "calls", { latency_ms: 12_000 });
+    const first = engine.refund(refund, { idempotency_key: "late-retry" });
+    await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
+    side.set("faults", "calls", undefined);
+    await clock.advance(9_000);
+    expect((await other.reconcile()).resolved).toMatchObject([{ payment_id, processor: "never_received", appended: ["AttemptAbandoned"] }]);
+
+    // the client retries through the other process before the call lands: decided anew, the same
+    // call made again under its attempt id (the processor's key), so the processor acts once for both
+    const retry = other.refund(refund, { idempotency_key: "late-retry" });
+    await until(async () => (await stream(payment_id)).filter((e) => e.type === "RefundAttempted").length === 2);
+    const [attempt_id, again] = (await stream(payment_id)).filter((e) => e.type === "RefundAttempted").map((e) => (e.data as { attempt_id: string }).attempt_id);
+    expect(again).toBe(attempt_id);
+    await clock.advance(3_000);
+    await expect(retry).resolves.toMatchObject({ status: "succeeded", amount_refunded: "4.00" });
+    await expect(first).resolves.toMatchObject({ status: "succeeded" });
+    expect(ledger("refund").length - refundsBefore).toBe(1);
+    // the call made again recorded the refund; the first call's answer is no second record of it
+    expect((await stream(payment_id)).slice(-4).map((e) => [e.type, (e.data as { attempt_id?: string }).attempt_id ?? null, e.metadata.actor, e.metadata.late_answer_to ?? null])).toEqual([
+      ["RefundAttempted", attempt_id, "library", null],
+      ["AttemptAbandoned", attempt_id, "reconciler", null],
+      ["RefundAttempted", attempt_id, "library", null],
+      ["PaymentRefunded", attempt_id, "library", null],
+    ]);
+    expect((await engine.getPayment({ external_account_id: account, payment_id })).amount_refunded).toBe("4.00");
+    // the abandoned call's second look, a grace after its abandonment, finds its key taken by the retry: nothing to record
+    await clock.advance(8_000);
+    expect((await other.reconcile()).resolved).toEqual([]);
+    // a third try replays the answer
+    await expect(engine.refund(refund, { idempotency_key: "late-retry" })).resolves.toMatchObject({ amount_refunded: "4.00" });
+    expect(ledger("refund").length - refundsBefore).toBe(1);
+    expect((await auditAll({ store, readModels: undefined })).findings).toEqual([]);
+  });
 });

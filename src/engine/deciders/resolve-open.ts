@@ -3,7 +3,7 @@
 import type { AttemptType, PaymentEvent } from "../../../machines/events.js";
 import { hasTag, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { PaymentView, RecordedOutcome } from "../../processors/port.js";
-import { abandoned, acceptedOrAbandoned, authorizationEvents, outcomeEvents, shopperTimedOut } from "../outcomes.js";
+import { abandoned, acceptedOrAbandoned, authorizationEvents, NEVER_RECEIVED, outcomeEvents, shopperTimedOut } from "../outcomes.js";
 
 export interface Resolved {
   /** What was open: the attempt's type, or "TerminalWait" for a terminal collection past its deadline. */
@@ -15,9 +15,6 @@ export interface Resolved {
   /** The terminal to stop first (its collection is over). */
   stopTerminal?: string;
 }
-
-/** The reason an attempt is abandoned when the processor has no record of its call. */
-export const NEVER_RECEIVED = "never_received";
 
 /** The key to look the open call up with at the processor, or null when nothing is open. */
 export function openKey(payment: PaymentSnapshot): string | null | undefined {

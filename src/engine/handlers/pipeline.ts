@@ -22,8 +22,8 @@ import { WrongExpectedRevision } from "../../store/port.js";
 import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secret.js";
 import type { Clock } from "../../clock.js";
 import { attemptClock, withoutAnswer, type CommandContext } from "../context.js";
-import type { Decide, Decision } from "../deciders/decision.js";
-import { abandoned, lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents } from "../outcomes.js";
+import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js";
+import { abandoned, lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
 import { callProcessor, processorOf } from "./processor-calls.js";
@@ -61,8 +61,8 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
 
   /** decide, then carry the decision out (then the follow-ups, when asked). */
   async function run<I, C extends object, N extends string>(loaded: Loaded, step: Step<I, C, N>, input: I, ctx: CommandContext, options: RunOptions = {}): Promise<Loaded> {
-    const decision = await decide(loaded, step, input, {} as C);
-    return (await answeredBefore(loaded, decision, ctx)) ?? carryOut(loaded, decision, ctx, step.command, options);
+    const earlier = await answeredBefore(loaded, await decide(loaded, step, input, {} as C), ctx);
+    return "answer" in earlier ? earlier.answer : carryOut(loaded, earlier.decision, ctx, step.command, options);
   }
 
   /**
@@ -71,9 +71,9 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
    * so a concurrent request finds both or neither, never a 409 after the first took effect.
    */
   async function runBoth<I, C extends object, N extends string, J, D extends object, M extends string>(loaded: Loaded, first: Step<I, C, N>, firstInput: I, second: Step<J, D, M>, input: J, ctx: CommandContext, options: RunOptions = {}): Promise<Loaded> {
-    const decision = await decide(loaded, first, firstInput, {} as C);
-    const earlier = await answeredBefore(loaded, decision, ctx);
-    if (earlier) return earlier;
+    const earlier = await answeredBefore(loaded, await decide(loaded, first, firstInput, {} as C), ctx);
+    if ("answer" in earlier) return earlier.answer;
+    const { decision } = earlier;
     if (!("append" in decision) || decision.stopTerminal !== undefined) return carryOut(loaded, decision, ctx, first.command, options);
     let snapshot: PaymentSnapshot | null = loaded.snapshot;
     for (const e of decision.append) snapshot = snapshot && applyPaymentEvent(snapshot, e);
@@ -86,18 +86,21 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
    * A retry (same Idempotency-Key) of a request whose processor call's outcome was unknown is
    * answered from the store, never with a second call: 503 again while that call is open, the
    * payment as its outcome left it once known, decided anew if the processor did nothing
-   * (../outcomes.ts earlierTry). Looked for only before a call or a refusal, and read from the
-   * store only when the key made a call on this payment (Loaded.attemptKeys): a state cached from
-   * before that call is then no answer, and a first try costs no read.
+   * (../outcomes.ts earlierTry): then the same call is made again, under the abandoned call's
+   * attempt id, if the processor never received it (it may still land: it acts once per key).
+   * Looked for only before a call or a refusal, and read from the store only when the key made a
+   * call on this payment (Loaded.attemptKeys): a state cached from before that call is then no
+   * answer, and a first try costs no read. Returns the earlier try's answer, or the decision.
    */
-  async function answeredBefore(loaded: Loaded, decision: Exclude<Decision<string>, { need: string }>, ctx: CommandContext): Promise<Loaded | undefined> {
+  async function answeredBefore<D extends Exclude<Decision<string>, { need: string }>>(loaded: Loaded, decision: D, ctx: CommandContext): Promise<{ answer: Loaded } | { decision: D }> {
     const key = ctx.idempotency_key;
-    if (!key || !("attempt" in decision || "refuse" in decision) || !loaded.attemptKeys.includes(key)) return undefined;
+    if (!key || !("attempt" in decision || "refuse" in decision) || !loaded.attemptKeys.includes(key)) return { decision };
     const earlier = await payments.earlierTry(paymentIdOf(loaded), key);
-    if (!earlier || "anew" in earlier) return undefined;
+    if (!earlier) return { decision };
+    if ("anew" in earlier) return { decision: "attempt" in decision ? { ...decision, attempt: sameCallAgain(decision.attempt, earlier.reuse) } : decision };
     if ("open" in earlier) throw unknownOutcome(earlier.open);
     ctx.answeredFromStore?.();
-    return earlier.answer;
+    return { answer: earlier.answer };
   }
 
   const unknownOutcome = (attemptId: string, cause?: unknown) =>
@@ -140,7 +143,8 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
   async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, commandCtx: CommandContext, command: string, before: PaymentEvent[] = [], decidedOn = loaded): Promise<Loaded> {
     const ctx = attemptClock(clock, commandCtx);
     const paymentId = paymentIdOf(loaded);
-    const event = { ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent;
+    // a new call gets an id of its own; a call made again (sameCallAgain) keeps its id, the processor's key
+    const event = decided.data.attempt_id === UNRECORDED ? ({ ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent) : decided;
     const attempt_id = event.data.attempt_id;
     // the HTTP idempotency record goes with the outcome: the answer is known only then
     const attempted = await payments.append(paymentId, loaded, [...before, event], withoutAnswer(ctx), command);
@@ -181,8 +185,9 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
    * payment as it now stands (its metadata naming the attempt as `late_answer_to`; with the
    * command's answer): the money the call moved is on the record, once, and a retry with the same
    * key replays it (never a second call). The payment as it stands when the attempt was answered
-   * meanwhile, or its late answer recorded already (the reconciler's second look, or the call's
-   * own command). The machine refuses it only when the payment moved on (another call made since):
+   * meanwhile, its late answer recorded already (the reconciler's second look, or the call's own
+   * command), or its call made again by a retry (whose outcome records what the processor did).
+   * The machine refuses it only when the payment moved on (another call made since):
    * that is thrown as an error naming the attempt, for an operator, never answered as done.
    */
   async function recordLateAnswer(paymentId: string, attempt: AttemptEvent, attemptRevision: number, recorded: RecordedOutcome, ctx: CommandContext, command: string): Promise<Loaded> {
@@ -192,7 +197,7 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
       if (fate === "open") throw new Error(`payment ${paymentId}: attempt ${attempt_id} is still open`);
       const current = (await payments.load(paymentId))!;
       const events = fate === "abandoned" ? lateAnswerEvents(viewOf(current), attempt, recorded) : [];
-      if (events.length === 0) return current; // answered already, or the processor refused without acting
+      if (events.length === 0) return current; // answered already (or by the call made again), or the processor refused without acting
       try {
         return await payments.append(paymentId, current, events, { ...ctx, late_answer_to: attempt_id }, command);
       } catch (error) {

@@ -116,7 +116,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
    * read from the store as it is now (the answer as a payment, as of its last event). Only for a
    * key in the payment's attemptKeys: any other is a first try.
    */
-  async function earlierTry(paymentId: string, idempotencyKey: string): Promise<{ open: string } | { anew: true } | { answer: Loaded } | undefined> {
+  async function earlierTry(paymentId: string, idempotencyKey: string): Promise<{ open: string } | { anew: true; reuse?: AttemptEvent } | { answer: Loaded } | undefined> {
     const events = await store.readStream(streams.payment(paymentId));
     const earlier = earlierTryIn(events, idempotencyKey);
     if (!earlier || !("answer" in earlier)) return earlier;
@@ -128,14 +128,16 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
   /**
    * What became of an attempt, read from the store after its revision: "open"; "answered" (its
    * outcome); "abandoned" (the processor did nothing, as far as was known); "answered_late" (then its
-   * late answer was recorded: an event whose metadata names it as `late_answer_to`).
+   * late answer was recorded: an event whose metadata names it as `late_answer_to`); "reused" (then a
+   * retry made the same call again, the same attempt id: what the processor did is that attempt's).
    */
-  async function attemptFate(paymentId: string, attempt: AttemptEvent, attemptRevision: number): Promise<"open" | "answered" | "abandoned" | "answered_late"> {
+  async function attemptFate(paymentId: string, attempt: AttemptEvent, attemptRevision: number): Promise<"open" | "answered" | "abandoned" | "answered_late" | "reused"> {
     const events = await store.readStream(streams.payment(paymentId), { fromRevision: attemptRevision + 1 });
     const { attempt_id } = attempt.data;
     let fate: "open" | "answered" | "abandoned" = "open";
     for (const e of events) {
       if (fate === "abandoned" && e.metadata.late_answer_to === attempt_id) return "answered_late";
+      if (fate === "abandoned" && isAttempt(e) && e.data.attempt_id === attempt_id) return "reused";
       if (fate === "open") fate = closesAttempt(attempt, e) ?? "open";
     }
     return fate;

@@ -6,7 +6,8 @@
 import { describe, expect, test } from "vitest";
 import { closesAttempt, type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
 import { stateOf } from "../../../machines/fold.js";
-import { earlierTry } from "../../../src/engine/outcomes.js";
+import { UNRECORDED } from "../../../src/engine/deciders/decision.js";
+import { earlierTry, sameCallAgain } from "../../../src/engine/outcomes.js";
 import type { RecordedEvent } from "../../../src/store/port.js";
 import { CARD_NOT_PRESENT, clientSdkIntent, ev, storedCardAuthorized } from "./events.js";
 
@@ -64,9 +65,29 @@ describe("a retry of a capture whose answer was lost", () => {
     expect(answered(events, "cap")).toMatchObject({ status: "succeeded", context: { amount_captured: "10.00", amount_refunded: "0.00" }, through: 4 });
   });
 
-  test("given the reconciler abandoned it (the processor never received it), then the capture is decided anew", () => {
+  test("given the reconciler abandoned it (the processor never received it), then the capture is decided anew: the same call, made again under its attempt id", () => {
     const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2"), null]);
+    expect(earlierTry(events, "cap")).toEqual({ anew: true, reuse: ev.captureAttempted("10.00", "att_2") });
+  });
+
+  test("given the processor refused it without acting, then the capture is decided anew as a new call (the refusal is its key's answer)", () => {
+    const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2", "processor_unavailable"), "cap"]);
     expect(earlierTry(events, "cap")).toEqual({ anew: true });
+  });
+});
+
+describe("a retry's call made again (src/engine/outcomes.ts sameCallAgain)", () => {
+  const abandoned = ev.captureAttempted("10.00", "att_2") as AttemptEvent;
+  const idOf = (e: AttemptEvent) => e.data.attempt_id;
+  test("the same call (kind and amount) as the abandoned one: made again under its attempt id, the processor's key", () => {
+    expect(idOf(sameCallAgain(ev.captureAttempted("10.00", UNRECORDED) as AttemptEvent, abandoned))).toBe("att_2");
+  });
+  test("another amount, another kind, a terminal's start, or nothing abandoned unanswered: a new call (its id given when recorded)", () => {
+    expect(idOf(sameCallAgain(ev.captureAttempted("6.00", UNRECORDED) as AttemptEvent, abandoned))).toBe(UNRECORDED);
+    expect(idOf(sameCallAgain(ev.refundAttempted("10.00", null, UNRECORDED) as AttemptEvent, abandoned))).toBe(UNRECORDED);
+    expect(idOf(sameCallAgain(ev.captureAttempted("10.00", UNRECORDED) as AttemptEvent, undefined))).toBe(UNRECORDED);
+    const start = (attempt_id: string) => ({ type: "TerminalAuthorizationAttempted", version: 1, data: { attempt_id, terminal_id: "tmr_1", terminal_type: "A_async" } }) as AttemptEvent;
+    expect(idOf(sameCallAgain(start(UNRECORDED), start("att_3")))).toBe(UNRECORDED);
   });
 });
 

@@ -5,7 +5,8 @@
 // verification off — it charges through it: no simulator, no /sim, no test card; a declined or
 // malformed answer is never `succeeded`; processor B's client SDK routes are served by the
 // adapter; a terminal's late outcome arrives through connect(report); `cardflow reconcile` asks
-// the adapters what became of a call whose answer was lost.
+// the adapters what became of a call whose answer was lost; a refund slower than the reconciler's
+// grace, abandoned and retried through another process, is one refund at the processor.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { configFromEnv, openStores } from "../../src/config.js";
 import { createEngine } from "../../src/engine.js";
-import { client, startServer, type ServerProcess } from "../multiprocess/servers.js";
+import { client, startServer, storedEvents, type ServerProcess } from "../multiprocess/servers.js";
 import { PROCESSOR_API_KEY, startHttpsProcessor, TEST_CA_FILE } from "../support/https-processor.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
@@ -189,5 +190,47 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
     expect(report.resolved).toEqual(expect.arrayContaining([expect.objectContaining({ payment_id: intent.body.payment_id, appended: expect.arrayContaining(["PaymentAuthorized"]) })]));
     expect(processor.calls.filter((c) => c.body.payment?.payment_id === intent.body.payment_id).map((c) => c.path)).toEqual(["/v1/charge"]);
     expect((await read("A", intent.body.payment_id)).status).toBe("requires_capture");
+  });
+
+  it("a refund slower than the reconciler's grace, retried through another process after it was abandoned: one refund at the processor", { timeout: 90_000 }, async () => {
+    // `calling` gives up on a call after 1 s; `reconciling` asks about an open call 2 s after it was opened
+    const calling = await startServer(store, { ...env, PROCESSOR_TIMEOUT_MS: "1000", RECONCILE_GRACE_MS: "600000" });
+    const reconciling = await startServer(store, { ...env, RECONCILE_GRACE_MS: "2000", RECONCILE_INTERVAL_MS: "250" });
+    try {
+      const http = client(keys.A);
+      const intent = await http.post(calling.url, "/v2/payment/intent", { ...charge("pm_card_ok"), capture_method: "automatic" });
+      const payment_id = intent.body.payment_id;
+      expect((await http.post(calling.url, "/v2/payment/auth", { external_account_id: "acct_a", payment_id })).body.status).toBe("succeeded");
+      const refund = { external_account_id: "acct_a", payment_id, amount: "20.00" };
+      const stream = async () => (await storedEvents(store)).filter((e) => e.stream === `payment-${payment_id}`);
+
+      // the refund's call reaches the processor 8 s late: the caller gives up (503), the other process's
+      // reconciler hears "never received" and abandons it, and the client retries through that process
+      const landed = processor.holdNext(payment_id, 8_000);
+      const first = await http.post(calling.url, "/v2/payment/refund", refund, { "idempotency-key": "slow-refund" });
+      expect(first.status).toBe(503);
+      for (let i = 0; i < 200 && !(await stream()).some((e) => e.type === "AttemptAbandoned"); i++) await new Promise((r) => setTimeout(r, 50));
+      const retry = await http.post(reconciling.url, "/v2/payment/refund", refund, { "idempotency-key": "slow-refund" });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+      expect(retry.body).toMatchObject({ status: "succeeded", amount_refunded: "20.00" });
+      await landed; // the first call acts now, under the same key as the retry's
+      await new Promise((r) => setTimeout(r, 1_000)); // the reconciler's passes and second look after it
+
+      const refunds = processor.calls.filter((c) => c.path === "/v1/refund" && c.body.payment.payment_id === payment_id);
+      expect(refunds).toHaveLength(2);
+      // the processor refunded once: the retry made the same call, under the same key
+      expect(processor.acted.filter((a) => a.path === "/v1/refund" && refunds.some((r) => r.key === a.key))).toHaveLength(1);
+      expect(refunds[1]!.key).toBe(refunds[0]!.key);
+      const events = await stream();
+      expect(events.slice(-4).map((e) => [e.type, (e.data as { attempt_id?: string }).attempt_id ?? null])).toEqual([
+        ["RefundAttempted", refunds[0]!.key],
+        ["AttemptAbandoned", refunds[0]!.key],
+        ["RefundAttempted", refunds[0]!.key],
+        ["PaymentRefunded", refunds[0]!.key],
+      ]);
+      expect((await read("A", payment_id)).amount_refunded).toBe("20.00");
+    } finally {
+      await Promise.all([calling.stop(), reconciling.stop()]);
+    }
   });
 });

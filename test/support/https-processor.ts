@@ -2,7 +2,9 @@
 // CA (test/fixtures/tls/, the CA trusted by the server under test through OUTBOUND_CA_FILE),
 // speaking the API of the example adapter (src/processors/http-adapter.ts). It keeps a ledger per
 // idempotency key, declines the card token `pm_declined` and the card number 4000000000000002,
-// answers a malformed approval for `pm_garbled`, and can be told to fail (500) calls after acting.
+// answers a malformed approval for `pm_garbled`, and can be told to fail (500) calls after acting,
+// or to hold a payment's next call before acting (a call on its way: unknown to a lookup until it
+// acts, and then, like a real processor, it acts only if no call under its key acted meanwhile).
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -27,6 +29,10 @@ export async function startHttpsProcessor() {
   const cardsRead = new Map<string, string>();
   /** Calls that act but answer 500 (the answer lost): the reconciler must find the outcome by lookup. */
   const failAfterActing = new Set<string>();
+  /** A payment's next call waits this long before acting (then `done` resolves). */
+  const held = new Map<string, { ms: number; done: () => void }>();
+  /** Every call that acted (moved money or changed a card), by path and key: one per key when calls are deduplicated. */
+  const acted: Array<{ path: string; key: string | null }> = [];
 
   const authorization = (payment: any, last_4: string, type: string) => ({
     amount_authorized: payment.amount,
@@ -97,11 +103,20 @@ export async function startHttpsProcessor() {
       }
       const body = raw ? JSON.parse(raw) : {};
       calls.push({ path: url.pathname, key, body });
-      if (key && ledger.has(key)) return send(200, (ledger.get(key) as any).outcome ?? ledger.get(key));
-      const { status, answer, recorded } = act(url.pathname, body);
-      if (key && recorded) ledger.set(key, recorded);
-      if (body.payment && failAfterActing.has(body.payment.payment_id)) return send(500, { error: { code: "internal", message: "lost" } });
-      send(status, answer);
+      const hold = body.payment && held.get(body.payment.payment_id);
+      if (hold) held.delete(body.payment.payment_id);
+      setTimeout(() => {
+        // checked when acting: a call under the same key may have acted while this one waited
+        if (key && ledger.has(key)) send(200, (ledger.get(key) as any).outcome ?? ledger.get(key));
+        else {
+          const { status, answer, recorded } = act(url.pathname, body);
+          if (key && recorded) ledger.set(key, recorded);
+          if (recorded) acted.push({ path: url.pathname, key });
+          if (body.payment && failAfterActing.has(body.payment.payment_id)) send(500, { error: { code: "internal", message: "lost" } });
+          else send(status, answer);
+        }
+        hold?.done();
+      }, hold ? hold.ms : 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -112,6 +127,9 @@ export async function startHttpsProcessor() {
     calls,
     ledger,
     failAfterActing,
+    acted,
+    /** Holds the payment's next call `ms` before it acts; resolves once it has. */
+    holdNext: (paymentId: string, ms: number) => new Promise<void>((done) => held.set(paymentId, { ms, done })),
     /** The shopper pays on a terminal: its collection's outcome is reported later (GET /v1/events). */
     presentCard(paymentId: string, amount: string) {
       const start = [...calls].reverse().find((c) => c.path === "/v1/terminal/start" && c.body.payment.payment_id === paymentId);

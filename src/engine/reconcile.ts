@@ -150,6 +150,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
         // the due call was closed and another opened since (its call may be in flight): not due yet
         return loaded;
       }
+      // the same id open again past the due call: a retry made the call again since (not due yet)
+      if (item.attempt && loaded.revision > item.revision && (await pipeline.attemptFate(item.payment_id, item.attempt, item.revision)) === "reused") return loaded;
       const recorded = key ? await processorOf(processors, viewOf(loaded)).lookup(key) : "never_received";
       const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= syncAuthTimeoutMs);
       if (!decided) return loaded;

@@ -3,7 +3,9 @@
 // received" and abandoned it; then the processor acted. What it did is recorded as its late answer
 // (the outcome naming no attempt, `late_answer_to` in its metadata), so the money it moved is on the
 // payment's record; the command answers it, and a retry with the same key replays it without a
-// second call. Two engines on one store: in one process the reconciler waits for the payment's lock.
+// second call. A retry that comes before the call lands makes the same call again, under its attempt
+// id: the processor acts once. Engines on one store: in one process the reconciler waits for the
+// payment's lock.
 import { describe, expect, it } from "vitest";
 import { audit, auditAll } from "../../src/audit/audit.js";
 import { formatAudit } from "../../src/audit/format.js";

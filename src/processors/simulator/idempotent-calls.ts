@@ -36,7 +36,12 @@ export function createOnce({ ledger, side, clock, scripted, processorLatencyMs }
         );
       });
       const wait = latencyMs + fault.latencyMs;
-      setBounded(memo, key, (p = wait > 0 ? new Promise<void>((r) => clock.setTimer(wait, r)).then(act) : act()), REMEMBERED);
+      const call = (p = wait > 0 ? new Promise<void>((r) => clock.setTimer(wait, r)).then(act) : act());
+      setBounded(memo, key, call, REMEMBERED);
+      // calls in flight only: a settled one is in the ledger, or failed unrecorded (it never reached
+      // the processor) and may be made again under its key
+      const settled = () => void (memo.get(key) === call && memo.delete(key));
+      call.then(settled, settled);
     }
     return p.then(answer);
   };

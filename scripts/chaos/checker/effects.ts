@@ -31,7 +31,7 @@ export function standingEffects(model: Model, op: Op): RecordedEvent[] {
     const attempt = attemptIdOf(e);
     // a PaymentCanceled naming an attempt is the void's outcome, not a cancel of its own
     if (e.type === "PaymentCanceled") return attempt === null;
-    return attempt === null || !abandoned.has(attempt);
+    return attempt === null || !abandoned.has(e);
   });
 }
 

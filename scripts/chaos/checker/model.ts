@@ -131,9 +131,19 @@ export function buildModel(history: readonly Entry[], events: readonly RecordedE
 export const effectsOf = (model: Model, op: Op): RecordedEvent[] =>
   op.key === null ? [] : (model.byKey.get(op.key) ?? []).filter((e) => op.payment_id !== null && e.stream === PAYMENT_STREAM + op.payment_id);
 
-/** Attempt ids closed by AttemptAbandoned on a stream (the processor did nothing for them). */
-export function abandonedAttempts(events: readonly RecordedEvent[]): Set<string> {
-  return new Set(events.filter((e) => e.type === "AttemptAbandoned").map((e) => attemptIdOf(e)!));
+/**
+ * The attempt events of a stream closed by AttemptAbandoned (the processor did nothing for them):
+ * each one by the next event naming its id. A retry that makes an abandoned call again appends its
+ * attempt under the same id (src/engine/outcomes.ts sameCallAgain): that one stands on its own.
+ */
+export function abandonedAttempts(events: readonly RecordedEvent[]): Set<RecordedEvent> {
+  const abandoned = new Set<RecordedEvent>();
+  events.forEach((e, i) => {
+    const id = attemptIdOf(e);
+    if (id === null || !e.type.endsWith("Attempted")) return;
+    if (events.slice(i + 1).find((x) => attemptIdOf(x) === id)?.type === "AttemptAbandoned") abandoned.add(e);
+  });
+  return abandoned;
 }
 
 /** When an event was appended, on the run's time (its timestamp is the server's wall clock, ms); null without a clock entry. */
@@ -165,5 +175,5 @@ export function windowOf(model: Model, payment_id: string, self: Op, invokedAt: 
 export function decidedAnew(model: Model, op: Op): boolean {
   const abandoned = abandonedAttempts(model.payments.get(op.payment_id ?? "")?.events ?? []);
   const own = effectsOf(model, op);
-  return own.length > 0 && own.every((e) => e.type.endsWith("Attempted") && abandoned.has(attemptIdOf(e)!));
+  return own.length > 0 && own.every((e) => abandoned.has(e));
 }

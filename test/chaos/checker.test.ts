@@ -85,27 +85,16 @@ describe("valid histories: nothing reported", () => {
     s.fault("database_restart", 150, 250);
     expect(kinds(s)).toEqual([]);
   });
-  it("a 503 processor_unavailable long after the fault, while the call it left open is open; the retry decided anew once the reconciler abandoned it", () => {
+  // the retry's call: a new one (a6), or the abandoned one made again under its id (a5: src/engine/outcomes.ts sameCallAgain)
+  it.each(["a6", "a5"])("a 503 processor_unavailable long after the fault, while the call it left open is open; the retry decided anew once the reconciler abandoned it (its call %s): one effect", (retried) => {
     const s = paidAndRefunded();
     s.fault("processor_timeout", 90, 2000);
     s.at(100).event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
     s.at(10_000).event("p1", "AttemptAbandoned", { attempt_id: "a5", reason: "never_received" }, null, 6);
-    s.at(12_000).event("p1", "RefundAttempted", { attempt_id: "a6", amount: "2.00", reason: null }, "k5", 7).event("p1", "PaymentRefunded", { refund_id: "re6", amount: "2.00", reason: null, attempt_id: "a6" }, "k5", 7);
-    s.ledger.push(["a6", { call: "refund", refund_id: "re6", amount: "2.00" }]);
+    s.at(12_000).event("p1", "RefundAttempted", { attempt_id: retried, amount: "2.00", reason: null }, "k5", 7).event("p1", "PaymentRefunded", { refund_id: "re6", amount: "2.00", reason: null, attempt_id: retried }, "k5", 7);
+    s.ledger.push([retried, { call: "refund", refund_id: "re6", amount: "2.00" }]);
     const busy = { at: [0, 0] as [number, number], status: 503, code: "processor_unavailable", outcome: "unknown" as const };
     s.op("refund", "k5", "p1", [{ ...busy, at: [100, 300] }, { ...busy, at: [9000, 9010] }, { at: [12_000, 12_010], request_id: 7, record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "7.00" }) }], { body: { external_account_id: "acct", payment_id: "p1", amount: "2.00" } });
-    expect(kinds(s)).toEqual([]);
-  });
-
-  it("the retry makes the abandoned call again under its attempt id (the processor's key): one effect, acknowledged", () => {
-    const s = paidAndRefunded();
-    s.fault("processor_timeout", 90, 2000);
-    s.at(100).event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
-    s.at(10_000).event("p1", "AttemptAbandoned", { attempt_id: "a5", reason: "never_received" }, null, 6);
-    s.at(12_000).event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 7).event("p1", "PaymentRefunded", { refund_id: "re5", amount: "2.00", reason: null, attempt_id: "a5" }, "k5", 7);
-    s.ledger.push(["a5", { call: "refund", refund_id: "re5", amount: "2.00" }]);
-    const busy = { at: [0, 0] as [number, number], status: 503, code: "processor_unavailable", outcome: "unknown" as const };
-    s.op("refund", "k5", "p1", [{ ...busy, at: [100, 300] }, { at: [12_000, 12_010], request_id: 7, record: record("p1", "succeeded", { authorized: "20.00", captured: "15.00", refunded: "7.00" }) }], { body: { external_account_id: "acct", payment_id: "p1", amount: "2.00" } });
     expect(kinds(s)).toEqual([]);
   });
 

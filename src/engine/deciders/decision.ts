@@ -13,7 +13,8 @@ export type Decision<Need extends string = never> =
   /** The decision needs more context (a lookup, a card read): the handler gathers it, then the decider decides again. */
   | { need: Need }
   /**
-   * A processor call, bracketed: this attempt event (its attempt_id given when it is recorded)
+   * A processor call, bracketed: this attempt event (its attempt_id given when it is recorded,
+   * unless a retry makes an abandoned call again under its id: ../outcomes.ts sameCallAgain)
    * before the call, the outcome after. `terminal`: the terminal a terminal authorization starts on.
    */
   | { attempt: AttemptEvent; terminal?: TerminalRecord }

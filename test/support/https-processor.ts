@@ -105,8 +105,8 @@ export async function startHttpsProcessor() {
       calls.push({ path: url.pathname, key, body });
       const hold = body.payment && held.get(body.payment.payment_id);
       if (hold) held.delete(body.payment.payment_id);
-      setTimeout(() => {
-        // checked when acting: a call under the same key may have acted while this one waited
+      // checked when acting: a call under the same key may have acted while this one waited
+      const respond = () => {
         if (key && ledger.has(key)) send(200, (ledger.get(key) as any).outcome ?? ledger.get(key));
         else {
           const { status, answer, recorded } = act(url.pathname, body);
@@ -116,7 +116,10 @@ export async function startHttpsProcessor() {
           else send(status, answer);
         }
         hold?.done();
-      }, hold ? hold.ms : 0);
+      };
+      // a call not held acts at once
+      if (hold) setTimeout(respond, hold.ms);
+      else respond();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -31,5 +31,31 @@ export function answerSchema(schema: z.ZodType): JsonSchema | undefined {
   return compilable(json) ? json : undefined;
 }
 
+const PRE_SERIALIZED = Symbol("pre-serialized answer");
+
+/**
+ * An answer already written out as its JSON (a list of payments written once each: src/present/
+ * api-versions.ts presentedJson), which the route's serializer sends as it is. Only for routes
+ * whose answers are serialized from their schema; JSON.stringify of it throws rather than send `{}`.
+ */
+export interface PreSerialized {
+  readonly [PRE_SERIALIZED]: string;
+  toJSON(): never;
+}
+
+export const preSerialized = (json: string): PreSerialized => ({
+  [PRE_SERIALIZED]: json,
+  toJSON() {
+    throw new Error("a pre-serialized answer goes through its route's serializer (src/http/serializer.ts)");
+  },
+});
+
+/** The text of a pre-serialized answer; undefined for any other value. */
+export const preSerializedText = (answer: unknown): string | undefined =>
+  typeof answer === "object" && answer !== null && PRE_SERIALIZED in answer ? (answer as PreSerialized)[PRE_SERIALIZED] : undefined;
+
 /** The serializer of an answer schema (what fastify runs for the route's 200 answers). */
-export const serializerOf = (json: JsonSchema): ((answer: unknown) => string) => fastJson(json);
+export function serializerOf(json: JsonSchema): (answer: unknown) => string {
+  const serialize = fastJson(json);
+  return (answer) => preSerializedText(answer) ?? serialize(answer);
+}

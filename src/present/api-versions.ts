@@ -1,6 +1,7 @@
 // What each API version writes for a payment: the same record, with the final success status
 // written `success` by /v1 and `succeeded` by /v2 (spec §3 and §9; DESIGN.md).
-import type { CreatedIntent, PaymentRecord } from "./payment-record.js";
+import type { PaymentDoc } from "../../projections/payments.js";
+import { recordOf, type CreatedIntent, type PaymentRecord } from "./payment-record.js";
 
 export type Version = "v1" | "v2";
 
@@ -13,6 +14,23 @@ export function presentPayment(record: PaymentRecord, version: Version) {
   const status = statusIn(record.status, version);
   // records are not changed in place (the engine shares them), so an unchanged one is sent as it is
   return status === record.status ? record : { ...record, status };
+}
+
+const writtenOut = new WeakMap<PaymentDoc, string>();
+
+/**
+ * A stored payment's /v2 record as its JSON, the bytes the answer schema's serializer writes
+ * (JSON.stringify's: src/http/serializer.ts). Written once per document: the read models hand out
+ * the same frozen document while its stored text is unchanged (src/store/port/parsed-docs.ts), so
+ * a list read again (an account's first page, a console polling it) presents only what changed.
+ */
+export function presentedJson(doc: PaymentDoc): string {
+  const known = writtenOut.get(doc);
+  if (known !== undefined) return known;
+  const json = JSON.stringify(presentPayment(recordOf(doc), "v2"));
+  // only a frozen document cannot change under its memo
+  if (Object.isFrozen(doc)) writtenOut.set(doc, json);
+  return json;
 }
 
 /** Spec §4.3: the create response; `client_secret` only for intents a client SDK collects. */

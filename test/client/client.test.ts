@@ -132,6 +132,24 @@ describe("the typed client", () => {
     expect((error as Error).message).toMatch(/after 3 tries/);
   });
 
+  it("a listed payment is its status read's record, written out again after each change (a page's records are written once per stored document)", async () => {
+    const client = await merchantClient("acct_listed");
+    const created = { external_account_id: "acct_listed", payment_method_types: "card" as const, capture_method: "manual" as const, payment_method_id: "pm_card_visa", external_customer_id: "cus_listed" };
+    const ids = [(await client.createIntent({ ...created, amount: "5.00" })).payment_id, (await client.createIntent({ ...created, amount: "6.00", external_payment_id: 7 })).payment_id];
+    const listedAsRead = async () => {
+      const { data } = await client.listPayments({ external_account_id: "acct_listed" });
+      expect(data).toEqual(await Promise.all([...ids].reverse().map((payment_id) => client.getPayment({ external_account_id: "acct_listed", payment_id }))));
+      return data.map((p) => [p.status, p.amount_captured, p.amount_refunded]);
+    };
+    expect(await listedAsRead()).toEqual([["requires_payment_method", "0.00", "0.00"], ["requires_payment_method", "0.00", "0.00"]]);
+    expect(await listedAsRead()).toEqual([["requires_payment_method", "0.00", "0.00"], ["requires_payment_method", "0.00", "0.00"]]); // read again: the same
+    await client.authorize({ external_account_id: "acct_listed", payment_id: ids[0]! });
+    expect(await listedAsRead()).toEqual([["requires_payment_method", "0.00", "0.00"], ["requires_capture", "0.00", "0.00"]]);
+    await client.capture({ external_account_id: "acct_listed", payment_id: ids[0]!, amount: "5.00" });
+    await client.refund({ external_account_id: "acct_listed", payment_id: ids[0]!, amount: "1.50" });
+    expect(await listedAsRead()).toEqual([["requires_payment_method", "0.00", "0.00"], ["succeeded", "5.00", "1.50"]]);
+  });
+
   it("lists, filters and pages payments; audits one, draws its path, reads it as of a moment", async () => {
     const client = await merchantClient("acct_hist");
     const ids: string[] = [];

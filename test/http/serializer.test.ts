@@ -10,7 +10,7 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { presentPayment } from "../../src/present/api-versions.js";
 import { CreatedIntentOut, PaymentRecordOut, type Version } from "../../src/http/schemas.js";
-import { answerSchema, serializerOf } from "../../src/http/serializer.js";
+import { answerSchema, preSerialized, preSerializedText, serializerOf } from "../../src/http/serializer.js";
 import { EventPageOut } from "../../src/http/routes/events.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
@@ -121,5 +121,13 @@ describe("the payment record's compiled serializer", () => {
     const extended = { ...record, field_not_in_the_schema: "x" };
     expect(serializers.v2(extended)).toBe(JSON.stringify(record));
     expect(serializers.v2(extended)).not.toBe(JSON.stringify(extended));
+  });
+
+  it("sends an answer written out already (a list's page) as it is; JSON.stringify refuses one rather than send {}", () => {
+    const json = JSON.stringify(presentPayment(records[0]!, "v2"));
+    expect(serializers.v2(preSerialized(json))).toBe(json);
+    expect(preSerializedText(preSerialized(json))).toBe(json);
+    expect(preSerializedText({ data: json })).toBeUndefined();
+    expect(() => JSON.stringify(preSerialized(json))).toThrow(/route's serializer/);
   });
 });

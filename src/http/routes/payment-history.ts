@@ -7,7 +7,6 @@ import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
 import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type ListPosition } from "../../../projections/payment-list.js";
-import { recordOf } from "../../present/payment-record.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
 import type { ChainFindingKind } from "../../audit/chain.js";
@@ -15,8 +14,9 @@ import { diagram } from "../../audit/diagram.js";
 import type { Engine } from "../../engine.js";
 import { NotFound } from "../../errors.js";
 import { Id } from "../../inputs.js";
-import { presentPayment } from "../../present/api-versions.js";
+import { presentedJson, presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
+import { preSerialized } from "../serializer.js";
 import { PaymentRecordOut } from "../schemas.js";
 
 export const ListPaymentsInput = z
@@ -123,9 +123,10 @@ export function paymentHistoryRoutes(engine: Engine) {
           if (!after) throw new NotFound("payment", starting_after, "starting_after");
         }
         const page = await listPayments(reads, filters, { limit, after });
-        return { data: page.docs.map(recordOf), has_more: page.has_more, next_cursor: page.next && encodeCursor(page.next) };
+        return { docs: page.docs, has_more: page.has_more, next_cursor: page.next && encodeCursor(page.next) };
       },
-      present: ({ data, has_more, next_cursor }) => ({ data: data.map((r) => presentPayment(r, "v2")), has_more, next_cursor }),
+      // each payment written out once per stored document (presentedJson), the page around them here, in the schema's order
+      present: ({ docs, has_more, next_cursor }) => preSerialized(`{"data":[${docs.map(presentedJson).join(",")}],"has_more":${has_more},"next_cursor":${JSON.stringify(next_cursor)}}`),
     }),
     defineRoute({
       method: "GET",

@@ -18,6 +18,8 @@ export interface ServiceConfig {
   databaseUrl: string | null;
   /** The PostgreSQL schema holding cardflow's tables (default "cardflow"). */
   databaseSchema: string;
+  /** PG_POOL_SIZE: connections per process; null: two per core, from 4 to 10 (src/store/postgres/pool.ts). */
+  databasePoolSize: number | null;
   /** SQLite: how long a write waits for another process's write lock before a 503. */
   sqliteBusyTimeoutMs: number;
   /** Blocking auth on a synchronous terminal gives up after this (spec §8: 120 s). */
@@ -63,6 +65,13 @@ export interface OutboundConfig {
 /** The configuration cannot run: the message names the variable and what it needs. */
 export class ConfigurationError extends Error {
   override readonly name = "ConfigurationError";
+}
+
+function poolSize(raw: string | undefined): number | null {
+  if (raw === undefined || raw === "") return null;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 100) throw new ConfigurationError(`PG_POOL_SIZE: expected a whole number of connections from 1 to 100, got ${JSON.stringify(raw)}`);
+  return value;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -123,6 +132,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
+    databasePoolSize: poolSize(env.PG_POOL_SIZE),
     sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
     syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
     reconcileGraceMs: number(env, "RECONCILE_GRACE_MS", 30_000),
@@ -172,11 +182,11 @@ export class StoreMissing extends Error {
  * `mustExist` (commands that only read), a missing SQLite file is refused instead of created.
  */
 export async function openStores(
-  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "sqliteBusyTimeoutMs">,
+  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "sqliteBusyTimeoutMs"> & Partial<Pick<ServiceConfig, "databasePoolSize">>,
   { mustExist = false }: { mustExist?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
-    const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema });
+    const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, ...(config.databasePoolSize ? { poolSize: config.databasePoolSize } : {}) });
     const url = new URL(config.databaseUrl);
     return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
   }

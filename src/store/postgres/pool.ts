@@ -1,5 +1,6 @@
 // The connection pool and what every statement goes through: connection faults become
 // StoreUnavailable (503, retry), transactions on a pooled client discard it after a fault.
+import { availableParallelism } from "node:os";
 import pg from "pg";
 import { StoreUnavailable } from "../port/unavailable.js";
 
@@ -17,10 +18,22 @@ function isConnectionError(e: unknown): boolean {
 /** A lost or refused connection becomes StoreUnavailable (503, retry); anything else stays as it is. */
 export const translated = (e: unknown) => (isConnectionError(e) ? new StoreUnavailable("PostgreSQL cannot be reached", { cause: e }) : e);
 
+/**
+ * The default pool: two connections per core of this machine, from 4 to 10. Appends take at most
+ * two (group commit, ./append.ts), the rest serve reads; a process has one JavaScript thread, and
+ * more backends than that only time-slice against it where PostgreSQL shares the machine: on 2
+ * cores, a pool of 10 let 16 list readers' backends preempt the server (row 14b: event-loop delay
+ * p99 7.1 ms, list p99 13.8 ms; with 4: 2.8 and 9.3 ms, writes as fast: docs/BENCHMARKS.md).
+ */
+export const defaultPoolSize = (cores = availableParallelism()) => Math.min(10, Math.max(4, 2 * cores));
+
+/** How the pool's connections name themselves (pg_stat_activity.application_name): whose, and which schema's. */
+export const applicationName = (schema: string) => `cardflow (${schema})`;
+
 export function createPool({ connectionString, schema, poolSize, connectionTimeoutMillis }: { connectionString: string; schema: string; poolSize: number; connectionTimeoutMillis: number }) {
   // connectionTimeoutMillis: while the database is away, a request waits this long for a
   // connection, then gets a 503 (StoreUnavailable), instead of waiting forever.
-  const pool = new pg.Pool({ connectionString, max: poolSize, options: `-c search_path=${schema}`, connectionTimeoutMillis });
+  const pool = new pg.Pool({ connectionString, max: poolSize, application_name: applicationName(schema), options: `-c search_path=${schema}`, connectionTimeoutMillis });
   pool.on("error", () => undefined); // an idle client lost its connection; the pool replaces it
   // Every client also keeps a listener of its own for life: the pool removes its idle listener
   // when it hands a client over, and our listener (inTransaction) comes a microtask later, after

@@ -18,7 +18,7 @@ export interface ServiceConfig {
   databaseUrl: string | null;
   /** The PostgreSQL schema holding cardflow's tables (default "cardflow"). */
   databaseSchema: string;
-  /** PG_POOL_SIZE: connections per process; null: two per core, from 4 to 10 (src/store/postgres/pool.ts). */
+  /** PG_POOL_SIZE: PostgreSQL connections per process; null: the store's default (10). */
   databasePoolSize: number | null;
   /** SQLite: how long a write waits for another process's write lock before a 503. */
   sqliteBusyTimeoutMs: number;

@@ -3,7 +3,6 @@
 // CIDRs only, the outbound allowlist checked, WEBHOOK_ALLOW_PRIVATE only in the sandbox.
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, configFromEnv } from "../../src/config.js";
-import { defaultPoolSize } from "../../src/store/postgres/pool.js";
 
 const env = (vars: Record<string, string>) => configFromEnv({ DATA_DIR: "/tmp/cardflow-config-test", ...vars });
 
@@ -29,10 +28,9 @@ describe("configuration", () => {
     expect(() => env({ WEBHOOK_ALLOW_PRIVATE: "1", SANDBOX: "off" })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: only in the sandbox/);
   });
 
-  it("PG_POOL_SIZE: a whole number of connections from 1 to 100; unset, two per core from 4 to 10", () => {
+  it("PG_POOL_SIZE: a whole number of connections from 1 to 100; unset, the store's default", () => {
     expect(env({}).databasePoolSize).toBeNull();
     expect(env({ PG_POOL_SIZE: "6" }).databasePoolSize).toBe(6);
     for (const bad of ["0", "2.5", "many", "101"]) expect(() => env({ PG_POOL_SIZE: bad }), bad).toThrow(/^PG_POOL_SIZE: expected a whole number of connections from 1 to 100/);
-    expect([1, 2, 3, 4, 5, 8].map((cores) => defaultPoolSize(cores))).toEqual([4, 4, 6, 8, 10, 10]);
   });
 });

@@ -10,7 +10,7 @@ import { postgresAppender } from "./append.js";
 import { postgresIdempotency } from "./idempotency.js";
 import { postgresSequences } from "./ids.js";
 import { migrate } from "./migrate.js";
-import { createPool, defaultPoolSize, statements } from "./pool.js";
+import { createPool, DEFAULT_POOL_SIZE, statements } from "./pool.js";
 import { postgresReads } from "./read.js";
 import { postgresReadModels } from "./read-models.js";
 import { createAppendSignal } from "./signal.js";
@@ -19,7 +19,7 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Schema holding the tables; created when missing. Default "cardflow". */
   schema?: string;
-  /** Connections in this handle's pool. Default: two per core, from 4 to 10 (defaultPoolSize, ./pool.ts). */
+  /** Connections in this handle's pool. Default 10 (DEFAULT_POOL_SIZE, ./pool.ts). */
   poolSize?: number;
   /**
    * How often subscribers look for appends without being told (ms). Default 1,000: other
@@ -37,7 +37,7 @@ export interface PostgresStore {
   readModels: ReadModelStore;
 }
 
-export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = defaultPoolSize(), pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
+export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = DEFAULT_POOL_SIZE, pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
   const pool = createPool({ connectionString, schema, poolSize, connectionTimeoutMillis });
   try {

@@ -1,6 +1,5 @@
 // The connection pool and what every statement goes through: connection faults become
 // StoreUnavailable (503, retry), transactions on a pooled client discard it after a fault.
-import { availableParallelism } from "node:os";
 import pg from "pg";
 import { StoreUnavailable } from "../port/unavailable.js";
 
@@ -19,13 +18,11 @@ function isConnectionError(e: unknown): boolean {
 export const translated = (e: unknown) => (isConnectionError(e) ? new StoreUnavailable("PostgreSQL cannot be reached", { cause: e }) : e);
 
 /**
- * The default pool: two connections per core of this machine, from 4 to 10. Appends take at most
- * two (group commit, ./append.ts), the rest serve reads; a process has one JavaScript thread, and
- * more backends than that only time-slice against it where PostgreSQL shares the machine: on 2
- * cores, a pool of 10 let 16 list readers' backends preempt the server (row 14b: event-loop delay
- * p99 7.1 ms, list p99 13.8 ms; with 4: 2.8 and 9.3 ms, writes as fast: docs/BENCHMARKS.md).
+ * The default pool. Appends take at most two connections (group commit, ./append.ts), the rest
+ * serve reads. Measured on 2 cores, 4 did as well as 10 (rows 10, 13b, 14b), no better: an early
+ * run of row 14b that seemed to favour 4 was the bench client's own collections (docs/BENCHMARKS.md).
  */
-export const defaultPoolSize = (cores = availableParallelism()) => Math.min(10, Math.max(4, 2 * cores));
+export const DEFAULT_POOL_SIZE = 10;
 
 /** How the pool's connections name themselves (pg_stat_activity.application_name): whose, and which schema's. */
 export const applicationName = (schema: string) => `cardflow (${schema})`;

@@ -39,13 +39,12 @@ export function call(base: string, key: string | undefined, method: string, path
 }
 
 /**
- * A kept-alive HTTP/1.1 connection of its own for GETs one after another, reading into one buffer
- * it keeps (net's `onread`), for loads whose client must make next to no garbage: node:http gives
- * every chunk read a buffer of its own, and row 14's reader process, taking 30 KB pages at 5,000 a
- * second, ran a full collection of its heap about 9 times a second (290 in 32 s, 4 ms each: V8
- * collects when the memory held outside its heap grows), every one stalling all 16 readers inside
- * the latencies they timed. `get` answers the status and the body's first `bytes` bytes as text
- * (the whole body when the status is not 200). Answers need a Content-Length (the server's JSON does).
+ * A kept-alive HTTP/1.1 connection of its own for requests one after another, reading into one
+ * buffer it keeps (net's `onread`), for loads whose client must make next to no garbage: node:http
+ * gives every chunk read a buffer of its own, and row 14's reader process, taking 30 KB pages at
+ * 5,000 a second, ran a full collection of its heap about 9 times a second (290 in 32 s, 4 ms each:
+ * V8 collects when the memory held outside its heap grows), every one stalling all 16 readers
+ * inside the latencies they timed. Answers need a Content-Length (the server's JSON does).
  */
 export async function connection(base: string) {
   const { hostname, port } = new URL(base);
@@ -59,37 +58,52 @@ export async function connection(base: string) {
   socket.on("close", () => fail(new Error("the server closed the connection")));
   await once(socket, "connect");
   const host = `${hostname}:${port}`;
+
+  /** The answer's status and its body's first `keep` characters (the whole body when the status is not 200). */
+  function send(method: string, path: string, key: string | undefined, body: string | undefined, keep: number): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      let head = "";
+      let status = 0;
+      let length = -1;
+      let read = 0;
+      let text = "";
+      onFail = reject;
+      onData = (n, buf) => {
+        let start = 0;
+        if (length < 0) {
+          const end = buf.indexOf("\r\n\r\n", 0, "latin1");
+          if (end < 0 || end >= n) return void (head += buf.toString("latin1", 0, n)); // the head goes on in the next read
+          head += buf.toString("latin1", 0, end);
+          start = end + 4;
+          status = Number(head.slice(9, 12));
+          const declared = /\r\ncontent-length: *(\d+)/i.exec(head);
+          if (!declared) return reject(new Error(`an answer without Content-Length: ${head.split("\r\n")[0]}`));
+          length = Number(declared[1]);
+        }
+        const kept = status === 200 ? Math.max(0, Math.min(n, start + keep - text.length) - start) : n - start;
+        if (kept > 0) text += buf.toString("utf8", start, start + kept);
+        read += n - start;
+        if (read >= length) {
+          onData = onFail = undefined;
+          resolve({ status, text });
+        }
+      };
+      const auth = key === undefined ? "" : `Authorization: Bearer ${key}\r\n`;
+      const content = body === undefined ? "" : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+      socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${auth}${content}\r\n${body ?? ""}`);
+    });
+  }
   return {
-    get(path: string, key: string | undefined, bytes: number): Promise<{ status: number; text: string }> {
-      return new Promise((resolve, reject) => {
-        let head = "";
-        let status = 0;
-        let length = -1;
-        let read = 0;
-        let text = "";
-        onFail = reject;
-        onData = (n, buf) => {
-          let start = 0;
-          if (length < 0) {
-            const end = buf.indexOf("\r\n\r\n", 0, "latin1");
-            if (end < 0 || end >= n) return void (head += buf.toString("latin1", 0, n)); // the head goes on in the next read
-            head += buf.toString("latin1", 0, end);
-            start = end + 4;
-            status = Number(head.slice(9, 12));
-            const declared = /\r\ncontent-length: *(\d+)/i.exec(head);
-            if (!declared) return reject(new Error(`an answer without Content-Length: ${head.split("\r\n")[0]}`));
-            length = Number(declared[1]);
-          }
-          const kept = status === 200 ? Math.max(0, Math.min(n, start + bytes - text.length) - start) : n - start;
-          if (kept > 0) text += buf.toString("utf8", start, start + kept);
-          read += n - start;
-          if (read >= length) {
-            onData = onFail = undefined;
-            resolve({ status, text });
-          }
-        };
-        socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${key === undefined ? "" : `Authorization: Bearer ${key}\r\n`}\r\n`);
-      });
+    /** GET: the status and the body's first `bytes` characters (all of it when the status is not 200). */
+    get: (path: string, key: string | undefined, bytes: number) => send("GET", path, key, undefined, bytes),
+    /** As call() above, on this connection. */
+    async call(key: string | undefined, method: string, path: string, body?: object): Promise<Answer> {
+      const { status, text } = await send(method, path, key, body === undefined ? undefined : JSON.stringify(body), Infinity);
+      try {
+        return { status, body: text ? JSON.parse(text) : null };
+      } catch {
+        return { status, body: text };
+      }
     },
     close: () => void socket.destroy(),
   };

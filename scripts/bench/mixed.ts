@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startPostgres } from "../../test/support/postgres.js";
-import { type Answer, call, closeClient } from "./client.js";
+import { type Answer, call, closeClient, connection } from "./client.js";
 import { emit, fmtRate, percentile, quick, type Row } from "./lib.js";
 import { accountKeys, serve, type Served, type StoreEnv } from "./served.js";
 
@@ -41,6 +41,8 @@ if (OPS.reduce((s, op) => s + MIX[op], 0) !== 100) throw new Error("the mix must
 
 /** What a client keeps between its operations: its payments in each step of their flows. */
 interface Client {
+  /** Its measured requests' connection (./client.ts connection: no garbage per chunk read). */
+  http: Awaited<ReturnType<typeof connection>>;
   account: string;
   key: string;
   customer: string;
@@ -71,7 +73,7 @@ function chooseOp(): Op {
 }
 
 /** Runs one operation of the client (the step its payments allow; a create when none can take it). */
-async function step(base: string, c: Client, wanted: Op, t: Tally | null) {
+async function step(c: Client, wanted: Op, t: Tally | null) {
   const acct = { external_account_id: c.account };
   const remember = (id: string) => {
     c.recent.push(id);
@@ -95,7 +97,7 @@ async function step(base: string, c: Client, wanted: Op, t: Tally | null) {
       const body = terminalFlow
         ? { ...acct, amount: "25.00", payment_method_types: "card_present", capture_method: "manual", external_payment_id: reference }
         : { ...acct, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: Math.random() < 0.5 ? "pm_card_visa" : c.savedCard, external_customer_id: c.customer, external_payment_id: reference };
-      answer = await call(base, c.key, "POST", "/v2/payment/intent", body);
+      answer = await c.http.call(c.key, "POST", "/v2/payment/intent", body);
       next = () => ((terminalFlow ? c.onTerminal : c.toAuthorize).push(answer.body.payment_id), remember(answer.body.payment_id));
       break;
     }
@@ -103,44 +105,44 @@ async function step(base: string, c: Client, wanted: Op, t: Tally | null) {
       // a terminal collects one payment at a time: its next one once the card of the last was presented
       const onTerminal = c.toPresent.length === 0 && c.onTerminal.length > 0 && (c.toAuthorize.length === 0 || Math.random() < 0.5);
       const id = onTerminal ? pick(c.onTerminal)! : pick(c.toAuthorize)!;
-      answer = await call(base, c.key, "POST", "/v2/payment/auth", { ...acct, payment_id: id, ...(onTerminal && { terminal_id: c.terminal }) });
+      answer = await c.http.call(c.key, "POST", "/v2/payment/auth", { ...acct, payment_id: id, ...(onTerminal && { terminal_id: c.terminal }) });
       next = () => (onTerminal ? c.toPresent : c.toCapture).push(id);
       break;
     }
     case "present": {
       const id = pick(c.toPresent)!;
-      answer = await call(base, c.key, "POST", "/sim/terminal/present-card", { ...acct, terminal_id: c.terminal, card_number: "4242424242424242" });
+      answer = await c.http.call(c.key, "POST", "/sim/terminal/present-card", { ...acct, terminal_id: c.terminal, card_number: "4242424242424242" });
       next = () => c.toCapture.push(id);
       break;
     }
     case "capture": {
       const id = pick(c.toCapture)!;
-      answer = await call(base, c.key, "POST", "/v2/payment/capture", { ...acct, payment_id: id, amount: "10.00" });
+      answer = await c.http.call(c.key, "POST", "/v2/payment/capture", { ...acct, payment_id: id, amount: "10.00" });
       next = () => c.toRefund.push(id);
       break;
     }
     case "cancel": {
       const id = (c.toAuthorize.length > 0 ? pick(c.toAuthorize) : pick(c.toCapture))!;
-      answer = await call(base, c.key, "POST", "/v2/payment/cancel", { ...acct, payment_id: id });
+      answer = await c.http.call(c.key, "POST", "/v2/payment/cancel", { ...acct, payment_id: id });
       break;
     }
     case "refund":
-      answer = await call(base, c.key, "POST", "/v2/payment/refund", { ...acct, payment_id: pick(c.toRefund)! });
+      answer = await c.http.call(c.key, "POST", "/v2/payment/refund", { ...acct, payment_id: pick(c.toRefund)! });
       break;
     case "status":
-      answer = await call(base, c.key, "GET", `/v2/payment/intent/${any(c.recent)}?external_account_id=${c.account}`);
+      answer = await c.http.call(c.key, "GET", `/v2/payment/intent/${any(c.recent)}?external_account_id=${c.account}`);
       break;
     case "list_payments": {
       // ROUND3-NOTES' combinations: the account alone, + status, + customer, + terminal, a reference lookup
       const filter = any(["", "", "&status=requires_capture", `&external_customer_id=${c.customer}`, `&terminal_id=${c.terminal}`, `&q=ord-${c.customer}-${Math.floor(Math.random() * Math.max(1, c.references))}`]);
-      answer = await call(base, c.key, "GET", `/v2/payments?external_account_id=${c.account}&limit=20${filter}`);
+      answer = await c.http.call(c.key, "GET", `/v2/payments?external_account_id=${c.account}&limit=20${filter}`);
       break;
     }
     case "list_terminals":
-      answer = await call(base, c.key, "GET", `/v2/hardware?external_account_id=${c.account}`);
+      answer = await c.http.call(c.key, "GET", `/v2/hardware?external_account_id=${c.account}`);
       break;
     case "list_cards":
-      answer = await call(base, c.key, "GET", `/v1/customer/card?external_account_id=${c.account}&external_customer_id=${c.customer}`);
+      answer = await c.http.call(c.key, "GET", `/v1/customer/card?external_account_id=${c.account}&external_customer_id=${c.customer}`);
       break;
   }
   const ms = performance.now() - started;
@@ -180,16 +182,16 @@ async function setUp(base: string, keys: Map<string, string>): Promise<Client[]>
       await authorized;
       await ok(call(base, key, "POST", "/v2/payment/capture", { ...acct, payment_id: intent.payment_id, amount: "1.00" }));
       const saved = await ok(call(base, key, "POST", "/v1/customer/card", { ...acct, payment_id: intent.payment_id, external_customer_id: customer }));
-      return { account, key, customer, terminal, savedCard: saved.payment_method_id, toAuthorize: [], onTerminal: [], toPresent: [], toCapture: [], toRefund: [], recent: [intent.payment_id], references: 0 };
+      return { http: await connection(base), account, key, customer, terminal, savedCard: saved.payment_method_id, toAuthorize: [], onTerminal: [], toPresent: [], toCapture: [], toRefund: [], recent: [intent.payment_id], references: 0 };
     }),
   );
 }
 
 /** Every client looping over its operations until `until`; a tally when measuring. */
-async function drive(base: string, clients: Client[], until: number, t: Tally | null) {
+async function drive(clients: Client[], until: number, t: Tally | null) {
   await Promise.all(
     clients.map(async (c) => {
-      while (performance.now() < until) await step(base, c, chooseOp(), t);
+      while (performance.now() < until) await step(c, chooseOp(), t);
     }),
   );
 }
@@ -211,15 +213,16 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
   const server: Served = await serve(store, kind === "postgres" ? { DATA_DIR: work } : {});
   try {
     const clients = await setUp(server.url, keys);
-    if (WARM_UP_S) await drive(server.url, clients, performance.now() + WARM_UP_S * 1000, null);
+    if (WARM_UP_S) await drive(clients, performance.now() + WARM_UP_S * 1000, null);
     const t: Tally = { latencies: Object.fromEntries(OPS.map((op) => [op, []])) as unknown as Tally["latencies"], errors: Object.fromEntries(OPS.map((op) => [op, 0])) as Record<Op, number>, samples: [] };
     await server.resetLoopDelay();
     const cpuBefore = server.cpuSeconds();
     const started = performance.now();
-    await drive(server.url, clients, started + SECONDS * 1000, t);
+    await drive(clients, started + SECONDS * 1000, t);
     const elapsed = (performance.now() - started) / 1000;
     const cpu = server.cpuSeconds() - cpuBefore;
     const loop = await server.loopDelay();
+    for (const c of clients) c.http.close();
     const total = OPS.reduce((n, op) => n + t.latencies[op].length, 0);
     const errors = OPS.reduce((n, op) => n + t.errors[op], 0);
     const rate = total / elapsed;
@@ -242,7 +245,7 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
       command: `npx tsx scripts/bench/mixed.ts --store=${kind}`,
       notes: [
         `per operation (its share of the requests measured): ${perOp.join("; ")}`,
-        `the server as shipped: src/main.ts under tsx (what npm start runs), sandbox, LOG_LEVEL info, metrics on; ${CLIENTS} clients over kept-alive connections, ${ACCOUNTS} accounts, each client with its own terminal, customer and a card saved for it (stored-card creates use it or pm_card_visa, half each); lists: the account alone, + status, + customer, + terminal, a reference lookup; ${WARM_UP_S} s warm-up not measured`,
+        `the server as shipped: src/main.ts under tsx (what npm start runs), sandbox, LOG_LEVEL info, metrics on; ${CLIENTS} clients, each on a kept-alive connection of its own reading into one buffer (scripts/bench/client.ts connection), ${ACCOUNTS} accounts, each client with its own terminal, customer and a card saved for it (stored-card creates use it or pm_card_visa, half each); lists: the account alone, + status, + customer, + terminal, a reference lookup; ${WARM_UP_S} s warm-up not measured`,
         `event-loop delay inside the server over the measured ${SECONDS} s (perf_hooks.monitorEventLoopDelay, resolution 10 ms, ${loop.samples} samples; the lateness of its timer, the timer's own 10 ms interval taken off): p50 ${loop.p50} ms, p99 ${loop.p99} ms, max ${loop.max} ms, mean ${loop.mean} ms`,
         `the server's CPU over the measured ${SECONDS} s (every thread, /proc): ${Math.round((100 * cpu) / elapsed)} % of one core, ${Math.round((1e6 * cpu) / total)} µs per request`,
         ...(errors ? [`first errors: ${t.samples.join(" | ")}`] : []),

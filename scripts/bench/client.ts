@@ -1,4 +1,6 @@
-// The benchmarks' HTTP client: one request over a kept-alive connection of node:http. Not fetch:
+// The benchmarks' HTTP clients: call(), one request over a kept-alive connection of node:http (set-ups,
+// and the rows whose load is light), and connection(), a connection of one client's own that makes
+// next to no garbage (the load rows 13 and 14). Not fetch:
 // the clients share 2 cores with the server they measure, and fetch (undici's WHATWG streams,
 // Headers, AbortSignal per request) costs the client several times the CPU and garbage; its
 // scavenges (8 ms mean under row 14's 16 readers) landed inside the latencies it timed.
@@ -59,7 +61,7 @@ export async function connection(base: string) {
   await once(socket, "connect");
   const host = `${hostname}:${port}`;
 
-  /** The answer's status and its body's first `keep` characters (the whole body when the status is not 200). */
+  /** The answer's status and its body's first `keep` bytes as text (the whole body when the status is not 200). */
   function send(method: string, path: string, key: string | undefined, body: string | undefined, keep: number): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       let head = "";
@@ -71,10 +73,19 @@ export async function connection(base: string) {
       onData = (n, buf) => {
         let start = 0;
         if (length < 0) {
-          const end = buf.indexOf("\r\n\r\n", 0, "latin1");
-          if (end < 0 || end >= n) return void (head += buf.toString("latin1", 0, n)); // the head goes on in the next read
-          head += buf.toString("latin1", 0, end);
-          start = end + 4;
+          const end = head === "" ? buf.indexOf("\r\n\r\n", 0, "latin1") : -1;
+          if (end >= 0 && end < n) {
+            head = buf.toString("latin1", 0, end);
+            start = end + 4;
+          } else {
+            // a head longer than one read: its end may straddle the two
+            const before = head.length;
+            head += buf.toString("latin1", 0, n);
+            const at = head.indexOf("\r\n\r\n");
+            if (at < 0) return; // the head goes on in the next read
+            start = at + 4 - before;
+            head = head.slice(0, at);
+          }
           status = Number(head.slice(9, 12));
           const declared = /\r\ncontent-length: *(\d+)/i.exec(head);
           if (!declared) return reject(new Error(`an answer without Content-Length: ${head.split("\r\n")[0]}`));
@@ -94,7 +105,7 @@ export async function connection(base: string) {
     });
   }
   return {
-    /** GET: the status and the body's first `bytes` characters (all of it when the status is not 200). */
+    /** GET: the status and the body's first `bytes` bytes as text (all of it when the status is not 200). */
     get: (path: string, key: string | undefined, bytes: number) => send("GET", path, key, undefined, bytes),
     /** As call() above, on this connection. */
     async call(key: string | undefined, method: string, path: string, body?: object): Promise<Answer> {

@@ -182,11 +182,11 @@ export class StoreMissing extends Error {
  * `mustExist` (commands that only read), a missing SQLite file is refused instead of created.
  */
 export async function openStores(
-  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "sqliteBusyTimeoutMs"> & Partial<Pick<ServiceConfig, "databasePoolSize">>,
+  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
   { mustExist = false }: { mustExist?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
-    const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, ...(config.databasePoolSize ? { poolSize: config.databasePoolSize } : {}) });
+    const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }) });
     const url = new URL(config.databaseUrl);
     return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
   }

@@ -23,9 +23,10 @@ export function createOnce({ ledger, side, clock, scripted, processorLatencyMs }
     if (!p) {
       const fault = scripted ? injectedFault(side, key) : NO_FAULT; // sandbox: a test's injected outage
       // a call under the same key recorded while this one was on its way (another process's retry of
-      // it): the recorded answer, no second effect (a real processor dedups when it acts, not when asked)
-      const act = () => fault.around(() => {
-        const landed = ledger.get(key);
+      // it): the recorded answer, no second effect (a real processor dedups when it acts, not when
+      // asked). Looked up again only after a wait: at once, the ledger is as `known` read it.
+      const act = (waited: boolean) => fault.around(() => {
+        const landed = waited ? ledger.get(key) : undefined;
         if (landed) return Promise.resolve().then(() => replayRefusal(landed));
         return run().then(
           (recorded) => (ledger.set(key, recorded), recorded),
@@ -36,7 +37,7 @@ export function createOnce({ ledger, side, clock, scripted, processorLatencyMs }
         );
       });
       const wait = latencyMs + fault.latencyMs;
-      const call = (p = wait > 0 ? new Promise<void>((r) => clock.setTimer(wait, r)).then(act) : act());
+      const call = (p = wait > 0 ? new Promise<void>((r) => clock.setTimer(wait, r)).then(() => act(true)) : act(false));
       setBounded(memo, key, call, REMEMBERED);
       // calls in flight only: a settled one is in the ledger, or failed unrecorded (it never reached
       // the processor) and may be made again under its key

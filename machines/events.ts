@@ -208,6 +208,29 @@ export type PaymentEventType = PaymentEvent["type"];
 export type PaymentEventOf<T extends PaymentEventType> = Extract<PaymentEvent, { type: T }>;
 export type AttemptEvent = PaymentEventOf<AttemptType>;
 
+// --- late answers a payment did not take: `late_answers-<payment_id>` --------------------------
+
+/**
+ * The processor acted on a call after its attempt was abandoned as never received (its late
+ * answer), and the payment could no longer take what it did: another call moved it meanwhile (the
+ * whole amount refunded through another process, say). Money moved at the processor that the
+ * payment's stream does not show, recorded once per attempt for an operator to settle with the
+ * processor (`cardflow audit` reports it). Not a payment event: the machine never sees it.
+ */
+export const LateAnswerUnapplied = event(
+  "LateAnswerUnapplied",
+  z.object({
+    payment_id: z.string(),
+    attempt_id: z.string(),
+    attempt_type: z.enum(ATTEMPT_TYPES as [AttemptType, ...AttemptType[]]),
+    /** The outcome events the answer would have appended: what the processor did (its ids, amounts). */
+    answer: z.array(z.object({ type: z.string(), data: z.record(z.string(), z.unknown()) })),
+    /** Why the payment did not take them (the machine's refusal). */
+    reason: z.string(),
+  }),
+);
+export type UnappliedData = z.infer<typeof LateAnswerUnapplied>["data"];
+
 // --- account and terminal streams --------------------------------------------------------------
 
 /** A merchant account: which processor serves its card-not-present payments, and its currency. */
@@ -249,11 +272,13 @@ export const ApiKeyRotated = event(
   z.object({ key_id: z.string(), external_account_id: z.string(), replaced_by: z.string(), rotated_at: z.string(), grace_until: z.string() }),
 );
 
-export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, AccountOpened, TerminalRegistered, ApiKeyIssued, ApiKeyRevoked, ApiKeyRotated]);
+export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, LateAnswerUnapplied, AccountOpened, TerminalRegistered, ApiKeyIssued, ApiKeyRevoked, ApiKeyRotated]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 
 export const streams = {
   payment: (paymentId: string) => `payment-${paymentId}`,
+  /** A payment's late answers it did not take (LateAnswerUnapplied), beside its own stream. */
+  lateAnswers: (paymentId: string) => `late_answers-${paymentId}`,
   account: (accountId: string) => `account-${accountId}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,
   /** One stream per API key, named by the key's SHA-256: authentication is one stream read. */

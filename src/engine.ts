@@ -19,6 +19,7 @@ import { saveCardHandler } from "./engine/handlers/save-card.js";
 import { createAccountLookups } from "./engine/lookups/accounts.js";
 import { createStoredCards } from "./engine/lookups/stored-cards.js";
 import { createReconciler, type ReconcileOptions, type ReconcileReport } from "./engine/reconcile.js";
+import { createLateAnswers } from "./engine/streams/late-answers.js";
 import { createPaymentStreams, type Loaded } from "./engine/streams/payment-streams.js";
 import { createSingleEventStreams } from "./engine/streams/single-event-streams.js";
 import { randomIds, type Ids } from "./ids.js";
@@ -75,7 +76,8 @@ export function createEngine(options: EngineOptions = {}) {
   const streamsOfOne = createSingleEventStreams({ store, clock, ids, cacheSize });
   const accounts = createAccountLookups(streamsOfOne);
   const storedCards = createStoredCards({ readModels, projections, processors, cacheSize });
-  const pipeline = createPipeline({ payments, processors, clock, ids, ...(options.fault ? { fault: options.fault } : {}) });
+  const lateAnswers = createLateAnswers({ store, clock, ids });
+  const pipeline = createPipeline({ payments, lateAnswers, processors, clock, ids, ...(options.fault ? { fault: options.fault } : {}) });
   const reconciler = createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs: options.reconcileGraceMs ?? 30_000 });
   if (options.liveProjections) projections.start();
   const report = reportHandler({ pipeline, clock });

@@ -37,6 +37,8 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
   const events = await source.store.readStream(stream);
   if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
   const { timeline, final, findings, foldable } = checkPaymentStream(events, source.machines);
+  // what the processor did that the payment does not show (its late answers it did not take)
+  findings.push(...checkOtherStream(await source.store.readStream(streamNames.lateAnswers(paymentId))));
   const compared = source.readModels !== undefined && foldable && !findings.some(isRefusal);
   if (compared) {
     const fresh = foldProjections(events);

@@ -12,6 +12,8 @@ export type FindingKind =
   /** Transitions for the event exist in that status, but their guards failed (`guards` names them). */
   | "guard_failed"
   | "amount_invariant"
+  /** The processor acted on an abandoned call after the payment had moved on (LateAnswerUnapplied): for an operator to settle. */
+  | "late_answer_unapplied"
   | "read_model_mismatch"
   | "read_model_missing"
   | "read_model_behind";

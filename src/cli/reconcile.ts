@@ -14,7 +14,7 @@ import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore } from "./store-option.js";
 
 function text(report: ReconcileReport): string {
-  const lines = report.resolved.map((r) => `  ${r.payment_id}: ${r.open} ${r.attempt_id ?? ""} — processor: ${r.processor}${r.late ? " (after the call was abandoned as never received: its late answer)" : ""} → ${r.appended.join(" + ") || "closed meanwhile"}`);
+  const lines = report.resolved.map((r) => `  ${r.payment_id}: ${r.open} ${r.attempt_id ?? ""} — processor: ${r.processor}${r.late ? " (after the call was abandoned as never received: its late answer)" : ""} → ${r.appended.join(" + ") || "closed meanwhile"}${r.unapplied ? " (the payment no longer takes it: recorded for an operator, see cardflow audit)" : ""}`);
   const verb = report.dry_run ? "would append" : "resolved";
   return `found ${report.found} open attempt(s) past the grace period; ${verb} ${report.resolved.length} in ${report.duration_ms} ms; ${report.waiting} younger still open\n${lines.map((l) => `${l}\n`).join("")}`;
 }

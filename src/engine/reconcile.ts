@@ -27,7 +27,11 @@ import { openKey, resolveOpen } from "./deciders/resolve-open.js";
 import { lateAnswerEvents, NEVER_RECEIVED } from "./outcomes.js";
 import type { Pipeline } from "./handlers/pipeline.js";
 import { processorOf } from "./handlers/processor-calls.js";
+import { LateAnswerWaits, UnappliedLateAnswer } from "./streams/late-answers.js";
 import { viewOf } from "./streams/payment-streams.js";
+
+/** A second look that cannot be decided yet (another call on the payment is in flight). */
+const WAITS = Symbol("waits");
 
 export interface ReconcileOptions {
   /** Report what would be appended, append nothing. */
@@ -47,6 +51,8 @@ export interface Resolution {
   appended: string[];
   /** A second look at a call abandoned as never received: what the processor did after all (its late answer). */
   late?: true;
+  /** Its late answer the payment no longer takes: recorded beside it for an operator (LateAnswerUnapplied). */
+  unapplied?: true;
 }
 
 export interface ReconcileReport {
@@ -163,23 +169,33 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     return resolution;
   }
 
-  /** A call abandoned as never received, looked up once more: its late answer recorded if the processor acted after all. */
-  async function lookAgain(item: SecondLook, dryRun: boolean): Promise<Resolution | null> {
+  /**
+   * A call abandoned as never received, looked up once more: its late answer recorded if the
+   * processor acted after all (for an operator, beside the payment, when the payment no longer
+   * takes it). WAITS while another call on the payment is in flight: looked at again next pass.
+   */
+  async function lookAgain(item: SecondLook, dryRun: boolean): Promise<Resolution | null | typeof WAITS> {
     const { attempt, payment_id } = item;
     const attempt_id = attempt.data.attempt_id;
     let resolution: Resolution | null = null;
     const ctx: CommandContext = commandClock(clock, { actor: "reconciler" });
-    await pipeline.onPayment(null, payment_id, async (loaded) => {
-      resolution = null;
-      // its command recorded it, or a retry made the call again (that attempt's outcome records what the processor did)
-      if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded;
-      const recorded = await processorOf(processors, viewOf(loaded)).lookup(attempt_id);
-      // as it was (never received, or refused without acting): nothing to record, nothing to report
-      if (recorded === "never_received" || recorded.call === "refused") return loaded;
-      resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: lateAnswerEvents(viewOf(loaded), attempt, recorded).map((e) => e.type), late: true };
-      if (dryRun) return loaded;
-      return pipeline.recordLateAnswer(payment_id, attempt, item.revision, recorded, ctx, "reconcile");
-    });
+    try {
+      await pipeline.onPayment(null, payment_id, async (loaded) => {
+        resolution = null;
+        // its command recorded it, or a retry made the call again (that attempt's outcome records what the processor did)
+        if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded;
+        const recorded = await processorOf(processors, viewOf(loaded)).lookup(attempt_id);
+        // as it was (never received, or refused without acting): nothing to record, nothing to report
+        if (recorded === "never_received" || recorded.call === "refused") return loaded;
+        resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: lateAnswerEvents(viewOf(loaded), attempt, recorded).map((e) => e.type), late: true };
+        if (dryRun) return loaded;
+        return pipeline.recordLateAnswer(payment_id, attempt, item.revision, recorded, ctx, "reconcile");
+      });
+    } catch (error) {
+      if (error instanceof LateAnswerWaits) return WAITS;
+      if (!(error instanceof UnappliedLateAnswer) || resolution === null) throw error;
+      return { ...(resolution as Resolution), appended: ["LateAnswerUnapplied"], unapplied: true };
+    }
     return resolution;
   }
 
@@ -202,7 +218,9 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       // one look: an answer that cannot be recorded fails this pass once, naming it, not every pass
       if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
       const r = await lookAgain(item, dryRun);
-      if (r) resolved.push(r);
+      if (r === WAITS) {
+        if (!dryRun) secondLooks.set(item.attempt.data.attempt_id, item);
+      } else if (r) resolved.push(r);
     }
     if (!dryRun) await catchUp();
     return { found: due.length, resolved, waiting: open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };

@@ -47,6 +47,7 @@ export function instrumentStore(store: EventStore, metrics: Metrics): EventStore
         metrics.appendBatch.observe(events.length);
         // a call slower than the reconciler's grace: the operator raises RECONCILE_GRACE_MS (README)
         if (events[0]?.metadata.late_answer_to !== undefined) metrics.lateAnswers.inc();
+        if (events[0]?.type === "LateAnswerUnapplied") metrics.lateAnswersUnapplied.inc();
         if (span) {
           span.setAttributes({ [ATTR.stream]: stream, [ATTR.events]: events.length, [ATTR.eventTypes]: events.map((e) => e.type), [ATTR.position]: result.position });
           endSpan(span, "ok");

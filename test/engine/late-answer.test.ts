@@ -150,12 +150,13 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     expect(refunded()).toHaveLength(1);
   });
 
-  it("a payment that moved on meanwhile does not take it: an error naming the attempt, never answered as done", { timeout: 10_000 }, async () => {
+  it("a payment that moved on meanwhile does not take it: recorded once beside it for an operator, never answered as done, reported by the audit", { timeout: 10_000 }, async () => {
     const payment_id = await paid("acct_late_moved", "automatic");
     await engine.authorize({ external_account_id: "acct_late_moved", payment_id });
     side.set("faults", "calls", { latency_ms: 12_000 });
     const late = engine.refund({ external_account_id: "acct_late_moved", payment_id, amount: "4.00" }, { idempotency_key: "late-moved" }).catch((error: Error) => error);
     await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
+    const attempt_id = ((await stream(payment_id)).find((e) => e.type === "RefundAttempted")!.data as { attempt_id: string }).attempt_id;
     side.set("faults", "calls", undefined);
     await clock.advance(9_000);
     expect((await other.reconcile()).resolved).toHaveLength(1);
@@ -164,13 +165,72 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     await clock.advance(3_000);
     const error = await late;
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toMatch(/the processor answered attempt att_\w+ after it was abandoned, and its answer \(PaymentRefunded\) could not be recorded/);
+    expect((error as Error).name).toBe("UnappliedLateAnswer");
+    expect((error as Error).message).toContain(`the processor answered attempt ${attempt_id} after it was abandoned, and the payment no longer takes its answer (PaymentRefunded`);
+    expect((error as Error).message).toContain(`recorded for an operator in late_answers-${payment_id}`);
     expect((await stream(payment_id)).at(-1)!.type).toBe("PaymentRefunded");
     expect((await engine.getPayment({ external_account_id: "acct_late_moved", payment_id })).amount_refunded).toBe("10.00");
-    // the reconciler's second look, a grace after the abandonment, finds the same: its pass fails naming it, once
+    // what the processor did, beside the payment: its refund id and amount, the attempt, why the payment did not take it
+    const refundAtProcessor = ledger("refund").find(([key]) => key === attempt_id)![1] as { refund_id: string };
+    const recorded = await store.readStream(`late_answers-${payment_id}`);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({
+      type: "LateAnswerUnapplied",
+      data: { payment_id, attempt_id, attempt_type: "RefundAttempted", answer: [{ type: "PaymentRefunded", data: { refund_id: refundAtProcessor.refund_id, amount: "4.00" } }] },
+      metadata: { late_answer_to: attempt_id, idempotency_key: "late-moved" },
+    });
+    expect((recorded[0]!.data as { reason: string }).reason).toMatch(/PaymentRefunded not allowed/);
+    // the reconciler's second look, a grace after the abandonment, finds it recorded: reported, not written twice, once
     await clock.advance(5_000);
-    await expect(other.reconcile()).rejects.toThrow(/the processor answered attempt att_\w+ after it was abandoned, and its answer \(PaymentRefunded\) could not be recorded/);
+    expect((await other.reconcile()).resolved).toMatchObject([{ payment_id, attempt_id, processor: "refund", late: true, unapplied: true, appended: ["LateAnswerUnapplied"] }]);
     expect((await other.reconcile()).resolved).toEqual([]);
+    expect(await store.readStream(`late_answers-${payment_id}`)).toHaveLength(1);
+    // the audit of the payment, and of the whole store, report it for an operator
+    const finding = { kind: "late_answer_unapplied", subject: `late_answers-${payment_id}`, event_id: recorded[0]!.id };
+    const one = await audit({ store }, payment_id);
+    expect(one.findings).toEqual([expect.objectContaining(finding)]);
+    expect(one.findings[0]!.message).toContain(`the processor answered attempt ${attempt_id} after it was abandoned`);
+    expect((await auditAll({ store })).findings.filter((f) => f.kind === "late_answer_unapplied")).toEqual([expect.objectContaining(finding)]);
+  });
+
+  it("one that lands while another call on the payment is in flight waits: the second look records it once that call is closed", { timeout: 10_000 }, async () => {
+    const account = "acct_late_waits";
+    const payment_id = await paid(account, "automatic");
+    await engine.authorize({ external_account_id: account, payment_id });
+    // refund A's call lands at 12 s; the reconciler abandons it at 9 s (its second look is due at 17 s)
+    side.set("faults", "calls", { latency_ms: 12_000 });
+    const a = engine.refund({ external_account_id: account, payment_id, amount: "4.00" }).catch((error: Error) => error);
+    await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
+    side.set("faults", "calls", undefined);
+    await clock.advance(9_000);
+    expect((await other.reconcile()).resolved).toHaveLength(1);
+    // refund B is made at 10 s through the other process, its call on its way until 25 s
+    await clock.advance(1_000);
+    side.set("faults", "calls", { latency_ms: 15_000 });
+    const b = other.refund({ external_account_id: account, payment_id, amount: "3.00" });
+    await until(async () => (await stream(payment_id)).filter((e) => e.type === "RefundAttempted").length === 2);
+    side.set("faults", "calls", undefined);
+    // A lands at 12 s while B is in flight: nothing can be decided yet, nothing recorded
+    await clock.advance(2_000);
+    const error = await a;
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).name).toBe("LateAnswerWaits");
+    expect((error as Error).message).toMatch(/could not be recorded yet: another call \(att_\w+\) is in flight/);
+    // a third process's second look at 17 s waits for B (younger than the grace: not the reconciler's
+    // yet); B's own process would wait for its lock on the payment until B answers
+    await clock.advance(5_000);
+    const mine = async (pass: Promise<{ resolved: { payment_id: string }[] }>) => (await pass).resolved.filter((r) => r.payment_id === payment_id);
+    expect(await mine(dying.reconcile())).toEqual([]);
+    // B answers at 25 s; the next pass records A's late answer on the payment as it then stands
+    await clock.advance(8_000);
+    await expect(b).resolves.toMatchObject({ amount_refunded: "3.00" });
+    const attempt_a = ((await stream(payment_id)).find((e) => e.type === "RefundAttempted")!.data as { attempt_id: string }).attempt_id;
+    expect(await mine(dying.reconcile())).toMatchObject([{ payment_id, attempt_id: attempt_a, processor: "refund", late: true, appended: ["PaymentRefunded"] }]);
+    expect((await stream(payment_id)).at(-1)).toMatchObject({ type: "PaymentRefunded", data: { amount: "4.00" }, metadata: { late_answer_to: attempt_a } });
+    expect((await engine.getPayment({ external_account_id: account, payment_id })).amount_refunded).toBe("7.00");
+    expect(await store.readStream(`late_answers-${payment_id}`)).toEqual([]);
+    expect(await mine(dying.reconcile())).toEqual([]);
+    expect(await mine(other.reconcile())).toEqual([]);
   });
 
   it("a retry while the abandoned call is still on its way: the same call made again under its attempt id, one refund at the processor", { timeout: 10_000 }, async () => {
@@ -210,6 +270,8 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     // a third try replays the answer
     await expect(engine.refund(refund, { idempotency_key: "late-retry" })).resolves.toMatchObject({ amount_refunded: "4.00" });
     expect(ledger("refund").length - refundsBefore).toBe(1);
-    expect((await auditAll({ store, readModels: undefined })).findings).toEqual([]);
+    // clean but for the late answer another payment (the test before) did not take
+    expect((await auditAll({ store, readModels: undefined })).findings.filter((f) => f.kind !== "late_answer_unapplied")).toEqual([]);
+    expect(await store.readStream(`late_answers-${payment_id}`)).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
 // store (SQLite; PostgreSQL) and one sandbox processor: the other process's reconciler asks while the call is on
 // its way, hears "never received" and abandons the attempt; then the call lands. The process that
 // made it records what the processor did (its late answer) and answers the refund as done; a retry
-// with the same Idempotency-Key, through the other process, replays it without a second refund.
+// with the same Idempotency-Key, through the other process, replays it without a second refund. A
+// late answer the payment no longer takes is recorded beside it, for an operator.
 import { afterAll, describe, expect, it } from "vitest";
 import { fileSide, processorSideIn } from "../../src/processors/processor-side.js";
 import { client, freshStores, hostDir, merchantKey, startServer, storedEvents, type ServerProcess } from "./servers.js";
@@ -53,6 +54,54 @@ describe.each(["sqlite", "postgres"] as const)("a processor call that lands afte
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body).toMatchObject({ amount_refunded: "4.00" });
     expect(side.entries<{ call: string }>("ledger").filter(([, r]) => r.call === "refund")).toHaveLength(1);
+    side.close();
+  });
+
+  it("one the payment no longer takes (the whole amount refunded meanwhile) is recorded beside it once, answered as an error, and reported by the audit", { timeout: 90_000 }, async () => {
+    const store = stores[kind]();
+    const key = await merchantKey(store, "acct_late_moved");
+    const calling = await startServer(store, { RECONCILE_GRACE_MS: "600000" });
+    const reconciling = await startServer(store, { RECONCILE_GRACE_MS: "3000", RECONCILE_INTERVAL_MS: "250" });
+    servers.push(calling, reconciling);
+    const http = client(key);
+    const account = { external_account_id: "acct_late_moved" };
+    const created = await http.post(calling.url, "/v2/payment/intent", { ...account, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_late" });
+    const payment_id = created.body.payment_id;
+    expect((await http.post(calling.url, "/v2/payment/auth", { ...account, payment_id })).body.status).toBe("succeeded");
+    const paymentEvents = async () => (await storedEvents(store)).filter((e) => e.stream === `payment-${payment_id}`);
+
+    // the refund's call lands 5 s after it is made; the reconciler abandons it at about 3.25 s
+    const side = fileSide(processorSideIn(hostDir(store)));
+    side.set("faults", "calls", { latency_ms: 5_000 });
+    const late = http.post(calling.url, "/v2/payment/refund", { ...account, payment_id, amount: "4.00" }, { "idempotency-key": "late-moved" });
+    for (let i = 0; i < 100 && !(await paymentEvents()).some((e) => e.type === "RefundAttempted"); i++) await new Promise((r) => setTimeout(r, 50));
+    side.set("faults", "calls", undefined);
+    for (let i = 0; i < 100 && !(await paymentEvents()).some((e) => e.type === "AttemptAbandoned"); i++) await new Promise((r) => setTimeout(r, 50));
+    // meanwhile the whole amount is refunded through the other process
+    const whole = await http.post(reconciling.url, "/v2/payment/refund", { ...account, payment_id, amount: "10.00" });
+    expect(whole.status, JSON.stringify(whole.body)).toBe(200);
+    expect(whole.body).toMatchObject({ amount_refunded: "10.00" });
+
+    const answer = await late;
+    expect(answer.status, JSON.stringify(answer.body)).toBe(500);
+    const attempt_id = ((await paymentEvents()).find((e) => e.type === "RefundAttempted")!.data as { attempt_id: string }).attempt_id;
+    const refunds = side.entries<{ call: string; refund_id: string }>("ledger").filter(([, r]) => r.call === "refund");
+    expect(refunds.map(([k]) => k)).toContain(attempt_id);
+    // the payment shows the 10.00 it took; the 4.00 the processor refunded late is beside it, once
+    expect((await paymentEvents()).filter((e) => e.type === "PaymentRefunded").map((e) => (e.data as { amount: string }).amount)).toEqual(["10.00"]);
+    const unapplied = (await storedEvents(store)).filter((e) => e.stream === `late_answers-${payment_id}`);
+    expect(unapplied.map((e) => [e.type, e.data])).toEqual([
+      ["LateAnswerUnapplied", expect.objectContaining({ payment_id, attempt_id, attempt_type: "RefundAttempted", answer: [{ type: "PaymentRefunded", data: expect.objectContaining({ amount: "4.00", refund_id: refunds.find(([k]) => k === attempt_id)![1].refund_id }) }] })],
+    ]);
+    // the reconciler's second look (3 s after the abandonment) finds it recorded: still once
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect((await storedEvents(store)).filter((e) => e.stream === `late_answers-${payment_id}`)).toHaveLength(1);
+    const audit = await fetch(`${reconciling.url}/v2/payment/intent/${payment_id}/audit?external_account_id=acct_late_moved`, { headers: { authorization: `Bearer ${key}` } });
+    expect(audit.status).toBe(200);
+    const report = (await audit.json()) as { chain: string; findings: { kind: string; message: string }[] };
+    expect(report.chain).toBe("intact");
+    expect(report.findings).toEqual([expect.objectContaining({ kind: "late_answer_unapplied", subject: `late_answers-${payment_id}` })]);
+    expect(report.findings[0]!.message).toContain(`attempt ${attempt_id}`);
     side.close();
   });
 });

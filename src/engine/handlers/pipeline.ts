@@ -26,6 +26,7 @@ import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js"
 import { abandoned, lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
+import { LateAnswerWaits, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
 import { callProcessor, processorOf } from "./processor-calls.js";
 
 /** Fault injection for crash tests: called at each point of an attempt (a throw there is a crash). */
@@ -45,7 +46,7 @@ export interface RunOptions {
   followUps?: boolean;
 }
 
-export function createPipeline({ payments, processors, clock, ids, fault }: { payments: PaymentStreams; processors: Processors; clock: Clock; ids: Ids; fault?: AttemptFault }) {
+export function createPipeline({ payments, lateAnswers, processors, clock, ids, fault }: { payments: PaymentStreams; lateAnswers: LateAnswers; processors: Processors; clock: Clock; ids: Ids; fault?: AttemptFault }) {
   const paymentIdOf = (loaded: Loaded) => loaded.snapshot.context.intent!.payment_id;
 
   /** Decide: the decider's answer, gathering what it asks for first (in the order it asks). */
@@ -187,8 +188,10 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
    * key replays it (never a second call). The payment as it stands when the attempt was answered
    * meanwhile, its late answer recorded already (the reconciler's second look, or the call's own
    * command), or its call made again by a retry (whose outcome records what the processor did).
-   * The machine refuses it only when the payment moved on (another call made since):
-   * that is thrown as an error naming the attempt, for an operator, never answered as done.
+   * The machine refuses it when the payment moved on (another call made since): then it is
+   * recorded beside the payment for an operator (LateAnswerUnapplied) and thrown as
+   * UnappliedLateAnswer, never answered as done. While another call is in flight it cannot be
+   * decided yet: LateAnswerWaits (the reconciler's second look tries again on its next pass).
    */
   async function recordLateAnswer(paymentId: string, attempt: AttemptEvent, attemptRevision: number, recorded: RecordedOutcome, ctx: CommandContext, command: string): Promise<Loaded> {
     const { attempt_id } = attempt.data;
@@ -202,8 +205,14 @@ export function createPipeline({ payments, processors, clock, ids, fault }: { pa
         return await payments.append(paymentId, current, events, { ...ctx, late_answer_to: attempt_id }, command);
       } catch (error) {
         if (error instanceof WrongExpectedRevision && conflicts < 5) continue;
-        // not a WrongExpectedRevision: the command must not be decided again (a second call)
-        throw new Error(`payment ${paymentId}: the processor answered attempt ${attempt_id} after it was abandoned, and its answer (${events.map((e) => e.type).join(", ")}) could not be recorded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        const types = events.map((e) => e.type);
+        // not a refusal: the command must not be decided again (a second call)
+        if (!(error instanceof TransitionNotAllowed)) throw new Error(`payment ${paymentId}: the processor answered attempt ${attempt_id} after it was abandoned, and its answer (${types.join(", ")}) could not be recorded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        const inFlight = current.snapshot.context.attempt;
+        if (inFlight !== null) throw new LateAnswerWaits(paymentId, attempt_id, types, inFlight.data.attempt_id);
+        const data = { payment_id: paymentId, attempt_id, attempt_type: attempt.type, answer: events.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: error.message };
+        await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));
+        throw new UnappliedLateAnswer(data);
       }
     }
   }

@@ -245,6 +245,15 @@ describe("invalid histories: each anomaly reported", () => {
     };
     expect(kinds(again("1.00"))).toEqual([]);
     expect(kinds(again("2.00"))).toEqual(["e:ledger_mismatch"]);
+    // abandoned as never received, then the processor acted and the payment no longer took it: beside it, for an operator
+    const unapplied = paidAndRefunded();
+    unapplied.event("p1", "RefundAttempted", { attempt_id: "a9", amount: "1.00", reason: null }, "k9", 9).event("p1", "AttemptAbandoned", { attempt_id: "a9", reason: "never_received" }, null, 10);
+    const last = unapplied.events.at(-1)!;
+    const answer = [{ type: "PaymentRefunded", data: { refund_id: "re9", amount: "1.00", reason: null } }];
+    unapplied.events.push({ ...last, id: "late-a9", stream: "late_answers-p1", revision: 0, position: last.position + 1, type: "LateAnswerUnapplied", data: { payment_id: "p1", attempt_id: "a9", attempt_type: "RefundAttempted", answer, reason: "PaymentRefunded not allowed" } });
+    unapplied.ledger.push(["a9", { call: "refund", refund_id: "re9", amount: "1.00" }]);
+    unapplied.op("refund", "k9", "p1", [{ at: [100, 5000], status: 0 }]);
+    expect(kinds(unapplied)).toEqual(["e:late_answer_unapplied"]);
     expect(kinds(charge)).toEqual(["e:charge_without_record"]);
     expect(kinds(noCharge)).toEqual(["e:record_without_charge"]);
     expect(kinds(open)).toEqual(["e:open_attempt"]);

@@ -39,6 +39,8 @@ export interface Model {
   payments: Map<string, PaymentHistory>;
   /** Payment events by the Idempotency-Key in their metadata. */
   byKey: Map<string, RecordedEvent[]>;
+  /** Late answers a payment no longer took (LateAnswerUnapplied, beside it), by the abandoned attempt's id. */
+  unapplied: Map<string, RecordedEvent>;
   opOfKey: Map<string, Op>;
   /** Windows [start, end] of injected outages, by kind. */
   faults: Array<{ kind: FaultKind; start: number; end: number }>;
@@ -103,7 +105,9 @@ export function buildModel(history: readonly Entry[], events: readonly RecordedE
 
   const streams = new Map<string, RecordedEvent[]>();
   const byKey = new Map<string, RecordedEvent[]>();
+  const unapplied = new Map<string, RecordedEvent>();
   for (const e of events) {
+    if (e.type === "LateAnswerUnapplied") unapplied.set((e.data as { attempt_id: string }).attempt_id, e);
     if (!e.stream.startsWith(PAYMENT_STREAM)) continue;
     const id = e.stream.slice(PAYMENT_STREAM.length);
     streams.set(id, [...(streams.get(id) ?? []), e]);
@@ -124,7 +128,7 @@ export function buildModel(history: readonly Entry[], events: readonly RecordedE
       if (created) op.payment_id = created.stream.slice(PAYMENT_STREAM.length);
     }
   }
-  return { ops, payments, byKey, opOfKey, faults, end, wallOffset };
+  return { ops, payments, byKey, unapplied, opOfKey, faults, end, wallOffset };
 }
 
 /** The events of this operation's key on its payment's stream. */

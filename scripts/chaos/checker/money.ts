@@ -2,7 +2,8 @@
 // authorized and refunded ≤ captured after every event. After the reconciler, the sandbox
 // processor's ledger (its record of every call, by idempotency key = attempt id) equals cardflow's:
 // every call the processor acted on has its attempt and the same outcome in the store (no charge
-// without its record), every outcome in the store has its call in the ledger (no record without
+// without its record; one a payment no longer took, recorded beside it for an operator, is an
+// anomaly of its own kind), every outcome in the store has its call in the ledger (no record without
 // its charge), no attempt is left open, and amounts agree where the ledger records them.
 import type { RecordedEvent } from "../../../src/store/port.js";
 import { Decimal } from "../../../src/money.js";
@@ -70,7 +71,11 @@ export function checkLedger(model: Model, ledger: ReadonlyArray<readonly [string
       continue;
     }
     if (abandoned && !outcome) {
-      if (entry && entry.call !== "refused") say("charge_without_record", `the processor recorded ${entry.call}${entry.outcome ? ` ${entry.outcome.kind}` : ""}, cardflow abandoned it (${data(abandoned).reason})`);
+      const acted = entry && entry.call !== "refused" ? `the processor recorded ${entry.call}${entry.outcome ? ` ${entry.outcome.kind}` : ""}` : null;
+      const left = model.unapplied.get(id);
+      // recorded, but beside the payment: a late answer it no longer took, left to an operator
+      if (acted && left) say("late_answer_unapplied", `${acted} after cardflow abandoned it; the payment no longer took it (${left.stream}@${left.revision}: for an operator)`);
+      else if (acted) say("charge_without_record", `${acted}, cardflow abandoned it (${data(abandoned).reason})`);
       continue;
     }
     if (!entry || entry.call === "refused") {

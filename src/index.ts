@@ -9,6 +9,7 @@ export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "
 export { applyPaymentEvent, foldStored, stateOf, type PaymentState, type PaymentSnapshot } from "../machines/fold.js";
 export { replay, type ReplayStep, type ReplayReport } from "./audit/replay.js";
 export * from "./errors.js";
+export { UnappliedLateAnswer, LateAnswerWaits } from "./engine/streams/late-answers.js";
 export {
   createIdempotency,
   fingerprintOf,

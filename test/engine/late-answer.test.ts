@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { audit, auditAll } from "../../src/audit/audit.js";
 import { formatAudit } from "../../src/audit/format.js";
+import { LateAnswerWaits, UnappliedLateAnswer } from "../../src/index.js";
 import { processesOnOneStore } from "./processes-on-one-store.js";
 
 const { clock, side, simulators, store, newProcess } = processesOnOneStore({ reconcileGraceMs: 8_000 });
@@ -164,8 +165,8 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     await expect(other.refund({ external_account_id: "acct_late_moved", payment_id, amount: "10.00" })).resolves.toMatchObject({ amount_refunded: "10.00" });
     await clock.advance(3_000);
     const error = await late;
-    expect(error).toBeInstanceOf(Error);
-    expect((error as Error).name).toBe("UnappliedLateAnswer");
+    expect(error).toBeInstanceOf(UnappliedLateAnswer);
+    expect((error as UnappliedLateAnswer).data).toMatchObject({ payment_id, attempt_id, attempt_type: "RefundAttempted" });
     expect((error as Error).message).toContain(`the processor answered attempt ${attempt_id} after it was abandoned, and the payment no longer takes its answer (PaymentRefunded`);
     expect((error as Error).message).toContain(`recorded for an operator in late_answers-${payment_id}`);
     expect((await stream(payment_id)).at(-1)!.type).toBe("PaymentRefunded");
@@ -213,8 +214,7 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     // A lands at 12 s while B is in flight: nothing can be decided yet, nothing recorded
     await clock.advance(2_000);
     const error = await a;
-    expect(error).toBeInstanceOf(Error);
-    expect((error as Error).name).toBe("LateAnswerWaits");
+    expect(error).toBeInstanceOf(LateAnswerWaits);
     expect((error as Error).message).toMatch(/could not be recorded yet: another call \(att_\w+\) is in flight/);
     // a third process's second look at 17 s waits for B (younger than the grace: not the reconciler's
     // yet); B's own process would wait for its lock on the payment until B answers

@@ -231,6 +231,12 @@ export const LateAnswerUnapplied = event(
 );
 export type UnappliedData = z.infer<typeof LateAnswerUnapplied>["data"];
 
+/** An operator settled an unapplied late answer with the processor (refunded the money again, say): the audit no longer reports it. */
+export const LateAnswerSettled = event(
+  "LateAnswerSettled",
+  z.object({ payment_id: z.string(), attempt_id: z.string(), /** What the operator did, in their words. */ note: z.string().min(1) }),
+);
+
 // --- account and terminal streams --------------------------------------------------------------
 
 /** A merchant account: which processor serves its card-not-present payments, and its currency. */
@@ -272,12 +278,12 @@ export const ApiKeyRotated = event(
   z.object({ key_id: z.string(), external_account_id: z.string(), replaced_by: z.string(), rotated_at: z.string(), grace_until: z.string() }),
 );
 
-export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, LateAnswerUnapplied, AccountOpened, TerminalRegistered, ApiKeyIssued, ApiKeyRevoked, ApiKeyRotated]);
+export const DomainEvent = z.discriminatedUnion("type", [...PaymentEvent.options, LateAnswerUnapplied, LateAnswerSettled, AccountOpened, TerminalRegistered, ApiKeyIssued, ApiKeyRevoked, ApiKeyRotated]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 
 export const streams = {
   payment: (paymentId: string) => `payment-${paymentId}`,
-  /** A payment's late answers it did not take (LateAnswerUnapplied), beside its own stream. */
+  /** A payment's late answers it did not take (LateAnswerUnapplied), and their settling (LateAnswerSettled), beside its own stream. */
   lateAnswers: (paymentId: string) => `late_answers-${paymentId}`,
   account: (accountId: string) => `account-${accountId}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,

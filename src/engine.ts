@@ -19,6 +19,7 @@ import { saveCardHandler } from "./engine/handlers/save-card.js";
 import { createAccountLookups } from "./engine/lookups/accounts.js";
 import { createStoredCards } from "./engine/lookups/stored-cards.js";
 import { createReconciler, type ReconcileOptions, type ReconcileReport } from "./engine/reconcile.js";
+import type { CommandContext } from "./engine/context.js";
 import { createLateAnswers } from "./engine/streams/late-answers.js";
 import { createPaymentStreams, type Loaded } from "./engine/streams/payment-streams.js";
 import { createSingleEventStreams } from "./engine/streams/single-event-streams.js";
@@ -143,6 +144,12 @@ export function createEngine(options: EngineOptions = {}) {
 
     /** One reconciler pass: resolves attempts left without outcome (see src/engine/reconcile.ts). */
     reconcile: (reconcileOptions?: ReconcileOptions): Promise<ReconcileReport> => reconciler.reconcile(reconcileOptions),
+    /**
+     * An operator settled a late answer the payment no longer took (LateAnswerUnapplied) with the
+     * processor: recorded once (LateAnswerSettled, `note` saying what was done); the audit no
+     * longer reports it. NotFound when the payment has no such late answer for the attempt.
+     */
+    settleLateAnswer: (input: { payment_id: string; attempt_id: string; note: string }, ctx: CommandContext = {}): Promise<void> => lateAnswers.settle(input, ctx),
 
     /** Reconciles now and then every intervalMs (a server's background duty); onPass sees each report. */
     startReconciler(intervalMs: number, onPass: (report: ReconcileReport | Error) => void = () => undefined): void {

@@ -1,3 +1,5 @@
+// `cardflow settle-late-answer <payment_id> <attempt_id> --note <text>`: an operator's record that a
+// late answer a payment no longer took (LateAnswerUnapplied) was settled with the processor.
 // `cardflow reconcile [--dry-run] [--json] [--grace <ms>] [--store <store>]`: one reconciler pass on
 // the service's store (--store, else DATABASE_URL, else DATA_DIR, named on stderr; a missing one is
 // refused), asking the service's processors (the sandbox: the simulators' ledger beside
@@ -9,6 +11,7 @@ import { configFromEnv } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
 import { serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
+import { createLateAnswers } from "../engine/streams/late-answers.js";
 import { randomIds } from "../ids.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore } from "./store-option.js";
@@ -53,5 +56,24 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
           config,
         );
       }),
+    );
+
+  program
+    .command("settle-late-answer")
+    .summary("record that a late answer a payment no longer took was settled with the processor")
+    .description(
+      "records LateAnswerSettled beside the payment, once (settling it again changes nothing), after an operator settled a late answer the payment no longer took (an audit's late_answer_unapplied finding) with the processor; `cardflow audit` no longer reports it. Exits 2 when the payment has no such late answer for the attempt",
+    )
+    .argument("<payment_id>", "the payment the finding names")
+    .argument("<attempt_id>", "the attempt the finding names")
+    .requiredOption("--note <text>", "what was done with the processor (kept in the event)")
+    .addOption(storeOption())
+    .action(
+      action(io, async (payment_id: string, attempt_id: string, opts: { note: string; store?: string }) =>
+        withStore(io, opts.store, READS, async ({ store }) => {
+          await createLateAnswers({ store, clock: systemClock, ids: randomIds() }).settle({ payment_id, attempt_id, note: opts.note }, { actor: "cli" });
+          io.out(`settled: the late answer to ${attempt_id} of payment ${payment_id}\n`);
+        }),
+      ),
     );
 }

@@ -192,6 +192,16 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     expect(one.findings).toEqual([expect.objectContaining(finding)]);
     expect(one.findings[0]!.message).toContain(`the processor answered attempt ${attempt_id} after it was abandoned`);
     expect((await auditAll({ store })).findings.filter((f) => f.kind === "late_answer_unapplied")).toEqual([expect.objectContaining(finding)]);
+    // an operator settles it with the processor and says so (library): once; the audit is clean
+    await expect(engine.settleLateAnswer({ payment_id, attempt_id, note: " " })).rejects.toMatchObject({ status: 400, param: "note" });
+    await expect(engine.settleLateAnswer({ payment_id, attempt_id: "att_none", note: "done" })).rejects.toMatchObject({ status: 404 });
+    await engine.settleLateAnswer({ payment_id, attempt_id, note: "refund voided at the processor" }, { actor: "ops" });
+    await other.settleLateAnswer({ payment_id, attempt_id, note: "again" });
+    expect((await store.readStream(`late_answers-${payment_id}`)).map((e) => [e.type, e.metadata.actor])).toEqual([
+      ["LateAnswerUnapplied", "library"],
+      ["LateAnswerSettled", "ops"],
+    ]);
+    expect((await audit({ store }, payment_id)).findings).toEqual([]);
   });
 
   it("one that lands while another call on the payment is in flight waits: the second look records it once that call is closed", { timeout: 10_000 }, async () => {

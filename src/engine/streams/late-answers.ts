@@ -5,7 +5,8 @@
 import { streams, type UnappliedData } from "../../../machines/events.js";
 import type { Clock } from "../../clock.js";
 import { hashOf } from "../../events/chain.js";
-import { newEvents } from "../../events/new-events.js";
+import { newEvents, type DomainEventLike } from "../../events/new-events.js";
+import { InvalidRequest, NotFound } from "../../errors.js";
 import type { Ids } from "../../ids.js";
 import { WrongExpectedRevision, type Appender, type RecordedEvent, type StreamReader } from "../../store/port.js";
 import { eventMetadata, type CommandContext } from "../context.js";
@@ -38,28 +39,59 @@ export class LateAnswerWaits extends Error {
   }
 }
 
+/** The unapplied late answers of a payment's late-answers stream that no LateAnswerSettled settles yet. */
+export function unsettled(events: readonly RecordedEvent[]): RecordedEvent[] {
+  const settled = new Set(events.filter((e) => e.type === "LateAnswerSettled").map((e) => (e.data as { attempt_id: string }).attempt_id));
+  return events.filter((e) => e.type === "LateAnswerUnapplied" && !settled.has((e.data as UnappliedData).attempt_id));
+}
+
 export function createLateAnswers({ store, clock, ids }: { store: Appender & StreamReader; clock: Clock; ids: Ids }) {
-  /** The record of an unapplied late answer, once per attempt (a second writer finds the first's). */
-  async function recordUnapplied(data: UnappliedData, ctx: CommandContext): Promise<void> {
-    const stream = streams.lateAnswers(data.payment_id);
+  /**
+   * Appends what `next` decides from the stream's events (nothing: undefined), at the revision it
+   * read; read again if another process appended first.
+   */
+  async function appendTo(paymentId: string, next: (recorded: RecordedEvent[]) => DomainEventLike | undefined, ctx: CommandContext): Promise<void> {
+    const stream = streams.lateAnswers(paymentId);
     for (let conflicts = 0; ; conflicts++) {
       const recorded = await store.readStream(stream);
-      if (recorded.some((e) => (e.data as UnappliedData).attempt_id === data.attempt_id)) return;
+      const event = next(recorded);
+      if (!event) return;
       const last = recorded.at(-1);
-      const events = newEvents(stream, last ? hashOf(last) : null, [{ type: "LateAnswerUnapplied", version: 1, data }], eventMetadata({ ...ctx, late_answer_to: data.attempt_id }, clock, ids), () => ids.uuid());
       try {
-        await store.append(stream, events, { expectedRevision: last ? last.revision : "no_stream" });
+        await store.append(stream, newEvents(stream, last ? hashOf(last) : null, [event], eventMetadata(ctx, clock, ids), () => ids.uuid()), { expectedRevision: last ? last.revision : "no_stream" });
         return;
       } catch (error) {
         if (!(error instanceof WrongExpectedRevision) || conflicts >= 5) throw error;
       }
     }
   }
+  const names = (attemptId: string) => (e: RecordedEvent) => (e.data as { attempt_id: string }).attempt_id === attemptId;
 
-  /** A payment's unapplied late answers, oldest first. */
-  const unappliedOf = (paymentId: string): Promise<RecordedEvent[]> => store.readStream(streams.lateAnswers(paymentId));
+  return {
+    /** The record of an unapplied late answer, once per attempt (a second writer finds the first's). */
+    recordUnapplied: (data: UnappliedData, ctx: CommandContext) =>
+      appendTo(data.payment_id, (recorded) => (recorded.some(names(data.attempt_id)) ? undefined : { type: "LateAnswerUnapplied", version: 1, data }), { ...ctx, late_answer_to: data.attempt_id }),
 
-  return { recordUnapplied, unappliedOf };
+    /**
+     * An operator settled it with the processor (`note`: what they did). Once: settling it again
+     * changes nothing. NotFound when no unapplied late answer of the payment names the attempt.
+     */
+    settle: async ({ payment_id, attempt_id, note }: { payment_id: string; attempt_id: string; note: string }, ctx: CommandContext): Promise<void> => {
+      if (note.trim() === "") throw new InvalidRequest("note: say what was done with the processor", "note");
+      return appendTo(
+        payment_id,
+        (recorded) => {
+          const about = recorded.filter(names(attempt_id));
+          if (!about.some((e) => e.type === "LateAnswerUnapplied")) throw new NotFound("unapplied late answer", attempt_id, "attempt_id", `for payment ${payment_id}`);
+          return about.some((e) => e.type === "LateAnswerSettled") ? undefined : { type: "LateAnswerSettled", version: 1, data: { payment_id, attempt_id, note } };
+        },
+        ctx,
+      );
+    },
+
+    /** A payment's unapplied late answers not settled yet, oldest first. */
+    unsettledOf: async (paymentId: string): Promise<RecordedEvent[]> => unsettled(await store.readStream(streams.lateAnswers(paymentId))),
+  };
 }
 
 export type LateAnswers = ReturnType<typeof createLateAnswers>;

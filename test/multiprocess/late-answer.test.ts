@@ -15,17 +15,25 @@ afterAll(async () => {
 });
 
 describe.each(["sqlite", "postgres"] as const)("a processor call that lands after another process abandoned its attempt (%s)", (kind) => {
-  it("is recorded as the processor's late answer, answered as done, and replayed to a retry through the other process", { timeout: 90_000 }, async () => {
+  /**
+   * Two servers on a fresh store: `calling` makes the calls, `reconciling` asks about each 3 s after
+   * it was opened; a stored-card payment of 10.00 of the account, captured.
+   */
+  async function twoServersAndAPayment(account: string) {
     const store = stores[kind]();
-    const key = await merchantKey(store, "acct_late");
-    // `calling` makes the call; `reconciling` asks about it 3 s after it was opened
+    const key = await merchantKey(store, account);
     const calling = await startServer(store, { RECONCILE_GRACE_MS: "600000" });
     const reconciling = await startServer(store, { RECONCILE_GRACE_MS: "3000", RECONCILE_INTERVAL_MS: "250" });
     servers.push(calling, reconciling);
     const http = client(key);
-    const created = await http.post(calling.url, "/v2/payment/intent", { external_account_id: "acct_late", amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_late" });
-    const payment_id = created.body.payment_id;
-    expect((await http.post(calling.url, "/v2/payment/auth", { external_account_id: "acct_late", payment_id })).body.status).toBe("succeeded");
+    const created = await http.post(calling.url, "/v2/payment/intent", { external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_late" });
+    const payment_id: string = created.body.payment_id;
+    expect((await http.post(calling.url, "/v2/payment/auth", { external_account_id: account, payment_id })).body.status).toBe("succeeded");
+    return { store, key, calling, reconciling, http, payment_id };
+  }
+
+  it("is recorded as the processor's late answer, answered as done, and replayed to a retry through the other process", { timeout: 90_000 }, async () => {
+    const { store, calling, reconciling, http, payment_id } = await twoServersAndAPayment("acct_late");
 
     // the sandbox processor receives the next call 4.5 s after it is made: after the reconciler
     // abandons it (3 s, plus a pass of 250 ms), well before the reconciler's second look (3 s after
@@ -58,16 +66,8 @@ describe.each(["sqlite", "postgres"] as const)("a processor call that lands afte
   });
 
   it("one the payment no longer takes (the whole amount refunded meanwhile) is recorded beside it once, answered as an error, and reported by the audit", { timeout: 90_000 }, async () => {
-    const store = stores[kind]();
-    const key = await merchantKey(store, "acct_late_moved");
-    const calling = await startServer(store, { RECONCILE_GRACE_MS: "600000" });
-    const reconciling = await startServer(store, { RECONCILE_GRACE_MS: "3000", RECONCILE_INTERVAL_MS: "250" });
-    servers.push(calling, reconciling);
-    const http = client(key);
+    const { store, key, calling, reconciling, http, payment_id } = await twoServersAndAPayment("acct_late_moved");
     const account = { external_account_id: "acct_late_moved" };
-    const created = await http.post(calling.url, "/v2/payment/intent", { ...account, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_late" });
-    const payment_id = created.body.payment_id;
-    expect((await http.post(calling.url, "/v2/payment/auth", { ...account, payment_id })).body.status).toBe("succeeded");
     const paymentEvents = async () => (await storedEvents(store)).filter((e) => e.stream === `payment-${payment_id}`);
 
     // the refund's call lands 5 s after it is made; the reconciler abandons it at about 3.25 s

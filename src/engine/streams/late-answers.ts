@@ -1,7 +1,8 @@
 // Late answers a payment did not take (machines/events.ts LateAnswerUnapplied), on a stream beside
 // the payment's: what the processor did for an abandoned call once the payment had moved on. Written
 // once per attempt by whichever process finds it first (the call's own command, or the reconciler's
-// second look); read by the audit, which reports each one for an operator.
+// second look); the audit reports each one for an operator until the operator, having settled it
+// with the processor, records that too (LateAnswerSettled, once).
 import { streams, type UnappliedData } from "../../../machines/events.js";
 import type { Clock } from "../../clock.js";
 import { hashOf } from "../../events/chain.js";
@@ -88,9 +89,6 @@ export function createLateAnswers({ store, clock, ids }: { store: Appender & Str
         ctx,
       );
     },
-
-    /** A payment's unapplied late answers not settled yet, oldest first. */
-    unsettledOf: async (paymentId: string): Promise<RecordedEvent[]> => unsettled(await store.readStream(streams.lateAnswers(paymentId))),
   };
 }
 

@@ -202,6 +202,10 @@ describe("a processor call that lands after its attempt was abandoned", () => {
       ["LateAnswerSettled", "ops"],
     ]);
     expect((await audit({ store }, payment_id)).findings).toEqual([]);
+    // a retry with the first try's key is decided anew and refused where the machine refused the answer: no second refund
+    const refunds = ledger("refund").length;
+    await expect(engine.refund({ external_account_id: "acct_late_moved", payment_id, amount: "4.00" }, { idempotency_key: "late-moved" })).rejects.toMatchObject({ status: 409, code: "payment_intent_unexpected_state" });
+    expect(ledger("refund").length).toBe(refunds);
   });
 
   it("one that lands while another call on the payment is in flight waits: the second look records it once that call is closed", { timeout: 10_000 }, async () => {

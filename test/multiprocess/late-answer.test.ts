@@ -102,6 +102,10 @@ describe.each(["sqlite", "postgres"] as const)("a processor call that lands afte
     expect(report.chain).toBe("intact");
     expect(report.findings).toEqual([expect.objectContaining({ kind: "late_answer_unapplied", subject: `late_answers-${payment_id}` })]);
     expect(report.findings[0]!.message).toContain(`attempt ${attempt_id}`);
+    // a retry with the late request's key, through the other server: refused as the answer was, no second refund
+    const retry = await http.post(reconciling.url, "/v2/payment/refund", { ...account, payment_id, amount: "4.00" }, { "idempotency-key": "late-moved" });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(409);
+    expect(side.entries<{ call: string }>("ledger").filter(([, r]) => r.call === "refund")).toHaveLength(refunds.length);
     side.close();
   });
 });

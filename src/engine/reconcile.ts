@@ -215,7 +215,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       if (!dryRun && !r?.appended.length) open.delete(item.payment_id);
     }
     for (const item of [...secondLooks.values()].filter((l) => now - l.since >= graceMs)) {
-      // one look: an answer that cannot be recorded fails this pass once, naming it, not every pass
+      // one look (kept only while another call is in flight): an answer that cannot be recorded
+      // fails this pass once, naming it, not every pass
       if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
       const r = await lookAgain(item, dryRun);
       if (r === WAITS) {

@@ -26,7 +26,7 @@ import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js"
 import { abandoned, lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
-import { LateAnswerWaits, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
+import { answeredLate, LateAnswerWaits, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
 import { callProcessor, processorOf } from "./processor-calls.js";
 
 /** Fault injection for crash tests: called at each point of an attempt (a throw there is a crash). */
@@ -207,7 +207,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
         if (error instanceof WrongExpectedRevision && conflicts < 5) continue;
         const types = events.map((e) => e.type);
         // not a refusal: the command must not be decided again (a second call)
-        if (!(error instanceof TransitionNotAllowed)) throw new Error(`payment ${paymentId}: the processor answered attempt ${attempt_id} after it was abandoned, and its answer (${types.join(", ")}) could not be recorded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        if (!(error instanceof TransitionNotAllowed)) throw new Error(`${answeredLate(paymentId, attempt_id)}, and its answer (${types.join(", ")}) could not be recorded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         const inFlight = current.snapshot.context.attempt;
         if (inFlight !== null) throw new LateAnswerWaits(paymentId, attempt_id, types, inFlight.data.attempt_id);
         const data = { payment_id: paymentId, attempt_id, attempt_type: attempt.type, answer: events.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: error.message };

@@ -12,7 +12,8 @@ import type { Ids } from "../../ids.js";
 import { WrongExpectedRevision, type Appender, type RecordedEvent, type StreamReader } from "../../store/port.js";
 import { eventMetadata, type CommandContext } from "../context.js";
 
-export type { UnappliedData };
+/** How every account of a late answer begins (errors, the audit's finding): the payment and the attempt it answered. */
+export const answeredLate = (paymentId: string, attemptId: string) => `payment ${paymentId}: the processor answered attempt ${attemptId} after it was abandoned`;
 
 /**
  * Thrown where the late answer would have been recorded: the processor acted, the payment did not
@@ -21,7 +22,7 @@ export type { UnappliedData };
 export class UnappliedLateAnswer extends Error {
   constructor(readonly data: UnappliedData) {
     super(
-      `payment ${data.payment_id}: the processor answered attempt ${data.attempt_id} after it was abandoned, and the payment no longer takes its answer ` +
+      `${answeredLate(data.payment_id, data.attempt_id)}, and the payment no longer takes its answer ` +
         `(${data.answer.map((e) => e.type).join(", ")}: ${data.reason}); recorded for an operator in ${streams.lateAnswers(data.payment_id)}`,
     );
     this.name = "UnappliedLateAnswer";
@@ -35,7 +36,7 @@ export class UnappliedLateAnswer extends Error {
  */
 export class LateAnswerWaits extends Error {
   constructor(paymentId: string, attemptId: string, types: readonly string[], inFlight: string) {
-    super(`payment ${paymentId}: the processor answered attempt ${attemptId} after it was abandoned, and its answer (${types.join(", ")}) could not be recorded yet: another call (${inFlight}) is in flight; the reconciler records it once that call is closed`);
+    super(`${answeredLate(paymentId, attemptId)}, and its answer (${types.join(", ")}) could not be recorded yet: another call (${inFlight}) is in flight; the reconciler records it once that call is closed`);
     this.name = "LateAnswerWaits";
   }
 }

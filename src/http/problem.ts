@@ -3,7 +3,7 @@
 // the payment's status does not allow, `current_status` and `allowed_next_steps`).
 import { STATUS_CODES } from "node:http";
 import { CardflowError } from "../errors.js";
-import { httpAnswerOf } from "./status.js";
+import { httpAnswerOf, pendingAnswerOf } from "./status.js";
 
 /** Errors of the HTTP layer itself (authentication, account scope, Idempotency-Key). */
 export class HttpProblem extends CardflowError {
@@ -62,6 +62,8 @@ export function problemOf(error: unknown, requestId: number): { problem: Problem
     const { status, retryAfterSeconds } = httpAnswerOf(error);
     return { problem: problem(status, error.code, error.message, error.param, requestId, error.details()), internal: false, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
   }
+  const pending = pendingAnswerOf(error);
+  if (pending) return { problem: problem(pending.status, pending.code, `${(error as Error).message}; ${pending.advice}`, null, requestId), internal: false, retryAfterSeconds: pending.retryAfterSeconds };
   const e = error as { code?: string; statusCode?: number; message?: string };
   const known = e.code ? FRAMEWORK_ERRORS[e.code] : undefined;
   if (known) return { problem: problem(known.status, known.code, known.detail, null, requestId), internal: false };

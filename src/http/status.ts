@@ -2,6 +2,7 @@
 // how soon a retry is worth it (Retry-After). The engine's refusals carry their status
 // (src/errors.ts); the errors of the ports name their problem only, and HTTP decides here.
 import type { CardflowError } from "../errors.js";
+import { LateAnswerWaits } from "../engine.js";
 import { StoreUnavailable } from "../store/port.js";
 
 export interface HttpAnswer {
@@ -20,4 +21,25 @@ export function httpAnswerOf(error: CardflowError): HttpAnswer {
   for (const [type, answer] of PORT_ERRORS) if (error instanceof type) return answer;
   const { status, retryAfterSeconds } = error as CardflowError & Partial<HttpAnswer>;
   return { status: status ?? 500, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+}
+
+interface PendingAnswer {
+  status: number;
+  code: string;
+  retryAfterSeconds: number;
+  /** What the client does next, said after the error's own account. */
+  advice: string;
+}
+/**
+ * Errors that are not refusals (the command acted: they are not CardflowErrors, which the engine
+ * may decide again) but whose outcome comes later: a retry with the same Idempotency-Key gets it.
+ */
+const PENDING: readonly [new (...args: never[]) => Error, PendingAnswer][] = [
+  // the processor's late answer is recorded by the reconciler once the call in flight is closed
+  [LateAnswerWaits, { status: 503, code: "late_answer_pending", retryAfterSeconds: 30, advice: "retry with the same Idempotency-Key to get the payment as it took the answer" }],
+];
+
+export function pendingAnswerOf(error: unknown): PendingAnswer | undefined {
+  for (const [type, answer] of PENDING) if (error instanceof type) return answer;
+  return undefined;
 }

@@ -260,6 +260,25 @@ describe("invalid histories: each anomaly reported", () => {
     expect(kinds(amount)).toEqual(["e:ledger_mismatch"]);
   });
 
+  it("(f) a 503 late_answer_pending is attributed to the late call a fault left open, like processor_unavailable", () => {
+    // the call a5 at 5 s, slowed by the fault (a delay: no outage), abandoned at 14 s, lands at 16 s while another call is in flight; recorded later
+    const withCall = (attempt: boolean) => {
+      const s = paidAndRefunded();
+      s.fault("processor_delay", 4900, 6000);
+      if (attempt) {
+        s.at(5000).event("p1", "RefundAttempted", { attempt_id: "a5", amount: "2.00", reason: null }, "k5", 5);
+        s.at(14_000).event("p1", "AttemptAbandoned", { attempt_id: "a5", reason: "never_received" }, null, 6);
+        s.at(25_000).event("p1", "PaymentRefunded", { refund_id: "re5", amount: "2.00", reason: null }, "k5", 5);
+        s.events.at(-1)!.metadata.late_answer_to = "a5";
+        s.ledger.push(["a5", { call: "refund", refund_id: "re5", amount: "2.00" }]);
+      }
+      s.op("refund", "k5", "p1", [{ at: [5000, 16_000], status: 503, code: "late_answer_pending", outcome: "unknown" }]);
+      return s;
+    };
+    expect(kinds(withCall(true))).toEqual([]);
+    expect(kinds(withCall(false))).toEqual(["f:unavailable_outside_outage"]);
+  });
+
   it("(f) a 503 processor_unavailable when no call a fault left open was open on its payment", () => {
     const s = paidAndRefunded();
     s.fault("processor_timeout", 90, 2000);

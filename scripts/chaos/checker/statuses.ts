@@ -10,7 +10,9 @@
 // after the fault that left it open. So it is not held to the outage's window but attributed to
 // its attempt: one open on that payment when the request was decided, which an injected fault
 // overlapped (a lost call, a slow processor, a server killed or a database stopped mid-call). A
-// 503 processor_unavailable without such an attempt is an anomaly, at any time.
+// 503 processor_unavailable without such an attempt is an anomaly, at any time. So is a 503
+// late_answer_pending: that call's answer landed after its attempt was abandoned, while another
+// call on the payment was in flight (the reconciler records it once that call is closed).
 //
 // A write that waits for a read model (present_card finds its terminal's payment there) answers
 // 503 read_model_behind with Retry-After when the bounded wait runs out: like a read's, that is a
@@ -25,6 +27,8 @@ const OUTAGES = new Set(["terminate_connections", "database_restart", "processor
 export const RECOVERY_MS = 5_000;
 /** Events are stamped with their command's start on the server's clock (ms), the history on the client's: the slack between them. */
 const CLOCK_SLACK_MS = 1_000;
+/** 503s attributed to a processor call an injected fault left open, rather than to an outage's window. */
+const ATTRIBUTED = new Set(["processor_unavailable", "late_answer_pending"]);
 const ATTEMPTS = new Set(["AuthorizationAttempted", "TerminalAuthorizationAttempted", "CaptureAttempted", "VoidAttempted", "RefundAttempted", "CardSaveAttempted"]);
 
 export function checkStatuses(model: Model): Anomaly[] {
@@ -37,9 +41,9 @@ export function checkStatuses(model: Model): Anomaly[] {
       if (!c) continue;
       if (c.status >= 500 && c.status !== 503) {
         found.push(anomaly("f", "server_error", op.payment_id, op.op, `${op.kind} answered ${c.status}${c.code ? ` ${c.code}` : ""}${c.error ? `: ${c.error}` : ""}`));
-      } else if (c.status === 503 && c.code === "processor_unavailable" && op.payment_id !== null && model.wallOffset !== null) {
+      } else if (c.status === 503 && ATTRIBUTED.has(c.code ?? "") && op.payment_id !== null && model.wallOffset !== null) {
         const open = (leftOpen.get(op.payment_id) ?? []).some((a) => a.opened - CLOCK_SLACK_MS <= c.t && t.invoke.t <= a.closed + CLOCK_SLACK_MS);
-        if (!open) found.push(anomaly("f", "unavailable_outside_outage", op.payment_id, op.op, `${op.kind} answered 503 processor_unavailable at ${c.t.toFixed(0)} ms, when no attempt an injected fault left open was open on its payment`));
+        if (!open) found.push(anomaly("f", "unavailable_outside_outage", op.payment_id, op.op, `${op.kind} answered 503 ${c.code} at ${c.t.toFixed(0)} ms, when no attempt an injected fault left open was open on its payment`));
       } else if (c.status === 503 && op.key !== null && c.code !== "read_model_behind" && !outage(t.invoke.t) && !outage(c.t)) {
         found.push(anomaly("f", "unavailable_outside_outage", op.payment_id, op.op, `${op.kind} answered 503 ${c.code ?? ""} at ${c.t.toFixed(0)} ms, outside any injected outage`));
       }

@@ -31,6 +31,9 @@ const dying = newProcess((at, attempt) => {
   if (at === "after_call" && attempt.type === "RefundAttempted") throw new Error("killed after the processor refunded");
 });
 
+// a process whose calls in flight are its own (another simulator over the same ledger)
+const apart = newProcess(undefined, undefined, true);
+
 const ledger = (call: string) => simulators.ledger.entries().filter(([, r]) => r.call === call);
 const stream = (paymentId: string) => store.readStream(`payment-${paymentId}`);
 async function until(done: () => Promise<boolean>) {
@@ -287,5 +290,45 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     // clean but for the late answer another payment (the test before) did not take
     expect((await auditAll({ store, readModels: undefined })).findings.filter((f) => f.kind !== "late_answer_unapplied")).toEqual([]);
     expect(await store.readStream(`late_answers-${payment_id}`)).toEqual([]);
+  });
+
+  /** Refund 4.00 with the key: its call 12 s late, abandoned at 9 s, made again by a retry through a process of its own, whose call takes `retryLatencyMs`. */
+  async function madeAgainWhileOnItsWay(account: string, retryLatencyMs: number) {
+    const payment_id = await paid(account, "automatic");
+    await engine.authorize({ external_account_id: account, payment_id });
+    const refund = { external_account_id: account, payment_id, amount: "4.00" };
+    const refundsBefore = ledger("refund").length;
+    side.set("faults", "calls", { latency_ms: 12_000 });
+    const first = engine.refund(refund, { idempotency_key: `${account}-key` }).catch((error: Error) => error);
+    await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
+    side.set("faults", "calls", { latency_ms: retryLatencyMs });
+    await clock.advance(9_000);
+    expect((await other.reconcile()).resolved).toMatchObject([{ payment_id, processor: "never_received" }]);
+    const retry = apart.refund(refund, { idempotency_key: `${account}-key` });
+    await until(async () => (await stream(payment_id)).filter((e) => e.type === "RefundAttempted").length === 2);
+    side.set("faults", "calls", undefined);
+    await clock.advance(3_000); // the first call lands at 12 s, the one made again still on its way
+    return { payment_id, refund, first, retry, refunds: () => ledger("refund").length - refundsBefore };
+  }
+
+  it("the first call lands while the call made again is still on its way: its command waits for that call's outcome and answers with it", { timeout: 10_000 }, async () => {
+    const { first, retry, refunds } = await madeAgainWhileOnItsWay("acct_late_again_wait", 5_000);
+    await new Promise((r) => setTimeout(r, 100)); // the first command looks at the store, the call made again still open
+    await clock.advance(2_000); // the call made again answers at 14 s
+    await expect(retry).resolves.toMatchObject({ amount_refunded: "4.00" });
+    await expect(first).resolves.toMatchObject({ status: "succeeded", amount_refunded: "4.00" });
+    expect(refunds()).toBe(1);
+  });
+
+  it("past the bounded wait, the first call's command fails with LateAnswerWaits naming the call made again; a retry with the key then gets its outcome", { timeout: 10_000 }, async () => {
+    const { payment_id, refund, first, retry, refunds } = await madeAgainWhileOnItsWay("acct_late_again_busy", 20_000);
+    const error = await first;
+    expect(error).toBeInstanceOf(LateAnswerWaits);
+    expect((error as Error).message).toMatch(new RegExp(`^payment ${payment_id}: the processor answered attempt att_\\w+ after it was abandoned, and a retry made the same call again, still in flight`));
+    await clock.advance(20_000);
+    await expect(retry).resolves.toMatchObject({ amount_refunded: "4.00" });
+    await expect(engine.refund(refund, { idempotency_key: "acct_late_again_busy-key" })).resolves.toMatchObject({ amount_refunded: "4.00" });
+    expect(refunds()).toBe(1);
+    expect((await stream(payment_id)).filter((e) => e.type === "PaymentRefunded")).toHaveLength(1);
   });
 });

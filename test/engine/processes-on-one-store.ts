@@ -18,9 +18,14 @@ export function processesOnOneStore({ reconcileGraceMs }: { reconcileGraceMs: nu
   const store = createMemoryStore();
   const engines: ReturnType<typeof createEngine>[] = [];
   afterAll(() => Promise.all(engines.map((e) => e.close())));
-  /** A process (an engine), with its crash points (`fault`) if any, seeing the store through `view` (a lagging feed). */
-  const newProcess = (fault?: AttemptFault, view: (s: typeof store) => typeof store = (s) => s) => {
-    const engine = createEngine({ clock, ids, store: view(store), processors: simulators, reconcileGraceMs, ...(fault && { fault }) });
+  /**
+   * A process (an engine), with its crash points (`fault`) if any, seeing the store through `view`
+   * (a lagging feed); `ownCalls`: its processor calls are its own, as in another process (the
+   * simulators' ledger is shared, their calls in flight are not).
+   */
+  const newProcess = (fault?: AttemptFault, view: (s: typeof store) => typeof store = (s) => s, ownCalls = false) => {
+    const processors = ownCalls ? createSimulators({ clock, ids, side }) : simulators;
+    const engine = createEngine({ clock, ids, store: view(store), processors, reconcileGraceMs, ...(fault && { fault }) });
     engines.push(engine);
     return engine;
   };

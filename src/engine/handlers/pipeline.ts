@@ -191,14 +191,17 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
    * The machine refuses it when the payment moved on (another call made since): then it is
    * recorded beside the payment for an operator (LateAnswerUnapplied) and thrown as
    * UnappliedLateAnswer, never answered as done. While another call is in flight it cannot be
-   * decided yet: LateAnswerWaits (the reconciler's second look tries again on its next pass).
+   * decided yet: LateAnswerWaits (the reconciler's second look tries again on its next pass); so
+   * too while the call made again by a retry is, after a bounded wait for its outcome.
    */
   async function recordLateAnswer(paymentId: string, attempt: AttemptEvent, attemptRevision: number, recorded: RecordedOutcome, ctx: CommandContext, command: string): Promise<Loaded> {
     const { attempt_id } = attempt.data;
     for (let conflicts = 0; ; conflicts++) {
       const fate = await payments.attemptFate(paymentId, attempt, attemptRevision);
       if (fate === "open") throw new Error(`payment ${paymentId}: attempt ${attempt_id} is still open`);
-      const current = (await payments.load(paymentId))!;
+      // made again by a retry through another process: its outcome is this call's answer, once recorded
+      const current = fate === "reused" ? await payments.afterAttempt(paymentId, attempt_id) : (await payments.load(paymentId))!;
+      if (current.snapshot.context.attempt?.data.attempt_id === attempt_id) throw new LateAnswerWaits(paymentId, attempt_id, attempt_id);
       const events = fate === "abandoned" ? lateAnswerEvents(viewOf(current), attempt, recorded) : [];
       if (events.length === 0) return current; // answered already (or by the call made again), or the processor refused without acting
       try {
@@ -209,7 +212,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
         // not a refusal: the command must not be decided again (a second call)
         if (!(error instanceof TransitionNotAllowed)) throw new Error(`${answeredLate(paymentId, attempt_id)}, and its answer (${types.join(", ")}) could not be recorded: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         const inFlight = current.snapshot.context.attempt;
-        if (inFlight !== null) throw new LateAnswerWaits(paymentId, attempt_id, types, inFlight.data.attempt_id);
+        if (inFlight !== null) throw new LateAnswerWaits(paymentId, attempt_id, inFlight.data.attempt_id, types);
         const data = { payment_id: paymentId, attempt_id, attempt_type: attempt.type, answer: events.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: error.message };
         await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));
         throw new UnappliedLateAnswer(data);

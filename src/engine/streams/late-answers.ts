@@ -32,11 +32,16 @@ export class UnappliedLateAnswer extends Error {
 /**
  * Thrown where the late answer would have been recorded while another call on the payment is in
  * flight: whether the payment takes it can only be decided once that call is closed (the
- * reconciler's second look tries again on its next pass).
+ * reconciler's second look tries again on its next pass). Or while the same call, made again by a
+ * retry, is still in flight (`inFlight` the attempt itself): that call's outcome records it.
  */
 export class LateAnswerWaits extends Error {
-  constructor(paymentId: string, attemptId: string, types: readonly string[], inFlight: string) {
-    super(`${answeredLate(paymentId, attemptId)}, and its answer (${types.join(", ")}) could not be recorded yet: another call (${inFlight}) is in flight; the reconciler records it once that call is closed`);
+  constructor(paymentId: string, attemptId: string, inFlight: string, types: readonly string[] = []) {
+    super(
+      inFlight === attemptId
+        ? `${answeredLate(paymentId, attemptId)}, and a retry made the same call again, still in flight: that call's outcome records what the processor did`
+        : `${answeredLate(paymentId, attemptId)}, and its answer (${types.join(", ")}) could not be recorded yet: another call (${inFlight}) is in flight; the reconciler records it once that call is closed`,
+    );
     this.name = "LateAnswerWaits";
   }
 }

@@ -48,6 +48,8 @@ export const NEW_PAYMENT: Loaded = { snapshot: initialPaymentSnapshot, revision:
  * (polling the store) before answering 409 attempt_in_flight.
  */
 const IN_FLIGHT_WAIT_MS = 2_000;
+/** Between two looks at the store for another process's call: 5 ms more each time, at most 100. */
+const pause = (look: number) => new Promise((r) => setTimeout(r, Math.min(5 * look, 100)));
 
 export interface PaymentStreamsOptions {
   store: EventStore;
@@ -193,11 +195,24 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
           const inFlight = error instanceof Conflict && error.code === "attempt_in_flight" && Date.now() < waitUntil;
           if (!stale && !inFlight) throw error;
           // the next try loads: the cached state plus what was appended since (a stream only grows)
-          if (inFlight) await new Promise((r) => setTimeout(r, Math.min(5 * attempt, 100)));
+          if (inFlight) await pause(attempt);
           else if (++conflicts >= 5) throw new Conflict(`payment ${paymentId} is changing concurrently; retry`, "concurrent_update");
         }
       }
     });
+  }
+
+  /**
+   * The payment once its attempt `attemptId` (another process's call, in flight) is closed, looked
+   * at in the store for up to IN_FLIGHT_WAIT_MS; as it then stands if that call is still open.
+   */
+  async function afterAttempt(paymentId: string, attemptId: string): Promise<Loaded> {
+    const waitUntil = Date.now() + IN_FLIGHT_WAIT_MS;
+    for (let look = 1; ; look++) {
+      const loaded = (await load(paymentId))!;
+      if (loaded.snapshot.context.attempt?.data.attempt_id !== attemptId || Date.now() >= waitUntil) return loaded;
+      await pause(look);
+    }
   }
 
   /** A new payment: its first append, under its lock. */
@@ -252,7 +267,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, earlierTry, attemptFate };
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, earlierTry, attemptFate, afterAttempt };
 }
 
 export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

@@ -3,7 +3,8 @@
 // its way, hears "never received" and abandons the attempt; then the call lands. The process that
 // made it records what the processor did (its late answer) and answers the refund as done; a retry
 // with the same Idempotency-Key, through the other process, replays it without a second refund. A
-// late answer the payment no longer takes is recorded beside it, for an operator.
+// late answer the payment no longer takes is recorded beside it, for an operator; one that lands
+// while another call on the payment is in flight is answered 503 late_answer_pending until recorded.
 import { afterAll, describe, expect, it } from "vitest";
 import { fileSide, processorSideIn } from "../../src/processors/processor-side.js";
 import { client, freshStores, hostDir, merchantKey, startServer, storedEvents, type ServerProcess } from "./servers.js";
@@ -106,6 +107,47 @@ describe.each(["sqlite", "postgres"] as const)("a processor call that lands afte
     const retry = await http.post(reconciling.url, "/v2/payment/refund", { ...account, payment_id, amount: "4.00" }, { "idempotency-key": "late-moved" });
     expect(retry.status, JSON.stringify(retry.body)).toBe(409);
     expect(side.entries<{ call: string }>("ledger").filter(([, r]) => r.call === "refund")).toHaveLength(refunds.length);
+    side.close();
+  });
+
+  it("one that lands while another refund's call is in flight is answered 503 late_answer_pending; the reconciler records it once that call is closed, and a retry with its key gets it", { timeout: 90_000 }, async () => {
+    const { store, key, calling, reconciling, http, payment_id } = await twoServersAndAPayment("acct_late_waits");
+    const account = { external_account_id: "acct_late_waits" };
+    const paymentEvents = async () => (await storedEvents(store)).filter((e) => e.stream === `payment-${payment_id}`);
+    const until = async (done: (events: Awaited<ReturnType<typeof paymentEvents>>) => boolean) => {
+      for (let i = 0; i < 200 && !done(await paymentEvents()); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+
+    // refund A's call lands 5 s after it is made; the reconciler abandons it at about 3.25 s
+    const side = fileSide(processorSideIn(hostDir(store)));
+    side.set("faults", "calls", { latency_ms: 5_000 });
+    const a = http.post(calling.url, "/v2/payment/refund", { ...account, payment_id, amount: "4.00" }, { "idempotency-key": "late-a" });
+    await until((events) => events.some((e) => e.type === "RefundAttempted"));
+    side.set("faults", "calls", undefined);
+    await until((events) => events.some((e) => e.type === "AttemptAbandoned"));
+    // refund B through the other process, its call on its way for 4 s: A lands meanwhile
+    side.set("faults", "calls", { latency_ms: 4_000 });
+    const b = http.post(reconciling.url, "/v2/payment/refund", { ...account, payment_id, amount: "3.00" });
+    await until((events) => events.filter((e) => e.type === "RefundAttempted").length === 2);
+    side.set("faults", "calls", undefined);
+
+    const waiting = await a;
+    expect(waiting.status, JSON.stringify(waiting.body)).toBe(503);
+    expect(waiting.body.code).toBe("late_answer_pending");
+    expect(waiting.headers.get("retry-after")).toBe("30");
+    expect((await b).body).toMatchObject({ amount_refunded: "3.00" });
+    // the reconciler's second look records A's refund on the payment once B's call is closed
+    await until((events) => events.some((e) => e.metadata.late_answer_to !== undefined));
+    const late = (await paymentEvents()).find((e) => e.metadata.late_answer_to !== undefined);
+    expect(late).toMatchObject({ type: "PaymentRefunded", data: { amount: "4.00" }, metadata: { actor: "reconciler" } });
+    const read = await fetch(`${calling.url}/v2/payment/intent/${payment_id}?external_account_id=acct_late_waits`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await read.json()) as { amount_refunded: string }).amount_refunded).toBe("7.00");
+
+    const retry = await http.post(calling.url, "/v2/payment/refund", { ...account, payment_id, amount: "4.00" }, { "idempotency-key": "late-a" });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body).toMatchObject({ amount_refunded: "7.00" });
+    expect(side.entries<{ call: string }>("ledger").filter(([, r]) => r.call === "refund")).toHaveLength(2);
+    expect((await storedEvents(store)).filter((e) => e.stream === `late_answers-${payment_id}`)).toEqual([]);
     side.close();
   });
 });

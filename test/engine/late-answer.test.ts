@@ -10,9 +10,9 @@ import { describe, expect, it } from "vitest";
 import { audit, auditAll } from "../../src/audit/audit.js";
 import { formatAudit } from "../../src/audit/format.js";
 import { LateAnswerWaits, UnappliedLateAnswer } from "../../src/index.js";
-import { processesOnOneStore } from "./processes-on-one-store.js";
+import { processesOnOneStore, until } from "./processes-on-one-store.js";
 
-const { clock, side, simulators, store, newProcess } = processesOnOneStore({ reconcileGraceMs: 8_000 });
+const { clock, side, simulators, store, newProcess, landsWhileAnotherInFlight } = processesOnOneStore({ reconcileGraceMs: 8_000 });
 const engine = newProcess();
 const other = newProcess();
 // a process whose feed of the store (readAll: the reconciler's index) stops at `feedEnd`, as a process behind the others
@@ -36,10 +36,6 @@ const apart = newProcess(undefined, undefined, true);
 
 const ledger = (call: string) => simulators.ledger.entries().filter(([, r]) => r.call === call);
 const stream = (paymentId: string) => store.readStream(`payment-${paymentId}`);
-async function until(done: () => Promise<boolean>) {
-  for (let i = 0; i < 200 && !(await done()); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(await done()).toBe(true);
-}
 
 async function paid(account: string, capture_method: "automatic" | "manual") {
   await engine.openAccount({ external_account_id: account, processor: "B" });
@@ -215,22 +211,15 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     const account = "acct_late_waits";
     const payment_id = await paid(account, "automatic");
     await engine.authorize({ external_account_id: account, payment_id });
-    // refund A's call lands at 12 s; the reconciler abandons it at 9 s (its second look is due at 17 s)
-    side.set("faults", "calls", { latency_ms: 12_000 });
-    const a = engine.refund({ external_account_id: account, payment_id, amount: "4.00" }).catch((error: Error) => error);
-    await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
-    side.set("faults", "calls", undefined);
-    await clock.advance(9_000);
-    expect((await other.reconcile()).resolved).toHaveLength(1);
-    // refund B is made at 10 s through the other process, its call on its way until 25 s
-    await clock.advance(1_000);
-    side.set("faults", "calls", { latency_ms: 15_000 });
-    const b = other.refund({ external_account_id: account, payment_id, amount: "3.00" });
-    await until(async () => (await stream(payment_id)).filter((e) => e.type === "RefundAttempted").length === 2);
-    side.set("faults", "calls", undefined);
-    // A lands at 12 s while B is in flight: nothing can be decided yet, nothing recorded
-    await clock.advance(2_000);
-    const error = await a;
+    // refund A's call lands at 12 s, abandoned at 9 s (its second look is due at 17 s), while
+    // refund B's, made at 10 s through the other process, is on its way until 25 s
+    const { a: error, b } = await landsWhileAnotherInFlight(
+      payment_id,
+      () => engine.refund({ external_account_id: account, payment_id, amount: "4.00" }).catch((error: Error) => error),
+      async () => expect((await other.reconcile()).resolved).toHaveLength(1),
+      () => other.refund({ external_account_id: account, payment_id, amount: "3.00" }),
+    );
+    // nothing can be decided yet, nothing recorded
     expect(error).toBeInstanceOf(LateAnswerWaits);
     expect((error as Error).message).toMatch(/could not be recorded yet: another call \(att_\w+\) is in flight/);
     // a third process's second look at 17 s waits for B (younger than the grace: not the reconciler's

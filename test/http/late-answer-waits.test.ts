@@ -9,7 +9,7 @@ import { createApiKeys } from "../../src/api-keys.js";
 import { createServer } from "../../src/http/server.js";
 import { processesOnOneStore } from "../engine/processes-on-one-store.js";
 
-const { clock, side, simulators, store, newProcess } = processesOnOneStore({ reconcileGraceMs: 8_000 });
+const { clock, simulators, newProcess, landsWhileAnotherInFlight } = processesOnOneStore({ reconcileGraceMs: 8_000 });
 const engine = newProcess();
 const other = newProcess();
 const third = newProcess();
@@ -30,12 +30,7 @@ async function post(path: string, body: object, idempotencyKey: string) {
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
-const stream = (paymentId: string) => store.readStream(`payment-${paymentId}`);
 const refunds = () => simulators.ledger.entries().filter(([, r]) => r.call === "refund").length;
-async function until(done: () => Promise<boolean>) {
-  for (let i = 0; i < 200 && !(await done()); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(await done()).toBe(true);
-}
 
 describe("a late answer that lands while another call on the payment is in flight, over HTTP", () => {
   it("503 late_answer_pending with Retry-After; the retry with its key, once the answer is recorded, gets the payment with it, one refund at the processor", { timeout: 10_000 }, async () => {
@@ -44,23 +39,14 @@ describe("a late answer that lands while another call on the payment is in fligh
     expect((await post("/v2/payment/auth", { payment_id }, "auth")).body.status).toBe("succeeded");
     const before = refunds();
 
-    // refund A's call lands at 12 s; the other process's reconciler abandons it at 9 s
-    side.set("faults", "calls", { latency_ms: 12_000 });
-    const a = post("/v2/payment/refund", { payment_id, amount: "4.00" }, "refund-a");
-    await until(async () => (await stream(payment_id)).some((e) => e.type === "RefundAttempted"));
-    side.set("faults", "calls", undefined);
-    await clock.advance(9_000);
-    expect((await other.reconcile()).resolved).toMatchObject([{ payment_id, processor: "never_received" }]);
-    // refund B through the other process at 10 s, its call on its way until 25 s
-    await clock.advance(1_000);
-    side.set("faults", "calls", { latency_ms: 15_000 });
-    const b = other.refund({ external_account_id: account, payment_id, amount: "3.00" });
-    await until(async () => (await stream(payment_id)).filter((e) => e.type === "RefundAttempted").length === 2);
-    side.set("faults", "calls", undefined);
-
-    // A lands at 12 s while B is in flight
-    await clock.advance(2_000);
-    const waiting = await a;
+    // refund A's call lands at 12 s, abandoned at 9 s by the other process's reconciler, while
+    // refund B's, made at 10 s through the other process, is on its way until 25 s
+    const { a: waiting, b } = await landsWhileAnotherInFlight(
+      payment_id,
+      () => post("/v2/payment/refund", { payment_id, amount: "4.00" }, "refund-a"),
+      async () => expect((await other.reconcile()).resolved).toMatchObject([{ payment_id, processor: "never_received" }]),
+      () => other.refund({ external_account_id: account, payment_id, amount: "3.00" }),
+    );
     expect(waiting.status, JSON.stringify(waiting.body)).toBe(503);
     expect(waiting.body).toMatchObject({ code: "late_answer_pending", status: 503 });
     expect(waiting.body.detail).toMatch(/could not be recorded yet: another call \(att_\w+\) is in flight.*retry with the same Idempotency-Key/);

@@ -115,6 +115,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
   let position = 0;
 
   function index(e: RecordedEvent) {
+    // its late answer recorded (on the payment, or beside it when the payment no longer took it): no second look
+    if (typeof e.metadata.late_answer_to === "string") secondLooks.delete(e.metadata.late_answer_to);
     if (!e.stream.startsWith("payment-")) return;
     const payment_id = e.stream.slice("payment-".length);
     const was = open.get(payment_id);
@@ -123,7 +125,6 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     if (was?.attempt && e.type === "AttemptAbandoned" && (e.data as { reason: string }).reason === NEVER_RECEIVED && clock.now() - since < SECOND_LOOK_WINDOW_MS) {
       setBounded(secondLooks, was.attempt.data.attempt_id, { payment_id, attempt: was.attempt, revision: was.revision, since }, SECOND_LOOKS_KEPT);
     }
-    if (typeof e.metadata.late_answer_to === "string") secondLooks.delete(e.metadata.late_answer_to);
     const opened = { payment_id, since, revision: e.revision, key: (e.data as { attempt_id?: string }).attempt_id ?? null };
     if (ATTEMPTS.has(e.type)) open.set(payment_id, { ...opened, kind: e.type as AttemptType, attempt: { type: e.type, data: e.data } as AttemptEvent });
     // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)

@@ -180,10 +180,10 @@ describe("a processor call that lands after its attempt was abandoned", () => {
       metadata: { late_answer_to: attempt_id, idempotency_key: "late-moved" },
     });
     expect((recorded[0]!.data as { reason: string }).reason).toMatch(/PaymentRefunded not allowed/);
-    // the reconciler's second look, a grace after the abandonment, finds it recorded: reported, not written twice, once
+    // the reconciler's second look, a grace after the abandonment, is dropped once the record is indexed: nothing reported, nothing written
     await clock.advance(5_000);
-    expect((await other.reconcile()).resolved).toMatchObject([{ payment_id, attempt_id, processor: "refund", late: true, unapplied: true, appended: ["LateAnswerUnapplied"] }]);
     expect((await other.reconcile()).resolved).toEqual([]);
+    expect((await engine.reconcile()).resolved).toEqual([]);
     expect(await store.readStream(`late_answers-${payment_id}`)).toHaveLength(1);
     // the audit of the payment, and of the whole store, report it for an operator
     const finding = { kind: "late_answer_unapplied", subject: `late_answers-${payment_id}`, event_id: recorded[0]!.id };
@@ -205,6 +205,24 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     const refunds = ledger("refund").length;
     await expect(engine.refund({ external_account_id: "acct_late_moved", payment_id, amount: "4.00" }, { idempotency_key: "late-moved" })).rejects.toMatchObject({ status: 409, code: "payment_intent_unexpected_state" });
     expect(ledger("refund").length).toBe(refunds);
+  });
+
+  it("its process died before recording one the payment no longer takes: the reconciler's second look records it beside the payment and says so", { timeout: 10_000 }, async () => {
+    const account = "acct_late_died_moved";
+    const payment_id = await paid(account, "automatic");
+    await engine.authorize({ external_account_id: account, payment_id });
+    const late = () => dying.refund({ external_account_id: account, payment_id, amount: "3.00" }, { idempotency_key: "late-died-moved" });
+    expect(await abandonedThenLanded(payment_id, "RefundAttempted", late)).toMatchObject({ status: "rejected", reason: { message: "killed after the processor refunded" } });
+    await expect(other.refund({ external_account_id: account, payment_id, amount: "10.00" })).resolves.toMatchObject({ amount_refunded: "10.00" });
+    const attempt_id = ((await stream(payment_id)).find((e) => e.type === "RefundAttempted")!.data as { attempt_id: string }).attempt_id;
+
+    await clock.advance(5_000); // a grace after the abandonment
+    expect((await other.reconcile()).resolved).toEqual([{ payment_id, open: "RefundAttempted", attempt_id, processor: "refund", appended: ["LateAnswerUnapplied"], late: true, unapplied: true }]);
+    expect((await store.readStream(`late_answers-${payment_id}`)).map((e) => [e.type, e.metadata.actor, e.metadata.late_answer_to])).toEqual([["LateAnswerUnapplied", "reconciler", attempt_id]]);
+    // every process's next pass has indexed it: no second look left anywhere
+    expect((await engine.reconcile()).resolved).toEqual([]);
+    expect((await other.reconcile()).resolved).toEqual([]);
+    expect(await store.readStream(`late_answers-${payment_id}`)).toHaveLength(1);
   });
 
   it("one that lands while another call on the payment is in flight waits: the second look records it once that call is closed", { timeout: 10_000 }, async () => {

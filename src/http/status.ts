@@ -35,7 +35,8 @@ interface PendingAnswer {
  * may decide again) but whose outcome comes later: a retry with the same Idempotency-Key gets it.
  */
 const PENDING: readonly [new (...args: never[]) => Error, PendingAnswer][] = [
-  // the processor's late answer is recorded by the reconciler once the call in flight is closed
+  // the processor's late answer is recorded once the call in flight is closed (by the reconciler; by
+  // that call itself when it is the same call, made again by a retry)
   [LateAnswerWaits, { status: 503, code: "late_answer_pending", retryAfterSeconds: 30, advice: "retry with the same Idempotency-Key to get the payment as it took the answer" }],
 ];
 

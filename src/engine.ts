@@ -37,7 +37,7 @@ export type { Account } from "./engine/lookups/accounts.js";
 export type { AttemptFault } from "./engine/handlers/pipeline.js";
 export type { CreatedIntent } from "./present/payment-record.js";
 export type { ReconcileOptions, ReconcileReport, Resolution } from "./engine/reconcile.js";
-export { LateAnswerWaits } from "./engine/streams/late-answers.js";
+export { LateAnswerWaits, UnappliedLateAnswer } from "./engine/streams/late-answers.js";
 
 export interface EngineOptions {
   store?: EventStore;

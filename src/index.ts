@@ -2,14 +2,13 @@
 import type { FastifyInstance } from "fastify";
 import { registerConsole } from "./console/routes.js";
 import { createServer as createApiServer, type ServerOptions } from "./http/server.js";
-export { createEngine, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
+export { createEngine, LateAnswerWaits, UnappliedLateAnswer, type Engine, type EngineOptions, type CommandContext, type Account, type CreatedIntent } from "./engine.js";
 export { paymentMachine, PAYMENT_STATUSES, type PaymentContext, type PaymentStatus } from "../machines/payment.js";
 export * as events from "../machines/events.js";
 export { FAILURES, LAST_ERROR_CODES, failureLeadsTo, type LastErrorCode } from "../machines/failures.js";
 export { applyPaymentEvent, foldStored, stateOf, type PaymentState, type PaymentSnapshot } from "../machines/fold.js";
 export { replay, type ReplayStep, type ReplayReport } from "./audit/replay.js";
 export * from "./errors.js";
-export { UnappliedLateAnswer, LateAnswerWaits } from "./engine/streams/late-answers.js";
 export {
   createIdempotency,
   fingerprintOf,

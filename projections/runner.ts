@@ -170,9 +170,12 @@ export function createProjectionRunner({
     applied = position;
     wake();
   }
-  /** A batch up to `position` was posted to an ordered store: its documents are the reads' already. */
-  function reveal(position: number) {
-    const dropped = readModels.dropped;
+  /**
+   * A batch up to `position` was posted to an ordered store: its documents are the reads' already,
+   * unless the store's `dropped` count moved past `dropped` (its count before the commit's call),
+   * as it does when it refuses the commit at its call.
+   */
+  function reveal(position: number, dropped: number | undefined) {
     posted = { position: dropped === posted.dropped ? Math.max(posted.position, position) : position, dropped };
     wake();
   }
@@ -276,6 +279,9 @@ export function createProjectionRunner({
             }),
           );
           const revealing = readModels.ordered === true;
+          // counted before the call: a commit refused at it (another process's commit moved the
+          // checkpoint since this catch-up read it) counts as dropped, and its batch is not revealed
+          const droppedBefore = readModels.dropped;
           const commit = readModels.commitBatch(commits.flat()).then(() => {
             for (const i of checkpoints.keys()) checkpoints[i] = Math.max(checkpoints[i]!, last);
             tell();
@@ -285,7 +291,7 @@ export function createProjectionRunner({
           commit.catch(() => undefined); // awaited below, after the next batch's fold when ordered
           turned = new Promise((resolve) => setImmediate(resolve));
           for (const i of folded.keys()) folded[i] = Math.max(folded[i]!, last);
-          if (revealing) reveal(Math.min(...folded));
+          if (revealing) reveal(Math.min(...folded), droppedBefore);
           after = last;
           const before = committing;
           committing = commit;

@@ -37,7 +37,8 @@ export interface ReadModelStore {
   readonly ordered?: boolean;
   /**
    * With `ordered`: how many commits under way failed so far, counted in the turn their documents
-   * stop being answered (a read that relied on them must wait for what is stored).
+   * stop being answered (a read that relied on them must wait for what is stored), and how many
+   * were refused at their call (counted before it returns: their documents were never answered).
    */
   readonly dropped?: number;
   /** Drops every document and the checkpoint of the projection (rebuild from zero). */

@@ -139,7 +139,13 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       // Checked here first (the committer checks again under its lock): documents folded on state
       // that another process's commit had moved on may be wrong, and must not be answered; those
       // checked here are right, whoever commits them in the end.
-      for (const { projection, expectedCheckpoint } of commits) checkCheckpoint(projection, expectedCheckpoint, posted.get(projection) ?? q.checkpoint.get(projection)?.position ?? 0);
+      // A refusal counts as dropped (in this turn, before the caller can take the batch as posted).
+      try {
+        for (const { projection, expectedCheckpoint } of commits) checkCheckpoint(projection, expectedCheckpoint, posted.get(projection) ?? q.checkpoint.get(projection)?.position ?? 0);
+      } catch (error) {
+        dropped++;
+        throw error;
+      }
       for (const { projection, checkpoint } of commits) posted.set(projection, checkpoint);
       const entries = planned.flatMap((p) => p.written);
       for (const { projection, key, ...entry } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, entry);

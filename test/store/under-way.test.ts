@@ -119,6 +119,46 @@ describe("SQLite: the reads of documents under way", () => {
     expect(await readModels.get(projection, "k")).toEqual({ n: 1 });
     await expect(stale).rejects.toBeInstanceOf(CheckpointConflict);
   });
+
+  it("refuse a commit that follows one under way once another process's commit moved the checkpoint: documents read for it may hold that commit's events", async () => {
+    const projection = "uw_chain";
+    await readModels.commitBatch([{ projection, docs: [{ key: "a", doc: { n: 1 } }, { key: "b", doc: { n: 1 } }], checkpoint: 1 }]);
+    const before = readModels.dropped!;
+    const other = new Database(readModelsPath(path));
+    other.exec("BEGIN IMMEDIATE");
+    // this process's commit waits for the lock, under way
+    const first = readModels.commitBatch([{ projection, docs: [{ key: "a", doc: { n: 2 } }], checkpoint: 2, expectedCheckpoint: 1 }]);
+    // the other process commits its own fold of the same events, further: b moved on, checkpoint 3
+    other.prepare("UPDATE checkpoints SET position = 3 WHERE projection = ?").run(projection);
+    other.exec("COMMIT");
+    other.close();
+    // in the same turn (whatever the committer's thread does meanwhile), b read for the next commit is
+    // the other's: the next commit follows this process's under way, but is refused, never answered
+    const next = readModels.commitBatch([{ projection, docs: [{ key: "b", doc: { n: 7 } }], checkpoint: 3, expectedCheckpoint: 2 }]);
+    expect(readModels.dropped).toBe(before + 1);
+    expect(await readModels.get(projection, "b")).toEqual({ n: 1 });
+    await expect(next).rejects.toBeInstanceOf(CheckpointConflict);
+    await expect(first).rejects.toBeInstanceOf(CheckpointConflict);
+    expect(readModels.dropped).toBe(before + 2);
+    // none under way any more: a commit expecting the stored checkpoint is posted and answered
+    const after = readModels.commitBatch([{ projection, docs: [{ key: "b", doc: { n: 4 } }], checkpoint: 4, expectedCheckpoint: 3 }]);
+    expect(await readModels.get(projection, "b")).toEqual({ n: 4 });
+    await after;
+    expect(await readModels.checkpoint(projection)).toBe(4);
+  });
+
+  it("post a chain of commits while one is under way, and take each answer in turn", async () => {
+    const projection = "uw_ok";
+    await readModels.commitBatch([{ projection, docs: [{ key: "a", doc: { n: 1 } }], checkpoint: 1 }]);
+    const other = new Database(readModelsPath(path));
+    other.exec("BEGIN IMMEDIATE");
+    const chain = [2, 3, 4].map((n) => readModels.commitBatch([{ projection, docs: [{ key: "a", doc: { n } }], checkpoint: n, expectedCheckpoint: n - 1 }]));
+    expect(await readModels.get(projection, "a")).toEqual({ n: 4 });
+    other.exec("ROLLBACK");
+    other.close();
+    await Promise.all(chain);
+    expect(await readModels.checkpoint(projection)).toBe(4);
+  });
 });
 
 describe("compareText", () => {

@@ -4,7 +4,7 @@
 // synchronous=OFF behind a durable mark (./unsynced.ts).
 import type Database from "better-sqlite3";
 import { parsedDocs } from "../port/parsed-docs.js";
-import { checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
+import { CheckpointConflict, checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
 import { prefixEnd } from "../sql.js";
 import type { OffLoopCheckpoints } from "./checkpoints.js";
 import type { Write } from "./open.js";
@@ -47,8 +47,22 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   const underWayOf = (projection: string) => [...(underWay.get(projection) ?? [])];
   /** Commits under way that failed (ReadModelStore.dropped). */
   let dropped = 0;
-  /** By projection, the checkpoint of its last commit under way (the one the next commit must expect). */
-  const posted = new Map<string, number>();
+  /**
+   * By projection, its commits under way: the checkpoint each expects, in order, and the last one's
+   * own (the one the next commit must expect). While they are under way the stored checkpoint is
+   * one of those (what the first expects, or one the committer reached since), unless another
+   * process committed: then documents read from the store for the next commit may hold events past
+   * its checkpoint, and the commit under way fails anyway.
+   */
+  const chains = new Map<string, { expects: number[]; last: number }>();
+  /** Throws CheckpointConflict when a commit expecting `expected` may hold documents another process's commit moved on. */
+  function checkPostable(projection: string, expected: number | undefined): number {
+    const stored = q.checkpoint.get(projection)?.position ?? 0;
+    const chain = chains.get(projection);
+    checkCheckpoint(projection, expected, chain ? chain.last : stored);
+    if (chain && stored !== chain.last && !chain.expects.includes(stored)) throw new CheckpointConflict(projection, expected ?? chain.last, stored);
+    return expected ?? stored;
+  }
   /** A projection's commit as statements (built here, run here in bulk or by the committer, ./committer.ts, its twin of commitPlans), and its documents' JSON. */
   const planOf = ({ projection, docs, checkpoint, expectedCheckpoint }: ProjectionCommit, underWayToo: boolean) => {
     const upsert = tables.isTable(projection) ? tables.upsert(projection) : documents(projection);
@@ -140,13 +154,18 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       // that another process's commit had moved on may be wrong, and must not be answered; those
       // checked here are right, whoever commits them in the end.
       // A refusal counts as dropped (in this turn, before the caller can take the batch as posted).
+      let expects: number[];
       try {
-        for (const { projection, expectedCheckpoint } of commits) checkCheckpoint(projection, expectedCheckpoint, posted.get(projection) ?? q.checkpoint.get(projection)?.position ?? 0);
+        expects = commits.map(({ projection, expectedCheckpoint }) => checkPostable(projection, expectedCheckpoint));
       } catch (error) {
         dropped++;
         throw error;
       }
-      for (const { projection, checkpoint } of commits) posted.set(projection, checkpoint);
+      commits.forEach(({ projection, checkpoint }, i) => {
+        const chain = chains.get(projection) ?? chains.set(projection, { expects: [], last: checkpoint }).get(projection)!;
+        chain.expects.push(expects[i]!);
+        chain.last = checkpoint;
+      });
       const entries = planned.flatMap((p) => p.written);
       for (const { projection, key, ...entry } of entries) (underWay.get(projection) ?? underWay.set(projection, new Map()).get(projection)!).set(key, entry);
       try {
@@ -156,7 +175,12 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
         dropped++; // with its documents, below, in this same turn: a read cannot see one without the other
         throw error;
       } finally {
-        for (const { projection, checkpoint } of commits) if (posted.get(projection) === checkpoint) posted.delete(projection);
+        // answered in the order they were posted: this one is its projection's first under way
+        for (const { projection } of commits) {
+          const chain = chains.get(projection)!;
+          chain.expects.shift();
+          if (chain.expects.length === 0) chains.delete(projection);
+        }
         // a later commit's document for the same key stays (unless it is the same text: then the store holds it)
         for (const { projection, key, text } of entries) if (underWay.get(projection)?.get(key)?.text === text) underWay.get(projection)!.delete(key);
       }

@@ -51,9 +51,9 @@ export interface ServerProcess {
    * sent, reaches this process's pipe after the answer that preceded it.
    */
   outputContaining(text: string): Promise<string>;
-  /** SIGTERM, resolves with the exit code. */
-  stop(): Promise<number | null>;
-  exited: Promise<number | null>;
+  /** SIGTERM, resolves with the exit code (or the signal's name that ended the process: an assertion on the code then says which). */
+  stop(): Promise<number | NodeJS.Signals | null>;
+  exited: Promise<number | NodeJS.Signals | null>;
 }
 
 /**
@@ -74,7 +74,7 @@ export async function startServer(store: StoreEnv, env: Record<string, string> =
   let output = "";
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
   const url = `http://127.0.0.1:${port}`;
   let gone = false;
   void exited.then(() => (gone = true));

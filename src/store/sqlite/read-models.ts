@@ -45,7 +45,7 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
    */
   const underWay = new Map<string, Map<string, { text: string; row?: Columns }>>();
   const underWayOf = (projection: string) => [...(underWay.get(projection) ?? [])];
-  /** Commits under way that failed (ReadModelStore.dropped). */
+  /** Commits under way that failed, and commits refused at their call (ReadModelStore.dropped). */
   let dropped = 0;
   /**
    * By projection, its commits under way: the checkpoint each expects, in order, and the last one's

@@ -6,7 +6,7 @@
 // scavenges (8 ms mean under row 14's 16 readers) landed inside the latencies it timed.
 import { once } from "node:events";
 import { Agent, request } from "node:http";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 
 export interface Answer {
   status: number;
@@ -53,11 +53,22 @@ export async function connection(base: string) {
   let onData: ((n: number, buf: Buffer) => void) | undefined;
   let onFail: ((e: Error) => void) | undefined;
   const buffer = Buffer.allocUnsafe(256 * 1024);
-  const socket = connect({ host: hostname, port: Number(port), onread: { buffer, callback: (n) => (onData?.(n, buffer), true) } });
-  socket.setNoDelay(true);
-  const fail = (e: Error) => onFail?.(e);
-  socket.on("error", fail);
-  socket.on("close", () => fail(new Error("the server closed the connection")));
+  let closed = false;
+  const open = () => {
+    const s = connect({ host: hostname, port: Number(port), onread: { buffer, callback: (n) => (onData?.(n, buffer), true) } });
+    s.setNoDelay(true);
+    // only the current socket's end fails the request under way (not an old one's late 'close')
+    const fail = (e: Error) => {
+      if (s !== socket) return;
+      closed = true;
+      onFail?.(e);
+    };
+    s.on("error", fail);
+    s.on("close", () => fail(new Error("the server closed the connection")));
+    return s;
+  };
+  let socket: Socket;
+  socket = open();
   await once(socket, "connect");
   const host = `${hostname}:${port}`;
 
@@ -99,6 +110,11 @@ export async function connection(base: string) {
           resolve({ status, text });
         }
       };
+      // a connection reset or closed under the last request (that request failed): the next one opens a new connection
+      if (closed) {
+        closed = false;
+        socket = open();
+      }
       const auth = key === undefined ? "" : `Authorization: Bearer ${key}\r\n`;
       const content = body === undefined ? "" : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
       socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${auth}${content}\r\n${body ?? ""}`);

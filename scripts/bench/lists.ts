@@ -163,12 +163,13 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
       const list = async (reader: number, name: List, record: boolean) => {
         const [account, query] = LISTS[name];
         const started = performance.now();
-        const { status, text } = await connections[reader]!.get(`/v2/payments?external_account_id=${account}&limit=${LIMIT}${query}`, keys.get(account), PAGE_START.length);
+        // a connection reset or closed under the reader: an error (status 0), counted like any other
+        const { status, text } = await connections[reader]!.get(`/v2/payments?external_account_id=${account}&limit=${LIMIT}${query}`, keys.get(account), PAGE_START.length).catch((e: Error & { code?: string }) => ({ status: 0, text: e.code ?? e.message }));
         const ms = performance.now() - started;
         const ok = status === 200;
         if (!ok || text !== PAGE_START) {
           errors++;
-          const kind = ok ? "empty" : `${status} ${problemCode(text)}`.trim();
+          const kind = ok ? "empty" : status === 0 ? text : `${status} ${problemCode(text)}`.trim();
           errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
         }
         if (record) latencies[name].push(ms);

@@ -74,11 +74,6 @@ function chooseOp(): Op {
 
 /** Runs one operation of the client (the step its payments allow; a create when none can take it). */
 async function step(c: Client, wanted: Op, t: Tally | null) {
-  const acct = { external_account_id: c.account };
-  const remember = (id: string) => {
-    c.recent.push(id);
-    if (c.recent.length > 20) c.recent.shift();
-  };
   // the operation falls back to an earlier step of a flow when the client has no payment for it
   let op: Op = wanted;
   if (op === "refund" && c.toRefund.length === 0) op = "capture";
@@ -88,6 +83,27 @@ async function step(c: Client, wanted: Op, t: Tally | null) {
   if (op === "status" && c.recent.length === 0) op = "create";
 
   const started = performance.now();
+  // a connection reset or closed under the client: an error of its operation (status 0), counted
+  // and shown in the row like any other; the client's next request opens a new connection
+  const { answer, next } = await send(c, op).catch((e: Error & { code?: string }) => ({ answer: { status: 0, body: `${e.message} (${e.code ?? "no code"})` }, next: undefined }));
+  const ms = performance.now() - started;
+  const ok = answer.status >= 200 && answer.status < 300;
+  if (ok) next?.();
+  if (!t) return;
+  t.latencies[op].push(ms);
+  if (!ok) {
+    t.errors[op]++;
+    if (t.samples.length < 5) t.samples.push(`${op} ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+  }
+}
+
+/** Sends the request of `op` for the client; `next`: what moves the client's payments a step once it succeeded. */
+async function send(c: Client, op: Op): Promise<{ answer: Answer; next?: () => void }> {
+  const acct = { external_account_id: c.account };
+  const remember = (id: string) => {
+    c.recent.push(id);
+    if (c.recent.length > 20) c.recent.shift();
+  };
   let answer: Answer;
   let next: (() => void) | undefined;
   switch (op) {
@@ -145,15 +161,7 @@ async function step(c: Client, wanted: Op, t: Tally | null) {
       answer = await c.http.call(c.key, "GET", `/v1/customer/card?external_account_id=${c.account}&external_customer_id=${c.customer}`);
       break;
   }
-  const ms = performance.now() - started;
-  const ok = answer.status >= 200 && answer.status < 300;
-  if (ok) next?.();
-  if (!t) return;
-  t.latencies[op].push(ms);
-  if (!ok) {
-    t.errors[op]++;
-    if (t.samples.length < 5) t.samples.push(`${op} ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
-  }
+  return { answer, next };
 }
 
 /** Each client's account, key, customer, terminal and a card saved for its customer (set up over HTTP, not measured). */

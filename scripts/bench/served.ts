@@ -82,9 +82,16 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
   });
   let errors = "";
   child.stderr!.on("data", (d: Buffer) => (errors = (errors + d.toString()).slice(-4_000)));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let gone = false;
-  void exited.then(() => (gone = true));
+  let stopping = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code, signal) => {
+      gone = true;
+      // a server gone before stop(), or stopped but not cleanly, fails the benchmark: say how, with its last words
+      if (!stopping || code !== 0) process.stderr.write(`the server (pid ${child.pid}) ended with ${signal ?? `code ${code}`}${stopping ? " (stop() had sent SIGTERM or found it gone)" : " before stop()"}; its stderr's tail:\n${errors}\n`);
+      resolve();
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let waited = 0; ; waited += 100) {
     if (gone) throw new Error(`the server exited before it listened:\n${errors}`);
@@ -113,6 +120,7 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
       }
     },
     async stop() {
+      stopping = true;
       if (!gone) child.kill("SIGTERM");
       await exited;
       rmSync(work, { recursive: true, force: true });

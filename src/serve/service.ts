@@ -86,25 +86,29 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     await engine.close();
     await closeProcessors();
   };
-  try {
-    await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    await closeStores();
-    // a port taken by another process is a setup problem to explain, not a crash to trace
-    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
-    throw new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
-  }
   let metricsServer: MetricsServer | null = null;
   if (!clusterWorker && serve.metricsPort !== 0) {
     const scrape = { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() };
     metricsServer = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (err) => logger.warn({ err }, "metrics collection failed")).catch(async (error: unknown) => {
-      await app.close();
       await closeStores();
       if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
       throw new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
     });
   }
   await webhooks.delivery.start();
+  // listening comes last: /healthz answers only once nothing of the start-up is left to await, so
+  // whoever saw it answer finds the signal handlers installed (runService installs them in the same
+  // turn); a SIGTERM sent then stops gracefully instead of killing a process still starting
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await webhooks.delivery.stop();
+    await closeStores();
+    await metricsServer?.close();
+    // a port taken by another process is a setup problem to explain, not a crash to trace
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    throw new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
+  }
   // processor calls a crash left without outcome: resolved at start-up, then on an interval
   engine.startReconciler(config.reconcileIntervalMs, (pass) => {
     observePass(metrics, pass);

@@ -65,7 +65,8 @@ const hostRoot = mkdtempSync(join(tmpdir(), "cardflow-hosts-"));
 process.once("exit", () => rmSync(hostRoot, { recursive: true, force: true }));
 export const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hostDirs.get(store) ?? hostDirs.set(store, mkdtempSync(join(hostRoot, "host-"))).get(store)!);
 
-export async function startServer(store: StoreEnv, env: Record<string, string> = {}): Promise<ServerProcess> {
+/** Starts a server and resolves once its /healthz answered (asked every `pollMs`). */
+export async function startServer(store: StoreEnv, env: Record<string, string> = {}, { pollMs = 100 } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, MAIN], {
     env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", ...env },
@@ -78,12 +79,12 @@ export async function startServer(store: StoreEnv, env: Record<string, string> =
   const url = `http://127.0.0.1:${port}`;
   let gone = false;
   void exited.then(() => (gone = true));
-  for (let waited = 0; ; waited += 100) {
+  for (const until = Date.now() + 60_000; ; ) {
     if (gone) throw new Error(`server exited before it listened:\n${output}`);
-    if (waited > 60_000) throw new Error(`server did not listen within 60 s:\n${output}`);
+    if (Date.now() > until) throw new Error(`server did not listen within 60 s:\n${output}`);
     const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
     if (ok) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
   return {
     url,

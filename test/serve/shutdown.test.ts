@@ -109,3 +109,17 @@ describe("SIGTERM under load", () => {
     expect(events.filter((e) => e.stream === `payment-${intent.payment_id}`).map((e) => e.type)).toContain("TerminalAuthorizationAttempted");
   }, 180_000);
 });
+
+describe("SIGTERM right after start-up", () => {
+  // the process listens last, once nothing of its start-up is left to await (the webhook delivery
+  // reading its state on PostgreSQL was, after listening): whoever saw /healthz answer finds the
+  // signal handlers installed. Before, on PostgreSQL, every such SIGTERM killed the process (8 of 8)
+  it.each(["sqlite", "postgres"] as const)("%s: a SIGTERM as soon as /healthz first answers is a graceful stop, exit 0", async (kind) => {
+    for (let i = 0; i < 3; i++) {
+      const server = await startServer(stores[kind](), {}, { pollMs: 1 });
+      stopServers.push(() => server.stop());
+      server.child.kill("SIGTERM");
+      expect(await server.exited, server.output()).toBe(0);
+    }
+  }, 120_000);
+});

@@ -95,14 +95,17 @@ export async function startService({ config, serve, logger, stores, clusterWorke
       throw new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
     });
   }
-  await webhooks.delivery.start();
-  // listening comes last: /healthz answers only once nothing of the start-up is left to await, so
-  // whoever saw it answer finds the signal handlers installed (runService installs them in the same
-  // turn); a SIGTERM sent then stops gracefully instead of killing a process still starting
+  // the delivery starts in the background: it waits a store outage out (or a feed that cannot
+  // catch up), and the API must answer meanwhile (/healthz, and 503 with Retry-After)
+  const delivering = webhooks.delivery.start().catch((err: unknown) => logger.error({ err }, "webhook delivery did not start"));
+  // listening comes last, with nothing of the start-up left to await after it: whoever saw /healthz
+  // answer finds the signal handlers installed (runService installs them in the same turn), so a
+  // SIGTERM then is the graceful stop, not the default death of a process still starting
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await webhooks.delivery.stop();
+    await delivering;
     await closeStores();
     await metricsServer?.close();
     // a port taken by another process is a setup problem to explain, not a crash to trace
@@ -128,6 +131,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     /** After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed, spans exported. */
     async stopBackground(): Promise<void> {
       await webhooks.delivery.stop();
+      await delivering;
       await closeStores();
       await metricsServer?.close();
       await tracing?.shutdown();

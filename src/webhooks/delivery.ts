@@ -121,6 +121,7 @@ export function createDelivery(options: DeliveryOptions) {
       // the store away (a process started into an outage): waited out, as the feed's start does
       if ((await background.attempt(() => prepareDeliveries(readModels))) === undefined) return;
       await feed.start();
+      if (!running) return; // stopped while it started: stop() has stopped the feed
       unsubscribe = feed.onIndexed((accounts) => {
         // only the workers of the accounts the batch touched scan it (every one when not known)
         for (const worker of workers.values()) if (!accounts || accounts.has(worker.account)) worker.feedMoved();

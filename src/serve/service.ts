@@ -98,15 +98,19 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // the delivery starts in the background: it waits a store outage out (or a feed that cannot
   // catch up), and the API must answer meanwhile (/healthz, and 503 with Retry-After)
   const delivering = webhooks.delivery.start().catch((err: unknown) => logger.error({ err }, "webhook delivery did not start"));
+  /** The delivery stopped, then the stores closed; a start still waiting (on the read models' first catch-up) ends with them. */
+  const stopDeliveryAndStores = async () => {
+    await webhooks.delivery.stop();
+    await closeStores();
+    await delivering;
+  };
   // listening comes last, with nothing of the start-up left to await after it: whoever saw /healthz
   // answer finds the signal handlers installed (runService installs them in the same turn), so a
   // SIGTERM then is the graceful stop, not the default death of a process still starting
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
-    await webhooks.delivery.stop();
-    await delivering;
-    await closeStores();
+    await stopDeliveryAndStores();
     await metricsServer?.close();
     // a port taken by another process is a setup problem to explain, not a crash to trace
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
@@ -130,9 +134,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     metricsUrl: metricsServer ? `http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metricsServer.port}/metrics` : null,
     /** After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed, spans exported. */
     async stopBackground(): Promise<void> {
-      await webhooks.delivery.stop();
-      await delivering;
-      await closeStores();
+      await stopDeliveryAndStores();
       await metricsServer?.close();
       await tracing?.shutdown();
     },

@@ -67,8 +67,7 @@ export async function connection(base: string) {
     s.on("close", () => fail(new Error("the server closed the connection")));
     return s;
   };
-  let socket: Socket;
-  socket = open();
+  let socket: Socket = open();
   await once(socket, "connect");
   const host = `${hostname}:${port}`;
 

@@ -87,7 +87,7 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
   const exited = new Promise<void>((resolve) =>
     child.once("exit", (code, signal) => {
       gone = true;
-      // a server gone before stop(), or stopped but not cleanly, fails the benchmark: say how, with its last words
+      // a server gone before stop(), or stopped but not cleanly: say how, with its last words (the benchmark's errors follow from it)
       if (!stopping || code !== 0) process.stderr.write(`the server (pid ${child.pid}) ended with ${signal ?? `code ${code}`}${stopping ? " (stop() had sent SIGTERM or found it gone)" : " before stop()"}; its stderr's tail:\n${errors}\n`);
       resolve();
     }),

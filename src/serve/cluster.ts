@@ -2,8 +2,9 @@
 // and hands connections round robin). Each worker is the whole served process (./run.ts) on the
 // same store; the primary only supervises: it serves the workers' metrics summed on METRICS_PORT
 // (prom-client's AggregatorRegistry), relays SIGTERM/SIGINT to them (each stops gracefully,
-// ./shutdown.ts), restarts a worker that dies (not more than 5 times a minute) and exits when
-// they all have: 0 when every worker stopped cleanly.
+// ./shutdown.ts; one still starting, serving nothing yet, is ended by SIGTERM), restarts a worker
+// that dies (not more than 5 times a minute) and exits when they all have: 0 when every worker
+// stopped cleanly.
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { configFromEnv, refuseToStart } from "../config.js";
@@ -51,10 +52,17 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   let failed = false;
   let listening = 0;
   const deaths: number[] = [];
+  /** Workers that said they listen: a stop is their word to stop gracefully. */
+  const listeners = new WeakSet<Worker>();
+  /** Workers stopped while still starting: a SIGTERM ends them (nothing served yet), and that end is clean. */
+  const stoppedStarting = new WeakSet<Worker>();
 
-  const fork = () =>
-    cluster.fork(env).on("message", (message: unknown) => {
-      if (!isListening(message) || started) return;
+  const fork = () => {
+    const worker = cluster.fork(env);
+    return worker.on("message", (message: unknown) => {
+      if (!isListening(message)) return;
+      listeners.add(worker);
+      if (started) return;
       if (++listening < workers) return;
       started = true;
       const base = `http://localhost:${message.port}`;
@@ -66,13 +74,20 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
           "\n\n",
       );
     });
+  };
   const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
 
   function stopAll(reason: string) {
     if (stopping) return;
     stopping = true;
     say(`stopping ${live().length} worker(s): ${reason}`);
-    for (const worker of live()) if (worker.isConnected()) worker.send(WORKER_STOP);
+    for (const worker of live()) {
+      // a worker still starting has no handler for the word yet (it would be lost): the signal ends it
+      if (!listeners.has(worker)) {
+        stoppedStarting.add(worker);
+        worker.process.kill("SIGTERM");
+      } else if (worker.isConnected()) worker.send(WORKER_STOP);
+    }
     // each worker keeps its own deadline; this one ends the ones that could not
     setTimeout(() => {
       for (const worker of live()) worker.process.kill("SIGKILL");
@@ -99,7 +114,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
       fork();
       return;
     }
-    if (code !== 0) failed = true;
+    if (code !== 0 && !(stoppedStarting.has(worker) && signal === "SIGTERM")) failed = true;
     if (live().length === 0) void metrics?.close().finally(() => process.exit(failed ? 1 : 0));
   });
 

@@ -4,6 +4,7 @@
 // workers' figures summed, and SIGTERM stops both gracefully: exit 0.
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +35,8 @@ function call(port: number, method: string, path: string, key: string | null, bo
   });
 }
 
-async function serve(args: string[], env: Record<string, string>) {
+/** `serve --workers 2` started; `serve` below waits for its banner (every worker listening). */
+async function spawnServe(args: string[], env: Record<string, string>) {
   const port = await freePort();
   const metricsPort = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", "--workers", "2", "--port", String(port), "--host", "127.0.0.1", ...args], {
@@ -46,11 +48,16 @@ async function serve(args: string[], env: Record<string, string>) {
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  for (let waited = 0; !output.includes("with 2 worker processes"); waited += 100) {
-    if (child.exitCode !== null || waited > 120_000) throw new Error(`serve --workers 2 did not come up:\n${output}`);
+  return { port, metricsPort, child, exited, output: () => output };
+}
+
+async function serve(args: string[], env: Record<string, string>) {
+  const server = await spawnServe(args, env);
+  for (let waited = 0; !server.output().includes("with 2 worker processes"); waited += 100) {
+    if (server.child.exitCode !== null || waited > 120_000) throw new Error(`serve --workers 2 did not come up:\n${server.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { port, metricsPort, child, exited, output: () => output };
+  return server;
 }
 
 async function exercise(store: StoreEnv, args: string[], env: Record<string, string>) {
@@ -93,6 +100,29 @@ describe("cardflow serve --workers 2", () => {
     const store = stores.postgres() as { DATABASE_URL: string; DATABASE_SCHEMA: string };
     await exercise(store, ["--store", `postgres:${store.DATABASE_URL}`], { DATABASE_SCHEMA: store.DATABASE_SCHEMA, DATA_DIR: mkdtempSync(join(tmpdir(), "cardflow-workers-host-")) });
   }, 300_000);
+
+  it("SIGTERM while the workers still start: the primary ends them and exits 0 (a worker without its handler yet lost the primary's word, and was killed at the deadline: exit 1)", async () => {
+    const store = stores.sqlite() as { DATA_DIR: string };
+    const server = await spawnServe(["--data-dir", store.DATA_DIR], { SHUTDOWN_DEADLINE_MS: "20000" });
+    // the primary's metrics listener accepts connections: its signal handlers follow in the same
+    // turn, then it forks (a scrape would wait for the workers' figures: a connection only)
+    const accepts = () =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(server.metricsPort, "127.0.0.1")
+          .on("connect", () => {
+            socket.destroy();
+            resolve(true);
+          })
+          .on("error", () => resolve(false));
+      });
+    for (let waited = 0; !(await accepts()); waited += 20) {
+      if (server.child.exitCode !== null || waited > 120_000) throw new Error(`the primary did not come up:\n${server.output()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    server.child.kill("SIGTERM");
+    expect(await server.exited, server.output()).toBe(0);
+    expect(server.output()).not.toContain("with 2 worker processes");
+  }, 120_000);
 
   it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {
     for (const [args, says] of [

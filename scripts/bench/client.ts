@@ -53,16 +53,11 @@ export async function connection(base: string) {
   let onData: ((n: number, buf: Buffer) => void) | undefined;
   let onFail: ((e: Error) => void) | undefined;
   const buffer = Buffer.allocUnsafe(256 * 1024);
-  let closed = false;
   const open = () => {
     const s = connect({ host: hostname, port: Number(port), onread: { buffer, callback: (n) => (onData?.(n, buffer), true) } });
     s.setNoDelay(true);
     // only the current socket's end fails the request under way (not an old one's late 'close')
-    const fail = (e: Error) => {
-      if (s !== socket) return;
-      closed = true;
-      onFail?.(e);
-    };
+    const fail = (e: Error) => s === socket && onFail?.(e);
     s.on("error", fail);
     s.on("close", () => fail(new Error("the server closed the connection")));
     return s;
@@ -110,10 +105,7 @@ export async function connection(base: string) {
         }
       };
       // a connection reset or closed under the last request (that request failed): the next one opens a new connection
-      if (closed) {
-        closed = false;
-        socket = open();
-      }
+      if (socket.destroyed) socket = open();
       const auth = key === undefined ? "" : `Authorization: Bearer ${key}\r\n`;
       const content = body === undefined ? "" : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
       socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${auth}${content}\r\n${body ?? ""}`);

@@ -50,20 +50,16 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   let started = false;
   let stopping = false;
   let failed = false;
-  let listening = 0;
   const deaths: number[] = [];
-  /** Workers that said they listen: a stop is their word to stop gracefully. */
-  const listeners = new WeakSet<Worker>();
-  /** Workers stopped while still starting: a SIGTERM ends them (nothing served yet), and that end is clean. */
-  const stoppedStarting = new WeakSet<Worker>();
+  /** Workers that said they listen (their handlers are installed): a stop is their word to stop gracefully. */
+  const listeners = new Set<Worker>();
 
   const fork = () => {
     const worker = cluster.fork(env);
     return worker.on("message", (message: unknown) => {
       if (!isListening(message)) return;
       listeners.add(worker);
-      if (started) return;
-      if (++listening < workers) return;
+      if (started || listeners.size < workers) return;
       started = true;
       const base = `http://localhost:${message.port}`;
       process.stderr.write(
@@ -82,11 +78,10 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     stopping = true;
     say(`stopping ${live().length} worker(s): ${reason}`);
     for (const worker of live()) {
-      // a worker still starting has no handler for the word yet (it would be lost): the signal ends it
-      if (!listeners.has(worker)) {
-        stoppedStarting.add(worker);
-        worker.process.kill("SIGTERM");
-      } else if (worker.isConnected()) worker.send(WORKER_STOP);
+      // a worker still starting has no handler for the word yet (it would be lost): the signal
+      // ends it, serving nothing yet
+      if (!listeners.has(worker)) worker.process.kill("SIGTERM");
+      else if (worker.isConnected()) worker.send(WORKER_STOP);
     }
     // each worker keeps its own deadline; this one ends the ones that could not
     setTimeout(() => {
@@ -96,6 +91,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   }
 
   cluster.on("exit", (worker, code, signal) => {
+    const listened = listeners.delete(worker);
     if (!stopping) {
       if (!started) {
         // a worker that cannot start (a port in use, a store that does not open) said why: the others will not do better
@@ -114,7 +110,8 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
       fork();
       return;
     }
-    if (code !== 0 && !(stoppedStarting.has(worker) && signal === "SIGTERM")) failed = true;
+    // a worker ended by the stop's SIGTERM while it still started stopped cleanly
+    if (code !== 0 && !(signal === "SIGTERM" && !listened)) failed = true;
     if (live().length === 0) void metrics?.close().finally(() => process.exit(failed ? 1 : 0));
   });
 

@@ -8,21 +8,10 @@ import { customerCardsProjection } from "../../projections/customer-cards.js";
 import { terminalsProjection } from "../../projections/terminals.js";
 import { presentPayment } from "./api-versions.js";
 import { paymentRecord, type PaymentRecord } from "./payment-record.js";
+import type { PublicEventType } from "./public-event-types.js";
 import type { RecordedEvent } from "../store/port.js";
 
-export const PUBLIC_EVENT_TYPES = [
-  "payment_intent.created",
-  "payment_intent.payment_method_requested",
-  "payment_intent.requires_capture",
-  "payment_intent.capture_requested",
-  "payment_intent.succeeded",
-  "payment_intent.payment_failed",
-  "payment_intent.canceled",
-  "payment_intent.refunded",
-  "customer_card.saved",
-  "terminal.registered",
-] as const;
-export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+export { PUBLIC_EVENT_TYPES, type PublicEventType } from "./public-event-types.js";
 
 export interface PublicEvent {
   /** Stable: derived from the domain event's id, so a redelivery or a rebuilt feed has the same id. */

@@ -3,23 +3,12 @@
 // filters), and the events arriving live since the page opened.
 import { useState } from "preact/hooks";
 import type { PublicEvent } from "../../client/index.js";
+import { PUBLIC_EVENT_TYPES as EVENT_TYPES, type PublicEventType } from "../../present/public-event-types.js";
 import type { PageProps } from "./api.js";
 import { useLiveEvents } from "./live.js";
 import { href, navigate, paramsOf, type Route } from "./router.js";
 import { Confirm, ErrorAlert, html, Table, time, useFields, useLoad, useSignOutOn401 } from "./ui.js";
 
-export const EVENT_TYPES = [
-  "payment_intent.created",
-  "payment_intent.payment_method_requested",
-  "payment_intent.requires_capture",
-  "payment_intent.capture_requested",
-  "payment_intent.succeeded",
-  "payment_intent.payment_failed",
-  "payment_intent.canceled",
-  "payment_intent.refunded",
-  "customer_card.saved",
-  "terminal.registered",
-] as const;
 
 export function WebhooksPage({ session, onUnauthorized }: PageProps) {
   const account = session.account.external_account_id;
@@ -34,7 +23,7 @@ export function WebhooksPage({ session, onUnauthorized }: PageProps) {
     e.preventDefault();
     setOutcome({});
     try {
-      const types = fields.types ? [fields.types as (typeof EVENT_TYPES)[number]] : undefined;
+      const types = fields.types ? [fields.types as PublicEventType] : undefined;
       const endpoint = await session.client.createWebhookEndpoint({ external_account_id: account, url: fields.url.trim(), ...(types ? { event_types: types } : {}) });
       setCreated({ id: endpoint.id, secret: endpoint.secret });
       list.reload();

@@ -15,7 +15,7 @@ import { fileSide, processorSideIn } from "../../src/processors/processor-side.j
 import type { RecordedOutcome } from "../../src/processors/port.js";
 import type { ProcessorFault } from "../../src/processors/sandbox-faults.js";
 import type { RecordedEvent } from "../../src/store/port.js";
-import { freePort, startPostgres, type RunningPostgres } from "../../test/support/postgres.js";
+import { freePort, startPostgres, terminateConnections, type RunningPostgres } from "../../test/support/postgres.js";
 import { SERVER_NODE_ARGS } from "../../test/support/server-args.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -144,18 +144,7 @@ export async function startCluster({ store, databaseUrl, env = {} }: ClusterOpti
     lastUrlOf: (server) => slots[server]!.last,
     kill,
     start,
-    async terminateConnections() {
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      try {
-        const { rows } = await admin.query<{ n: string }>(
-          `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`,
-        );
-        return Number(rows[0]!.n);
-      } finally {
-        await admin.end();
-      }
-    },
+    terminateConnections: () => terminateConnections(url!),
     processorFault: (fault) => side.set("faults", "calls", fault ?? undefined),
     openAccount(account, processor) {
       const cli = spawnSync(process.execPath, [CLI, "accounts", "create", account, "--processor", processor], { cwd: ROOT, env: { ...process.env, ...storeEnv }, encoding: "utf8" });

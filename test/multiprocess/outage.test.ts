@@ -4,9 +4,8 @@
 // process stays up, answers 503 problem+json with Retry-After while the database is away (never
 // a 500), keeps /healthz up and /readyz at 503, recovers by itself when the database returns, and
 // every acknowledged payment is in the stored events. Prints the outage timeline.
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { startPostgres } from "../support/postgres.js";
+import { startPostgres, terminateConnections } from "../support/postgres.js";
 import { client, freshSchema, merchantKey, startServer, storedEvents, type StoreEnv } from "./servers.js";
 
 const postgres = await startPostgres();
@@ -16,19 +15,6 @@ const ACCOUNT = "acct_outage";
 const CLIENTS = 6;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function terminateConnections(url: string): Promise<number> {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    // every client connection to the database but this one: the service's pool
-    const { rows } = await admin.query<{ n: string }>(
-      `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`,
-    );
-    return Number(rows[0]!.n);
-  } finally {
-    await admin.end();
-  }
-}
 
 describe("the database goes away under load", () => {
   it("terminated connections and a PostgreSQL restart: the process stays up, answers 503 meanwhile, recovers by itself, loses nothing acknowledged", { timeout: 240_000 }, async () => {

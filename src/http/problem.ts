@@ -2,7 +2,8 @@
 // `type`, `title`, `status`, `detail`, plus `code`, `param` and `request_id` (and, for a step
 // the payment's status does not allow, `current_status` and `allowed_next_steps`).
 import { STATUS_CODES } from "node:http";
-import { CardflowError } from "../errors.js";
+import { CardflowError, TransitionNotAllowed } from "../errors.js";
+import { successStatus, type Version } from "../present/api-versions.js";
 import { httpAnswerOf, pendingAnswerOf } from "./status.js";
 
 /** Errors of the HTTP layer itself (authentication, account scope, Idempotency-Key). */
@@ -57,10 +58,11 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: s
  * The problem for any error a request ends with; `internal` is true for a 5xx (to be logged);
  * `retryAfterSeconds` for a problem that passes (src/http/status.ts).
  */
-export function problemOf(error: unknown, requestId: number): { problem: Problem; internal: boolean; retryAfterSeconds?: number } {
+export function problemOf(error: unknown, requestId: number, version: Version = "v2"): { problem: Problem; internal: boolean; retryAfterSeconds?: number } {
   if (error instanceof CardflowError) {
     const { status, retryAfterSeconds } = httpAnswerOf(error);
-    return { problem: problem(status, error.code, error.message, error.param, requestId, error.details()), internal: false, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+    const answer = problem(status, error.code, error.message, error.param, requestId, error.details());
+    return { problem: inVersion(answer, error, version), internal: false, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
   }
   const pending = pendingAnswerOf(error);
   if (pending) return { problem: problem(pending.status, pending.code, `${(error as Error).message}; ${pending.advice}`, null, requestId), internal: false, retryAfterSeconds: pending.retryAfterSeconds };
@@ -72,4 +74,12 @@ export function problemOf(error: unknown, requestId: number): { problem: Problem
     return { problem: problem(e.statusCode, "bad_request", e.message ?? "bad request", null, requestId), internal: false };
   }
   return { problem: problem(500, "internal_error", "the service failed to handle this request", null, requestId), internal: true };
+}
+
+/** A step refused in status `succeeded` is written `success` by /v1, as its records are (src/present/api-versions.ts). */
+function inVersion(answer: Problem, error: CardflowError, version: Version): Problem {
+  if (!(error instanceof TransitionNotAllowed) || error.currentStatus !== "succeeded" || version === "v2") return answer;
+  const status = successStatus(version);
+  // the detail names the status as TransitionNotAllowed writes it: "… in status succeeded …"
+  return { ...answer, current_status: status, detail: answer.detail.replace(" in status succeeded", ` in status ${status}`) };
 }

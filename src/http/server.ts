@@ -81,7 +81,7 @@ declare module "fastify" {
 const HOUR = 3_600_000;
 
 function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) {
-  const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id));
+  const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id), req.routeOptions.url?.startsWith("/v1/") ? "v1" : "v2");
   if (internal) req.log.error({ err: error }, "request failed");
   req.problemCode = body.code;
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');

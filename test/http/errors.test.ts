@@ -158,8 +158,13 @@ describe("what the payment does not allow", () => {
     await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.01" }), 400, "amount_too_large", "amount");
     await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" });
     const again = await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }), 409, "payment_intent_unexpected_state");
-    expect(again.current_status).toBe("succeeded");
+    // each version writes the final success status as its records do: /v1 `success`, /v2 `succeeded`
+    expect(again.current_status).toBe("success");
+    expect(again.detail).toContain("in status success;");
     expect(again.allowed_next_steps).toEqual(["refund"]);
+    const v2 = await refused(() => m.post("/v2/payment/capture", { payment_id: body.payment_id, amount: "10.00" }), 409, "payment_intent_unexpected_state");
+    expect(v2).toMatchObject({ current_status: "succeeded", allowed_next_steps: ["refund"] });
+    expect(v2.detail).toContain("in status succeeded;");
     await refused(() => m.post("/v1/payment/refund", { payment_id: body.payment_id, amount: "10.01" }), 400, "amount_too_large", "amount");
     await refused(() => m.post("/v1/payment/auth", { payment_id: body.payment_id }), 409, "payment_intent_unexpected_state");
   });

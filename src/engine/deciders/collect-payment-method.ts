@@ -16,15 +16,19 @@ export interface CollectContext {
 }
 
 export function decideCollect(input: CollectPaymentMethodInput, payment: PaymentSnapshot, { terminal, card }: CollectContext): Decision<"terminal" | "card"> {
+  const refused = unlessAllowed(payment, "collect_payment_method");
+  if (refused) return refused;
+  // a card-present card is read on a reader, any other on the card form: said before the card is read
+  const onReader = payment.context.intent!.payment_method_types === "card_present";
+  if (onReader && input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required: a card-present payment's card is read on a processor B reader", "terminal_id", "parameter_missing") };
+  if (!onReader && input.terminal_id !== undefined) return { refuse: new InvalidRequest("terminal_id: not sent for a card-not-present payment: its card is collected on the card form", "terminal_id", "parameter_unexpected") };
   if (input.terminal_id !== undefined) {
     if (!terminal) return { need: "terminal" };
     if (terminal.terminal_type !== "B_reader") return { refuse: new InvalidRequest(`terminal_id: ${input.terminal_id} is not a processor B reader`, "terminal_id", "parameter_invalid") };
   }
-  const refused = unlessAllowed(payment, "collect_payment_method");
-  if (refused) return refused;
   if (!card) return { need: "card" };
   const collected = { type: "PaymentMethodCollected", version: 1, data: { card, terminal_id: input.terminal_id ?? null } } as const;
-  // the machine says which collect fits the intent (a card-present card is read on a reader)
-  if (!can(payment, collected)) return { refuse: refusal(payment, "collect_payment_method", "a card-present payment's card is read on a processor B reader (terminal_id)") };
+  // the machine has the last word on which collect fits the intent
+  if (!can(payment, collected)) return { refuse: refusal(payment, "collect_payment_method") };
   return { append: [collected] };
 }

@@ -44,7 +44,11 @@ describe("collect refuses", () => {
     collect.given(processedByCollect()).when(secret).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", allowed_next_steps: ["capture", "cancel"] });
   });
 
-  test("given a card-present intent, when a card form (no reader) collects, then 409: a card-present card is read on a reader", () => {
-    collect.given(clientSdkIntent({ payment_method_types: "card_present" })).when(secret, { card: CARD }).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_payment_method", message: "read on a processor B reader" });
+  test("given a card-present intent, when a card form (no reader) collects, then 400 naming terminal_id, before the card is read: a card-present card is read on a reader", () => {
+    collect.given(clientSdkIntent({ payment_method_types: "card_present" })).when(secret).thenRefuses("parameter_missing", { status: 400, param: "terminal_id", message: "read on a processor B reader" });
+  });
+
+  test("given a card-not-present intent, when a reader collects, then 400 naming terminal_id, before the reader is looked up: its card is collected on the card form", () => {
+    collect.given(clientSdkIntent({ payment_method_types: "card" })).when({ ...secret, terminal_id: "rdr_1" }).thenRefuses("parameter_unexpected", { status: 400, param: "terminal_id", message: "collected on the card form" });
   });
 });

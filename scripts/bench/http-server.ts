@@ -39,7 +39,7 @@ if (mode === "bare") {
   const { store, readModels } = await openStores(config);
   const clock = systemClock;
   const ids = randomIds();
-  const { processors, close } = await serviceProcessors(config, { clock, ids });
+  const { processors, close } = await serviceProcessors(config, { clock, ids, store });
   const engine = createEngine({ store, readModels, processors, clock, ids });
   const card = await openBenchAccount(engine);
   const { key } = await createApiKeys(engine).issue(ACCOUNT, "bench");

@@ -43,7 +43,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
           opts.store,
           READS,
           async ({ store, readModels }) => {
-            const { processors, close } = await serviceProcessors(config, { clock, ids });
+            const { processors, close } = await serviceProcessors(config, { clock, ids, store });
             const engine = createEngine({ store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
               const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: Number(opts.grace) });

@@ -13,9 +13,11 @@ import type { Processor } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { ConfigurationError, outboundOf, type ServiceConfig } from "../config.js";
 import type { Ids } from "../ids.js";
+import type { IdSequences } from "../store/port/ids.js";
 import type { Outbound } from "../outbound/client.js";
 import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
 import { fileSide, processorSideIn } from "./processor-side.js";
+import { markOrRefuseProductionStore } from "./production-mark.js";
 import { createSimulators, type Simulators } from "./simulator.js";
 
 /** What an adapters module is given: the guarded client for its HTTP calls, time, ids, the environment. */
@@ -83,10 +85,13 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
 /**
  * The processors of `npm start` and the CLI. Sandbox: the simulators, their side shared through
  * DATA_DIR. Production: PROCESSORS_MODULE's adapters, or a ConfigurationError naming what is missing.
+ * `store`: where production processes are counted, and a sandbox refuses a store they served
+ * (./production-mark.ts).
  */
-export async function serviceProcessors(config: ServiceConfig, { clock, ids, env = process.env }: { clock: Clock; ids: Ids; env?: NodeJS.ProcessEnv }): Promise<ServiceProcessors> {
+export async function serviceProcessors(config: ServiceConfig, { clock, ids, store, env = process.env }: { clock: Clock; ids: Ids; store: IdSequences; env?: NodeJS.ProcessEnv }): Promise<ServiceProcessors> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
+    await markOrRefuseProductionStore(store, true);
     const side = fileSide(processorSideIn(config.dataDir));
     const { captures, captureSettleMs, processorLatencyMs } = config;
     const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, side });
@@ -98,5 +103,6 @@ export async function serviceProcessors(config: ServiceConfig, { clock, ids, env
     );
   }
   const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env });
+  await markOrRefuseProductionStore(store, false);
   return { processors: adapters, mode: `production (adapters: ${config.processorsModule})`, close: adapters.close };
 }

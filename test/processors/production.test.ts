@@ -5,10 +5,11 @@
 // verification off — it charges through it: no simulator, no /sim, no test card; a declined or
 // malformed answer is never `succeeded`; processor B's client SDK routes are served by the
 // adapter; a terminal's late outcome arrives through connect(report); `cardflow reconcile` asks
-// the adapters what became of a call whose answer was lost; a refund slower than the reconciler's
+// the adapters what became of a call whose answer was lost, and a sandbox process refuses the store
+// production served (its simulators would answer for a real call); a refund slower than the reconciler's
 // grace, abandoned and retried through another process, is one refund at the processor.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -173,19 +174,37 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
     expect(record).toMatchObject({ status: "requires_capture", amount_authorized: "8.00" });
   });
 
-  it("cardflow reconcile asks the configured adapters: a charge whose answer was lost is resolved from the processor's record", { timeout: 60_000 }, async () => {
+  /** `cardflow reconcile --grace 0 --json` on this store, in the environment given. */
+  async function reconcile(cliEnv: Record<string, string>): Promise<{ code: unknown; out: string; err: string }> {
+    const cli = spawn(process.execPath, [join(ROOT, "bin/cardflow.js"), "reconcile", "--grace", "0", "--json"], { cwd: ROOT, env: { ...process.env, ...cliEnv, DATA_DIR: store.DATA_DIR }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    cli.stdout.on("data", (d) => (out += d));
+    cli.stderr.on("data", (d) => (err += d));
+    return { code: await new Promise((resolve) => cli.on("exit", resolve)), out, err };
+  }
+
+  it("cardflow reconcile asks the configured adapters: a charge whose answer was lost is resolved from the processor's record; in the sandbox it refuses this store", { timeout: 90_000 }, async () => {
     const intent = await post("A", "/v2/payment/intent", charge("pm_card_ok"));
     processor.failAfterActing.add(intent.body.payment_id);
     const auth = await post("A", "/v2/payment/auth", { external_account_id: "acct_a", payment_id: intent.body.payment_id });
     expect(auth.body.status).not.toBe("requires_capture");
     processor.failAfterActing.delete(intent.body.payment_id);
 
-    const cli = spawn(process.execPath, [join(ROOT, "bin/cardflow.js"), "reconcile", "--grace", "0", "--json"], { cwd: ROOT, env: { ...process.env, ...env, DATA_DIR: store.DATA_DIR }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    cli.stdout.on("data", (d) => (out += d));
-    cli.stderr.on("data", (d) => (err += d));
-    expect(await new Promise((resolve) => cli.on("exit", resolve)), err).toBe(0);
+    // without the production settings, the simulators' ledger would answer "never received" for the
+    // real call and let a retry charge again: a sandbox process refuses a store production served
+    const sandbox = { NODE_ENV: "", SANDBOX: "", PROCESSORS_MODULE: "", WEBHOOK_ALLOW_PRIVATE: "" };
+    const refused = await reconcile(sandbox);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain("cardflow: this store holds production payments");
+    expect(refused.out).toBe("");
+    const serve = await refusedStart({ ...sandbox, DATA_DIR: store.DATA_DIR });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toMatch(/^cardflow: refusing to start: this store holds production payments \(\d+ production process(es)? served it\)/);
+    expect(existsSync(join(store.DATA_DIR, "simulators.sqlite"))).toBe(false);
+
+    const { code, out, err } = await reconcile(env);
+    expect(code, err).toBe(0);
     const report = JSON.parse(out);
     expect(report.resolved).toEqual(expect.arrayContaining([expect.objectContaining({ payment_id: intent.body.payment_id, appended: expect.arrayContaining(["PaymentAuthorized"]) })]));
     expect(processor.calls.filter((c) => c.body.payment?.payment_id === intent.body.payment_id).map((c) => c.path)).toEqual(["/v1/charge"]);

@@ -1,5 +1,5 @@
 // `cardflow accounts create <external_account_id>`: opens a merchant account in the service's store
-// (DATABASE_URL, else DATA_DIR) and issues its first API key; `cardflow accounts key <id>` issues
+// (DATABASE_URL, else DATA_DIR; or --store) and issues its first API key; `cardflow accounts key <id>` issues
 // another. Only the key goes to stdout, so scripts can capture it: KEY=$(npx cardflow accounts
 // create acct_1); the store used is said on stderr. `accounts keys <id>` lists an account's keys
 // (never the key), `accounts revoke <key-id>` and `accounts rotate <key-id> [--grace 1h]` manage them.
@@ -10,7 +10,7 @@ import { configFromEnv, openStores, StoreMissing, type Stores } from "../config.
 import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
 import { action, processIo, type CliIo } from "./io.js";
-import { READS, WRITES, type StoreUse } from "./store-option.js";
+import { openStore, READS, storeOption, WRITES, type StoreUse } from "./store-option.js";
 
 /** Opens the service's stores under this data directory (undefined: DATA_DIR, as `npm start`). */
 export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promise<Stores>;
@@ -34,11 +34,21 @@ function keysText(keys: ApiKeyInfo[]): string {
 
 const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory (default: DATA_DIR, else data/ in the repository, as npm start)").env("DATA_DIR");
 
+/** A --store for accounts: keys are found through the read models, so a store that has them. */
+async function storeWithReadModels(spec: string, use: StoreUse): Promise<Stores> {
+  const opened = await openStore(spec, use);
+  if (!opened.readModels) {
+    await opened.close();
+    throw new InvalidRequest(`--store: ${opened.description} cannot hold accounts and keys; use sqlite:PATH, postgres:URL or memory`, "store");
+  }
+  return { store: opened.store, readModels: opened.readModels, description: opened.description };
+}
+
 export function registerAccounts(program: Command, io: CliIo = processIo, open: OpenService = openService): void {
-  /** Runs with an engine on the service's store (said on stderr), closing it whatever happens. */
-  async function withEngine(dataDir: string | undefined, use: StoreUse, run: (engine: Engine, where: string) => Promise<void>) {
-    const { store, readModels, description } = await open(dataDir, use).catch((error: unknown) => {
-      throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --data-dir`, "data_dir") : error;
+  /** Runs with an engine on the store (--store, else the service's: said on stderr), closing it whatever happens. */
+  async function withEngine(where: { dataDir?: string; store?: string }, use: StoreUse, run: (engine: Engine, where: string) => Promise<void>) {
+    const { store, readModels, description } = where.store ? await storeWithReadModels(where.store, use) : await open(where.dataDir, use).catch((error: unknown) => {
+      throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --data-dir or --store`, "data_dir") : error;
     });
     io.err(`cardflow: store: ${description}\n`);
     const engine = createEngine({ store, readModels });
@@ -49,7 +59,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     }
   }
 
-  const accounts = program.command("accounts").summary("merchant accounts and their API keys").description("merchant accounts of the HTTP API and their API keys, in the service's store (DATA_DIR)");
+  const accounts = program.command("accounts").summary("merchant accounts and their API keys").description("merchant accounts of the HTTP API and their API keys, in the service's store (DATABASE_URL, else DATA_DIR), or the one --store names");
 
   accounts
     .command("create")
@@ -61,9 +71,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .option("--exists-ok", "if the account exists, issue another key for it instead of failing")
     .addOption(expiresOption())
     .addOption(dataDirOption())
+    .addOption(storeOption())
     .action(
-      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string }, command: Command) =>
-        withEngine(opts.dataDir, WRITES, async (engine, where) => {
+      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) =>
+        withEngine(opts, WRITES, async (engine, where) => {
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));
           if (!existing) await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
           else if (!opts.existsOk) {
@@ -88,9 +99,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .argument("<external_account_id>", "an existing merchant account")
     .addOption(expiresOption())
     .addOption(dataDirOption())
+    .addOption(storeOption())
     .action(
-      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string }) =>
-        withEngine(opts.dataDir, READS, async (engine, where) => {
+      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) =>
+        withEngine(opts, READS, async (engine, where) => {
           await engine.getAccount(external_account_id).catch((error: unknown) => {
             throw error instanceof NotFound ? new NotFound("merchant account", external_account_id, "external_account_id", `in ${where}; open it with: npx cardflow accounts create ${external_account_id}`) : error;
           });
@@ -107,9 +119,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .argument("<external_account_id>", "an existing merchant account")
     .option("--json", "print the list as JSON")
     .addOption(dataDirOption())
+    .addOption(storeOption())
     .action(
-      action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string }) =>
-        withEngine(opts.dataDir, READS, async (engine) => {
+      action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string; store?: string }) =>
+        withEngine(opts, READS, async (engine) => {
           const keys = await keysOf(engine).list(external_account_id);
           io.out(opts.json ? `${JSON.stringify(keys, null, 2)}\n` : keysText(keys));
         }),
@@ -122,9 +135,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .description("revoke an API key: every request with it answers 401, in every process, within a second")
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
     .addOption(dataDirOption())
+    .addOption(storeOption())
     .action(
-      action(io, async (keyId: string, opts: { dataDir?: string }) =>
-        withEngine(opts.dataDir, READS, async (engine) => {
+      action(io, async (keyId: string, opts: { dataDir?: string; store?: string }) =>
+        withEngine(opts, READS, async (engine) => {
           const revoked = await keysOf(engine).revoke(keyId, { actor: "cli" });
           io.err(`cardflow: revoked ${revoked.id} of ${revoked.external_account_id}\n`);
         }),
@@ -138,9 +152,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
     .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0")
     .addOption(dataDirOption())
+    .addOption(storeOption())
     .action(
-      action(io, async (keyId: string, opts: { grace: string; dataDir?: string }) =>
-        withEngine(opts.dataDir, READS, async (engine) => {
+      action(io, async (keyId: string, opts: { grace: string; dataDir?: string; store?: string }) =>
+        withEngine(opts, READS, async (engine) => {
           const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), actor: "cli" });
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);

@@ -48,7 +48,9 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
         if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
         const { runService } = await import("../serve/run.js");
         const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }));
-        await runService({ env, ...(stores ? { stores } : {}), portHint, ...(store === "memory" ? { storeHint: "(a memory store: accounts only through the API's process)" } : {}) });
+        // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)
+        const storeHint = store === "memory" ? "(a memory store: accounts only through the API's process)" : store === null ? undefined : `CARDFLOW_STORE=${store}`;
+        await runService({ env, ...(stores ? { stores } : {}), portHint, ...(storeHint ? { storeHint } : {}) });
       }),
     );
 }

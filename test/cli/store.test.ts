@@ -1,6 +1,6 @@
 // The CLI's store: every command that reads one says which (stderr) and takes --store or the
 // service's own (DATABASE_URL, else DATA_DIR) alike; `reconcile` refuses a store that is not there
-// like the others; a refused import into a new SQLite store leaves nothing behind.
+// like the others; `accounts` takes --store too; a refused import into a new SQLite store leaves nothing behind.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,6 +63,37 @@ describe("cardflow reconcile's store", () => {
     // the same store by --store: the same words
     const byOption = await run(process.execPath, [BIN, "events", "heads", "--store", url], { env: { ...env, DATABASE_URL: "" } });
     expect(byOption.stderr).toMatch(/^cardflow: store: PostgreSQL /);
+  });
+});
+
+describe("cardflow accounts' store", () => {
+  it("takes --store (or CARDFLOW_STORE) like every command: a SQLite file of another name than cardflow.sqlite, a JSONL export refused", async () => {
+    const other = join(dir, "accounts", "other.sqlite");
+    const created = await cardflow("accounts", "create", "acct_other", "--store", `sqlite:${other}`);
+    expect(created.code, created.err).toBe(0);
+    expect(created.out).toMatch(/^sk_\S+\n$/);
+    expect(created.err).toContain(`cardflow: store: SQLite ${other}`);
+    expect(existsSync(join(dir, "accounts", "cardflow.sqlite"))).toBe(false);
+
+    process.env.CARDFLOW_STORE = `sqlite:${other}`;
+    try {
+      const keys = await cardflow("accounts", "keys", "acct_other", "--json");
+      expect(keys.code, keys.err).toBe(0);
+      expect(JSON.parse(keys.out)).toHaveLength(1);
+    } finally {
+      delete process.env.CARDFLOW_STORE;
+    }
+    // the key opens the account on that store
+    const { events, readModels } = createSqliteStore({ path: other });
+    const engine = createEngine({ store: events, readModels });
+    expect((await engine.getAccount("acct_other")).external_account_id).toBe("acct_other");
+    await engine.close();
+
+    const exported = join(dir, "accounts", "export.jsonl");
+    writeFileSync(exported, "");
+    const refused = await cardflow("accounts", "create", "acct_x", "--store", `jsonl:${exported}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain("cannot hold accounts and keys");
   });
 });
 

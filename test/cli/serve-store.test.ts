@@ -1,0 +1,42 @@
+// `cardflow serve --store sqlite:<a file not named cardflow.sqlite>`, as an operator runs it: the
+// banner's hint to create an account names that store (CARDFLOW_STORE, which every command takes
+// like --store), and the key the hint's command prints opens the server's account.
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, expect, it } from "vitest";
+import { freePort } from "../support/postgres.js";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
+
+const BIN = fileURLToPath(new URL("../../bin/cardflow.js", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "cardflow-serve-store-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it("the banner's account hint for a SQLite file of another name opens the served store: its key answers 200", { timeout: 120_000 }, async () => {
+  const port = await freePort();
+  const store = `sqlite:${join(dir, "other.sqlite")}`;
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", "--port", String(port), "--host", "127.0.0.1", "--store", store], {
+    env: { ...process.env, DATABASE_URL: "", DATA_DIR: "", METRICS_PORT: String(await freePort()), SHUTDOWN_GRACE_MS: "0" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  for (let waited = 0; !stderr.includes("--exists-ok"); waited += 100) {
+    if (child.exitCode !== null || waited > 90_000) throw new Error(`serve did not come up:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const hint = /^ {2}(\S+)=(\S+) npx cardflow (accounts create acct_demo --exists-ok)$/m.exec(stderr);
+  expect(hint, stderr).not.toBeNull();
+  const [, name, value, command] = hint!;
+  expect(`${name}=${value}`).toBe(`CARDFLOW_STORE=${store}`);
+
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...command!.split(" ")], { env: { ...process.env, DATABASE_URL: "", DATA_DIR: join(dir, "elsewhere"), [name!]: value } });
+  const answer = await fetch(`http://127.0.0.1:${port}/v2/hardware?external_account_id=acct_demo`, { headers: { authorization: `Bearer ${stdout.trim()}` } });
+  expect(answer.status).toBe(200);
+  child.kill("SIGTERM");
+  expect(await exited).toBe(0);
+});

@@ -13,6 +13,7 @@ import { serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
 import { createLateAnswers } from "../engine/streams/late-answers.js";
 import { randomIds } from "../ids.js";
+import { InvalidRequest } from "../errors.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore } from "./store-option.js";
 
@@ -34,6 +35,9 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else data/ in the repository, as npm start)").env("DATA_DIR"))
     .action(
       action(io, async (opts: { dryRun?: boolean; json?: boolean; grace: string; store?: string; dataDir?: string }) => {
+        const graceMs = Number(opts.grace);
+        if (opts.grace.trim() === "" || !Number.isInteger(graceMs) || graceMs < 0) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
+        if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
         const config = configFromEnv({ ...process.env, ...(opts.dataDir ? { DATA_DIR: opts.dataDir } : {}) });
         const clock = systemClock;
         const ids = randomIds();
@@ -44,9 +48,9 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
           READS,
           async ({ store, readModels }) => {
             const { processors, close } = await serviceProcessors(config, { clock, ids, store });
-            const engine = createEngine({ store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
+            const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
-              const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: Number(opts.grace) });
+              const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs });
               return show(io, opts.json, report, text, 0);
             } finally {
               await engine.projections.stop(); // the store itself is closed by withStore

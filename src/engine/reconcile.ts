@@ -225,7 +225,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       } else if (r) resolved.push(r);
     }
     if (!dryRun) await catchUp();
-    return { found: due.length, resolved, waiting: open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
+    // a dry run leaves the due ones open: they are not the younger ones still waiting
+    return { found: due.length, resolved, waiting: dryRun ? open.size - due.length : open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
   }
 
   return { reconcile };

@@ -51,6 +51,18 @@ describe("cardflow reconcile's store", () => {
     const pass = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
     expect(pass).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${path}\n` });
     expect(JSON.parse(pass.out)).toMatchObject({ found: 0, resolved: [] });
+
+    // a grace that is not a whole number of milliseconds from 0 (NaN would resolve nothing, -5 everything in flight)
+    for (const grace of ["abc", "-5", "", "1.5"]) {
+      const bad = await cardflow("reconcile", "--grace", grace, "--store", `sqlite:${path}`);
+      expect(bad, grace).toMatchObject({ code: 2, out: "" });
+      expect(bad.err).toBe(`cardflow: --grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(grace)}\n`);
+    }
+    const exported = join(dir, "reconcile-export.jsonl");
+    writeFileSync(exported, "");
+    const readOnly = await cardflow("reconcile", "--store", `jsonl:${exported}`);
+    expect(readOnly.code).toBe(2);
+    expect(readOnly.err).toContain("an export is read-only");
   });
 
   it("reads DATABASE_URL as `npm start` does, and says so (a real process)", { timeout: 120_000 }, async () => {

@@ -6,7 +6,7 @@
 // stored, so projections see what they saw.
 import { z } from "zod";
 import { storedFormOf, upcast } from "../../machines/event-versions.js";
-import { InvalidRequest } from "../errors.js";
+import { InvalidRequest, NotFound } from "../errors.js";
 import { auditReplay } from "./machine-history.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
@@ -45,7 +45,9 @@ export async function* exportEvents(store: EventStore, { paymentId }: { paymentI
     return JSON.stringify({ stream, revision, position, id, type, version, data, metadata });
   };
   if (paymentId !== undefined) {
-    for (const e of await store.readStream(`payment-${paymentId}`)) yield line(e);
+    const stream = await store.readStream(`payment-${paymentId}`);
+    if (stream.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+    for (const e of stream) yield line(e);
     return;
   }
   for await (const batch of batchesOf(store)) for (const e of batch) yield line(e);
@@ -60,6 +62,8 @@ export class ImportRefused extends InvalidRequest {
 export interface ImportResult {
   streams: number;
   events: number;
+  /** Of those events, how many the store had already (an import run again appends nothing). */
+  already: number;
 }
 
 /** Parses and verifies JSONL, then appends it; throws ImportRefused (nothing appended) on any problem. */
@@ -77,6 +81,7 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
   if (problems.length) throw new ImportRefused(problems);
 
   events.sort((a, b) => a.position - b.position);
+  let already = 0;
   const byStream = new Map<string, RecordedEvent[]>();
   for (const e of events) byStream.set(e.stream, [...(byStream.get(e.stream) ?? []), e]);
   for (const [stream, list] of byStream) {
@@ -86,6 +91,8 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     if (paymentIdOf(stream) !== null) for (const s of auditReplay(list.map(upcast)).illegal) problems.push(`${stream}: ${s.refusal!.kind.replace("_", " ")}: ${s.type} at revision ${s.revision} is refused: ${s.refusal!.message}`);
     const existing = await store.readStream(stream, { maxCount: 1 });
     if (existing.length && existing[0]!.id !== list[0]!.id) problems.push(`${stream}: already exists in the target store with other events`);
+    // the same stream imported before: the events it holds are there already (appending them again stores nothing)
+    else if (existing.length) already += Math.min(list.length, (await store.readStream(stream)).length);
   }
   if (problems.length) throw new ImportRefused(problems);
 
@@ -102,5 +109,5 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     );
     i = j;
   }
-  return { streams: byStream.size, events: events.length };
+  return { streams: byStream.size, events: events.length, already };
 }

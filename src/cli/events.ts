@@ -49,7 +49,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
         withStore(io, opts.store, WRITES, async ({ store }) => {
           const input = file === "-" ? process.stdin : createReadStream(file, "utf8");
           const result = await importEvents(store, createInterface({ input, crlfDelay: Infinity }));
-          io.err(`imported ${result.events} events in ${result.streams} streams\n`);
+          io.err(`imported ${result.events - result.already} events in ${result.streams} streams${result.already ? ` (${result.already} of the file's events were in the store already)` : ""}\n`);
         }),
       ),
     );

@@ -103,8 +103,15 @@ describe("cardflow CLI", () => {
     expect(exported.out).toBe(lines.join("\n") + "\n");
     const one = await cardflow("events", "export", "--payment", flows.payments.reader_manual!, "--store", `jsonl:${file}`);
     expect(one.out.trim().split("\n")).toHaveLength(6);
+    const unknown = await cardflow("events", "export", "--payment", "pi_nope", "--store", `jsonl:${file}`);
+    expect(unknown).toMatchObject({ code: 2, out: "" });
+    expect(unknown.err).toContain(`cardflow: no payment "pi_nope" in the export ${file}`);
     const imported = await cardflow("events", "import", file, "--store", "memory");
     expect(imported).toMatchObject({ code: 0, err: "cardflow: store: an empty in-memory store\nimported 69 events in 16 streams\n" });
+    // the same file again, into a SQLite store that has it: nothing appended, and said so
+    const twice = `sqlite:${join(dir, "imported-twice.sqlite")}`;
+    expect((await cardflow("events", "import", file, "--store", twice)).err).toContain("imported 69 events in 16 streams\n");
+    expect((await cardflow("events", "import", file, "--store", twice)).err).toContain("imported 0 events in 16 streams (69 of the file's events were in the store already)\n");
     const bad = join(dir, "bad.jsonl");
     await writeFile(bad, lines.map((l) => l.replace('"amount":"20.00"', '"amount":"25.00"')).join("\n"));
     const refused = await cardflow("events", "import", bad, "--store", "memory");

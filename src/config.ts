@@ -108,8 +108,12 @@ function trustProxy(raw: string | undefined): string[] | false {
   const value = (raw ?? "").trim();
   if (value === "" || value === "false") return false;
   // trusting every hop lets any client write its own X-Forwarded-For (and escape the rate limit)
-  if (value === "true") throw new ConfigurationError("TRUST_PROXY: true (trust every hop) lets any client choose its address; give the load balancers' addresses or CIDRs, e.g. TRUST_PROXY=10.0.0.0/8");
-  return cidrList("TRUST_PROXY", value, " (the load balancers')");
+  const everyHop = "lets any client choose its address; give the load balancers' addresses or CIDRs, e.g. TRUST_PROXY=10.0.0.0/8";
+  if (value === "true") throw new ConfigurationError(`TRUST_PROXY: true (trust every hop) ${everyHop}`);
+  const entries = cidrList("TRUST_PROXY", value, " (the load balancers')");
+  const all = entries.find((entry) => parseCidr(entry)[1] === 0);
+  if (all !== undefined) throw new ConfigurationError(`TRUST_PROXY: ${all} (every address: trust every hop) ${everyHop}`);
+  return entries;
 }
 
 function outbound(env: NodeJS.ProcessEnv, isSandbox: boolean): OutboundConfig {

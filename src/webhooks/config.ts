@@ -3,8 +3,9 @@
 // once beside the store (DATA_DIR/webhook-signing.key, mode 0600), shared by every process on
 // that data directory. Losing the key loses the endpoints' secrets (create new endpoints).
 import { randomBytes } from "node:crypto";
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigurationError } from "../config.js";
 import type { Backoff } from "./delivery.js";
 
 /** Whether loopback and private receiver addresses are allowed comes from the service's SANDBOX (src/config.ts). */
@@ -52,7 +53,7 @@ const KEY_HEX = /^([0-9a-f]{2}){32,}$/i;
 export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): Buffer {
   const configured = env.WEBHOOK_SIGNING_KEY;
   if (configured) {
-    if (!KEY_HEX.test(configured)) throw new Error("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex");
+    if (!KEY_HEX.test(configured)) throw new ConfigurationError("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex (64 hex digits or more), e.g. from: openssl rand -hex 32");
     return Buffer.from(configured, "hex");
   }
   const path = join(dataDir, "webhook-signing.key");
@@ -68,7 +69,9 @@ export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process
       unlinkSync(mine);
     }
   }
+  // a copy or a restore that lost the file's mode: the key is a secret (README: Data files)
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
   const hex = readFileSync(path, "utf8").trim();
-  if (!KEY_HEX.test(hex)) throw new Error(`${path}: expected at least 32 bytes as hex; remove the file to make a new key (webhook receivers must then be given the new one) or set WEBHOOK_SIGNING_KEY`);
+  if (!KEY_HEX.test(hex)) throw new ConfigurationError(`${path}: expected at least 32 bytes as hex; remove the file to make a new key (webhook receivers must then be given the new one) or set WEBHOOK_SIGNING_KEY`);
   return Buffer.from(hex, "hex");
 }

@@ -27,11 +27,13 @@ describe("data directory permissions", () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-    // a store file another version left readable is tightened when opened again
+    // a store file another version left readable, or the signing key after a copy that lost its mode, is tightened when opened again
     chmodSync(join(store.DATA_DIR, "cardflow.sqlite"), 0o644);
+    chmodSync(join(store.DATA_DIR, "webhook-signing.key"), 0o644);
     const again = await startServer(store);
     try {
       expect(mode(join(store.DATA_DIR, "cardflow.sqlite"))).toBe("600");
+      expect(mode(join(store.DATA_DIR, "webhook-signing.key"))).toBe("600");
     } finally {
       expect(await again.stop()).toBe(0);
     }

@@ -54,13 +54,22 @@ describe("production mode refuses to start without what it needs", () => {
     expect(stderr).toContain("has no adapter for processor B");
   });
 
-  it("production with WEBHOOK_ALLOW_PRIVATE, or TRUST_PROXY=true: exit 1, naming the variable", { timeout: 60_000 }, async () => {
+  it("production with WEBHOOK_ALLOW_PRIVATE, TRUST_PROXY=true or a CIDR of every address, a malformed WEBHOOK_SIGNING_KEY: exit 1, naming the variable", { timeout: 60_000 }, async () => {
     const privateHooks = await refusedStart({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: "1" });
     expect(privateHooks.code).toBe(1);
     expect(privateHooks.stderr).toContain("WEBHOOK_ALLOW_PRIVATE: only in the sandbox");
     const trustAll = await refusedStart({ TRUST_PROXY: "true" });
     expect(trustAll.code).toBe(1);
     expect(trustAll.stderr).toContain("TRUST_PROXY: true (trust every hop)");
+    // every address is every hop too; a malformed signing key is a refusal, not a stack trace
+    for (const everyAddress of ["0.0.0.0/0", "10.0.0.0/8, ::/0"]) {
+      const refused = await refusedStart({ TRUST_PROXY: everyAddress });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^cardflow: refusing to start: TRUST_PROXY: (0\.0\.0\.0|::)\/0 \(every address: trust every hop\)/);
+    }
+    const badKey = await refusedStart({ WEBHOOK_SIGNING_KEY: "abc" });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/^cardflow: refusing to start: WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex/);
   });
 });
 

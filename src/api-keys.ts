@@ -184,11 +184,17 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     },
 
     /** Issues a key that replaces this one; the old one keeps working for `graceMs` (default 0: stops now). */
-    async rotate(keyId: string, { graceMs = 0, account, actor = "cli" }: { graceMs?: number; account?: string; actor?: string } = {}): Promise<{ key: string; replaced: ApiKeyInfo } & ApiKeyOwner> {
+    /**
+     * A new key for the key's account; the old one works for `graceMs` more. The new key's expiry:
+     * `expiresAt` when given, else as far from now as the old key's was from its issue (a 90-day
+     * key is replaced by a 90-day key, not by one that dies with it), else none.
+     */
+    async rotate(keyId: string, { graceMs = 0, expiresAt, account, actor = "cli" }: { graceMs?: number; expiresAt?: string | null; account?: string; actor?: string } = {}): Promise<{ key: string; replaced: ApiKeyInfo } & ApiKeyOwner> {
       if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidRequest("grace: a duration of 0 or more", "grace", "parameter_invalid");
       const record = await find(keyId, account);
       if (record.revoked_at) throw new InvalidRequest(`API key ${keyId} is revoked: issue a new key instead`, "key_id", "api_key_revoked");
-      const next = await issue(record.external_account_id, actor, { expiresAt: record.expires_at });
+      const lifetime = record.expires_at === null ? null : Date.parse(record.expires_at) - Date.parse(record.created);
+      const next = await issue(record.external_account_id, actor, { expiresAt: expiresAt !== undefined ? expiresAt : lifetime === null ? null : isoTimestamp(clock.now() + lifetime) });
       const now = clock.now();
       const data = { key_id: keyId, external_account_id: record.external_account_id, replaced_by: next.key_id, rotated_at: isoTimestamp(now), grace_until: isoTimestamp(now + graceMs) };
       await append(record, { type: "ApiKeyRotated", version: 1, data }, actor);

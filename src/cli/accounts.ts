@@ -151,12 +151,13 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .description("issue a new key for the key's account and print it; the old key keeps working for the grace period, then answers 401")
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
     .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0")
+    .addOption(new Option("--expires <duration>", "the new key stops working after this long (e.g. 90d); default: the old key's lifetime from now, or no expiry if it had none"))
     .addOption(dataDirOption())
     .addOption(storeOption())
     .action(
-      action(io, async (keyId: string, opts: { grace: string; dataDir?: string; store?: string }) =>
+      action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine) => {
-          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), actor: "cli" });
+          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), ...(opts.expires === undefined ? {} : { expiresAt: expiryOf(engine, opts.expires) }), actor: "cli" });
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);
         }),

@@ -60,4 +60,25 @@ describe("GET /v2/api_keys, DELETE /v2/api_keys/{id}", () => {
     expect((await m.get(`/v2/api_keys?external_account_id=${m.account}`)).body.data.find((k: { id: string }) => k.id === expiring.key_id)).toMatchObject({ status: "expired" });
     await expect(apiKeys.issue(m.account, "test", { expiresAt: new Date(api.clock.now() - 1).toISOString() })).rejects.toMatchObject({ status: 400, param: "expires_at" });
   });
+
+  it("a key rotated near its expiry is replaced by a key of the same lifetime from now, not one that dies with it; or by the expiry asked", async () => {
+    const m = await api.merchant("acct_keys_rot");
+    const apiKeys = createApiKeys(api.engine);
+    const old = await apiKeys.issue(m.account, "test", { expiresAt: new Date(api.clock.now() + 60_000).toISOString() });
+    await api.clock.advance(50_000);
+    const rotatedAt = api.clock.now();
+    const next = await apiKeys.rotate(old.key_id, { graceMs: 5_000 });
+    await api.clock.advance(20_000);
+    expect((await api.request("GET", "/v2/account", { key: old.key })).status).toBe(401);
+    expect((await api.request("GET", "/v2/account", { key: next.key })).status).toBe(200);
+    const listed = (await m.get(`/v2/api_keys?external_account_id=${m.account}`)).body.data;
+    const expiry = (id: string) => listed.find((k: { id: string }) => k.id === id).expires_at;
+    expect(Date.parse(expiry(old.key_id))).toBe(rotatedAt + 5_000); // the grace's end
+    expect(Date.parse(expiry(next.key_id))).toBe(rotatedAt + 60_000);
+    await api.clock.advance(40_000);
+    expect((await api.request("GET", "/v2/account", { key: next.key })).status).toBe(401);
+
+    const asked = await apiKeys.rotate((await apiKeys.issue(m.account, "test")).key_id, { expiresAt: new Date(api.clock.now() + 1_000).toISOString() });
+    expect((await apiKeys.list(m.account)).find((k) => k.id === asked.key_id)!.expires_at).toBe(new Date(api.clock.now() + 1_000).toISOString().replace("Z", "+00:00"));
+  });
 });

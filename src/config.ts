@@ -78,7 +78,13 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name}: expected a non-negative number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value < 0) throw new ConfigurationError(`${name}: expected a non-negative number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = number(env, name, fallback);
+  if (!Number.isInteger(value) || value > 65535) throw new ConfigurationError(`${name}: expected a port number from 0 to 65535, got ${JSON.stringify(env[name])}`);
   return value;
 }
 
@@ -131,7 +137,7 @@ function databaseUrl(raw: string | undefined): string | null {
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const isSandbox = sandbox(env.SANDBOX, env.NODE_ENV);
   return {
-    port: number(env, "PORT", 8080),
+    port: port(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
     dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL),

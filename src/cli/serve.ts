@@ -37,6 +37,7 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
         const workers = Number(opts.workers);
         if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
         const env = { ...process.env };
+        if (opts.port !== undefined && !(/^\d{1,5}$/.test(opts.port) && Number(opts.port) <= 65535)) throw new InvalidRequest(`--port: expected a port number from 0 to 65535, got ${JSON.stringify(opts.port)}`, "port");
         if (opts.port !== undefined) env.PORT = opts.port;
         if (opts.host !== undefined) env.HOST = opts.host;
         if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });

@@ -1,6 +1,7 @@
 // `cardflow serve --store sqlite:<a file not named cardflow.sqlite>`, as an operator runs it: the
 // banner's hint to create an account names that store (CARDFLOW_STORE, which every command takes
-// like --store), and the key the hint's command prints opens the server's account.
+// like --store), and the key the hint's command prints opens the server's account. A --port that
+// is not a port number is refused naming it.
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, expect, it } from "vitest";
+import { cardflow } from "../audit/run-cli.js";
 import { freePort } from "../support/postgres.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
@@ -39,4 +41,11 @@ it("the banner's account hint for a SQLite file of another name opens the served
   expect(answer.status).toBe(200);
   child.kill("SIGTERM");
   expect(await exited).toBe(0);
+});
+
+it("a --port that is not a port number is refused naming --port (exit 2), before anything starts", async () => {
+  for (const given of ["abc", "99999", "-1", "80.5"]) {
+    const refused = await cardflow("serve", "--port", given, "--store", "memory");
+    expect(refused, given).toMatchObject({ code: 2, out: "", err: `cardflow: --port: expected a port number from 0 to 65535, got ${JSON.stringify(given)}\n` });
+  }
 });

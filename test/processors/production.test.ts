@@ -67,6 +67,9 @@ describe("production mode refuses to start without what it needs", () => {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/^cardflow: refusing to start: TRUST_PROXY: (0\.0\.0\.0|::)\/0 \(every address: trust every hop\)/);
     }
+    const badPort = await refusedStart({ PORT: "99999" });
+    expect(badPort.code).toBe(1);
+    expect(badPort.stderr).toMatch(/^cardflow: refusing to start: PORT: expected a port number from 0 to 65535, got "99999"/);
     const badKey = await refusedStart({ WEBHOOK_SIGNING_KEY: "abc" });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(/^cardflow: refusing to start: WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex/);

@@ -1,15 +1,25 @@
 // Spec §4.7: save the payment's card on file for a customer.
 import type { AttemptEvent } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
+import { InvalidRequest } from "../../errors.js";
 import type { SaveCardInput } from "../../inputs.js";
 import { can } from "../allowed.js";
 import { refusal, UNRECORDED, type Decision } from "./decision.js";
 
 export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): Decision {
+  const { saved_card, intent, terminal } = payment.context;
   // saving again for the same customer answers with the card already saved
-  if (payment.context.saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
+  if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
+  const customer = intent?.external_customer_id ?? null;
+  if (customer !== null && customer !== input.external_customer_id) {
+    return { refuse: new InvalidRequest(`external_customer_id: payment ${intent!.payment_id} was created for customer ${customer}; its card is saved for that customer`, "external_customer_id", "parameter_invalid") };
+  }
   const attempt: AttemptEvent = { type: "CardSaveAttempted", version: 1, data: { attempt_id: UNRECORDED, external_customer_id: input.external_customer_id } };
   if (can(payment, attempt)) return { attempt };
-  const reason = payment.context.terminal?.terminal_type === "A_async" ? "the asynchronous terminal type does not support card on file" : "this payment's card cannot be saved now";
+  const reason = saved_card
+    ? `its card is saved already, for customer ${saved_card.external_customer_id}`
+    : terminal?.terminal_type === "A_async"
+      ? "the asynchronous terminal type does not support card on file"
+      : "this payment's card cannot be saved now";
   return { refuse: refusal(payment, "save_card", reason) };
 }

@@ -23,9 +23,9 @@ describe("save card decides", () => {
 });
 
 describe("save card refuses", () => {
-  test("given the card saved for one customer, when it is saved for another, then 409: it cannot be saved now", () => {
+  test("given the card saved for one customer, when it is saved for another, then 409 naming the customer it is saved for", () => {
     const saved = [...processedByCollect({ allow_saving_card: true }), ev.saveAttempted("cus_1", "att_2"), ev.saved("cus_1", "att_2")];
-    saveCard.given(saved).when(save("cus_2")).thenRefuses("payment_intent_unexpected_state", { status: 409, message: "this payment's card cannot be saved now" });
+    saveCard.given(saved).when(save("cus_2")).thenRefuses("payment_intent_unexpected_state", { status: 409, message: "its card is saved already, for customer cus_1" });
   });
 
   test("given an asynchronous terminal's payment captured, when its card is saved, then 409 naming the terminal type", () => {
@@ -39,8 +39,8 @@ describe("save card refuses", () => {
     saveCard.given(storedCardCaptured()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded" });
   });
 
-  test("given a payment for customer cus_1, when its card is saved for cus_2, then 409", () => {
-    saveCard.given(terminalCaptured("A_sync", { external_customer_id: "cus_1" })).when(save("cus_2")).thenRefuses("payment_intent_unexpected_state", { message: "cannot be saved now" });
+  test("given a payment created for customer cus_1, when its card is saved for cus_2, then 400 naming external_customer_id and the payment's customer", () => {
+    saveCard.given(terminalCaptured("A_sync", { external_customer_id: "cus_1" })).when(save("cus_2")).thenRefuses("parameter_invalid", { status: 400, param: "external_customer_id", message: "was created for customer cus_1" });
   });
 
   test("given an intent with no card yet, when its card is saved, then 409", () => {

@@ -123,3 +123,41 @@ describe("SIGTERM right after start-up", () => {
     }
   }, 120_000);
 });
+
+describe("SIGTERM to `npm start` itself", () => {
+  // `npm start &` then `kill $!` (a script, a container whose first process is npm) signals npm
+  // alone: npm passes it to its script's process, which must be the server (package.json's
+  // `exec`), not a shell that dies of it and leaves the server running, orphaned
+  it("reaches the server: a graceful stop, the port closed", async () => {
+    const { spawn } = await import("node:child_process");
+    const { freePort } = await import("../support/postgres.js");
+    const port = await freePort();
+    const store: StoreEnv = stores.sqlite();
+    const npm = spawn("npm", ["start", "--silent"], {
+      env: { ...process.env, ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true, // its own group, only to clean up below whatever this test leaves
+    });
+    let output = "";
+    npm.stdout.on("data", (d) => (output += d));
+    npm.stderr.on("data", (d) => (output += d));
+    const closed = new Promise<void>((resolve) => npm.on("close", () => resolve()));
+    try {
+      for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
+        if (i > 600) throw new Error(`npm start did not come up:\n${output}`);
+        await sleep(100);
+      }
+      npm.kill("SIGTERM"); // npm's own pid, not its group
+      const stopped = await Promise.race([closed.then(() => true), sleep(30_000).then(() => false)]);
+      expect(stopped, output).toBe(true);
+      expect(output).toContain('"msg":"stopped"');
+      expect(await probe(`http://127.0.0.1:${port}/healthz`)).toBe("ECONNREFUSED");
+    } finally {
+      try {
+        process.kill(-npm.pid!, "SIGKILL");
+      } catch {
+        // the group is gone: everything stopped
+      }
+    }
+  }, 120_000);
+});

@@ -36,10 +36,15 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     say(error.message);
     return process.exit(1);
   }
+  /** Workers that said they listen (their handlers are installed): a stop is their word to stop gracefully. */
+  const listeners = new Set<Worker>();
+  const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   let metrics: MetricsServer | null = null;
   if (serve.metricsPort !== 0) {
     const aggregator = new AggregatorRegistry();
-    const scrape = { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() };
+    // a worker answers the primary's scrape once it listens (its registry is set up then): until every
+    // live one does (start-up, a restart), the scrape would wait for it and time out after 5 s
+    const scrape = { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics(), ready: () => live().every((w) => listeners.has(w)) };
     metrics = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (error) => say(`metrics: ${String(error)}`)).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
       say(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);
@@ -51,8 +56,6 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   let stopping = false;
   let failed = false;
   const deaths: number[] = [];
-  /** Workers that said they listen (their handlers are installed): a stop is their word to stop gracefully. */
-  const listeners = new Set<Worker>();
 
   const fork = () => {
     const worker = cluster.fork(env);
@@ -71,7 +74,6 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
       );
     });
   };
-  const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
 
   function stopAll(reason: string) {
     if (stopping) return;

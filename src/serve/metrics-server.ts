@@ -8,6 +8,8 @@ import type { AddressInfo } from "node:net";
 export interface Scrape {
   contentType: string;
   metrics(): Promise<string>;
+  /** False while some of what is summed cannot answer yet (a worker starting): 503 at once, not a scrape that times out. */
+  ready?(): boolean;
 }
 
 export interface MetricsServer {
@@ -21,6 +23,10 @@ export async function startMetricsServer(port: number, host: string, scrape: Scr
     const path = (req.url ?? "").split("?")[0];
     if (path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
       res.writeHead(404, { "content-type": "text/plain" }).end("GET /metrics\n");
+      return;
+    }
+    if (scrape.ready && !scrape.ready()) {
+      res.writeHead(503, { "content-type": "text/plain", "retry-after": "1" }).end("workers are starting; retry shortly\n");
       return;
     }
     scrape.metrics().then(

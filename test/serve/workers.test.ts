@@ -124,6 +124,28 @@ describe("cardflow serve --workers 2", () => {
     expect(server.output()).not.toContain("with 2 worker processes");
   }, 120_000);
 
+  it("a scrape while the workers still start answers 503 with Retry-After at once (it waited 5 s for them, then 500); once they listen, 200", async () => {
+    const store = stores.sqlite() as { DATA_DIR: string };
+    const server = await spawnServe(["--data-dir", store.DATA_DIR], {});
+    const scrape = () => fetch(`http://127.0.0.1:${server.metricsPort}/metrics`).then((r) => ({ status: r.status, retryAfter: r.headers.get("retry-after") }), () => null);
+    let early: Awaited<ReturnType<typeof scrape>> = null;
+    for (let waited = 0; early === null; waited += 20) {
+      if (server.child.exitCode !== null || waited > 120_000) throw new Error(`the primary did not come up:\n${server.output()}`);
+      early = await scrape();
+      if (early === null) await new Promise((r) => setTimeout(r, 20));
+    }
+    // the first scrape the listener answers: the workers still start (or, rarely, have just listened)
+    expect([{ status: 503, retryAfter: "1" }, { status: 200, retryAfter: null }]).toContainEqual(early);
+    for (let waited = 0; !server.output().includes("with 2 worker processes"); waited += 100) {
+      if (server.child.exitCode !== null || waited > 120_000) throw new Error(`serve --workers 2 did not come up:\n${server.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await scrape()).toEqual({ status: 200, retryAfter: null });
+    server.child.kill("SIGTERM");
+    expect(await server.exited, server.output()).toBe(0);
+    expect(server.output()).not.toContain("metrics: Error");
+  }, 120_000);
+
   it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {
     for (const [args, says] of [
       [["--workers", "0"], "--workers: expected a whole number from 1 to 64"],

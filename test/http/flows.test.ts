@@ -88,6 +88,10 @@ describe("asynchronous terminal, card present (/v2)", () => {
     const done = expectShape(PaymentRecordOut("v2"), captured.body);
     expect(done).toMatchObject({ status: "succeeded", amount_captured: "25.50", amount_capturable: "0.00", amount_refundable: "25.50" });
     expect(done.request_id).toBe(Number(captured.headers.get("request-id")));
+    // a status read answers under its own Request-Id; the record's request_id is the last change's (README: Logs)
+    const read = await m.read(intent.payment_id);
+    expect(Number(read.headers.get("request-id"))).toBeGreaterThan(done.request_id);
+    expect(read.body).toEqual(done);
   });
 
   it("automatic capture: captured on the terminal (succeeded) or capture requested (capture_requested)", async () => {

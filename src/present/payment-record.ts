@@ -66,9 +66,6 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
   const authorization = context.authorization;
   const card = context.card;
   const payment_method_id = context.saved_card?.payment_method_id ?? intent.payment_method_id;
-  // spec §3: a capture answered `capture_requested` has captured its amount (the processor settles
-  // it later), so the record counts it: the context keeps it apart until it settles
-  const captured = money(amounts.sum(context.amount_captured, context.amount_capture_requested));
 
   const record: PaymentRecord = {
     payment_id: intent.payment_id,
@@ -77,10 +74,10 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
     status: state.status,
     amount: intent.amount,
     amount_authorized: context.amount_authorized,
-    amount_captured: captured,
+    amount_captured: context.amount_captured,
     amount_capturable: context.amount_capturable,
     amount_refunded: context.amount_refunded,
-    amount_refundable: money(amounts.difference(captured, context.amount_refunded)),
+    amount_refundable: money(amounts.difference(context.amount_captured, context.amount_refunded)),
     tip_amount: authorization?.tip_amount ?? money(0),
     donation_amount: authorization?.donation_amount ?? money(0),
     currency: intent.currency,

@@ -87,6 +87,16 @@ export const PaymentIntentCreated = event(
   }),
 );
 
+/**
+ * Spec §4.4: the caller's reference for the transaction (external_payment_id), given with an
+ * authorization: the payment's external_transaction_id from then on, in place of the one given at
+ * creation (a point of sale numbers each try).
+ */
+export const TransactionReferenceGiven = event(
+  "TransactionReferenceGiven",
+  z.object({ external_transaction_id: PaymentIntentCreated.shape.data.shape.external_transaction_id.unwrap() }),
+);
+
 /** An authorization was started on a processor A terminal; the terminal now asks for the card. */
 export const TerminalAuthorizationStarted = event(
   "TerminalAuthorizationStarted",
@@ -186,6 +196,7 @@ export function closesAttempt(attempt: AttemptEvent, event: { type: string; data
 
 export const PaymentEvent = z.discriminatedUnion("type", [
   PaymentIntentCreated,
+  TransactionReferenceGiven,
   TerminalAuthorizationStarted,
   PaymentMethodCollected,
   PaymentAuthorized,

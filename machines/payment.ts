@@ -204,6 +204,10 @@ export const paymentMachine = setup({
     recordRefund: assign(({ context, event }) => ({
       amount_refunded: fmt(context, sum(context.amount_refunded, amountOf(event))),
     })),
+    recordReference: assign(({ context, event }) => {
+      assertEvent(event, "TransactionReferenceGiven");
+      return { intent: { ...intentOf(context), external_transaction_id: event.data.external_transaction_id } };
+    }),
     recordSavedCard: assign(({ event }) => {
       assertEvent(event, "CardSaved");
       const { payment_method_id, external_customer_id } = event.data;
@@ -224,7 +228,8 @@ export const paymentMachine = setup({
       // the terminal or reader is collecting: its outcome is reported by the processor
       tags: [...STATUS_TAGS.payment_method_requested],
       on: {
-        // processor B: the card the client SDK collected is authorized
+        // processor B: the card the client SDK collected is authorized (with the caller's reference, §4.4)
+        TransactionReferenceGiven: { guard: and(["noAttemptInFlight", "hasCollectedCard"]), actions: "recordReference" },
         AuthorizationAttempted: attempt("hasCollectedCard"),
         // terminal collects card (manual; automatic passes through and moves on)
         PaymentAuthorized: outcome({ target: "requires_capture", guards: ["authorizesIntentAmount"], actions: "recordAuthorization" }),
@@ -293,6 +298,8 @@ export const paymentMachine = setup({
  */
 function authorizationSteps() {
   return {
+    // the caller's reference given with the authorization (spec §4.4 external_payment_id)
+    TransactionReferenceGiven: { guard: "noAttemptInFlight", actions: "recordReference" },
     TerminalAuthorizationAttempted: attempt("isCardPresent", "isProcessorATerminal"),
     TerminalAuthorizationStarted: outcome({ target: "payment_method_requested", guards: ["isCardPresent", "isProcessorATerminal"], actions: "recordTerminal" }),
     PaymentMethodCollected: { target: "payment_method_requested", guard: and(["noAttemptInFlight", "collectsWithClientSdk"]), actions: "recordCollectedCard" },
@@ -323,7 +330,7 @@ type GuardName =
   | "withinRefundable" | "isRetryableFailure" | "canSaveBeforeCapture" | "canSaveAfterCapture" | "savesCardOnTerminal";
 type ActionName =
   | "recordTerminal" | "recordAuthorization" | "recordFailure" | "recordCaptureRequest" | "recordCapture"
-  | "releaseAuthorization" | "recordRefund" | "recordSavedCard";
+  | "releaseAuthorization" | "recordRefund" | "recordSavedCard" | "recordReference";
 type Status = "requires_payment_method" | "payment_method_requested" | "requires_capture" | "capture_requested" | "succeeded" | "error" | "canceled";
 
 /** A processor call is about to be made (the status stays); only when none is in flight. */

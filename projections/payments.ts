@@ -2,10 +2,12 @@
 // its record (spec §2.1) is presented from. The record itself is not stored: it is the state
 // written out again (~1 KB more per payment), so it is presented when read (recordOf,
 // src/present/payment-record.ts), by the very code that presents the engine's answers. Named
-// `payment_states_v3`: the `payments` read model of earlier versions held the record beside the
+// `payment_states_v4`: the `payments` read model of earlier versions held the record beside the
 // state, and `payment_states` kept these documents (version 1), then a table with other indexes
-// (version 2): both are retired (RETIRED_PROJECTIONS, ./registry.ts) and this one catches up from
-// zero. A released read model never changes under its name (./projection.ts).
+// (version 2); `payment_states_v3` kept the reference fixed at creation, which an authorization
+// may now change (TransactionReferenceGiven, spec §4.4): all are retired (RETIRED_PROJECTIONS,
+// ./registry.ts) and this one catches up from zero. A released read model never changes under its
+// name (./projection.ts).
 import { foldStored, type PaymentState } from "../machines/fold.js";
 import { defineProjection } from "./projection.js";
 
@@ -22,10 +24,10 @@ export interface PaymentDoc {
  * and (account, reference, key): a prefix is a range of those, read in id or reference order.
  */
 export const paymentsProjection = defineProjection<PaymentDoc>({
-  name: "payment_states_v3",
+  name: "payment_states_v4",
   table: {
     columns: { account: "text", created: "text", status: "text", capture_method: "text", terminal_id: "text", customer_id: "text", reference: "text" },
-    fixed: ["account", "created", "capture_method", "reference"],
+    fixed: ["account", "created", "capture_method"],
     indexes: [
       ["account", "created", "key"],
       ["account", "status", "created", "key"],

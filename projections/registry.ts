@@ -16,8 +16,9 @@ export const PROJECTIONS: readonly Projection<any>[] = [paymentsProjection, term
  * payment's stream (its history is the stream: src/audit/audit.ts) beside the deliveries that
  * `payment_deliveries` now holds; `payments` held each record beside its state; `payment_states`
  * and `customer_cards` (documents, then tables with other indexes), which `payment_states_v3` and
- * `customer_cards_v3` replace; the webhook feed's `public_events` (each public event three times,
+ * `customer_cards_v3` replaced; `payment_states_v3` (its reference fixed at creation), which
+ * `payment_states_v4` replaces; the webhook feed's `public_events` (each public event three times,
  * as documents), `public_event_streams` and `webhook_endpoints`, which `feed_entries` (a table),
  * `feed_streams` and `feed_endpoints` replace (src/webhooks/feed.ts FEED).
  */
-export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments", "payment_states", "customer_cards", "public_events", "public_event_streams", "webhook_endpoints"];
+export const RETIRED_PROJECTIONS: readonly string[] = ["timeline", "payments", "payment_states", "payment_states_v3", "customer_cards", "public_events", "public_event_streams", "webhook_endpoints"];

@@ -78,6 +78,15 @@ test("every transition of the machine is reached through the simulators", async 
   await sdk.processPayment(present.client_secret!);
   await engine.saveCard({ ...ref(B, present.payment_id), external_customer_id: "cus_b" });
 
+  // the caller's reference given with an authorization (spec §4.4): in rpm, in error, and for a card a reader collected
+  await engine.authorize({ ...ref(A, (await stored("pm_card_visa", "manual")).payment_id), external_payment_id: "pos-1" });
+  const declinedFirst = (await stored("pm_card_declined", "manual")).payment_id;
+  await engine.authorize(ref(A, declinedFirst));
+  await engine.authorize({ ...ref(A, declinedFirst), external_payment_id: "pos-2" });
+  const onReader = await intent(B, { capture_method: "manual" });
+  await sdk.collectPaymentMethod(onReader.client_secret!, { terminal_id: reader });
+  await engine.authorize({ ...ref(B, onReader.payment_id), external_payment_id: "pos-3" });
+
   // requires_capture: capture requested (the capture-requested test amount), settled by the clock
   const capture = (await stored("pm_card_visa", "manual", "99.13")).payment_id;
   await engine.authorize(ref(A, capture));

@@ -218,6 +218,22 @@ describe("stored-card charge", () => {
     expect((await m.read(intent.payment_id)).body.status).toBe("succeeded");
   });
 
+  it("the caller's reference given with the authorization (spec §4.4 external_payment_id) comes back as external_transaction_id, and the list finds the payment by it", async () => {
+    const m = await api.merchant("acct_ref");
+    const created = await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1", external_payment_id: "order-1" });
+    const id = created.body.payment_id;
+    expect(created.body.external_transaction_id).toBe("order-1");
+    // a refused authorization (bad terminal_id) records nothing
+    expect((await m.post("/v2/payment/auth", { payment_id: id, terminal_id: "tmr_x", external_payment_id: "pos-1" })).status).toBe(400);
+    expect((await m.read(id)).body.external_transaction_id).toBe("order-1");
+    const auth = await m.post("/v2/payment/auth", { payment_id: id, external_payment_id: "pos-2" });
+    expect(auth.body).toMatchObject({ status: "requires_capture", external_transaction_id: "pos-2" });
+    expect((await m.read(id)).body.external_transaction_id).toBe("pos-2");
+    const found = await m.get("/v2/payments?external_account_id=acct_ref&q=pos-2");
+    expect(found.body.data.map((p: { payment_id: string }) => p.payment_id)).toEqual([id]);
+    expect((await m.get("/v2/payments?external_account_id=acct_ref&q=order-1")).body.data).toEqual([]);
+  });
+
   it("automatic: success at once, or capture_requested while the capture settles; a declined card gives error", async () => {
     const m = await api.merchant("acct_cof2");
     const { body: a } = await m.post("/v1/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_mastercard", external_customer_id: "c" });

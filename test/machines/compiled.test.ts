@@ -57,6 +57,7 @@ const eventsByType: Record<PaymentEvent["type"], fc.Arbitrary<PaymentEvent>> = {
       date_created: fc.constant("2026-01-01T00:00:00.000Z"),
     }),
   ),
+  TransactionReferenceGiven: ev("TransactionReferenceGiven", fc.record({ external_transaction_id: fc.constantFrom("tx_2", 8) })),
   TerminalAuthorizationStarted: ev("TerminalAuthorizationStarted", answering(fc.record({ terminal_id: fc.constant("tmr_1"), terminal_type: fc.constantFrom("A_async" as const, "A_sync" as const, "B_reader" as const) }))),
   PaymentMethodCollected: ev("PaymentMethodCollected", fc.record({ card, terminal_id: fc.constantFrom(null, "tmr_2") })),
   PaymentAuthorized: ev("PaymentAuthorized", answering(authorization)),

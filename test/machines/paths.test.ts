@@ -13,7 +13,7 @@ import { createEngine, type Engine } from "../../src/engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { sequentialIds } from "../../src/ids.js";
 import { assertAmountInvariants } from "../support/invariants.js";
-import { attemptPaths, crashFault, drive, simplePaths, type World } from "../support/paths.js";
+import { attemptPaths, crashFault, drive, referencePaths, simplePaths, type World } from "../support/paths.js";
 import { scriptedProcessors, type ScriptedProcessors } from "../support/scripted-processor.js";
 
 /** The fields the engine fills in from ids and the clock, which the model cannot know. */
@@ -48,7 +48,7 @@ describe("every simple path of the payment machine, through the engine", () => {
   });
 
   it("walks every path, each step's record equal to the machine's state, and covers every transition", async () => {
-    const paths = [...simplePaths(world), ...attemptPaths(world)];
+    const paths = [...simplePaths(world), ...attemptPaths(world), ...referencePaths(world)];
     const covered = new Set<string>();
     let commands = 0;
     for (const path of paths) {
@@ -60,7 +60,7 @@ describe("every simple path of the payment machine, through the engine", () => {
       for (let i = 0; i < events.length; commands++) {
         // one command may take several steps (a card form's collect also processes): the record is
         // compared after them, and each of their transitions is covered
-        const taking = await drive(engine, scripted, world, before, events.slice(i), payment);
+        const taking = await drive(engine, scripted, world, before, events.slice(i), payment).catch(async (e: Error) => { throw new Error(`${trail} at step ${i}: ${e.message}\n${(await engine.store.readStream(`payment-${payment.id}`)).map((x) => `${x.type} ${JSON.stringify(x.data).slice(0, 200)}`).join("\n")}`); });
         for (const event of events.slice(i, i + taking)) {
           const after = applyPaymentEvent(before, event);
           if (!after) throw new Error(`path event ${event.type} not allowed after ${String(before.value)}`);

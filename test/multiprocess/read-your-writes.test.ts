@@ -81,7 +81,7 @@ async function lockReadModels(store: StoreEnv): Promise<() => Promise<void>> {
     const c = new pg.Client({ connectionString: store.DATABASE_URL, options: `-c search_path=${store.DATABASE_SCHEMA}` });
     await c.connect();
     await c.query("BEGIN");
-    await c.query("LOCK TABLE rm_payment_states_v3 IN EXCLUSIVE MODE");
+    await c.query("LOCK TABLE rm_payment_states_v4 IN EXCLUSIVE MODE");
     return async () => {
       await c.query("ROLLBACK");
       await c.end();

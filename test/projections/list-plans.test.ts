@@ -158,26 +158,26 @@ function expectEveryList(sql: "sqlite" | "postgres", texts: string[]) {
   const byKeyOrder = (equal: string) => (sql === "postgres" ? `${equal}, ` : "");
   const wanted = [
     ...["", ...["status", "capture_method", "terminal_id", "customer_id"].map((c) => ` AND ${c} = ${param}`)].flatMap((filter) => [
-      `FROM rm_payment_states_v3 WHERE account = ${param}${filter} ORDER BY created DESC, key DESC LIMIT`,
-      `FROM rm_payment_states_v3 WHERE account = ${param}${filter} AND \\(created, key\\) < \\(${param}, ${param}\\) ORDER BY created DESC, key DESC LIMIT`,
+      `FROM rm_payment_states_v4 WHERE account = ${param}${filter} ORDER BY created DESC, key DESC LIMIT`,
+      `FROM rm_payment_states_v4 WHERE account = ${param}${filter} AND \\(created, key\\) < \\(${param}, ${param}\\) ORDER BY created DESC, key DESC LIMIT`,
     ]),
     // a search: the two ranges from their start, and past a cursor (PostgreSQL: the id's as row values led by the account); whole (a short q)
     ...(sql === "sqlite"
       ? [
-          `FROM rm_payment_states_v3 WHERE account = ${param} AND key >= ${param} AND key < ${param} ORDER BY key LIMIT`,
-          `FROM rm_payment_states_v3 WHERE account = ${param} AND key < ${param} AND \\(key\\) > \\(${param}\\) ORDER BY key LIMIT`,
-          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
-          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE account = ${param} AND key >= ${param} AND key < ${param} ORDER BY key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE account = ${param} AND key < ${param} AND \\(key\\) > \\(${param}\\) ORDER BY key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
         ]
       : [
-          `FROM rm_payment_states_v3 WHERE \\(account, key\\) >= \\(${param}, ${param}\\) AND \\(account, key\\) < \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
-          `FROM rm_payment_states_v3 WHERE \\(account, key\\) < \\(${param}, ${param}\\) AND \\(account, key\\) > \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
-          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
-          `FROM rm_payment_states_v3 WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE \\(account, key\\) >= \\(${param}, ${param}\\) AND \\(account, key\\) < \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE \\(account, key\\) < \\(${param}, ${param}\\) AND \\(account, key\\) > \\(${param}, ${param}\\) ORDER BY account, key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE account = ${param} AND reference >= ${param} AND reference < ${param} ORDER BY reference, key LIMIT`,
+          `FROM rm_payment_states_v4 WHERE account = ${param} AND reference < ${param} AND \\(reference, key\\) > \\(${param}, ${param}\\) ORDER BY reference, key LIMIT`,
         ]),
-    `FROM rm_payment_states_v3 WHERE account = ${param} AND reference = ${param} ORDER BY ${byKeyOrder("account, reference")}key LIMIT`,
-    `FROM rm_payment_states_v3 WHERE account = ${param} AND key = ${param} ORDER`,
-    `FROM rm_payment_states_v3 WHERE key = ${param}$`,
+    `FROM rm_payment_states_v4 WHERE account = ${param} AND reference = ${param} ORDER BY ${byKeyOrder("account, reference")}key LIMIT`,
+    `FROM rm_payment_states_v4 WHERE account = ${param} AND key = ${param} ORDER`,
+    `FROM rm_payment_states_v4 WHERE key = ${param}$`,
     `FROM read_models WHERE projection = ${param} AND key >= ${param} AND key < ${param} AND key > ${param} ORDER BY key`,
     `FROM rm_customer_cards_v3 WHERE key >= ${param}`,
     `FROM rm_customer_cards_v3 WHERE account = ${param} AND payment_method_id = ${param} ORDER BY ${byKeyOrder("account, payment_method_id")}key`,

@@ -1,5 +1,5 @@
 // A rolling upgrade: processes of release 0.1.0 (which kept payments and cards as documents under
-// the names `payment_states` and `customer_cards`) and of this one (`payment_states_v3`, `customer_cards_v3`,
+// the names `payment_states` and `customer_cards`) and of this one (`payment_states_v4`, `customer_cards_v3`,
 // the earlier names retired) fold one store at once, their catch-ups interleaved and concurrent
 // while payments are written. Each release's read models end equal to a fresh fold of every event:
 // neither moves a checkpoint the other relies on past events it did not fold (what a version bump

@@ -4,6 +4,7 @@ import { getShortestPaths, getSimplePaths } from "xstate/graph";
 import type { AttemptEvent, Authorization, Card, PaymentEvent, PaymentEventOf } from "../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../machines/fold.js";
 import { paymentMachine } from "../../machines/payment.js";
+import { decideAuthorize } from "../../src/engine/deciders/authorize.js";
 import type { Engine } from "../../src/engine.js";
 import type { AttemptFault } from "../../src/engine/handlers/pipeline.js";
 import { collectProcesses } from "../../machines/client-sdk.js";
@@ -79,6 +80,22 @@ export const crashFault: AttemptFault = (point) => {
 };
 
 const MODEL_ATTEMPT = "at_model";
+const MODEL_REFERENCE = "ref_model";
+
+/**
+ * The authorization an authorize call starts in this state (on the account's asynchronous terminal,
+ * else without one), as its decider decides it, if any: where the caller's reference can go.
+ */
+function authorizationAttemptIn(world: World, snapshot: PaymentSnapshot): AttemptEvent | null {
+  const intent = snapshot.context.intent!;
+  const ref = { external_account_id: intent.external_account_id, payment_id: intent.payment_id };
+  const terminal = { terminal_id: world[intent.external_account_id]!.asyncTerminal, external_account_id: intent.external_account_id, terminal_type: "A_async" as const, label: null, serial_number: null, date_created: intent.date_created };
+  for (const [input, context] of [[{ ...ref, terminal_id: terminal.terminal_id }, { terminal }], [ref, {}]] as const) {
+    const decision = decideAuthorize(input, snapshot, context);
+    if ("attempt" in decision) return { ...decision.attempt, data: { ...decision.attempt.data, attempt_id: MODEL_ATTEMPT } } as AttemptEvent;
+  }
+  return null;
+}
 
 /** Every event worth trying in a state, with payloads that fit its context. */
 export function candidateEvents(world: World) {
@@ -98,8 +115,13 @@ export function candidateEvents(world: World) {
       return [...answers.map((e) => ({ ...e, data: { ...e.data, ...answering } }) as PaymentEvent), { type: "AttemptAbandoned", version: 1, data: { ...answering, reason: "never_received" } }];
     }
     const attempt_id = MODEL_ATTEMPT;
+    // the caller's reference goes with an authorization (spec §4.4): offered where one may start
+    // (never between a card form's collect and the processing that goes with it: one command)
+    const withCollect = snapshot.value === "payment_method_requested" && collectProcesses(intent);
+    const reference: PaymentEvent[] = intent.external_transaction_id !== MODEL_REFERENCE && !withCollect && authorizationAttemptIn(world, snapshot) ? [{ type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: MODEL_REFERENCE } }] : [];
     return [
       ...outcomes,
+      ...reference,
       { type: "AuthorizationAttempted", version: 1, data: { attempt_id, amount: intent.amount } },
       { type: "TerminalAuthorizationAttempted", version: 1, data: { attempt_id, terminal_id: world[intent.external_account_id]!.asyncTerminal, terminal_type: "A_async" } },
       { type: "CaptureAttempted", version: 1, data: { attempt_id, amount: PARTIAL_CAPTURE } },
@@ -143,6 +165,8 @@ export function serializeState(snapshot: PaymentSnapshot): string {
   const c = snapshot.context;
   return [
     snapshot.value,
+    // the variant (the model's payment id names it), and whether the caller's reference was given
+    c.intent?.payment_id ?? "-",
     c.intent?.external_transaction_id ?? "-",
     c.terminal?.terminal_type ?? "-",
     c.card ? "card" : "-",
@@ -166,6 +190,7 @@ function walkable(snapshot: PaymentSnapshot, event: PaymentEvent): boolean {
 }
 
 const isAttempt = (event: PaymentEvent) => event.type.endsWith("Attempted");
+const isReference = (event: PaymentEvent) => event.type === "TransactionReferenceGiven";
 
 /**
  * Every simple path without crashes: the engine brackets each processor call itself (attempt and
@@ -174,9 +199,32 @@ const isAttempt = (event: PaymentEvent) => event.type.endsWith("Attempted");
 export function simplePaths(world: World) {
   return getSimplePaths(paymentMachine, {
     events: candidateEvents(world),
-    filterEvents: (s, e) => walkable(s as PaymentSnapshot, e as PaymentEvent) && !isAttempt(e as PaymentEvent),
+    filterEvents: (s, e) => walkable(s as PaymentSnapshot, e as PaymentEvent) && !isAttempt(e as PaymentEvent) && !isReference(e as PaymentEvent),
     serializeState: (s) => serializeState(s as PaymentSnapshot),
     serializeEvent: (e) => JSON.stringify(e),
+  });
+}
+
+/**
+ * The caller's reference given with an authorization (TransactionReferenceGiven): the shortest path
+ * to every state that takes it, the reference, then each step the state takes next. (Through the
+ * simple paths it would multiply them by the places a reference can stand.)
+ */
+export function referencePaths(world: World) {
+  const candidates = candidateEvents(world);
+  const shortest = getShortestPaths(paymentMachine, {
+    events: candidates,
+    filterEvents: (s, e) => walkable(s as PaymentSnapshot, e as PaymentEvent) && !isReference(e as PaymentEvent),
+    serializeState: (s) => serializeState(s as PaymentSnapshot),
+    serializeEvent: (e) => JSON.stringify(e),
+  });
+  return shortest.flatMap((path) => {
+    const state = path.state as PaymentSnapshot;
+    const reference = candidates(state).find(isReference);
+    const referenced = reference && applyPaymentEvent(state, reference);
+    if (!reference || !referenced) return [];
+    const then = candidates(referenced).filter((e) => !isReference(e) && walkable(referenced, e));
+    return [[], ...then.map((e) => [e])].map((next) => ({ ...path, steps: [...path.steps, { event: reference, state }, ...next.map((event) => ({ event, state: referenced }))] }));
   });
 }
 
@@ -230,6 +278,25 @@ export async function drive(
     await stoppedByCrash(makeAttempt(engine, world, before, event as AttemptEvent, payment), event.type);
     return 1;
   }
+  if (event.type === "TransactionReferenceGiven") {
+    // it goes with an authorization, in one command: the one the path takes next, or else one the
+    // processor never received (a crash after its attempt; the reconciler abandons it)
+    const reference = { external_payment_id: event.data.external_transaction_id };
+    if (next?.type === "AuthorizationAttempted" || next?.type === "TerminalAuthorizationAttempted") {
+      crash.armed = true;
+      await stoppedByCrash(makeAttempt(engine, world, before, next, payment, reference), next.type);
+      return 2;
+    }
+    if (next && authorizedBy(before, next)) {
+      await driveOne(engine, scripted, world, before, next, payment, reference);
+      return 2;
+    }
+    const attempt = authorizationAttemptIn(world, before)!;
+    crash.armed = true;
+    await stoppedByCrash(makeAttempt(engine, world, before, attempt, payment, reference), attempt.type);
+    await resolveAttempt(engine, scripted, payment.id, null);
+    return 1;
+  }
   if (event.type === "PaymentMethodCollected" && collectProcesses(before.context.intent!)) {
     const reader = event.data.terminal_id ? { terminal_id: world[payment.account]!.reader } : {};
     const collect = () => engine.collectPaymentMethod({ client_secret: payment.client_secret!, ...reader });
@@ -251,6 +318,13 @@ export async function drive(
   }
   await driveOne(engine, scripted, world, before, event, payment);
   return 1;
+}
+
+/** Whether an authorize call makes this step (driveOne): a terminal starting, or an authorization's outcome. */
+function authorizedBy(before: PaymentSnapshot, event: PaymentEvent): boolean {
+  if (event.type === "TerminalAuthorizationStarted") return true;
+  const onTerminalA = before.value === "payment_method_requested" && before.context.terminal?.terminal_type === "A_async";
+  return authorizationOutcome(event) !== null && ["requires_payment_method", "error", "payment_method_requested"].includes(String(before.value)) && !onTerminalA;
 }
 
 /** The authorization outcome an authorize call answers with to append this event, if it is one. */
@@ -288,6 +362,8 @@ async function driveOne(
   before: PaymentSnapshot,
   event: PaymentEvent,
   payment: { id: string; account: string; client_secret: string | null },
+  /** Sent with an authorize call (the caller's reference). */
+  withAuthorize: { external_payment_id?: string | number } = {},
 ): Promise<void> {
   const ref = { external_account_id: payment.account, payment_id: payment.id };
   const status = before.value;
@@ -309,7 +385,7 @@ async function driveOne(
       return;
     }
     case "TerminalAuthorizationStarted":
-      await engine.authorize({ ...ref, terminal_id: world[payment.account]!.asyncTerminal });
+      await engine.authorize({ ...ref, ...withAuthorize, terminal_id: world[payment.account]!.asyncTerminal });
       return;
     case "PaymentMethodCollected":
       await engine.collectPaymentMethod({ client_secret: payment.client_secret!, ...(event.data.terminal_id ? { terminal_id: world[payment.account]!.reader } : {}) });
@@ -333,7 +409,7 @@ async function driveOne(
         return;
       }
       scripted.nextAuthorization = outcome;
-      await engine.authorize(ref);
+      await engine.authorize({ ...ref, ...withAuthorize });
       return;
     }
     case "PaymentCanceled":
@@ -350,13 +426,14 @@ async function driveOne(
 }
 
 /** Runs the command that makes this attempt (the crash fault stops it right after the attempt). */
-function makeAttempt(engine: Engine, world: World, before: PaymentSnapshot, event: AttemptEvent, payment: { id: string; account: string; client_secret: string | null }) {
+function makeAttempt(engine: Engine, world: World, before: PaymentSnapshot, event: AttemptEvent, payment: { id: string; account: string; client_secret: string | null }, withAuthorize?: { external_payment_id: string | number }) {
   const ref = { external_account_id: payment.account, payment_id: payment.id };
   switch (event.type) {
     case "AuthorizationAttempted":
-      return before.value === "payment_method_requested" ? engine.processPayment({ client_secret: payment.client_secret! }) : engine.authorize(ref);
+      // a collected card is processed by the client SDK, or authorized by the merchant (with a reference)
+      return before.value === "payment_method_requested" && !withAuthorize ? engine.processPayment({ client_secret: payment.client_secret! }) : engine.authorize({ ...ref, ...withAuthorize });
     case "TerminalAuthorizationAttempted":
-      return engine.authorize({ ...ref, terminal_id: world[payment.account]!.asyncTerminal });
+      return engine.authorize({ ...ref, ...withAuthorize, terminal_id: world[payment.account]!.asyncTerminal });
     case "CaptureAttempted":
       return engine.capture({ ...ref, amount: event.data.amount });
     case "VoidAttempted":

@@ -8,7 +8,21 @@ import { shopperTimedOut } from "../outcomes.js";
 import { ALREADY_PROCESSED, authorizeCollectedCard, collectedByClientSdk, processedByCollect } from "./client-sdk.js";
 import { refusal, unlessAllowed, UNRECORDED, type Decision } from "./decision.js";
 
-export function decideAuthorize(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
+export function decideAuthorize(input: AuthorizeInput, payment: PaymentSnapshot, context: { terminal?: TerminalRecord }): Decision<"terminal"> {
+  return withReference(input, payment, decideAttempt(input, payment, context));
+}
+
+/**
+ * Spec §4.4: external_payment_id, the caller's reference for the transaction, goes with the
+ * authorization's attempt when it changes the payment's (then its external_transaction_id, §2.1).
+ */
+function withReference(input: AuthorizeInput, payment: PaymentSnapshot, decision: Decision<"terminal">): Decision<"terminal"> {
+  const given = input.external_payment_id;
+  if (!("attempt" in decision) || given === undefined || given === payment.context.intent!.external_transaction_id) return decision;
+  return { ...decision, before: [{ type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: given } }] };
+}
+
+function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
   const intent = payment.context.intent!;
   if (guardHolds(payment, "isStoredCard")) {
     // card not present: charge the card on file (automatic capture captures in the same step)

@@ -3,7 +3,7 @@
 import { collectsOnClient } from "../../../machines/client-sdk.js";
 import type { Card, PaymentEventOf } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
-import { NotFound } from "../../errors.js";
+import { InvalidRequest, NotFound } from "../../errors.js";
 import type { CreateIntentInput } from "../../inputs.js";
 import { secretDigest } from "../client-secret.js";
 import type { Account } from "../lookups/accounts.js";
@@ -25,6 +25,11 @@ export type CreateIntentNeed = "account" | "stored_card" | "payment_id" | "clien
 
 export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnapshot, context: CreateIntentContext): Decision<CreateIntentNeed> {
   const { account, stored_card, payment_id, client_secret } = context;
+  // spec §2.1: external_payment_id "comes back as external_transaction_id": one reference, never two
+  const { external_payment_id: reference, external_transaction_id: also } = input;
+  if (reference !== undefined && also !== undefined && String(reference) !== also) {
+    return { refuse: new InvalidRequest(`external_transaction_id: ${JSON.stringify(also)} differs from external_payment_id ${JSON.stringify(reference)}; they are one reference (returned as external_transaction_id): give one`, "external_transaction_id", "parameter_invalid") };
+  }
   if (!account) return { need: "account" };
   const amount = amountIn(input.amount, account.currency);
   if (typeof amount !== "string") return amount;

@@ -16,8 +16,9 @@ export type Decision<Need extends string = never> =
    * A processor call, bracketed: this attempt event (its attempt_id given when it is recorded,
    * unless a retry makes an abandoned call again under its id: ../outcomes.ts sameCallAgain)
    * before the call, the outcome after. `terminal`: the terminal a terminal authorization starts on.
+   * `before`: events that go with the attempt, in its append, ahead of it (no call of their own).
    */
-  | { attempt: AttemptEvent; terminal?: TerminalRecord }
+  | { attempt: AttemptEvent; terminal?: TerminalRecord; before?: PaymentEvent[] }
   /** Events appended without a processor call; `stopTerminal`: a collecting terminal is stopped first (no money moves). */
   | { append: PaymentEvent[]; stopTerminal?: string }
   /** Nothing to do: the command answers the payment as it stands. */

@@ -135,7 +135,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
       if (decision.stopTerminal !== undefined) await processorOf(processors, viewOf(decidedOn)).cancelTerminalAuthorization({ payment: viewOf(decidedOn), terminal_id: decision.stopTerminal });
       after = await payments.append(paymentIdOf(loaded), loaded, [...before, ...decision.append], ctx, command);
     } else {
-      after = await bracket(loaded, decision.attempt, decision.terminal, ctx, command, before, decidedOn);
+      after = await bracket(loaded, decision.attempt, decision.terminal, ctx, command, [...before, ...(decision.before ?? [])], decidedOn);
     }
     return options.followUps ? followUps(after, ctx) : after;
   }

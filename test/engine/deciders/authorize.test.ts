@@ -29,6 +29,19 @@ describe("authorize decides", () => {
     authorize.given([...storedCardIntent(), ev.authAttempted("10.00", "att_1"), ev.failed("USER_TIMEOUT", "att_1")]).when(ref).thenAttempts(ev.authAttempted());
   });
 
+  test("given a stored-card intent, when it is authorized with an external_payment_id (spec §4.4), then the reference goes ahead of the charge's attempt; the same reference again adds nothing", () => {
+    const reference = { type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: "pos-7" } } as const;
+    authorize.given(storedCardIntent()).when({ ...ref, external_payment_id: "pos-7" }).thenAttempts(ev.authAttempted(), { before: [reference] });
+    const failed = [...storedCardIntent(), reference, ev.authAttempted("10.00", "att_1"), ev.failed("USER_TIMEOUT", "att_1")];
+    authorize.given(failed).when({ ...ref, external_payment_id: "pos-7" }).thenAttempts(ev.authAttempted());
+  });
+
+  test("given a card-present intent, when it is authorized on a terminal with an external_payment_id, then the reference goes ahead of the terminal's attempt; refused, it records nothing", () => {
+    const reference = { type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: 8 } } as const;
+    authorize.given(cardPresentIntent()).when({ ...ref, terminal_id: "tml_1", external_payment_id: 8 }, { terminal: terminal("A_async") }).thenAttempts(ev.terminalAttempted("A_async"), { terminal: terminal("A_async"), before: [reference] });
+    authorize.given(terminalAuthorized()).when({ ...ref, terminal_id: "tml_1", external_payment_id: 8 }, { terminal: terminal("A_async") }).thenRefuses("payment_intent_unexpected_state");
+  });
+
   test("given a card-present intent, when it is authorized on a terminal the handler has not looked up yet, then the decider needs the terminal", () => {
     authorize.given(cardPresentIntent()).when({ ...ref, terminal_id: "tml_1" }).thenNeeds("terminal");
   });

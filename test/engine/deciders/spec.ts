@@ -62,8 +62,8 @@ function outcome(decision: Decision<string>) {
     thenAppends(events: PaymentEvent[], also: { stopTerminal?: string } = {}) {
       expect(described(decision)).toEqual({ append: events, ...also });
     },
-    /** A bracketed processor call: this attempt (its id given when recorded), on this terminal for a terminal authorization. */
-    thenAttempts(attempt: AttemptEvent, also: { terminal?: TerminalRecord } = {}) {
+    /** A bracketed processor call: this attempt (its id given when recorded), on this terminal for a terminal authorization, with these events ahead of it. */
+    thenAttempts(attempt: AttemptEvent, also: { terminal?: TerminalRecord; before?: PaymentEvent[] } = {}) {
       expect(described(decision)).toEqual({ attempt, ...also });
     },
     /** Nothing appended; the command answers the payment as it stands. */

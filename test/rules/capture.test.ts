@@ -74,3 +74,16 @@ describe("Rule: a requested capture settles for exactly the amount requested", (
     expect(await get(payment_id)).toMatchObject({ status: "succeeded", amount_captured: "10.00", amount_refundable: "10.00", amount_capturable: "0.00" });
   });
 });
+
+describe("Rule: a requested capture counts once it settles (README: Decisions)", () => {
+  test("given 6.00 of 10.00 requested for capture, then nothing is captured, capturable or refundable yet and a refund is refused; once settled, 6.00 is captured and refundable", async () => {
+    const { engine, processors, get, authorized } = await givenAnEngine();
+    const payment_id = await authorized("10.00");
+    processors.nextCapture = "capture_requested";
+    expect(await engine.capture({ external_account_id: ACCOUNT, payment_id, amount: "6.00" })).toMatchObject({ status: "capture_requested", amount_captured: "0.00", amount_capturable: "0.00", amount_refundable: "0.00" });
+    await refusedAsUnexpectedState(engine.refund({ external_account_id: ACCOUNT, payment_id, amount: "1.00" }));
+    await processors.report(payment_id, { kind: "capture_settled", amount: "6.00" });
+    expect(await get(payment_id)).toMatchObject({ status: "succeeded", amount_captured: "6.00", amount_refundable: "6.00" });
+    expect(await engine.refund({ external_account_id: ACCOUNT, payment_id, amount: "1.00" })).toMatchObject({ amount_refunded: "1.00", amount_refundable: "5.00" });
+  });
+});

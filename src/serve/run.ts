@@ -35,12 +35,22 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   }
   const logger = pino({ level: config.logLevel });
   const worker = cluster.isWorker;
+  // a stop asked while the process starts (opening the store, migrating, waiting for it): nothing
+  // was served, and what the start wrote is crash-safe, so the process ends at once, exit 0,
+  // rather than by the signal (which a supervisor reads as a crash)
+  const stopWhileStarting = (signal: NodeJS.Signals) => {
+    logger.info({ reason: signal }, "stopped while starting: nothing was served");
+    process.exit(0);
+  };
+  process.once("SIGTERM", stopWhileStarting).once("SIGINT", stopWhileStarting);
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     service = await refuseToStart(() => startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker }));
   } catch (error) {
     if (!(error instanceof StartFailure)) throw error;
     return refuse(error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error.message);
+  } finally {
+    process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
   }
   stopOnSignals(service, serve, logger);
   logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");

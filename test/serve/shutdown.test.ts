@@ -4,7 +4,8 @@
 // either got an answer or a refused connection: no 5xx, no reset, no connection closed without an
 // answer; every answered request's effect is in the store; the process exits 0. And at the
 // deadline, a request still running (a blocking terminal auth) is answered 503, not cut, and a
-// server-sent event stream ends with its final event.
+// server-sent event stream ends with its final event. A SIGTERM right after the first /healthz
+// answer, to `npm start` itself, or while the process still starts ends it cleanly, exit 0.
 import { request } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshStores, merchantKey, startServer, storedEvents, type StoreEnv } from "../multiprocess/servers.js";
@@ -158,6 +159,45 @@ describe("SIGTERM to `npm start` itself", () => {
       } catch {
         // the group is gone: everything stopped
       }
+    }
+  }, 120_000);
+});
+
+describe("SIGTERM while the process starts", () => {
+  // the store does not answer (a database that accepts connections and says nothing): the process
+  // is opening it when the signal comes. Nothing was served: it ends at once, exit 0, saying so,
+  // instead of by the signal (a supervisor reads that as a crash)
+  it("ends it at once with exit 0, not by the signal", async () => {
+    const { createServer } = await import("node:net");
+    const { spawn } = await import("node:child_process");
+    const { SERVER_NODE_ARGS } = await import("../support/server-args.js");
+    const { freePort } = await import("../support/postgres.js");
+    const sockets: import("node:net").Socket[] = [];
+    let connected!: () => void;
+    const reached = new Promise<void>((resolve) => (connected = resolve));
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      connected();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
+    const { port: dbPort } = silent.address() as import("node:net").AddressInfo;
+    const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
+      env: { ...process.env, DATABASE_URL: `postgres://cardflow:x@127.0.0.1:${dbPort}/cardflow`, PORT: String(await freePort()), HOST: "127.0.0.1", METRICS_PORT: "0", LOG_LEVEL: "info", DATA_DIR: stores.sqlite().DATA_DIR },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
+    try {
+      await reached; // the process is opening its store: its start-up handlers are installed
+      child.kill("SIGTERM");
+      expect(await exited, output).toBe(0);
+      expect(output).toContain("stopped while starting");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      for (const socket of sockets) socket.destroy();
+      silent.close();
     }
   }, 120_000);
 });

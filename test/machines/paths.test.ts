@@ -60,7 +60,11 @@ describe("every simple path of the payment machine, through the engine", () => {
       for (let i = 0; i < events.length; commands++) {
         // one command may take several steps (a card form's collect also processes): the record is
         // compared after them, and each of their transitions is covered
-        const taking = await drive(engine, scripted, world, before, events.slice(i), payment).catch(async (e: Error) => { throw new Error(`${trail} at step ${i}: ${e.message}\n${(await engine.store.readStream(`payment-${payment.id}`)).map((x) => `${x.type} ${JSON.stringify(x.data).slice(0, 200)}`).join("\n")}`); });
+        // a command the engine refuses names the path, the step and the payment's stream so far
+        const taking = await drive(engine, scripted, world, before, events.slice(i), payment).catch(async (error: Error) => {
+          const stream = (await engine.store.readStream(`payment-${payment.id}`)).map((e) => `  ${e.type} ${JSON.stringify(e.data)}`);
+          throw new Error(`${trail}, step ${i}: ${error.message}\n${stream.join("\n")}`);
+        });
         for (const event of events.slice(i, i + taking)) {
           const after = applyPaymentEvent(before, event);
           if (!after) throw new Error(`path event ${event.type} not allowed after ${String(before.value)}`);

@@ -182,7 +182,7 @@ describe("SIGTERM while the process starts", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
     const { port: dbPort } = silent.address() as import("node:net").AddressInfo;
     const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
-      env: { ...process.env, DATABASE_URL: `postgres://cardflow:x@127.0.0.1:${dbPort}/cardflow`, PORT: String(await freePort()), HOST: "127.0.0.1", METRICS_PORT: "0", LOG_LEVEL: "info", DATA_DIR: stores.sqlite().DATA_DIR },
+      env: { ...process.env, DATABASE_URL: `postgres://cardflow:x@127.0.0.1:${dbPort}/cardflow`, PORT: String(await freePort()), HOST: "127.0.0.1", METRICS_PORT: "0", LOG_LEVEL: "info", DATA_DIR: (stores.sqlite() as { DATA_DIR: string }).DATA_DIR },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

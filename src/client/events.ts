@@ -65,11 +65,13 @@ export function streamEvents<E>(open: Open, backoff: (attempt: number) => number
             else yield { cursor: cursor ?? "0", event: JSON.parse(message.data) as E };
           }
         } catch (error) {
-          if (signal?.aborted) throw signal.reason;
+          if (signal?.aborted) return; // the caller stopped the stream: it ends, as a break would end it
           if (!reconnectable(error) && !(error instanceof TypeError)) throw error; // TypeError: the connection broke mid-stream
         }
+        if (signal?.aborted) return;
         onStatus?.("reconnecting");
-        await sleep(backoff(failures++), signal); // (a successful connection resets the count)
+        // (a successful connection resets the count; an abort meanwhile ends the stream)
+        if (!(await sleep(backoff(failures++), signal).then(() => true, () => false))) return;
       }
     },
   };

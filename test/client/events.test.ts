@@ -46,6 +46,31 @@ describe("webhook endpoints from the client", () => {
 });
 
 describe("the event stream from the client", () => {
+  it("ends when its signal aborts (README: \"it ends when signal aborts\"), while it waits for an event or for a reconnection", async () => {
+    const { key } = await api.merchant("acct_stream_abort");
+    const client = createClient({ baseUrl: api.base, apiKey: key, retryDelayMs: 10 });
+    const account = { external_account_id: "acct_stream_abort" };
+    await payment(client, account.external_account_id, "1.00");
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const ended = (async () => {
+      for await (const { event } of client.streamEvents({ ...account, after: "0" }, { signal: stop.signal })) {
+        seen.push(event.type);
+        if (seen.length === 2) setTimeout(() => stop.abort(new Error("the page closed")), 50); // then it waits for a third
+      }
+      return "ended";
+    })();
+    expect(await ended).toBe("ended");
+    expect(seen).toEqual(["payment_intent.created", "payment_intent.requires_capture"]);
+    // aborted while it waits to connect again (a server that refuses): it ends too
+    const down = createClient({ baseUrl: "http://127.0.0.1:9", apiKey: key, retryDelayMs: 50 });
+    const again = new AbortController();
+    setTimeout(() => again.abort(), 100);
+    const items: unknown[] = [];
+    for await (const item of down.streamEvents(account, { signal: again.signal })) items.push(item);
+    expect(items).toEqual([]);
+  });
+
   it("follows events as they happen; each item's cursor resumes exactly; the same events as the paged feed", async () => {
     const { key } = await api.merchant("acct_stream");
     const client = createClient({ baseUrl: api.base, apiKey: key, retryDelayMs: 10 });

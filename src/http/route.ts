@@ -79,7 +79,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
       async handler(req, reply) {
         const params = req.params as Record<string, string> | undefined;
         // a POST's path parameters (…/deliveries/{id}/retry) join its body
-        const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && req.body && typeof req.body === "object" ? { ...(req.body as object), ...params } : req.body;
+        // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
+        const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
         const input = parseInput(def.input, raw);
         const account = req.owner?.external_account_id ?? null;
         const claimed = (input as { external_account_id?: unknown }).external_account_id;

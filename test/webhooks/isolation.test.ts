@@ -232,6 +232,8 @@ describe("webhook tenant isolation", () => {
     expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/evt_unknown/retry`, {}), 404, "resource_missing", "delivery_id");
     const other = await api.merchant("acct_retry_other");
     expectProblem(await other.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, {}), 404, "resource_missing", "endpoint_id");
+    // no body at all (the account sent in the query, as the GET and DELETE take it): the field it lacks is named
+    expectProblem(await api.request("POST", `/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry?external_account_id=${m.account}`, { key: m.key }), 400, "parameter_missing", "external_account_id");
   });
 
   it("a retry of an endpoint marked failing enables it again (the answer says so): its deliveries resume with a fresh horizon", async () => {

@@ -11,7 +11,7 @@ export type Command = (typeof COMMANDS)[number];
 export const can = (snapshot: PaymentSnapshot, event: PaymentEvent) => applyPaymentEvent(snapshot, event) !== null;
 
 /** The payment's card, or a stand-in when none was collected yet. */
-function probeCard(snapshot: PaymentSnapshot): Card {
+export function probeCard(snapshot: PaymentSnapshot): Card {
   return snapshot.context.card ?? { type: "card_present", brand: "visa", last_4: "0000", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "unknown" };
 }
 

@@ -5,7 +5,7 @@ import type { PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { InvalidRequest } from "../../errors.js";
 import type { CollectPaymentMethodInput } from "../../inputs.js";
-import { can } from "../allowed.js";
+import { can, probeCard } from "../allowed.js";
 import { refusal, unlessAllowed, type Decision } from "./decision.js";
 
 export interface CollectContext {
@@ -18,10 +18,16 @@ export interface CollectContext {
 export function decideCollect(input: CollectPaymentMethodInput, payment: PaymentSnapshot, { terminal, card }: CollectContext): Decision<"terminal" | "card"> {
   const refused = unlessAllowed(payment, "collect_payment_method");
   if (refused) return refused;
-  // a card-present card is read on a reader, any other on the card form: said before the card is read
-  const onReader = payment.context.intent!.payment_method_types === "card_present";
-  if (onReader && input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required: a card-present payment's card is read on a processor B reader", "terminal_id", "parameter_missing") };
-  if (!onReader && input.terminal_id !== undefined) return { refuse: new InvalidRequest("terminal_id: not sent for a card-not-present payment: its card is collected on the card form", "terminal_id", "parameter_unexpected") };
+  // the collect is allowed, so a reader given or missing is what the machine refuses (a card-present
+  // card is read on a reader, any other on the card form): said before the card is read
+  if (!can(payment, { type: "PaymentMethodCollected", version: 1, data: { card: probeCard(payment), terminal_id: input.terminal_id ?? null } })) {
+    return {
+      refuse:
+        input.terminal_id === undefined
+          ? new InvalidRequest("terminal_id: required: a card-present payment's card is read on a processor B reader", "terminal_id", "parameter_missing")
+          : new InvalidRequest("terminal_id: not sent for a card-not-present payment: its card is collected on the card form", "terminal_id", "parameter_unexpected"),
+    };
+  }
   if (input.terminal_id !== undefined) {
     if (!terminal) return { need: "terminal" };
     if (terminal.terminal_type !== "B_reader") return { refuse: new InvalidRequest(`terminal_id: ${input.terminal_id} is not a processor B reader`, "terminal_id", "parameter_invalid") };

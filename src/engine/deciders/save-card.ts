@@ -10,12 +10,14 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): 
   const { saved_card, intent, terminal } = payment.context;
   // saving again for the same customer answers with the card already saved
   if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
+  const saveFor = (external_customer_id: string): AttemptEvent => ({ type: "CardSaveAttempted", version: 1, data: { attempt_id: UNRECORDED, external_customer_id } });
+  const attempt = saveFor(input.external_customer_id);
+  if (can(payment, attempt)) return { attempt };
+  // the machine would save it for the customer the payment was created for: the customer given is what it refuses
   const customer = intent?.external_customer_id ?? null;
-  if (customer !== null && customer !== input.external_customer_id) {
+  if (customer !== null && can(payment, saveFor(customer))) {
     return { refuse: new InvalidRequest(`external_customer_id: payment ${intent!.payment_id} was created for customer ${customer}; its card is saved for that customer`, "external_customer_id", "parameter_invalid") };
   }
-  const attempt: AttemptEvent = { type: "CardSaveAttempted", version: 1, data: { attempt_id: UNRECORDED, external_customer_id: input.external_customer_id } };
-  if (can(payment, attempt)) return { attempt };
   const reason = saved_card
     ? `its card is saved already, for customer ${saved_card.external_customer_id}`
     : terminal?.terminal_type === "A_async"

@@ -4,6 +4,7 @@ import { streams } from "../../machines/events.js";
 import { foldStored, type PaymentState } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../present/payment-record.js";
 import { InvalidRequest, NotFound } from "../errors.js";
+import { recordRulesOf } from "../events/envelope.js";
 import type { EventStore } from "../store/port.js";
 
 export interface AsOf {
@@ -28,5 +29,6 @@ export async function asOf(store: EventStore, paymentId: string, timestamp: stri
     last = e;
   }
   if (!state || !last) return null;
-  return { record: paymentRecord(state, last.metadata.request_id), state, revision: last.revision, event_id: last.id };
+  // as it was shown then: by the record rules its last event was appended under
+  return { record: paymentRecord(state, last.metadata.request_id, recordRulesOf(last)), state, revision: last.revision, event_id: last.id };
 }

@@ -3,7 +3,7 @@
 // event's metadata should say (a machine version, say) is added in eventMetadata, nowhere else.
 import { MACHINE_VERSION } from "../../machines/definition.js";
 import { isoTimestamp, type Clock } from "../clock.js";
-import type { EventMetadata } from "../events/envelope.js";
+import { RECORD_RULES, type EventMetadata } from "../events/envelope.js";
 import type { Ids } from "../ids.js";
 import type { IdempotencyRecord } from "../store/port.js";
 
@@ -56,6 +56,7 @@ export function eventMetadata(ctx: CommandContext, clock: Clock, ids: Ids): Even
     idempotency_key: ctx.idempotency_key ?? null,
     actor: ctx.actor ?? "library",
     machine_version: MACHINE_VERSION,
+    record_rules: RECORD_RULES,
     ...(ctx.late_answer_to !== undefined && { late_answer_to: ctx.late_answer_to }),
   };
 }

@@ -4,6 +4,7 @@
 import type { Card } from "../../machines/events.js";
 import type { PaymentState } from "../../machines/fold.js";
 import type { PaymentStatus } from "../../machines/payment.js";
+import { RECORD_RULES } from "../events/envelope.js";
 import { amounts, formatAmount } from "../money.js";
 
 export interface PaymentCardObject {
@@ -57,8 +58,11 @@ export type CreatedIntent = PaymentRecord & { client_secret: string | null };
 /** The record of a payment as of one of its events: its state then, and the request that appended that event. */
 export const recordOf = (asOf: { state: PaymentState; request_id: number }): PaymentRecord => paymentRecord(asOf.state, asOf.request_id);
 
-/** The record of a created payment (status is never `none`). */
-export function paymentRecord(state: PaymentState, requestId: number): PaymentRecord {
+/**
+ * The record of a created payment (status is never `none`), by today's rules or, for a public event
+ * or an as-of view, by the rules its event was appended under (RECORD_RULES).
+ */
+export function paymentRecord(state: PaymentState, requestId: number, rules: number = RECORD_RULES): PaymentRecord {
   const { context } = state;
   const intent = context.intent;
   if (!intent || state.status === "none") throw new Error("no payment record before PaymentIntentCreated");
@@ -66,6 +70,9 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
   const authorization = context.authorization;
   const card = context.card;
   const payment_method_id = context.saved_card?.payment_method_id ?? intent.payment_method_id;
+  // spec §3: a capture answered `capture_requested` has captured its amount (the processor settles
+  // it later; a refund waits for that): the machine keeps it apart until then. Rules 1 showed 0.
+  const captured = rules >= 2 ? money(amounts.sum(context.amount_captured, context.amount_capture_requested)) : context.amount_captured;
 
   const record: PaymentRecord = {
     payment_id: intent.payment_id,
@@ -74,10 +81,10 @@ export function paymentRecord(state: PaymentState, requestId: number): PaymentRe
     status: state.status,
     amount: intent.amount,
     amount_authorized: context.amount_authorized,
-    amount_captured: context.amount_captured,
+    amount_captured: captured,
     amount_capturable: context.amount_capturable,
     amount_refunded: context.amount_refunded,
-    amount_refundable: money(amounts.difference(context.amount_captured, context.amount_refunded)),
+    amount_refundable: money(amounts.difference(captured, context.amount_refunded)),
     tip_amount: authorization?.tip_amount ?? money(0),
     donation_amount: authorization?.donation_amount ?? money(0),
     currency: intent.currency,

@@ -9,6 +9,7 @@ import { terminalsProjection } from "../../projections/terminals.js";
 import { presentPayment } from "./api-versions.js";
 import { paymentRecord, type PaymentRecord } from "./payment-record.js";
 import type { PublicEventType } from "./public-event-types.js";
+import { recordRulesOf } from "../events/envelope.js";
 import type { RecordedEvent } from "../store/port.js";
 
 export { PUBLIC_EVENT_TYPES, type PublicEventType } from "./public-event-types.js";
@@ -93,8 +94,10 @@ export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent): {
   if (e.stream.startsWith("payment-")) {
     if (!MACHINE_EVENTS.has(e.type)) return fold ? { fold, event: null } : null;
     const { state } = foldStored(fold?.payment, e);
-    const before = fold?.payment ? paymentRecord(fold.payment, 0) : undefined;
-    const after = paymentRecord(state, e.metadata.request_id);
+    // by the rules of the event's time: a published payload never changes after an upgrade
+    const rules = recordRulesOf(e);
+    const before = fold?.payment ? paymentRecord(fold.payment, 0, rules) : undefined;
+    const after = paymentRecord(state, e.metadata.request_id, rules);
     const type = paymentEventType(before, after);
     const object = () => (type === "customer_card.saved" && e.type === "CardSaved" ? customerCardsProjection.apply(undefined, e) : presentPayment(after, "v2"));
     return make(after.external_account_id, type, after.payment_id, object, state);

@@ -33,7 +33,7 @@ describe("stored-card charge (card not present)", () => {
     const { engine, intent, get, clock } = await rig();
     const { payment_id } = await intent(A, { ...storedCard, capture_method: "automatic", amount: "99.13" });
     const auth = await engine.authorize({ external_account_id: A, payment_id });
-    expect(auth).toMatchObject({ status: "capture_requested", amount_authorized: "99.13", amount_captured: "0.00" });
+    expect(auth).toMatchObject({ status: "capture_requested", amount_authorized: "99.13", amount_captured: "99.13" });
     await clock.advance(999);
     expect((await get(A, payment_id)).status).toBe("capture_requested");
     await clock.advance(1);
@@ -45,7 +45,8 @@ describe("stored-card charge (card not present)", () => {
     const { payment_id } = await intent(A, { ...storedCard, capture_method: "manual" });
     await engine.authorize({ external_account_id: A, payment_id });
     const capture = await engine.capture({ external_account_id: A, payment_id, amount: "6.00" });
-    expect(capture).toMatchObject({ status: "capture_requested", amount_captured: "0.00" });
+    // spec §3: the captured amount is in the record while the capture settles
+    expect(capture).toMatchObject({ status: "capture_requested", amount_captured: "6.00", amount_capturable: "0.00", amount_refundable: "6.00" });
     await clock.advance(9_999);
     expect((await get(A, payment_id)).status).toBe("capture_requested");
     await clock.advance(1);

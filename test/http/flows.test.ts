@@ -250,7 +250,7 @@ describe("stored-card charge", () => {
     const m = await api.merchant("acct_settle");
     const { body: a } = await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "c" });
     const auth = await m.post("/v1/payment/auth", { payment_id: a.payment_id });
-    expect(expectShape(PaymentRecordOut("v1"), auth.body)).toMatchObject({ status: "capture_requested", amount_captured: "0.00" });
+    expect(expectShape(PaymentRecordOut("v1"), auth.body)).toMatchObject({ status: "capture_requested", amount_captured: "8.00", amount_refundable: "8.00", amount_capturable: "0.00" });
     await api.clock.advance(2_000);
     expect((await m.read(a.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "8.00" });
   });

@@ -73,7 +73,7 @@ describe("Rule: the authorized amount equals amount + tip + donation", () => {
 
   test.each([
     ["captured", "succeeded", "10.00"],
-    ["capture_requested", "capture_requested", "0.00"],
+    ["capture_requested", "capture_requested", "10.00"],
   ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for 10.00, then the payment is %s", async (kind, status, amount_captured) => {
     const { engine, processors, storedCardIntent } = await givenAnEngine();
     const payment_id = await storedCardIntent("automatic");

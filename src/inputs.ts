@@ -7,7 +7,7 @@ import { InvalidRequest } from "./errors.js";
 /** An identifier or reference field. */
 export const Id = z.string().trim().min(1).max(255);
 /** Amounts arrive as a JSON string or number (spec §2.1); src/money.ts checks them against the currency. */
-export const AmountInput = z.union([z.string(), z.number()]);
+export const AmountInput = z.union([z.string(), z.number()], { error: 'expected a decimal string such as "25.00", or a number' });
 
 export const OpenAccountInput = z.strictObject({
   external_account_id: Id,

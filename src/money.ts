@@ -60,7 +60,8 @@ const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
 export function parseAmount(input: unknown, currency: string): Decimal {
   if (typeof input === "number" && !Number.isFinite(input)) throw new InvalidAmount("must be a finite number");
   if (typeof input !== "string" && typeof input !== "number") throw new InvalidAmount("must be a decimal number or string");
-  const text = typeof input === "number" ? String(input) : input.trim();
+  const text = typeof input === "number" ? String(input) : input;
+  if (text !== text.trim()) throw new InvalidAmount(`${JSON.stringify(input)} has white space around it: send digits and an optional decimal point only, e.g. "25.00"`);
   if (!PLAIN_AMOUNT.test(text)) throw new InvalidAmount(`"${String(input)}" is not a decimal number: digits and an optional decimal point, e.g. "25.00" (no exponent)`);
   const value = new Decimal(text);
   if (!value.greaterThan(0)) throw new InvalidAmount("must be greater than 0");

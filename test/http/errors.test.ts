@@ -74,11 +74,14 @@ describe("malformed requests", () => {
   });
 
   it("amounts: too many decimals, not positive, not a number, not finite", async () => {
-    for (const amount of ["10.001", 10.001, 0, "0", -5, "-5", "abc", "", "1,00", "NaN", "Infinity", 1e-7]) {
+    for (const amount of ["10.001", 10.001, 0, "0", -5, "-5", "abc", "", "1,00", "NaN", "Infinity", 1e-7, " 10", "10 ", "\t10.5\n"]) {
       const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "amount_invalid", "amount");
       expect(problem.detail).toMatch(/^amount: /);
     }
-    for (const amount of [null, true, {}, [1]]) await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "parameter_invalid", "amount");
+    for (const amount of [null, true, {}, [1]]) {
+      const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "parameter_invalid", "amount");
+      expect(problem.detail).toBe('amount: expected a decimal string such as "25.00", or a number');
+    }
     // 1e400 is valid JSON that parses to Infinity
     await refused(
       () => api.request("POST", "/v2/payment/intent", { key: m.key, raw: JSON.stringify({ ...intent, external_account_id: "acct_err" }).replace('"10.00"', "1e400") }),

@@ -7,7 +7,7 @@ import { can } from "../allowed.js";
 import { refusal, UNRECORDED, type Decision } from "./decision.js";
 
 export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): Decision {
-  const { saved_card, intent, terminal } = payment.context;
+  const { saved_card, intent } = payment.context;
   // saving again for the same customer answers with the card already saved
   if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
   const saveFor = (external_customer_id: string): AttemptEvent => ({ type: "CardSaveAttempted", version: 1, data: { attempt_id: UNRECORDED, external_customer_id } });
@@ -18,10 +18,16 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): 
   if (customer !== null && can(payment, saveFor(customer))) {
     return { refuse: new InvalidRequest(`external_customer_id: payment ${intent!.payment_id} was created for customer ${customer}; its card is saved for that customer`, "external_customer_id", "parameter_invalid") };
   }
-  const reason = saved_card
-    ? `its card is saved already, for customer ${saved_card.external_customer_id}`
-    : terminal?.terminal_type === "A_async"
-      ? "the asynchronous terminal type does not support card on file"
-      : "this payment's card cannot be saved now";
-  return { refuse: refusal(payment, "save_card", reason) };
+  return { refuse: refusal(payment, "save_card", whyNot(payment)) };
+}
+
+/** Why the machine refuses to save this payment's card: the first fact of the payment that explains it. */
+function whyNot({ value, context: { saved_card, intent, terminal, card } }: PaymentSnapshot): string {
+  if (saved_card) return `its card is saved already, for customer ${saved_card.external_customer_id}`;
+  if (terminal?.terminal_type === "A_async") return "the asynchronous terminal type does not support card on file";
+  if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
+  if (!card) return "no card has been collected for it yet";
+  if (intent && !intent.allow_saving_card && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
+  if (value === "requires_capture") return "capture it first: a card-present card authorized with manual capture is saved once captured (spec §4.6)";
+  return "this payment's card cannot be saved now";
 }

@@ -2,7 +2,7 @@
 import { describe, test } from "vitest";
 import { decideSaveCard } from "../../../src/engine/deciders/save-card.js";
 import { decider } from "./spec.js";
-import { ev, processedByCollect, ref, storedCardCaptured, storedCardIntent, terminalCaptured } from "./events.js";
+import { cardPresentIntent, ev, processedByCollect, ref, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
 
 const saveCard = decider(decideSaveCard);
 const save = (external_customer_id: string) => ({ ...ref, external_customer_id });
@@ -36,7 +36,21 @@ describe("save card refuses", () => {
   });
 
   test("given a payment that charged a card on file, when its card is saved, then 409 (it is on file already)", () => {
-    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded" });
+    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it charges the card on file" });
+  });
+
+  test("given a synchronous terminal's payment captured that was created with neither allow_saving_card nor a customer, when its card is saved, then 409 naming both", () => {
+    saveCard
+      .given(terminalCaptured("A_sync"))
+      .when(save("cus_1"))
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "created without allow_saving_card or external_customer_id" });
+  });
+
+  test("given a synchronous terminal's payment authorized for manual capture, when its card is saved, then 409 saying to capture first (spec §4.6)", () => {
+    saveCard
+      .given(terminalAuthorized("A_sync", { capture_method: "manual", external_customer_id: "cus_1" }))
+      .when(save("cus_1"))
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "capture it first" });
   });
 
   test("given a payment created for customer cus_1, when its card is saved for cus_2, then 400 naming external_customer_id and the payment's customer", () => {
@@ -45,6 +59,7 @@ describe("save card refuses", () => {
 
   test("given an intent with no card yet, when its card is saved, then 409", () => {
     saveCard.given(storedCardIntent()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_payment_method" });
+    saveCard.given(cardPresentIntent({ external_customer_id: "cus_1" })).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { message: "no card has been collected for it yet" });
   });
 
   test("given a save in flight, when the card is saved again, then 409 attempt_in_flight", () => {

@@ -2,6 +2,7 @@
 // the engine. Around every endpoint: API-key authentication (onRequest), problem+json errors,
 // one request log line, metrics and a span per request (src/observability/http.ts), `Request-Id`
 // on every answer, and the graceful close of ./drain.ts (`app.drain`).
+import type { IncomingHttpHeaders } from "node:http";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { createApiKeys, type ApiKeys } from "../api-keys.js";
@@ -91,6 +92,7 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+const presentedKey = (headers: IncomingHttpHeaders) => BEARER.exec(headers.authorization ?? "")?.[1];
 
 export function createServer(options: ServerOptions): FastifyInstance {
   const { engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, idempotencyMaxKeysPerAccount, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] } = options;
@@ -129,7 +131,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   app.addHook("onRequest", async (req) => {
     if ((req.routeOptions.config as { auth?: Auth }).auth !== "api_key") return;
-    const presented = BEARER.exec(req.headers.authorization ?? "")?.[1];
+    const presented = presentedKey(req.headers);
     if (!presented) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>"));
     const owner = await apiKeys.authenticate(presented);
     if (!owner) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "the API key is not valid"));
@@ -163,7 +165,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.addHook("onClose", async () => clearInterval(purge));
 
   // server-sent event streams end with their final event when the server closes (after the grace: ./drain.ts)
-  const streams = createEventStreams();
+  // a stream outlives its request's authentication: its key is asked again while it is open
+  const streams = createEventStreams({
+    keyStillValid: async (headers) => {
+      const presented = presentedKey(headers);
+      return presented !== undefined && (await apiKeys.authenticate(presented)) !== undefined;
+    },
+  });
   app.addHook("preClose", async () => streams.drain());
   app.addHook("onClose", async () => streams.stop());
   const ready = readiness(engine, drain, options.readiness);

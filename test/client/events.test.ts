@@ -4,6 +4,7 @@
 // server: a real `npm start` process stopped with SIGTERM ends its stream with a final event,
 // and the iterator carries on from the cursor on another process of the same store.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKeys } from "../../src/api-keys.js";
 import { createClient, type Client, type PublicEvent, type StreamItem } from "../../src/client/index.js";
 import { startApi, type Api } from "../http/harness.js";
 import { freshStores, merchantKey, startServer } from "../multiprocess/servers.js";
@@ -46,6 +47,30 @@ describe("webhook endpoints from the client", () => {
 });
 
 describe("the event stream from the client", () => {
+  it("ends with event: end (reason unauthorized) once its key is revoked, as the key's requests answer 401; the client's iterator throws the 401", async () => {
+    const account = "acct_stream_revoked";
+    const m = await api.merchant(account);
+    const streamed = await createApiKeys(api.engine).issue(account, "test"); // the key the streams are opened with
+    const client = createClient({ baseUrl: api.base, apiKey: streamed.key, retryDelayMs: 10 });
+    const raw = await fetch(`${api.base}/v2/events/stream?external_account_id=${account}`, { headers: { authorization: `Bearer ${streamed.key}` } });
+    const seen: unknown[] = [];
+    const following = (async () => {
+      for await (const { event } of client.streamEvents({ external_account_id: account, after: "0" })) seen.push(event.type);
+    })();
+    await payment(client, account, "1.00");
+    await expect.poll(() => seen.length).toBe(2);
+
+    const revoked = await api.request("DELETE", `/v2/api_keys/${streamed.key_id}?external_account_id=${account}`, { key: m.key });
+    expect(revoked.status).toBe(200);
+    api.clock.advance(1_000); // past the keys' cache: the revocation is read
+    await expect(following).rejects.toMatchObject({ status: 401 });
+    const text = await raw.text(); // the raw stream has ended
+    expect(text).toMatch(/event: end\ndata: \{"reason":"unauthorized","next_cursor":"cur_[^"]+"\}\n\n$/);
+    // nothing the revoked key could read was sent after: the payment made now reaches no one
+    await api.request("POST", "/v2/payment/intent", { key: m.key, body: { external_account_id: account, amount: "2.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_s" } });
+    expect(seen).toEqual(["payment_intent.created", "payment_intent.requires_capture"]);
+  });
+
   it("ends when its signal aborts (README: \"it ends when signal aborts\"), while it waits for an event or for a reconnection", async () => {
     const { key } = await api.merchant("acct_stream_abort");
     const client = createClient({ baseUrl: api.base, apiKey: key, retryDelayMs: 10 });

@@ -446,4 +446,21 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("API key").waitFor(); // back to sign-in
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
+
+  it("a tab whose key is revoked elsewhere is signed out by its live stream, without a click", async () => {
+    const doomed = await createApiKeys(api.engine).issue("acct_console", "test");
+    const tab = await browser.newPage(); // its own sessionStorage: not signed in
+    try {
+      await tab.goto(`${api.base}/console`);
+      await tab.getByLabel("API key").fill(doomed.key);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await poll(() => tab.getByTestId("live").innerText()).toBe("Live");
+      await createApiKeys(api.engine).revoke(doomed.key_id, { account: "acct_console", actor: "test" }); // from another tab, or the CLI
+      await api.clock.advance(1_000); // past the keys' cache
+      await tab.getByLabel("API key").waitFor(); // back to sign-in: the stream ended, its reconnection answered 401
+      expect(await tab.evaluate(() => sessionStorage.length)).toBe(0);
+    } finally {
+      await tab.close();
+    }
+  });
 });

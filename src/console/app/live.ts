@@ -5,7 +5,7 @@
 import { createContext, type ComponentChildren } from "preact";
 import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { PublicEvent } from "../../client/index.js";
-import type { Session } from "./api.js";
+import { isUnauthorized, type Session } from "./api.js";
 import { html } from "./ui.js";
 
 type Listener = (event: PublicEvent) => void;
@@ -18,7 +18,7 @@ interface Live {
 
 const LiveContext = createContext<Live>({ status: "stopped", subscribe: () => () => undefined });
 
-export function LiveProvider({ session, children }: { session: Session; children: ComponentChildren }) {
+export function LiveProvider({ session, onUnauthorized, children }: { session: Session; onUnauthorized: () => void; children: ComponentChildren }) {
   const listeners = useRef(new Set<Listener>());
   const [status, setStatus] = useState<LiveStatus>("connecting");
   useEffect(() => {
@@ -26,7 +26,12 @@ export function LiveProvider({ session, children }: { session: Session; children
     void (async () => {
       const items = session.client.streamEvents({ external_account_id: session.account.external_account_id }, { signal: stop.signal, onStatus: setStatus });
       for await (const { event } of items) listeners.current.forEach((listener) => listener(event));
-    })().catch(() => stop.signal.aborted || setStatus("stopped")); // a refusal (the key revoked): no live updates
+    })().catch((error: unknown) => {
+      if (stop.signal.aborted) return;
+      // the key was revoked or expired (the server ends its stream, the reconnection answers 401): sign out, as any request would
+      if (isUnauthorized(error)) onUnauthorized();
+      else setStatus("stopped");
+    });
     return () => stop.abort();
   }, [session]);
   const subscribe = useCallback((listener: Listener) => (listeners.current.add(listener), () => void listeners.current.delete(listener)), []);

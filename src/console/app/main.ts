@@ -67,7 +67,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
     page === "keys" ? html`<${KeysPage} ...${props} />` :
     html`<${PaymentsPage} ...${props} route=${route} />`;
-  return html`<${LiveProvider} session=${session}>
+  return html`<${LiveProvider} session=${session} onUnauthorized=${onSignOut}>
     <a class="skip" href="#main" onClick=${(e: Event) => (e.preventDefault(), main.current?.focus())}>Skip to content</a>
     <header>
       <span class="brand">cardflow</span>

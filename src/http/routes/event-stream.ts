@@ -4,7 +4,9 @@
 // subscription per process, other processes' appends included), never by a timer per client.
 // Each event's `id:` is its cursor (and the stream opens with the cursor it starts from): a client that reconnects sends it back (`after`, or the
 // standard `Last-Event-ID` header) and misses nothing. When the server drains, every stream ends
-// with a final `event: end` carrying the cursor to resume from elsewhere.
+// with a final `event: end` carrying the cursor to resume from elsewhere; so does a stream whose
+// API key is revoked or expires while it is open.
+import type { IncomingHttpHeaders } from "node:http";
 import { PassThrough } from "node:stream";
 import { z } from "zod";
 import { coalesced } from "../../coalesced.js";
@@ -30,16 +32,25 @@ export interface EventStreamOptions {
   heartbeatMs?: number;
   /** Events read from the feed per read. Default 100. */
   batch?: number;
+  /**
+   * Whether the key a stream was opened with still authenticates (given the request's headers):
+   * asked before each read and every `keyCheckMs`, so a revoked or expired key's stream ends
+   * (`event: end`, reason `unauthorized`) instead of carrying on. Absent: never asked.
+   */
+  keyStillValid?: (headers: IncomingHttpHeaders) => Promise<boolean>;
+  /** How often an open stream's key is checked (ms). Default 500 (with api-keys' 500 ms cache: a revoked key's stream ends within a second, as its requests answer 401). */
+  keyCheckMs?: number;
 }
 
 /** The open streams of one server: drained (each ended with its final event) when it closes. */
-export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventStreamOptions = {}) {
+export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStillValid, keyCheckMs = 500 }: EventStreamOptions = {}) {
   const open = new Set<(reason: string) => void>();
   /** Feeds this server started so that it hears of new events (stopped when it has closed). */
   const started = new Set<Webhooks["feed"]>();
   let draining = false;
 
-  function stream(webhooks: Webhooks, account: string, input: z.output<typeof StreamEventsInput>, lastEventId: string | undefined): PassThrough {
+  function stream(webhooks: Webhooks, account: string, input: z.output<typeof StreamEventsInput>, headers: IncomingHttpHeaders): PassThrough {
+    const lastEventId = String(headers["last-event-id"] ?? "");
     const { feed } = webhooks;
     const types = typesOf(input.type);
     // cursors are opaque and bound to the account (src/webhooks/cursor.ts): a Last-Event-ID that is not one is ignored, a bad `after` is a 400
@@ -70,8 +81,15 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
       if (entry.event.external_account_id !== account || (types && !types.includes(entry.event.type))) return;
       await write(`id: ${cursorOf(entry.position)}\ndata: ${JSON.stringify(entry.event)}\n\n`);
     };
+    /** False once the stream's key no longer authenticates; the stream has ended then. */
+    const keyValid = async () => {
+      if (!keyStillValid || (await keyStillValid(headers))) return true;
+      end("unauthorized");
+      return false;
+    };
     // one reader at a time; signals that come while it reads share the next read
     const pump = coalesced(async () => {
+      if (!(await keyValid())) return;
       if (!announced) {
         if (cursor < 0) cursor = await feed.catchUp();
         // an id without data: the client knows where it stands before any event (EventSource keeps it as lastEventId)
@@ -95,11 +113,14 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100 }: EventS
     const unsubscribe = feed.onIndexed(wake);
     const heartbeat = setInterval(() => void write(": keep-alive\n\n"), heartbeatMs);
     heartbeat.unref();
+    const keyCheck = keyStillValid ? setInterval(() => void keyValid().catch(() => end("error")), keyCheckMs) : undefined;
+    keyCheck?.unref();
     open.add(end);
     out.once("close", () => {
       ended = true;
       unsubscribe();
       clearInterval(heartbeat);
+      clearInterval(keyCheck);
       open.delete(end);
     });
     // the client's EventSource waits this long before it reconnects
@@ -137,13 +158,13 @@ export function eventStreamRoutes(webhooks: Webhooks, streams: EventStreams) {
       versions: ["v2"],
       summary: "Follow the account's events as server-sent events",
       description:
-        "`text/event-stream`: each public event (as in GET /v2/events) as it happens, one `data:` line of JSON with the event's cursor as `id:`. Without `after`, from now on; with `after` (or the `Last-Event-ID` header a reconnecting EventSource sends), every event after that cursor first. Filters: `type` (comma-separated), `payment_id`. A comment line every 15 s keeps a quiet connection open. When the server shuts down the stream ends with `event: end` and `data: {\"reason\":\"draining\",\"next_cursor\":\"…\"}`: reconnect with that cursor.",
+        "`text/event-stream`: each public event (as in GET /v2/events) as it happens, one `data:` line of JSON with the event's cursor as `id:`. Without `after`, from now on; with `after` (or the `Last-Event-ID` header a reconnecting EventSource sends), every event after that cursor first. Filters: `type` (comma-separated), `payment_id`. A comment line every 15 s keeps a quiet connection open. When the server shuts down the stream ends with `event: end` and `data: {\"reason\":\"draining\",\"next_cursor\":\"…\"}`: reconnect with that cursor. Once the API key is revoked or expires the stream ends the same way with `\"reason\":\"unauthorized\"` (reconnecting answers 401).",
       extension: true,
       auth: "api_key",
       contentType: EVENT_STREAM_TYPE,
       input: StreamEventsInput,
       response: () => z.string().meta({ title: "EventStream", description: "server-sent events" }),
-      run: async (input, { account, headers }) => streams.stream(webhooks, account!, input, String(headers["last-event-id"] ?? "")),
+      run: async (input, { account, headers }) => streams.stream(webhooks, account!, input, headers),
       present: (stream: PassThrough) => stream,
     }),
   ];

@@ -85,6 +85,21 @@ describe("asynchronous terminal (processor A), card present", () => {
     expect(await get(A, payment_id)).toMatchObject({ status: "requires_capture", amount: "20.10", amount_authorized: "23.15", tip_amount: "3.05" });
   });
 
+  test("a tip that is not an amount, or takes the total past the bound, is refused naming tip; the terminal keeps collecting (README: Money)", async () => {
+    const { engine, sims, terminal, intent, get } = await rig();
+    const terminal_id = await terminal("A_async");
+    const { payment_id } = await intent(A, { capture_method: "manual", amount: "9999999999.99" });
+    await engine.authorize({ external_account_id: A, payment_id, terminal_id });
+    for (const [tip, message] of [["5.00", /at most 9999999999.99 USD/], ["abc", /not an amount/], ["0.001", /not an amount/]] as const) {
+      const error = await refused(sims.terminal.presentCard(terminal_id, undefined, { tip }));
+      expect(error).toMatchObject({ code: "amount_invalid", param: "tip" });
+      expect(error.message).toMatch(message);
+    }
+    expect(sims.terminal.collecting(terminal_id)).toBe(payment_id);
+    await sims.terminal.presentCard(terminal_id);
+    expect(await get(A, payment_id)).toMatchObject({ status: "requires_capture", amount_authorized: "9999999999.99" });
+  });
+
   test("the shopper never presents a card: the terminal times out, requires_payment_method with USER_TIMEOUT", async () => {
     const { engine, sims, terminal, intent, poll } = await rig({ simulators: { shopperTimeoutMs: 60_000 } });
     const terminal_id = await terminal("A_async");

@@ -2,7 +2,8 @@
 // process may end it: the shopper presents a card, the clerk cancels, the shopper times out, the
 // engine stops it). Its outcome is recorded under the key the engine started it with.
 import type { Clock } from "../../clock.js";
-import { Conflict, NotFound } from "../../errors.js";
+import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
+import { maxAmount, parseAmount, type Decimal } from "../../money.js";
 import type { Ledger, LedgerEntry } from "../ledger.js";
 import type { ProcessorSide } from "../processor-side.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorReport } from "../port.js";
@@ -80,6 +81,7 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
     async presentCard(terminalId: string, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip }: { capture?: TerminalCapture; tip?: string } = {}) {
       const session = side.get<Session>("sessions", terminalId);
       if (!session) throw new NotFound("collection in progress on terminal", terminalId);
+      if (tip !== undefined) checkTip(tip, session.payment.intent);
       const test = testCardOf(cardNumber); // an unknown card is refused and the terminal keeps collecting
       const paymentId = session.payment.intent.payment_id;
       side.set("cards", paymentId, test.number);
@@ -104,4 +106,15 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
   };
 
   return { start, stop, helpers };
+}
+
+/** A tip the shopper adds: an amount in the payment's currency that keeps the authorized total within the bound every later step (capture, refund) carries. */
+function checkTip(tip: string, { amount, currency }: PaymentView["intent"]): void {
+  let parsed: Decimal;
+  try {
+    parsed = parseAmount(tip, currency);
+  } catch {
+    throw new InvalidRequest(`tip: not an amount in ${currency}`, "tip", "amount_invalid");
+  }
+  if (parsed.plus(amount).greaterThan(maxAmount(currency))) throw new InvalidRequest(`tip: the amount with the tip must be at most ${maxAmount(currency)} ${currency}`, "tip", "amount_invalid");
 }

@@ -89,10 +89,12 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
     if (paymentIdOf(stream) !== null) for (const s of auditReplay(list.map(upcast)).illegal) problems.push(`${stream}: ${s.refusal!.kind.replace("_", " ")}: ${s.type} at revision ${s.revision} is refused: ${s.refusal!.message}`);
-    const existing = await store.readStream(stream, { maxCount: 1 });
-    if (existing.length && existing[0]!.id !== list[0]!.id) problems.push(`${stream}: already exists in the target store with other events`);
-    // the same stream imported before: the events it holds are there already (appending them again stores nothing)
-    else if (existing.length) already += Math.min(list.length, (await store.readStream(stream)).length);
+    // a stream the store holds already must hold exactly the file's events where both have them
+    // (imported before: appending them again stores nothing); one that differs anywhere is another history
+    const existing = await store.readStream(stream);
+    const differs = existing.slice(0, list.length).findIndex((e, i) => e.id !== list[i]!.id || e.metadata.hash !== list[i]!.metadata.hash);
+    if (differs >= 0) problems.push(`${stream}: already exists in the target store with other events (from revision ${differs})`);
+    else already += Math.min(list.length, existing.length);
   }
   if (problems.length) throw new ImportRefused(problems);
 

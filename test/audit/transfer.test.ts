@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportEvents, importEvents, ImportRefused } from "../../src/audit/transfer.js";
 import { canonicalJson } from "../../src/events/canonical-json.js";
+import { chainEvents } from "../../src/events/chain.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
-import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+import type { EventStore, ReadModelStore, RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
 
 let flows: Flows;
@@ -87,7 +88,31 @@ describe("export -> import", () => {
     const target = createMemoryStore();
     await createEngine({ store: target, ids: sequentialIds(1000) }).openAccount({ external_account_id: "acct_a" });
     const error = (await importEvents(target, lines).catch((e: unknown) => e)) as ImportRefused;
-    expect(error.problems).toEqual(["account-acct_a: already exists in the target store with other events"]);
+    expect(error.problems).toEqual(["account-acct_a: already exists in the target store with other events (from revision 0)"]);
     expect(await target.readAll()).toHaveLength(1);
+  });
+
+  it("refuses a stream the target store has with other events after a common start, even when the file's chain is whole (a rewritten history)", async () => {
+    const target = createMemoryStore();
+    await importEvents(target, lines);
+    const held = (await target.readAll()).length;
+    // the refund rewritten (4.00 for 5.00) and its stream's chain computed again: a file that verifies on its own
+    const refund = JSON.parse(lines.find((l) => l.includes('"type":"PaymentRefunded"'))!) as RecordedEvent;
+    const ofStream = lines.map((l) => JSON.parse(l) as RecordedEvent).filter((e) => e.stream === refund.stream);
+    const rewritten = chainEvents(
+      refund.stream,
+      null,
+      ofStream.map(({ id, type, version, data, metadata: { hash: _h, prev_hash: _p, ...metadata } }) => ({ id, type, version, data: id === refund.id ? { ...(data as object), amount: "4.00" } : data, metadata })),
+    );
+    const forged = lines.map((l) => {
+      const e = JSON.parse(l) as RecordedEvent;
+      const again = rewritten.find((r) => r.id === e.id);
+      return again ? JSON.stringify({ ...e, data: again.data, metadata: again.metadata }) : l;
+    });
+    expect(await importEvents(createMemoryStore(), forged)).toMatchObject({ events: lines.length }); // whole on its own
+    const error = (await importEvents(target, forged).catch((e: unknown) => e)) as ImportRefused;
+    expect(error).toBeInstanceOf(ImportRefused);
+    expect(error.problems).toEqual([`${refund.stream}: already exists in the target store with other events (from revision ${refund.revision})`]);
+    expect(await target.readAll()).toHaveLength(held);
   });
 });

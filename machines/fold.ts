@@ -43,6 +43,19 @@ export function acceptedEventTypes(status: PaymentState["status"]): PaymentEvent
   return compiled.accepted(status) as PaymentEvent["type"][];
 }
 
+/** A stored event the machine does not allow after the payment's state: a store that holds it is corrupt (`cardflow audit` explains it). */
+export class TransitionRefused extends Error {
+  constructor(
+    readonly type: string,
+    readonly status: string,
+    readonly stream: string,
+    readonly revision: number,
+  ) {
+    super(`${type} is not allowed after ${status} (${stream}@${revision})`);
+    this.name = "TransitionRefused";
+  }
+}
+
 /**
  * A stored event applied to a payment's snapshot: the one fold of a payment stream, for the
  * engine's loads, the read models and the public events alike. Throws when the machine does not
@@ -50,7 +63,7 @@ export function acceptedEventTypes(status: PaymentState["status"]): PaymentEvent
  */
 export function applyStored(snapshot: PaymentSnapshot, event: { type: string; stream: string; revision: number }): PaymentSnapshot {
   const after = applyPaymentEvent(snapshot, event as unknown as PaymentEvent);
-  if (!after) throw new Error(`${event.type} is not allowed after ${snapshot.value} (${event.stream}@${event.revision})`);
+  if (!after) throw new TransitionRefused(event.type, String(snapshot.value), event.stream, event.revision);
   return after;
 }
 

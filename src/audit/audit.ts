@@ -112,19 +112,22 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // (2) each stream on its own
   let payments = 0;
   let done = 0;
-  // a stream today's fold refuses (an illegal event, or one only an earlier machine allowed) has no fresh read models
-  let unfoldable = false;
+  // a stream today's fold refuses (an illegal event, or one only an earlier machine allowed) has no
+  // fresh read models: its documents are not compared; every other stream's still are
+  let unfoldable = 0;
   const machineVersions: Record<string, number> = {};
   const allowedByEarlier: StoreAudit["allowed_by_earlier_machines"] = [];
   for (const stream of streams) {
     // in global order, as the store committed them (a reordered stream shows as such)
     const streamEvents = (await store.readStream(stream)).sort((a, b) => a.position - b.position);
+    let foldable = true;
     if (paymentIdOf(stream) === null) findings.push(...checkOtherStream(streamEvents));
     else {
       payments++;
       const checked = checkPaymentStream(streamEvents, source.machines);
       findings.push(...checked.findings);
-      unfoldable ||= !checked.foldable;
+      foldable = checked.foldable && !checked.findings.some(isRefusal);
+      if (!foldable) unfoldable++;
       for (const row of checked.timeline) {
         const version = row.machine_version ?? "before_machine_versions";
         machineVersions[version] = (machineVersions[version] ?? 0) + 1;
@@ -132,7 +135,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       }
     }
     if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }));
-    if (readModels && comparable.size && !unfoldable) {
+    if (readModels && comparable.size && foldable) {
       const owned = projections.filter((p) => comparable.has(p.name));
       const fresh = foldProjections(streamEvents, owned);
       for (const [name, docs] of fresh) for (const key of docs.keys()) if (writers.get(name)!.get(key) !== stream) docs.delete(key);
@@ -166,9 +169,10 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
     }
   }
 
-  const compared = readModels !== undefined && !unfoldable && !findings.some(isRefusal);
-  if (compared) findings.push(...readModelFindings);
-  return { streams: streams.size, payments, events, read_models: readModelVerdict(compared, findings), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
+  findings.push(...readModelFindings);
+  // "equal" only when every stream's documents were compared; a difference found elsewhere is still one
+  const verdict = readModels === undefined ? "not_compared" : readModelFindings.length ? "differ" : unfoldable ? "not_compared" : "equal";
+  return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable ? { read_models_not_compared: unfoldable } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
 }
 
 export interface AuditAllOptions {

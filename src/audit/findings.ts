@@ -80,6 +80,8 @@ export interface StoreAudit {
   payments: number;
   events: number;
   read_models: "equal" | "differ" | "not_compared";
+  /** Payment streams whose read-model documents were not compared: today's fold refuses one of their events (every other stream's were). */
+  read_models_not_compared?: number;
   /** Payment events by the machine version that decided them; `before_machine_versions`: those that carry none. */
   machine_versions: Record<string, number>;
   /** Events today's machine would refuse that the earlier machine which decided them allowed. */

@@ -71,7 +71,9 @@ function formatDeliveries(deliveries: PaymentAudit["deliveries"]): string[] {
 export function formatStoreAudit(report: StoreAudit): string {
   return [
     `audited ${report.events} events in ${report.streams} streams (${report.payments} payments)`,
-    `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}`,
+    `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}${
+      report.read_models_not_compared ? ` (${report.read_models_not_compared === 1 ? "1 payment stream" : `${report.read_models_not_compared} payment streams`} not compared: each holds an event the machine refuses)` : ""
+    }`,
     `machine versions of payment events: ${
       Object.entries(report.machine_versions)
         .map(([v, n]) => `${v === "before_machine_versions" ? "before machine versions" : v === MACHINE_VERSION ? `${v} (today's)` : v} ${n}`)

@@ -3,6 +3,7 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { z } from "zod";
+import { TransitionRefused } from "../../machines/fold.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { asOf } from "../audit/as-of.js";
@@ -13,14 +14,30 @@ import { InvalidRequest } from "../errors.js";
 import { action, processIo, show, withProgress, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, type OpenedStore } from "./store-option.js";
 
-/** Read models are brought up to date first (what the service does when read), unless told not to. */
+/**
+ * Read models are brought up to date first (what the service does when read), unless told not to.
+ * An event the fold refuses stops the catch-up there: the audit goes on and reports it (the read
+ * models it did not reach are behind, and said so), instead of ending without its findings.
+ */
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
-  if (opened.readModels && catchUp) await createProjectionRunner({ store: opened.store, readModels: opened.readModels, projections: PROJECTIONS }).catchUp();
+  if (opened.readModels && catchUp) {
+    await createProjectionRunner({ store: opened.store, readModels: opened.readModels, projections: PROJECTIONS })
+      .catchUp()
+      .catch((error: unknown) => {
+        if (!(error instanceof TransitionRefused)) throw error;
+      });
+  }
   return { store: opened.store, readModels: opened.readModels };
 }
 
 async function readAnchors(path: string): Promise<Anchors> {
-  const parsed = z.record(z.string(), z.string()).safeParse(JSON.parse(await readFile(path, "utf8")));
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, "utf8"));
+  } catch (error) {
+    throw new InvalidRequest(`--anchors: ${path}: ${error instanceof SyntaxError ? "not JSON" : (error as Error).message} (save anchors with: cardflow events heads > heads.json)`, "anchors");
+  }
+  const parsed = z.record(z.string(), z.string()).safeParse(json);
   if (!parsed.success) throw new InvalidRequest(`--anchors: ${path} is not a JSON object of stream -> head hash`, "anchors");
   return parsed.data;
 }

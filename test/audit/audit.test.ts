@@ -215,6 +215,29 @@ describe("tampering is detected and named", () => {
       await flows.engine.readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: id, doc }], checkpoint }]);
     }
   });
+  it("a stream the machine refuses leaves its own documents uncompared, not every stream's: another payment's edited read model is still found", async () => {
+    // this payment's refund edited in place (above what was captured): its stream no longer folds
+    const { store, all } = await tampered((events) => {
+      const refund = events.find((e) => e.type === "RefundAttempted")!;
+      (refund.data as { amount: string }).amount = "999.00";
+      return events;
+    });
+    expect(kinds(all)).toEqual(expect.arrayContaining(["edited", "guard_failed"]));
+    const other = flows.payments.stored_card_refund ?? Object.values(flows.payments).find((id) => id !== paymentOf())!;
+    const doc = await flows.engine.readModels.get<PaymentDoc>(paymentsProjection.name, other);
+    const checkpoint = await flows.engine.readModels.checkpoint(paymentsProjection.name);
+    await flows.engine.readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: other, doc: { ...doc!, state: { ...doc!.state, status: "canceled" } } }], checkpoint }]);
+    try {
+      const report = await auditAll({ store, readModels: flows.engine.readModels });
+      expect(report.findings).toContainEqual(expect.objectContaining({ kind: "read_model_mismatch", subject: `read_model:${paymentsProjection.name}`, message: expect.stringContaining(other) }));
+      expect(report).toMatchObject({ read_models: "differ", read_models_not_compared: 1 });
+      // without the edited read model: not "equal", since one stream's documents were not compared
+      await flows.engine.readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: other, doc }], checkpoint }]);
+      expect(await auditAll({ store, readModels: flows.engine.readModels })).toMatchObject({ read_models: "not_compared", read_models_not_compared: 1 });
+    } finally {
+      await flows.engine.readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: other, doc }], checkpoint }]);
+    }
+  });
 });
 
 describe("every tampering at every place of every flow's stream is detected and named", () => {

@@ -73,6 +73,25 @@ describe("cardflow CLI", () => {
     expect(json.findings.map((f: { kind: string }) => f.kind)).toContain("edited");
   });
 
+  it("audit exits 1 with its findings, not 2, when an event the machine refuses lies past the read models (their catch-up stops there)", async () => {
+    const sqlite = join(dir, "refused", "cardflow.sqlite");
+    expect((await cardflow("events", "import", file, "--store", `sqlite:${sqlite}`)).code).toBe(0);
+    expect((await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${sqlite}`)).code).toBe(0); // the read models caught up
+    // a second refund of a refunded payment's last event, written into the file behind the engine's back
+    const stream = `payment-${flows.payments.terminal_manual}`;
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(sqlite);
+    db.prepare("INSERT INTO events (stream, revision, id, type, version, data, metadata) SELECT stream, revision + 1, '00000000-0000-4000-8000-00000000beef', type, version, data, metadata FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1").run(stream);
+    db.close();
+    for (const args of [["--all"], [flows.payments.terminal_manual!]]) {
+      const { out, err, code } = await cardflow("audit", ...args, "--no-progress", "--store", `sqlite:${sqlite}`);
+      expect(code, err).toBe(1);
+      expect(out).toMatch(/\[(illegal_transition|guard_failed|inserted)\]/);
+    }
+    const json = JSON.parse((await cardflow("audit", "--all", "--json", "--no-progress", "--store", `sqlite:${sqlite}`)).out);
+    expect(json.findings.map((f: { kind: string }) => f.kind)).toEqual(expect.arrayContaining(["inserted"]));
+  });
+
   it("events heads saves anchors; audit --all --anchors finds a truncated stream", async () => {
     const heads = await cardflow("events", "heads", "--store", `jsonl:${file}`);
     const anchors = join(dir, "heads.json");
@@ -146,6 +165,14 @@ describe("cardflow CLI", () => {
     const missing = await cardflow("audit", "pi_nope", "--store", `jsonl:${file}`);
     expect(missing).toMatchObject({ code: 2 });
     expect(missing.err).toMatch(/pi_nope/);
+    // an anchors file that is not JSON, or not a file: named, with how to make one
+    const notJson = join(dir, "anchors.txt");
+    await writeFile(notJson, "nope\n");
+    for (const anchors of [notJson, dir]) {
+      const bad = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${file}`);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(new RegExp(`\ncardflow: --anchors: ${anchors.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: .*cardflow events heads`));
+    }
   });
 
   it("says which store it used; without --store, the service's own store (DATA_DIR), refused while it does not exist", async () => {

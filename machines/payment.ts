@@ -112,6 +112,7 @@ export const paymentMachine = setup({
       compare(amountOf(event), "0") > 0 && compare(amountOf(event), difference(context.amount_captured, context.amount_refunded)) <= 0,
     // attempts: one processor call in flight at a time; an outcome answers the attempt in flight
     noAttemptInFlight: ({ context }: Args) => context.attempt === null,
+    namesNoAttempt: ({ event }: Args) => attemptIdOf(event) === null,
     answersAttempt: ({ context, event }: Args) =>
       context.attempt === null ? attemptIdOf(event) === null : closesAttempt(context.attempt, event) === "answered",
     abandonsAttempt: ({ context, event }: Args) => context.attempt !== null && closesAttempt(context.attempt, event) === "abandoned",
@@ -268,10 +269,15 @@ export const paymentMachine = setup({
       },
     },
     capture_requested: {
-      // the capture settles when the processor confirms it
+      // captured, the processor settles it later: a synchronous terminal saves the card now, so the token is in that answer (spec §4.4, §4.8)
       tags: [...STATUS_TAGS.capture_requested],
+      meta: followUps({ command: "save_card", guard: "savesCardOnTerminal" }),
       on: {
-        PaymentCaptured: outcome({ target: "succeeded", guards: ["settlesRequestedCapture"], actions: "recordCapture" }),
+        // the processor's own report: it answers no call, so a card save in flight stays open
+        PaymentCaptured: { target: "succeeded", guard: and(["namesNoAttempt", "settlesRequestedCapture"]), actions: "recordCapture" },
+        CardSaveAttempted: attempt("canSaveAfterCapture"),
+        CardSaved: outcome({ guards: ["canSaveAfterCapture"], actions: "recordSavedCard" }),
+        AttemptAbandoned: abandon(),
       },
     },
     succeeded: {

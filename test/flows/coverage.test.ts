@@ -94,6 +94,16 @@ test("every transition of the machine is reached through the simulators", async 
   await clock.advance(1_000);
   expect((await r.get(A, capture)).status).toBe("succeeded");
 
+  // capture_requested on a synchronous terminal that saves the card: saved then (the token in the blocking answer), settled after
+  const syncTerminal = await r.terminal("A_sync");
+  const saving = await intent(A, { capture_method: "automatic", allow_saving_card: true, external_customer_id: "cus_cov" });
+  const blocking = engine.authorize({ ...ref(A, saving.payment_id), terminal_id: syncTerminal });
+  await sims.terminal.untilCollecting(syncTerminal);
+  await sims.terminal.presentCard(syncTerminal, undefined, { capture: "requested" });
+  expect(await blocking).toMatchObject({ status: "capture_requested", payment_method_id: expect.stringMatching(/^pm_/) });
+  await clock.advance(1_000);
+  expect((await r.get(A, saving.payment_id)).status).toBe("succeeded");
+
   // attempts a crash left open before the processor was called: the reconciler abandons them
   const crashing = async (command: Promise<unknown>) => {
     crashAfterAttempt = true;
@@ -112,6 +122,13 @@ test("every transition of the machine is reached through the simulators", async 
   const inSucceeded = (await stored("pm_card_visa", "automatic")).payment_id;
   await engine.authorize(ref(A, inSucceeded));
   await crashing(engine.refund(ref(A, inSucceeded)));
+  // a card save asked while the capture is requested (the customer given at creation, no automatic save)
+  const inCaptureRequested = await intent(A, { capture_method: "automatic", external_customer_id: "cus_cov" });
+  const blocked = engine.authorize({ ...ref(A, inCaptureRequested.payment_id), terminal_id: syncTerminal });
+  await sims.terminal.untilCollecting(syncTerminal);
+  await sims.terminal.presentCard(syncTerminal, undefined, { capture: "requested" });
+  expect(await blocked).toMatchObject({ status: "capture_requested", payment_method_id: null });
+  await crashing(engine.saveCard({ ...ref(A, inCaptureRequested.payment_id), external_customer_id: "cus_cov" }));
   const reconciled = await engine.reconcile({ graceMs: 0 });
   expect(reconciled.resolved.map((x) => [x.open, x.processor, x.appended.join()])).toEqual([
     ["AuthorizationAttempted", "never_received", "AttemptAbandoned"],
@@ -119,6 +136,7 @@ test("every transition of the machine is reached through the simulators", async 
     ["AuthorizationAttempted", "never_received", "AttemptAbandoned"],
     ["CaptureAttempted", "never_received", "AttemptAbandoned"],
     ["RefundAttempted", "never_received", "AttemptAbandoned"],
+    ["CardSaveAttempted", "never_received", "AttemptAbandoned"],
   ]);
 
   const taken = new Set<string>();

@@ -190,6 +190,21 @@ describe("synchronous terminal, card present, save card (/v1)", () => {
     const paid = expectShape(PaymentRecordOut("v1"), (await blocking).body);
     expect(paid).toMatchObject({ status: "success", payment_method_id: null });
   });
+
+  it("a capture the processor settles later: the token and the captured amount are in the blocking answer (spec §3, §4.4), and the card is saved once", async () => {
+    const m = await api.merchant("acct_sync3");
+    const terminal = await m.terminal("A_sync");
+    const { body: intent } = await m.post("/v1/payment/intent", { amount: "70.00", payment_method_types: "card_present", capture_method: "automatic", external_customer_id: "cus_7", allow_saving_card: true });
+    const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    await untilCollecting(terminal);
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "4242424242424242", capture: "requested" });
+    const paid = expectShape(PaymentRecordOut("v1"), (await blocking).body);
+    expect(paid).toMatchObject({ status: "capture_requested", amount_captured: "70.00", amount_capturable: "0.00", amount_refundable: "70.00", payment_method_id: expect.stringMatching(/^pm_/) });
+    await api.clock.advance(1_000); // the processor settles
+    expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "70.00", payment_method_id: paid.payment_method_id });
+    const cards = await m.get(`/v1/customer/card?external_account_id=acct_sync3&external_customer_id=cus_7`);
+    expect(cards.body.data).toEqual([expect.objectContaining({ payment_method_id: paid.payment_method_id })]);
+  });
 });
 
 describe("stored-card charge", () => {

@@ -60,7 +60,8 @@ describe("the transition list (machines/transitions.ts)", () => {
 describe("statuses and their events (machines/fold.ts)", () => {
   test("given a status, then the events it takes are those of the spec's transitions from it", () => {
     expect(acceptedEventTypes("none")).toEqual(["PaymentIntentCreated"]);
-    expect(acceptedEventTypes("capture_requested")).toEqual(["PaymentCaptured"]);
+    // the settlement, and a synchronous terminal's card save (spec §4.8: the token in the answer of a capture requested)
+    expect(acceptedEventTypes("capture_requested")).toEqual(["PaymentCaptured", "CardSaveAttempted", "CardSaved", "AttemptAbandoned"]);
     expect(acceptedEventTypes("canceled")).toEqual([]);
   });
 
@@ -79,13 +80,13 @@ describe("statuses and their events (machines/fold.ts)", () => {
     expect(statusesTagged("collecting_card")).toEqual(["payment_method_requested"]);
   });
 
-  test("given the machine, then what follows on its own is its own rule: an automatic capture in requires_capture, a synchronous terminal's card save in succeeded", () => {
+  test("given the machine, then what follows on its own is its own rule: an automatic capture in requires_capture, a synchronous terminal's card save once captured (capture_requested or succeeded)", () => {
     const rules = Object.fromEntries(machineDefinition().states.map((s) => [s.id, s.follow_ups]));
     expect(rules).toMatchObject({
       requires_capture: [{ command: "capture", guards: ["isAutomaticCapture"] }],
       succeeded: [{ command: "save_card", guards: ["savesCardOnTerminal"] }],
       payment_method_requested: [],
-      capture_requested: [],
+      capture_requested: [{ command: "save_card", guards: ["savesCardOnTerminal"] }],
     });
     const context = (over: object) => ({ ...initialPaymentSnapshot.context, ...over });
     const intent = { allow_saving_card: true, external_customer_id: "cus_1" } as never;

@@ -28,6 +28,6 @@ function whyNot({ value, context: { saved_card, intent, terminal, card } }: Paym
   if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
   if (!card) return "no card has been collected for it yet";
   if (intent && !intent.allow_saving_card && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
-  if (value === "requires_capture") return "capture it first: a card-present card authorized with manual capture is saved once captured (spec §4.6)";
+  if (value === "requires_capture") return "capture it first: its card is saved once captured (spec §4.6)";
   return "this payment's card cannot be saved now";
 }

@@ -1,7 +1,7 @@
 // A payment as it stood at a moment: its stream folded up to the last event whose timestamp is
 // at or before that moment (event time is the injected clock's, recorded in the metadata).
 import { streams } from "../../machines/events.js";
-import { foldStored, type PaymentState } from "../../machines/fold.js";
+import { foldStored, TransitionRefused, type PaymentState } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../present/payment-record.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { recordRulesOf } from "../events/envelope.js";
@@ -25,7 +25,12 @@ export async function asOf(store: EventStore, paymentId: string, timestamp: stri
   let last: (typeof events)[number] | undefined;
   for (const e of events) {
     if (Date.parse(e.metadata.timestamp) > at) break;
-    state = foldStored(state, e).state;
+    try {
+      state = foldStored(state, e).state;
+    } catch (error) {
+      if (!(error instanceof TransitionRefused)) throw error;
+      throw new Error(`payment ${paymentId} has no record as of ${timestamp}: its stream holds an event the machine refuses (${error.message}); cardflow audit ${paymentId} explains it`);
+    }
     last = e;
   }
   if (!state || !last) return null;

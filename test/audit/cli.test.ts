@@ -90,6 +90,10 @@ describe("cardflow CLI", () => {
     }
     const json = JSON.parse((await cardflow("audit", "--all", "--json", "--no-progress", "--store", `sqlite:${sqlite}`)).out);
     expect(json.findings.map((f: { kind: string }) => f.kind)).toEqual(expect.arrayContaining(["inserted"]));
+    // the record as of a moment after it has no right answer: said, with where to look
+    const later = await cardflow("as-of", flows.payments.terminal_manual!, "2100-01-01T00:00:00Z", "--store", `sqlite:${sqlite}`);
+    expect(later.code).toBe(2);
+    expect(later.err).toMatch(new RegExp(`its stream holds an event the machine refuses .*cardflow audit ${flows.payments.terminal_manual}`));
   });
 
   it("events heads saves anchors; audit --all --anchors finds a truncated stream", async () => {

@@ -198,7 +198,8 @@ export function createEventFeed({
     /** One account's public events after the cursor, oldest first. */
     async page(account: string, { after: afterCursor, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
       const after = cursors.decode(account, afterCursor);
-      await catchUp();
+      // every event acknowledged before the read, within the bound every list waits (503 read_model_behind past it)
+      await runner.caughtUp();
       const scope: FeedScope = payment_id === undefined ? { account } : { payment_id };
       const data: PublicEvent[] = [];
       let cursor = after;

@@ -1,0 +1,43 @@
+// The event feed's page waits for the read models like every list (README: "past a few seconds
+// they answer 503 read_model_behind with Retry-After"): bounded, never an unbounded queue behind a
+// projector that cannot commit, and never a page that misses an acknowledged write.
+import { expect, it } from "vitest";
+import { ReadModelBehind } from "../../projections/behind.js";
+import { createProjectionRunner } from "../../projections/runner.js";
+import { createEngine } from "../../src/engine.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
+import type { ReadModelStore } from "../../src/store/port.js";
+import { createEventFeed } from "../../src/webhooks/feed.js";
+
+it("a page while the read models cannot commit is 503 read_model_behind after the bound; once they can, it holds the write", async () => {
+  const store = createMemoryStore();
+  const inner = createMemoryReadModels();
+  let blocked = false;
+  let release: () => void = () => undefined;
+  // a projector that cannot commit: its database is locked by someone else
+  const readModels: ReadModelStore = {
+    ...inner,
+    async commitBatch(commits) {
+      if (blocked) await new Promise<void>((resolve) => (release = resolve));
+      return inner.commitBatch(commits);
+    },
+  };
+  const runner = createProjectionRunner({ store, readModels, projections: [], waitMs: 150 });
+  const feed = createEventFeed({ store, readModels, runner });
+  const engine = createEngine({ store });
+  await engine.openAccount({ external_account_id: "acct_behind" });
+  expect((await feed.page("acct_behind", {})).data).toEqual([]);
+
+  blocked = true;
+  const { payment_id } = await engine.createIntent({ external_account_id: "acct_behind", amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+  const started = Date.now();
+  const error = await feed.page("acct_behind", {}).catch((e: unknown) => e);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  expect(error).toBeInstanceOf(ReadModelBehind);
+  expect(error).toMatchObject({ status: 503, code: "read_model_behind", retryAfterSeconds: 1 });
+
+  blocked = false;
+  release();
+  expect((await feed.page("acct_behind", {})).data).toEqual([expect.objectContaining({ type: "payment_intent.created", payment_id })]);
+  await engine.close();
+});

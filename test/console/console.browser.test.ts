@@ -88,6 +88,8 @@ const rows = (testid = "list") => page.getByTestId(testid).locator("tbody tr").a
 /** What a person reads: the text with its line breaks and runs of spaces as single spaces. */
 const text = async (locator: ReturnType<Page["locator"]>) => (await locator.innerText()).replace(/\s+/g, " ").trim();
 const hash = () => page.evaluate(() => decodeURIComponent(location.hash));
+/** Whether the element has the keyboard focus (a dialog closed gives it back to the button that opened it). */
+const focused = (locator: ReturnType<Page["locator"]>) => locator.evaluate((e) => e === document.activeElement);
 
 /** Searches the payments and, unless told not to, waits until the list answers that search. */
 async function search(q: string, { answered = true } = {}): Promise<void> {
@@ -302,6 +304,7 @@ describe("the web console in Chromium", () => {
     await page.keyboard.press("Escape");
     await poll(() => dialog.count()).toBe(0);
     expect((await m.read(terminalPayment)).body.status).toBe("requires_capture"); // backing out did nothing
+    expect(await focused(page.getByRole("button", { name: "Capture…" }))).toBe(true); // focus back on the button that asked
 
     await page.getByRole("button", { name: "Capture…" }).click();
     await page.getByRole("button", { name: "Yes, capture" }).click();
@@ -371,6 +374,10 @@ describe("the web console in Chromium", () => {
     expect(await page.getByTestId("secret").innerText()).toMatch(/^Created we_\S+\. Its signing secret, shown only now: \S+$/);
     await checkBothSizes("webhooks", () => poll(() => caption("endpoints")).toBe("1 endpoint"));
     await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("button", { name: "Back" }).click(); // backed out: focus back on the button that asked
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await focused(page.getByRole("button", { name: "Delete…" }))).toBe(true);
+    await page.getByRole("button", { name: "Delete…" }).click();
     await page.getByRole("button", { name: "Yes, delete" }).click();
     await poll(() => caption("endpoints")).toBe("0 endpoints");
   });
@@ -435,6 +442,10 @@ describe("the web console in Chromium", () => {
     await checkBothSizes("keys", () => poll(() => caption("keys")).toBe("2 keys"));
 
     const otherRow = page.getByTestId("keys").locator("tbody tr").filter({ hasNotText: "(this tab)" });
+    await otherRow.getByRole("button", { name: "Revoke…" }).click();
+    await page.keyboard.press("Escape"); // backed out: focus back on the button that asked
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await focused(otherRow.getByRole("button", { name: "Revoke…" }))).toBe(true);
     await otherRow.getByRole("button", { name: "Revoke…" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await poll(() => otherRow.innerText()).toMatch(/\trevoked\t/);

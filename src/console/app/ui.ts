@@ -1,5 +1,6 @@
 // Small shared pieces of the console: htm bound to Preact, the error alert, status badges,
-// a loader hook, and the confirmation dialog (a native <dialog>: focus trapped, Esc closes).
+// a loader hook, and the confirmation dialog (a native <dialog>: focus trapped, Esc closes, the
+// focus back on the button that opened it).
 import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
@@ -68,11 +69,22 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   return { data: state.data, error: state.error, loading, reload, refresh };
 }
 
-/** A <dialog> asking to confirm `question`; resolves through onConfirm / onCancel. */
+/**
+ * A <dialog> asking to confirm `question`; resolves through onConfirm / onCancel. The page closes
+ * it by unmounting it (its state set back to null), which a browser does not treat as closing a
+ * dialog: the focus would be left on <body>. So on unmount it is closed, and the focus goes back to
+ * the element that had it when the dialog opened (the button that asked), if it is still there.
+ */
 export function Confirm({ question, confirmLabel, onConfirm, onCancel }: { question: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    ref.current?.showModal();
+  useLayoutEffect(() => {
+    const opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
+    const dialog = ref.current; // the ref is cleared before the cleanup runs
+    dialog?.showModal();
+    return () => {
+      if (dialog?.open) dialog.close(); // still in the document here: the page around it is no longer inert
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   return html`<dialog ref=${ref} aria-labelledby="confirm-question" onCancel=${onCancel}>
     <p id="confirm-question">${question}</p>

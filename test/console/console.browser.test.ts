@@ -365,6 +365,24 @@ describe("the web console in Chromium", () => {
     await checkBothSizes("cards", () => poll(() => caption("cards")).toMatch(/card/));
   });
 
+  it("keeps the cards search on the URL's customer (Back included) and the save form's customer its own", async () => {
+    await page.goto(`${api.base}/console#/cards?customer=cus_7`);
+    await poll(() => caption("cards")).toBe("1 card on file for cus_7");
+    const shown = page.getByLabel("Customer (your id)");
+    const saving = page.getByLabel("Customer", { exact: true });
+    await poll(() => shown.inputValue()).toBe("cus_7");
+    await saving.fill("cus_42"); // typed into the save form: the search is not changed
+    expect(await shown.inputValue()).toBe("cus_7");
+    await shown.fill("cus_42");
+    await page.getByRole("button", { name: "Show cards" }).click();
+    await poll(() => caption("cards")).toBe("0 cards on file for cus_42");
+    await saving.fill("cus_9");
+    expect(await shown.inputValue()).toBe("cus_42");
+    await page.goBack(); // the URL's customer, in the table and in the search field; the save form keeps what was typed
+    await poll(() => caption("cards")).toBe("1 card on file for cus_7");
+    expect([await hash(), await shown.inputValue(), await saving.inputValue()]).toEqual(["#/cards?customer=cus_7", "cus_7", "cus_9"]);
+  });
+
   it("adds a webhook endpoint (its secret shown once), lists it, deletes it after a confirmation", async () => {
     await page.getByRole("link", { name: "Webhooks" }).click();
     await poll(() => caption("endpoints")).toBe("0 endpoints");

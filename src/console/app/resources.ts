@@ -84,16 +84,19 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
   const list = useLoad(async (signal) => (customer ? session.client.listCustomerCards({ external_account_id: account, external_customer_id: customer }, { signal }) : null), [customer]);
   useSignOutOn401(list.error, onUnauthorized);
   useLiveEvents((e) => e.type === "customer_card.saved", list.refresh);
-  const [fields, bind] = useFields({ customer, payment_id: "" });
+  // the search follows the URL's customer (Back, a shared link); the save form has its own fields,
+  // starting with the customer shown
+  const [search, bindSearch] = useFields({ customer }, customer);
+  const [fields, bind] = useFields({ payment_id: "", customer });
   const save = useSubmit(
-    () => session.client.saveCard({ external_account_id: account, payment_id: fields.payment_id.trim(), external_customer_id: (fields.customer || customer).trim() }),
+    () => session.client.saveCard({ external_account_id: account, payment_id: fields.payment_id.trim(), external_customer_id: fields.customer.trim() }),
     (c) => `Saved ${c.brand} •••• ${c.last_4} for ${c.external_customer_id} as ${c.payment_method_id}.`,
     list.refresh,
   );
   const rows = list.data?.data ?? [];
   return html`<h1>Customer cards</h1>
-    <form class="row" role="search" onSubmit=${(e: Event) => (e.preventDefault(), navigate("/cards", { customer: fields.customer.trim() }))}>
-      <label>Customer (your id)<input name="customer" required ...${bind("customer")} /></label>
+    <form class="row" role="search" onSubmit=${(e: Event) => (e.preventDefault(), navigate("/cards", { customer: search.customer.trim() }))}>
+      <label>Customer (your id)<input name="customer" required ...${bindSearch("customer")} /></label>
       <button type="submit">Show cards</button>
     </form>
     <${ErrorAlert} error=${list.error} />
@@ -105,7 +108,7 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
       <p class="muted">The card of a captured payment becomes a card on file of the customer (spec §4.7).</p>
       <form class="row" onSubmit=${save.submit}>
         <label>Payment<input ...${bind("payment_id")} required placeholder="pi_…" /></label>
-        <label>Customer<input ...${bind("customer")} required /></label>
+        <label>Customer<input name="external_customer_id" ...${bind("customer")} required /></label>
         <button type="submit" disabled=${save.busy}>Save card</button>
       </form>
       ${save.outcome}

@@ -422,6 +422,18 @@ describe("the web console in Chromium", () => {
       expect(await page.getByRole("dialog").innerText()).toContain("Post event evt_");
       await page.getByRole("button", { name: "Yes, retry" }).click();
       await poll(() => page.getByRole("status").filter({ hasText: "Retry asked" }).innerText()).toMatch(/^Retry asked for evt_\S+: it is posted again now\.$/);
+      // another endpoint's deliveries: the notice was about the first one, it does not follow
+      const other = await webhooks.createEndpoint({ external_account_id: "acct_console", url: "http://127.0.0.1:9/other", event_types: ["payment_intent.canceled"] });
+      try {
+        await page.evaluate((id) => (location.hash = `#/webhooks/${id}`), other.id);
+        await poll(() => caption("deliveries")).toBe("0 deliveries");
+        expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe(`Deliveries to ${other.id}`);
+        expect(await page.getByText("Retry asked").count()).toBe(0);
+      } finally {
+        await webhooks.deleteEndpoint({ external_account_id: "acct_console", endpoint_id: other.id });
+      }
+      await page.goBack();
+      await poll(() => caption("deliveries")).toBe("1 delivery");
       // the delivering process takes the retry on its next turn (its clock is the test's)
       await poll(async () => (await api.clock.advance(10_000), (await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id }))[0]!.delivered)).toBe(true);
       await page.reload();

@@ -62,7 +62,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     page === "payments" && id ? html`<${PaymentPage} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
-    page === "webhooks" && id ? html`<${DeliveriesPage} ...${props} endpointId=${id} />` :
+    // keyed: another endpoint is a fresh page (no notice, confirmation or answer of the one before)
+    page === "webhooks" && id ? html`<${DeliveriesPage} key=${id} ...${props} endpointId=${id} />` :
     page === "webhooks" ? html`<${WebhooksPage} ...${props} />` :
     page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
     page === "keys" ? html`<${KeysPage} ...${props} />` :

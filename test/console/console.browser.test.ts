@@ -332,6 +332,16 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByTestId("list").locator(`tr:has-text("${terminalPayment}")`).innerText()).toMatch(/Refunded\s+\(succeeded\)\s+25\.00 USD\t10\.00 USD\t10\.00 USD\t0\.00 USD/);
   });
 
+  it("shows a decline without a failure code as its message alone", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_declined", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    expect((await m.read(payment_id)).body).toMatchObject({ status: "error", last_error: "Your card was declined" });
+    expect((await m.read(payment_id)).body.last_error_code).toBeUndefined();
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("error");
+    expect(await page.locator("dt:text-is('Last error') + dd").innerText()).toBe("Your card was declined");
+  });
+
   it("registers a terminal; in the sandbox a test card is presented, and a refusal comes back in words", async () => {
     await page.getByRole("link", { name: "Terminals" }).click();
     await poll(() => caption("terminals")).toBe("2 terminals");

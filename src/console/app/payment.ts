@@ -42,7 +42,7 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
         <dt>Method</dt><dd>${record.payment_method_types}, capture ${record.capture_method}${record.terminal_id ? `, terminal ${record.terminal_id}` : ""}</dd>
         <dt>Card</dt><dd>${record.payment ? `${record.payment.brand} •••• ${record.payment.last_4}, exp ${record.payment.exp_month}/${record.payment.exp_year}` : "—"}</dd>
         <dt>Processor</dt><dd>${record.processor}${record.authorization_code ? `, authorization ${record.authorization_code}` : ""}</dd>
-        ${record.last_error && html`<dt>Last error</dt><dd>${record.last_error_code}: ${record.last_error}</dd>`}
+        ${record.last_error && html`<dt>Last error</dt><dd>${record.last_error_code ? `${record.last_error_code}: ` : ""}${record.last_error}</dd>`}
         <dt>Created</dt><dd>${time(record.date_created)}</dd>
       </dl>
     </section>

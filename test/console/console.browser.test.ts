@@ -342,6 +342,20 @@ describe("the web console in Chromium", () => {
     expect(await page.locator("dt:text-is('Last error') + dd").innerText()).toBe("Your card was declined");
   });
 
+  it("offers, as the moment for the state as of, one at which the payment exists (its latest event's, to the second above)", async () => {
+    await api.clock.advance(500); // created half-way through a second: cut to the second, the moment would be before it
+    const { payment_id } = (await m.post("/v2/payment/intent", { amount: "2.00", payment_method_types: "card", capture_method: "manual" })).body;
+    await api.clock.advance(500); // back on whole seconds for the tests after
+    const { date_created } = (await m.read(payment_id)).body;
+    expect(Date.parse(date_created) % 1000).toBe(500);
+    const above = new Date(Math.ceil(Date.parse(date_created) / 1000) * 1000).toISOString().slice(0, 19);
+    await page.goto(`${api.base}/console#/payments/${payment_id}`); // from another payment's page
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_payment_method");
+    await poll(() => page.getByLabel("As of (UTC)").inputValue()).toBe(above);
+    await page.getByRole("button", { name: "Show" }).click();
+    await poll(() => text(page.getByTestId("as-of"))).toMatch(new RegExp(`^At ${above.replace("T", " ")} UTC the payment was Incomplete \\(requires_payment_method\\) ?: authorized 0\\.00 USD`));
+  });
+
   it("registers a terminal; in the sandbox a test card is presented, and a refusal comes back in words", async () => {
     await page.getByRole("link", { name: "Terminals" }).click();
     await poll(() => caption("terminals")).toBe("2 terminals");

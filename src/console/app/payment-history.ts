@@ -35,9 +35,19 @@ export function Timeline({ audit }: { audit: PaymentAudit }) {
   </section>`;
 }
 
-export function AsOf({ session, paymentId, first }: { session: Session; paymentId: string; first: string }) {
+/**
+ * An event's time as the picker writes it (UTC, to the second), rounded up to the second: at that
+ * moment the event has happened (its time may carry milliseconds and any offset).
+ */
+export function momentAfter(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? "" : new Date(Math.ceil(ms / 1000) * 1000).toISOString().slice(0, 19);
+}
+
+/** The payment's state as of a moment; the moment offered is its latest event's, so Show at once answers its state now. */
+export function AsOf({ session, paymentId, latest }: { session: Session; paymentId: string; latest: string }) {
   const [at, setAt] = useState<string | null>(null);
-  const [typed, setTyped] = useState(first.slice(0, 19));
+  const [typed, setTyped] = useState(() => momentAfter(latest));
   const result = useLoad(async (signal) => (at ? session.client.paymentAsOf({ external_account_id: session.account.external_account_id, payment_id: paymentId, timestamp: at }, { signal }) : null), [at]);
   function submit(e: Event) {
     e.preventDefault();

@@ -24,6 +24,9 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
   const { audit, svg } = view.data;
   const record = audit.record!;
   const amount = (value: string) => money(value, record.currency);
+  // keyed by the payment the data is of (while another payment loads, the one before is shown):
+  // each payment's state-as-of starts afresh, with a moment of its own
+  const asOf = html`<${AsOf} key=${audit.payment_id} session=${session} paymentId=${audit.payment_id} latest=${audit.timeline[audit.timeline.length - 1]?.timestamp ?? ""} />`;
   return html`${heading}
     <${ErrorAlert} error=${view.error} />
     <section class="card" aria-labelledby="record-h">
@@ -50,5 +53,5 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
     <${Chain} audit=${audit} />
     <${Timeline} audit=${audit} />
     <${Diagram} svg=${svg} paymentId=${paymentId} />
-    <${AsOf} session=${session} paymentId=${paymentId} first=${audit.timeline[0]?.timestamp ?? ""} />`;
+    ${asOf}`;
 }

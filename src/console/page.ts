@@ -41,6 +41,7 @@ section.card { background: #fff; border: 1px solid var(--line); border-radius: 8
 section.card > h2:first-child { margin-top: 4px; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
 form.row, form.filters { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: end; margin-bottom: 12px; }
 form.filters .buttons { display: flex; gap: 12px; align-items: center; }
+form.filters .hint { flex-basis: 100%; margin: 0; }
 label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); gap: 2px; }
 input, select, button { font: inherit; padding: 6px 10px; border: 1px solid #8a94a6; border-radius: 6px; min-height: 40px; max-width: 100%; }
 input, select { background: #fff; color: var(--ink); }

@@ -242,6 +242,30 @@ describe("the web console in Chromium", () => {
     await checkBothSizes("payments", () => poll(listState).toBe("3 payments"));
   });
 
+  it("says that status, capture, terminal and customer filter one at a time (any of them with a search), and sends nothing for two without a search", async () => {
+    const filters = ["status", "capture_method", "terminal_id", "external_customer_id"].map((name) => page.locator(`form[role=search] [name=${name}]`));
+    expect(await page.locator("#filters-hint").innerText()).toBe("Status, capture, terminal and customer: one at a time, or any of them with a search.");
+    for (const field of filters) expect((await field.getAttribute("aria-describedby"))?.split(" ")).toContain("filters-hint");
+    const asked: string[] = [];
+    const count = (r: { url(): string }) => void (new URL(r.url()).pathname === "/v2/payments" && asked.push(r.url()));
+    page.on("request", count);
+    await page.getByLabel("Status").selectOption("requires_capture");
+    await filters[1]!.selectOption("manual");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await poll(() => page.locator("#filters-problem").innerText()).toBe("Status and capture are both set: filter by one of them at a time, or search as well.");
+    page.off("request", count);
+    expect([await hash(), await listState(), asked]).toEqual(["#/payments", "3 payments", []]); // nothing sent, nothing changed
+    expect((await filters[0]!.getAttribute("aria-describedby"))?.split(" ")).toContain("filters-problem");
+    expect(await page.getByLabel("Status").inputValue()).toBe("requires_capture"); // what was chosen stays
+    // with a search, the API applies any of them to what it finds
+    await page.getByLabel("Search").fill("order-10");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await poll(listState).toBe("1 payment, status requires_capture, capture manual, matching “order-10”");
+    expect(await page.locator("#filters-problem").count()).toBe(0);
+    await page.getByRole("link", { name: "Clear" }).click();
+    await poll(listState).toBe("3 payments");
+  });
+
   it("opens the payment of the terminal flow: amounts, timeline, chain verdict, the diagram laid out to fit with its path highlighted", async () => {
     await search("order-1001");
     await page.getByRole("link", { name: terminalPayment }).click();

@@ -340,6 +340,14 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("Refund amount (USD)").fill("12.00");
     await page.getByRole("button", { name: "Refund…" }).click();
     await poll(() => page.locator("#refund-problem").innerText()).toBe("At most 10.00 USD can be refunded.");
+
+    // another payment's page starts afresh: not this one's answer, problem or amounts
+    await page.goto(`${api.base}/console#/payments/${storedCharge}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("canceled");
+    expect(await page.getByTestId("outcome").count()).toBe(0);
+    expect(await page.locator("#refund-problem").count()).toBe(0);
+    await page.goto(`${api.base}/console#/payments/${terminalPayment}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
   });
 
   it("follows what happens elsewhere live: a refund made through the API shows on the page and in the list without a reload", async () => {

@@ -59,7 +59,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
   useEffect(() => main.current?.focus(), [page, id]);
   const props: PageProps = { session, onUnauthorized: onSignOut };
   const content =
-    page === "payments" && id ? html`<${PaymentPage} ...${props} paymentId=${id} />` :
+    page === "payments" && id ? html`<${PaymentPage} key=${id} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
     // keyed: another endpoint is a fresh page (no notice, confirmation or answer of the one before)

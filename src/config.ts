@@ -82,6 +82,14 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return value;
 }
 
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function logLevel(raw: string | undefined): string {
+  if (raw === undefined || raw === "") return "info";
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigurationError(`LOG_LEVEL: expected one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = number(env, name, fallback);
   if (!Number.isInteger(value) || value > 65535) throw new ConfigurationError(`${name}: expected a port number from 0 to 65535, got ${JSON.stringify(env[name])}`);
@@ -152,7 +160,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
     captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
     processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
-    logLevel: env.LOG_LEVEL || "info",
+    logLevel: logLevel(env.LOG_LEVEL),
     sandbox: isSandbox,
     processorsModule: env.PROCESSORS_MODULE || null,
     outbound: outbound(env, isSandbox),

@@ -8,9 +8,10 @@ import { basename, dirname, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { InvalidRequest } from "../errors.js";
 import { action, processIo, type CliIo } from "./io.js";
+import type { RunOptions } from "../serve/run.js";
 import { openStore, storeOption, WRITES } from "./store-option.js";
 
-interface ServeOptions {
+export interface ServeOptions {
   port?: string;
   host?: string;
   store?: string;
@@ -32,28 +33,32 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
     .addOption(new Option("--data-dir <dir>", "SQLite under this directory (like DATA_DIR; the same as --store sqlite:DIR/cardflow.sqlite)").conflicts(["store", "databaseUrl"]))
     .addOption(new Option("--database-url <url>", "PostgreSQL (like DATABASE_URL; the same as --store postgres:URL)").conflicts(["store"]))
     .option("--workers <n>", "processes sharing the port (node:cluster)", "1")
-    .action(
-      action(io, async (opts: ServeOptions) => {
-        const workers = Number(opts.workers);
-        if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
-        const env = { ...process.env };
-        if (opts.port !== undefined && !(/^\d{1,5}$/.test(opts.port) && Number(opts.port) <= 65535)) throw new InvalidRequest(`--port: expected a port number from 0 to 65535, got ${JSON.stringify(opts.port)}`, "port");
-        if (opts.port !== undefined) env.PORT = opts.port;
-        if (opts.host !== undefined) env.HOST = opts.host;
-        if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });
-        if (opts.databaseUrl !== undefined) env.DATABASE_URL = opts.databaseUrl;
-        // a store the environment can name is opened as npm start opens it (same files, same settings)
-        const store = opts.store === undefined ? null : storeInEnv(opts.store, env);
-        if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
-        // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
-        if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
-        const { runService } = await import("../serve/run.js");
-        const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }));
-        // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)
-        const storeHint = store === "memory" ? "(a memory store: accounts only through the API's process)" : store === null ? undefined : `CARDFLOW_STORE=${store}`;
-        await runService({ env, ...(stores ? { stores } : {}), portHint, ...(storeHint ? { storeHint } : {}) });
-      }),
-    );
+    .action(action(io, (opts: ServeOptions) => serve(opts, { portHint })));
+}
+
+/**
+ * The served process with these options (`cardflow serve`), or with none but the environment's
+ * (`npm start`: CARDFLOW_STORE names the store as --store does).
+ */
+export async function serve(opts: ServeOptions = { workers: "1", ...(process.env.CARDFLOW_STORE ? { store: process.env.CARDFLOW_STORE } : {}) }, hints: Pick<RunOptions, "portHint"> = {}): Promise<void> {
+  const workers = Number(opts.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
+  const env = { ...process.env };
+  if (opts.port !== undefined && !(/^\d{1,5}$/.test(opts.port) && Number(opts.port) <= 65535)) throw new InvalidRequest(`--port: expected a port number from 0 to 65535, got ${JSON.stringify(opts.port)}`, "port");
+  if (opts.port !== undefined) env.PORT = opts.port;
+  if (opts.host !== undefined) env.HOST = opts.host;
+  if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });
+  if (opts.databaseUrl !== undefined) env.DATABASE_URL = opts.databaseUrl;
+  // a store the environment can name is opened as npm start opens it (same files, same settings)
+  const store = opts.store === undefined ? null : storeInEnv(opts.store, env);
+  if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
+  // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
+  if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
+  const { runService } = await import("../serve/run.js");
+  const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }));
+  // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)
+  const storeHint = store === "memory" ? "(a memory store: accounts only through the API's process)" : store === null ? undefined : `CARDFLOW_STORE=${store}`;
+  await runService({ env, ...(stores ? { stores } : {}), ...hints, ...(storeHint ? { storeHint } : {}) });
 }
 
 /**

@@ -3,7 +3,7 @@
 // JSON lines on stdout (LOG_LEVEL); what a person starting it needs to know goes to stderr.
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { configFromEnv, refuseToStart, type Stores } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
@@ -25,15 +25,15 @@ const npmPortHint = (port: number) => `PORT, e.g. PORT=${port + 1} npm start`;
 export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint }: RunOptions = {}): Promise<void> {
   let config: ReturnType<typeof configFromEnv>;
   let serve: ReturnType<typeof serveConfigFromEnv>;
+  let logger: Logger;
   try {
     // a configuration that cannot run (production without processor adapters...) stops here, said why
     config = await refuseToStart(() => configFromEnv(env));
     serve = serveConfigFromEnv(env, config.port);
+    logger = pino({ level: config.logLevel });
   } catch (error) {
-    if (!(error instanceof ServeConfigError)) throw error;
-    return refuse(error.message);
+    return refuse(error instanceof ServeConfigError ? error.message : `refusing to start: ${messageOf(error)}`);
   }
-  const logger = pino({ level: config.logLevel });
   const worker = cluster.isWorker;
   // a stop asked while the process starts (opening the store, migrating, waiting for it): nothing
   // was served, and what the start wrote is crash-safe, so the process ends at once, exit 0,
@@ -47,7 +47,9 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   try {
     service = await refuseToStart(() => startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker }));
   } catch (error) {
-    if (!(error instanceof StartFailure)) throw error;
+    // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
+    // setting a library refuses) is one line and exit 1, which a supervisor and a person both read
+    if (!(error instanceof StartFailure)) return refuse(`refusing to start: ${messageOf(error)}`);
     return refuse(error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error.message);
   } finally {
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
@@ -78,6 +80,8 @@ export function banner(base: string, store: string, storeHint: string, metricsUr
     "\n\n"
   );
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function refuse(message: string): void {
   process.stderr.write(`cardflow: ${message}\n`);

@@ -23,7 +23,7 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}: expected a positive number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name}: expected a positive number, got ${JSON.stringify(raw)}`);
   return value;
 }
 

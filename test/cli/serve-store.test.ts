@@ -1,4 +1,5 @@
-// `cardflow serve --store sqlite:<a file not named cardflow.sqlite>`, as an operator runs it: the
+// `cardflow serve --store sqlite:<a file not named cardflow.sqlite>` (and npm start with that store
+// in CARDFLOW_STORE), as an operator runs it: the
 // banner's hint to create an account names that store (CARDFLOW_STORE, which every command takes
 // like --store), and the key the hint's command prints opens the server's account. A --port that
 // is not a port number is refused naming it.
@@ -17,20 +18,29 @@ const BIN = fileURLToPath(new URL("../../bin/cardflow.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "cardflow-serve-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-it("the banner's account hint for a SQLite file of another name opens the served store: its key answers 200", { timeout: 120_000 }, async () => {
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+// `npm start` runs src/main.ts, with CARDFLOW_STORE where serve takes --store (docs/OPERATIONS.md: the same variables)
+it.each([
+  ["cardflow serve --store", (port: number, store: string) => ({ args: [BIN, "serve", "--port", String(port), "--host", "127.0.0.1", "--store", store], env: {} })],
+  ["npm start with CARDFLOW_STORE", (port: number, store: string) => ({ args: ["src/main.ts"], env: { PORT: String(port), HOST: "127.0.0.1", CARDFLOW_STORE: store } })],
+])("%s: the banner's account hint for a SQLite file of another name opens the served store: its key answers 200", { timeout: 120_000 }, async (how, started) => {
   const port = await freePort();
-  const store = `sqlite:${join(dir, "other.sqlite")}`;
-  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", "--port", String(port), "--host", "127.0.0.1", "--store", store], {
-    env: { ...process.env, DATABASE_URL: "", DATA_DIR: "", METRICS_PORT: String(await freePort()), SHUTDOWN_GRACE_MS: "0" },
+  const store = `sqlite:${join(dir, how.replaceAll(" ", "-"), "other.sqlite")}`;
+  const { args, env } = started(port, store);
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: "", DATA_DIR: "", CARDFLOW_STORE: "", METRICS_PORT: String(await freePort()), SHUTDOWN_GRACE_MS: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   for (let waited = 0; !stderr.includes("--exists-ok"); waited += 100) {
-    if (child.exitCode !== null || waited > 90_000) throw new Error(`serve did not come up:\n${stderr}`);
+    if (child.exitCode !== null || waited > 90_000) throw new Error(`the server did not come up:\n${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  expect(stderr).toContain(`(store: SQLite ${store.slice("sqlite:".length)};`);
   const hint = /^ {2}(\S+)=(\S+) npx cardflow (accounts create acct_demo --exists-ok)$/m.exec(stderr);
   expect(hint, stderr).not.toBeNull();
   const [, name, value, command] = hint!;

@@ -74,6 +74,23 @@ describe("production mode refuses to start without what it needs", () => {
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(/^cardflow: refusing to start: WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex/);
   });
+
+  it("a setting a library, the network or the store refuses is one line and exit 1 too, never a stack trace (docs/OPERATIONS.md)", { timeout: 120_000 }, async () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ LOG_LEVEL: "verbose" }, /LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"/],
+      [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected a positive number/],
+      [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /database is unavailable/],
+      [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
+      [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
+    ];
+    for (const [env, said] of cases) {
+      const { code, stderr } = await refusedStart(env);
+      expect(code, JSON.stringify(env)).toBe(1);
+      expect(stderr, JSON.stringify(env)).toMatch(new RegExp(`^cardflow: refusing to start: .*${said.source}`));
+      expect(stderr.trim().split("\n"), JSON.stringify(env)).toHaveLength(1);
+    }
+  });
 });
 
 describe("production mode with the example HTTP adapter and an HTTPS processor", () => {

@@ -18,11 +18,26 @@ export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promis
 const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) }), use);
 
 const expiresOption = () => new Option("--expires <duration>", "the key stops working after this long (e.g. 90d, 12h); default: no expiry");
-/** --expires as a time from now, or null. */
 // nobody waits on the CLI: it catches the read models up completely (a request's wait is bounded)
 const keysOf = (engine: Engine) => createApiKeys(engine, { readModelsCurrent: "complete" });
 
-const expiryOf = (engine: Engine, expires: string | undefined) => (expires === undefined ? null : isoTimestamp(engine.clock.now() + parseDuration(expires)));
+/** --expires as a time from now, or null; checked before anything is written. */
+function expiryOf(engine: Engine, expires: string | undefined): string | null {
+  if (expires === undefined) return null;
+  const refused = (why: string) => new InvalidRequest(`--expires: ${why}, got ${JSON.stringify(expires)} (e.g. 90d, 12h)`, "expires");
+  let ms: number;
+  try {
+    ms = parseDuration(expires);
+  } catch {
+    throw refused("not a duration");
+  }
+  if (!(ms > 0)) throw refused("a key must work for some time");
+  const at = engine.clock.now() + ms;
+  if (!(at <= MAX_DATE_MS)) throw refused("beyond the dates a key can carry");
+  return isoTimestamp(at);
+}
+/** The last time JavaScript's Date holds. */
+const MAX_DATE_MS = 8.64e15;
 
 function keysText(keys: ApiKeyInfo[]): string {
   if (keys.length === 0) return "no API keys\n";
@@ -75,6 +90,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) =>
         withEngine(opts, WRITES, async (engine, where) => {
+          const expiresAt = expiryOf(engine, opts.expires); // a bad --expires opens nothing
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));
           if (!existing) await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
           else if (!opts.existsOk) {
@@ -86,7 +102,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
               throw new Conflict(`merchant account ${external_account_id} already exists with processor ${existing.processor} and currency ${existing.currency}`, "account_exists");
             }
           }
-          const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
+          const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt });
           io.out(`${key}\n`);
         }),
       ),

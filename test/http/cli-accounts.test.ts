@@ -70,6 +70,18 @@ describe("cardflow accounts", () => {
     expect(badProcessor.err).toContain("error: option '--processor <processor>' argument 'C' is invalid");
   });
 
+  it("a bad --expires is refused naming it, before the account is opened: the same create then works", async () => {
+    for (const expires of ["0", "abc", "100000000d"]) {
+      const refused = await cardflow("accounts", "create", "acct_expiring", "--expires", expires);
+      expect(refused, expires).toMatchObject({ code: 2, out: "" });
+      expect(refused.err, expires).toMatch(/^cardflow: --expires: .*got/m);
+    }
+    expect((await store.readAll()).filter((e) => e.stream === "account-acct_expiring")).toEqual([]);
+    const created = await cardflow("accounts", "create", "acct_expiring", "--expires", "90d");
+    expect(created.code, created.err).toBe(0);
+    expect(created.out.trim()).toMatch(/^sk_/);
+  });
+
   it("accounts key refuses a data directory without a store, creating nothing", async () => {
     const dir = await mkdtemp(join(tmpdir(), "cardflow-cli-accounts-"));
     try {

@@ -101,8 +101,13 @@ function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined):
   if (note?.payment_id) return note.payment_id;
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
-  return typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
+  const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
+  // what a caller sent as an id may be anything, a card number too: a run of 12 digits or more is never written
+  return given?.replace(CARD_LIKE, "[digits removed]") ?? null;
 }
+
+/** 12 digits or more, spaces or dashes between them allowed: as card numbers are written. */
+const CARD_LIKE = /\d(?:[ -]?\d){11,}/g;
 
 function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNote | null | undefined) {
   const status = reply.statusCode;
@@ -112,7 +117,7 @@ function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNot
       account: req.owner?.external_account_id ?? null,
       key_id: req.owner?.key_id ?? null,
       method: req.method,
-      route: req.routeOptions.url ?? null,
+      route: req.routeOptions.url ?? "unmatched", // as the metrics label it
       status,
       payment_id: paymentId,
       command: note?.command ?? null,

@@ -146,6 +146,14 @@ describe("cardflow serve --workers 2", () => {
     expect(server.output()).not.toContain("metrics: Error");
   }, 120_000);
 
+  it("a worker whose start fails on a setting the primary does not read ends the start: one line, exit 1 (it hung, workers alive, nothing listening)", async () => {
+    const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { WEBHOOK_TIMEOUT_MS: "0" });
+    expect(await server.exited).toBe(1);
+    expect(server.output()).toContain('cardflow: refusing to start: WEBHOOK_TIMEOUT_MS: expected a positive number, got "0"');
+    expect(server.output()).toContain("a worker exited before every worker listened");
+    expect(server.output()).not.toMatch(/\n\s+at /);
+  }, 120_000);
+
   it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {
     for (const [args, says] of [
       [["--workers", "0"], "--workers: expected a whole number from 1 to 64"],

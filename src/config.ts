@@ -215,15 +215,11 @@ export async function openStores(
 }
 
 /**
- * Runs a start-up step; a ConfigurationError ends the process with its message (no stack trace)
- * and exit code 1: a service that cannot run as configured does not start.
+ * What stopped a start (a ConfigurationError, a store that cannot be opened, an address that cannot
+ * be bound...) as one line, `cardflow: refusing to start: …`, then exit 1: no stack trace, a
+ * service that cannot run as configured does not start.
  */
-export async function refuseToStart<T>(step: () => T | Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    if (!(error instanceof ConfigurationError)) throw error;
-    process.stderr.write(`cardflow: refusing to start: ${error.message}\n`);
-    process.exit(1);
-  }
+export function refusedStart(error: unknown): void {
+  process.stderr.write(`cardflow: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
 }

@@ -3,12 +3,10 @@
 // production), Prometheus metrics on METRICS_PORT, graceful stop on SIGTERM/SIGINT: the process
 // `cardflow serve` runs (src/cli/serve.ts, src/serve/), with the environment's settings only.
 import { serve } from "./cli/serve.js";
+import { refusedStart } from "./config.js";
 
-try {
-  await serve();
-} catch (error) {
-  // a setting that cannot run (CARDFLOW_STORE naming no store...): one line, exit 1, as every refusal to start
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`cardflow: refusing to start: ${message.replace(/^--store\b/, "CARDFLOW_STORE")}\n`);
-  process.exit(1);
-}
+const store = process.env.CARDFLOW_STORE || undefined;
+// a store that cannot be opened is a refusal to start like any other (named as the variable it came from)
+await serve({ workers: "1", ...(store ? { store } : {}) }).catch((error: unknown) =>
+  refusedStart(error instanceof Error ? new Error(error.message.replace(/^--store\b/, "CARDFLOW_STORE")) : error),
+);

@@ -25,12 +25,7 @@ const keysOf = (engine: Engine) => createApiKeys(engine, { readModelsCurrent: "c
 function expiryOf(engine: Engine, expires: string | undefined): string | null {
   if (expires === undefined) return null;
   const refused = (why: string) => new InvalidRequest(`--expires: ${why}, got ${JSON.stringify(expires)} (e.g. 90d, 12h)`, "expires");
-  let ms: number;
-  try {
-    ms = parseDuration(expires);
-  } catch {
-    throw refused("not a duration");
-  }
+  const ms = parseDuration(expires, "--expires");
   if (!(ms > 0)) throw refused("a key must work for some time");
   const at = engine.clock.now() + ms;
   if (!(at <= MAX_DATE_MS)) throw refused("beyond the dates a key can carry");
@@ -173,7 +168,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine) => {
-          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace), ...(opts.expires === undefined ? {} : { expiresAt: expiryOf(engine, opts.expires) }), actor: "cli" });
+          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace, "--grace"), ...(opts.expires === undefined ? {} : { expiresAt: expiryOf(engine, opts.expires) }), actor: "cli" });
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);
         }),

@@ -36,11 +36,8 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
     .action(action(io, (opts: ServeOptions) => serve(opts, { portHint })));
 }
 
-/**
- * The served process with these options (`cardflow serve`), or with none but the environment's
- * (`npm start`: CARDFLOW_STORE names the store as --store does).
- */
-export async function serve(opts: ServeOptions = { workers: "1", ...(process.env.CARDFLOW_STORE ? { store: process.env.CARDFLOW_STORE } : {}) }, hints: Pick<RunOptions, "portHint"> = {}): Promise<void> {
+/** The served process with these options: `cardflow serve`, and `npm start` (src/main.ts: CARDFLOW_STORE as --store). */
+export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHint"> = {}): Promise<void> {
   const workers = Number(opts.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
   const env = { ...process.env };

@@ -7,7 +7,7 @@
 // stopped cleanly.
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
-import { configFromEnv, refuseToStart } from "../config.js";
+import { configFromEnv, refusedStart } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
@@ -27,7 +27,12 @@ const RESTARTS_PER_MINUTE = 5;
 export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const say = (line: string) => process.stderr.write(`cardflow: ${line}\n`);
   // a configuration that cannot run stops here, said why (the workers would each say it again)
-  const config = await refuseToStart(() => configFromEnv(env));
+  let config: ReturnType<typeof configFromEnv>;
+  try {
+    config = configFromEnv(env);
+  } catch (error) {
+    return refusedStart(error);
+  }
   let serve: ReturnType<typeof serveConfigFromEnv>;
   try {
     serve = serveConfigFromEnv(env, config.port);

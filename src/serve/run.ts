@@ -4,7 +4,7 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { pino, type Logger } from "pino";
-import { configFromEnv, refuseToStart, type Stores } from "../config.js";
+import { configFromEnv, refusedStart, type Stores } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { startService, StartFailure } from "./service.js";
@@ -28,11 +28,11 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   let logger: Logger;
   try {
     // a configuration that cannot run (production without processor adapters...) stops here, said why
-    config = await refuseToStart(() => configFromEnv(env));
+    config = configFromEnv(env);
     serve = serveConfigFromEnv(env, config.port);
     logger = pino({ level: config.logLevel });
   } catch (error) {
-    return refuse(error instanceof ServeConfigError ? error.message : `refusing to start: ${messageOf(error)}`);
+    return error instanceof ServeConfigError ? refuse(error.message) : refusedStart(error);
   }
   const worker = cluster.isWorker;
   // a stop asked while the process starts (opening the store, migrating, waiting for it): nothing
@@ -45,11 +45,11 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   process.once("SIGTERM", stopWhileStarting).once("SIGINT", stopWhileStarting);
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    service = await refuseToStart(() => startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker }));
+    service = await startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker });
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read
-    if (!(error instanceof StartFailure)) return refuse(`refusing to start: ${messageOf(error)}`);
+    if (!(error instanceof StartFailure)) return refusedStart(error);
     return refuse(error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error.message);
   } finally {
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
@@ -80,8 +80,6 @@ export function banner(base: string, store: string, storeHint: string, metricsUr
     "\n\n"
   );
 }
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function refuse(message: string): void {
   process.stderr.write(`cardflow: ${message}\n`);

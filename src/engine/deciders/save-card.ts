@@ -3,7 +3,7 @@ import type { AttemptEvent } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
 import { InvalidRequest } from "../../errors.js";
 import type { SaveCardInput } from "../../inputs.js";
-import { can } from "../allowed.js";
+import { can, commandAllowed } from "../allowed.js";
 import { refusal, UNRECORDED, type Decision } from "./decision.js";
 
 export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): Decision {
@@ -22,12 +22,13 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): 
 }
 
 /** Why the machine refuses to save this payment's card: the first fact of the payment that explains it. */
-function whyNot({ value, context: { saved_card, intent, terminal, card } }: PaymentSnapshot): string {
+function whyNot(payment: PaymentSnapshot): string {
+  const { saved_card, intent, terminal, card } = payment.context;
   if (saved_card) return `its card is saved already, for customer ${saved_card.external_customer_id}`;
   if (terminal?.terminal_type === "A_async") return "the asynchronous terminal type does not support card on file";
   if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
   if (!card) return "no card has been collected for it yet";
   if (intent && !intent.allow_saving_card && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
-  if (value === "requires_capture") return "capture it first: its card is saved once captured (spec §4.6)";
+  if (commandAllowed(payment, "capture")) return "capture it first: its card is saved once captured (spec §4.6)";
   return "this payment's card cannot be saved now";
 }

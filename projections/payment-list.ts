@@ -8,6 +8,7 @@
 // has its index; two together would read rows to drop them). `q` searches instead (search()
 // below): the payments whose id or external transaction id starts with q, in that text's order;
 // the other filters then apply to what it reads.
+import { sealedCursors } from "../src/cursors.js";
 import { InvalidRequest } from "../src/errors.js";
 import type { ReadModelStore } from "../src/store/port.js";
 import { compareText } from "../src/store/port/tables.js";
@@ -146,18 +147,20 @@ export async function positionOfPayment(readModels: Pick<ReadModelStore, "get" |
   return place;
 }
 
-/** An opaque cursor: the place in the order, base64url (a search's carries the matched text and a mark). */
-export const encodeCursor = (p: ListPosition) => Buffer.from(JSON.stringify("created" in p ? [p.created, p.payment_id] : ["q", p.matched, p.payment_id])).toString("base64url");
-
-export function decodeCursor(cursor: string): ListPosition {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
-      if (value.length === 2) return { created: value[0] as string, payment_id: value[1] as string };
-      if (value.length === 3 && value[0] === "q") return { matched: value[1] as string, payment_id: value[2] as string };
-    }
-  } catch {
-    // not JSON: refused below
-  }
-  throw new InvalidRequest("cursor: not a cursor of this list (use next_cursor of the page before, as it is)", "cursor", "parameter_invalid");
+/** The list's cursors: its place in the order (a search's carries the matched text and a mark), sealed and bound to the account (src/cursors.ts). */
+export function listCursors(key: Buffer) {
+  const sealed = sealedCursors(key, "pl_");
+  return {
+    encode: (account: string, p: ListPosition) => sealed.seal(account, Buffer.from(JSON.stringify("created" in p ? [p.created, p.payment_id] : ["q", p.matched, p.payment_id]), "utf8")),
+    decode(account: string, cursor: string): ListPosition {
+      const place = sealed.open(account, cursor);
+      const value: unknown = place && JSON.parse(place.toString("utf8"));
+      if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
+        if (value.length === 2) return { created: value[0] as string, payment_id: value[1] as string };
+        if (value.length === 3 && value[0] === "q") return { matched: value[1] as string, payment_id: value[2] as string };
+      }
+      throw new InvalidRequest("cursor: not a cursor of this account's payment list; pass the next_cursor of the page before, as it is", "cursor", "parameter_invalid");
+    },
+  };
 }
+export type ListCursors = ReturnType<typeof listCursors>;

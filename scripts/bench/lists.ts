@@ -14,7 +14,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { PaymentEventOf } from "../../machines/events.js";
-import { encodeCursor } from "../../projections/payment-list.js";
 import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
@@ -120,6 +119,13 @@ async function seed(events: EventStore, readModels: ReadModelStore): Promise<num
   return head;
 }
 
+async function deepCursor(url: string, key: string, newer: string): Promise<string> {
+  const res = await fetch(`${url}/v2/payments?external_account_id=${BIG_ACCOUNT}&limit=1&starting_after=${newer}`, { headers: { authorization: `Bearer ${key}` } });
+  const page = (await res.json()) as { next_cursor?: string | null };
+  if (!res.ok || !page.next_cursor) throw new Error(`the deep page's cursor: ${res.status} ${JSON.stringify(page)}`);
+  return page.next_cursor;
+}
+
 async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
   const work = mkdtempSync(join(tmpdir(), "cardflow-lists-"));
   const postgres = kind === "postgres" && !process.env.DATABASE_URL ? await startPostgres() : undefined;
@@ -143,7 +149,8 @@ async function measure(kind: "sqlite" | "postgres"): Promise<Row> {
     try {
       // start-up work done (the event feed indexes the seeded events) before anything is measured
       await server.idle();
-      const deep = encodeCursor({ created: paymentOf(BIG - 1 - DEEP).intent.date_created, payment_id: paymentOf(BIG - 1 - DEEP).intent.payment_id });
+      // the cursor a client paging down holds at depth DEEP (cursors are sealed: asked of the server, the page of one payment after the one newer than it)
+      const deep = await deepCursor(server.url, keys.get(BIG_ACCOUNT)!, paymentOf(BIG - DEEP).intent.payment_id);
       const LISTS = {
         "big, first page": [BIG_ACCOUNT, ""],
         "big, first page, status": [BIG_ACCOUNT, "&status=succeeded"],

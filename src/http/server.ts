@@ -29,6 +29,7 @@ import { eventRoutes } from "./routes/events.js";
 import { createEventStreams, eventStreamRoutes, type EventStreams } from "./routes/event-stream.js";
 import { hardwareRoutes } from "./routes/hardware.js";
 import { paymentHistoryRoutes } from "./routes/payment-history.js";
+import { listCursors } from "../../projections/payment-list.js";
 import { paymentRoutes } from "./routes/payments.js";
 import { serviceRoutes } from "./routes/service.js";
 import { simulatorRoutes } from "./routes/simulator.js";
@@ -185,7 +186,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
-    ...paymentHistoryRoutes(engine),
+    ...paymentHistoryRoutes(engine, listCursors(webhooks.derivedKey("payment list cursors"))),
     ...accountRoutes(engine),
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),

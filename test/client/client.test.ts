@@ -184,6 +184,13 @@ describe("the typed client", () => {
     expect((await client.listPayments({ external_account_id: "acct_hist", q: "ORD-" })).data).toEqual([]); // case-sensitive
     const elsewhere = await merchantClient("acct_hist_other");
     expect((await elsewhere.listPayments({ external_account_id: "acct_hist_other" })).data).toEqual([]);
+    // cursors are sealed and the account's: they name no payment, and another account's or an edited one is refused
+    const cursor = page1.next_cursor!;
+    expect(Buffer.from(cursor.replace(/^pl_/, ""), "base64url").toString("latin1")).not.toContain(ids[1]!.slice(3));
+    await expect(elsewhere.listPayments({ external_account_id: "acct_hist_other", cursor })).rejects.toMatchObject({ status: 400, param: "cursor" });
+    const edited = cursor.slice(0, -2) + (cursor.endsWith("A") ? "B" : "A") + cursor.slice(-1);
+    await expect(client.listPayments({ external_account_id: "acct_hist", cursor: edited })).rejects.toMatchObject({ status: 400, param: "cursor" });
+    expect((await client.listPayments({ external_account_id: "acct_hist", limit: 2, cursor })).data.map((p) => p.payment_id)).toEqual([ids[0]]);
 
     const audit = await client.auditPayment({ external_account_id: "acct_hist", payment_id: ids[0]! });
     expect(audit).toMatchObject({ chain: "intact", read_models: "equal", findings: [], record: { status: "requires_capture" } });

@@ -14,7 +14,7 @@
 // checked of it. A search (q) reads two index ranges, (account, key) and (account, reference, key),
 // from q (or the cursor) to q's end, limit + 1 rows each: each statement is checked as above (the
 // other filters of a search apply to the rows read, in the code, and add no statement).
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +22,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
-import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type PaymentListFilters } from "../../projections/payment-list.js";
+import { listCursors, listPayments, positionOfPayment, type PaymentListFilters } from "../../projections/payment-list.js";
 import { paymentsProjection } from "../../projections/payments.js";
 import { readModelShape, type Projection } from "../../projections/projection.js";
 import { terminalKey, terminalsProjection, type TerminalRecord } from "../../projections/terminals.js";
@@ -121,9 +121,10 @@ async function everyList(rm: ReadModelStore) {
     { external_account_id: "big", q: "pi" },
     { external_account_id: "acct_8" },
   ];
+  const cursors = listCursors(randomBytes(32));
   for (const f of filters) {
     const first = await listPayments(rm, f, { limit: LIMIT });
-    if (first.next) await listPayments(rm, f, { limit: LIMIT, after: decodeCursor(encodeCursor(first.next)) });
+    if (first.next) await listPayments(rm, f, { limit: LIMIT, after: cursors.decode(f.external_account_id, cursors.encode(f.external_account_id, first.next)) });
   }
   // starting_after: the payment's place, then the page after it
   const after = await positionOfPayment(rm, "big", "pi_010001");

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { streams } from "../../../machines/events.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
-import { decodeCursor, encodeCursor, listPayments, positionOfPayment, type ListPosition } from "../../../projections/payment-list.js";
+import { listPayments, positionOfPayment, type ListCursors, type ListPosition } from "../../../projections/payment-list.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
 import type { ChainFindingKind } from "../../audit/chain.js";
@@ -95,7 +95,8 @@ export const PaymentAsOfOut = z.strictObject({
 
 const CHAIN_KINDS: Record<ChainFindingKind, true> = { edited: true, removed: true, reordered: true, inserted: true, revision_gap: true };
 
-export function paymentHistoryRoutes(engine: Engine) {
+/** `cursors`: the payment list's, under a key every process of the deployment shares. */
+export function paymentHistoryRoutes(engine: Engine, cursors: ListCursors) {
   /** The payment's events, after checking it is the account's (404 otherwise). */
   async function eventsOf(external_account_id: string, payment_id: string) {
     await engine.getPayment({ external_account_id, payment_id });
@@ -108,7 +109,7 @@ export function paymentHistoryRoutes(engine: Engine) {
       versions: ["v2"],
       summary: "List the account's payments, newest first",
       description:
-        "Filter by one of `status`, `capture_method`, `terminal_id` or `external_customer_id`; `q` searches: the payments whose `payment_id` or `external_transaction_id` starts with q (case-sensitive; a q shorter than 3 characters must match the whole id or reference), ordered by the text it matched, then `payment_id` (an exact match comes first); the filters then apply to what it finds, and a page with a filter may hold fewer than `limit` (follow `next_cursor` while `has_more`). Paging: `limit` (1–100, default 20) and either `cursor` (the `next_cursor` of the page before) or `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Pages stay right while payments arrive. The list reflects every write acknowledged before the request; when the read models are behind by more than a few seconds, 503 `read_model_behind` with Retry-After.",
+        "Filter by one of `status`, `capture_method`, `terminal_id` or `external_customer_id`; `q` searches: the payments whose `payment_id` or `external_transaction_id` starts with q (case-sensitive; a q shorter than 3 characters must match the whole id or reference), ordered by the text it matched, then `payment_id` (an exact match comes first); the filters then apply to what it finds, and a page with a filter may hold fewer than `limit` (follow `next_cursor` while `has_more`). Paging: `limit` (1–100, default 20) and either `cursor` (the `next_cursor` of the page before: opaque, sealed and bound to the account) or `starting_after` (the last `payment_id` of the page before); `has_more` says whether another page follows. Pages stay right while payments arrive. The list reflects every write acknowledged before the request; when the read models are behind by more than a few seconds, 503 `read_model_behind` with Retry-After.",
       extension: true,
       auth: "api_key",
       input: ListPaymentsInput,
@@ -117,13 +118,13 @@ export function paymentHistoryRoutes(engine: Engine) {
         // every payment written before the request (bounded wait: ReadModelBehind)
         const reads = engine.projections.fresh;
         let after: ListPosition | undefined;
-        if (cursor !== undefined) after = decodeCursor(cursor);
+        if (cursor !== undefined) after = cursors.decode(filters.external_account_id, cursor);
         else if (starting_after !== undefined) {
           after = await positionOfPayment(reads, filters.external_account_id, starting_after, filters.q);
           if (!after) throw new NotFound("payment", starting_after, "starting_after");
         }
         const page = await listPayments(reads, filters, { limit, after });
-        return { docs: page.docs, has_more: page.has_more, next_cursor: page.next && encodeCursor(page.next) };
+        return { docs: page.docs, has_more: page.has_more, next_cursor: page.next && cursors.encode(filters.external_account_id, page.next) };
       },
       // each payment written out once per stored document (presentedJson), the page around them here, in the schema's order
       present: ({ docs, has_more, next_cursor }) => preSerialized(`{"data":[${docs.map(presentedJson).join(",")}],"has_more":${has_more},"next_cursor":${JSON.stringify(next_cursor)}}`),

@@ -4,7 +4,8 @@
 // ./address-policy.ts at connection time: the client resolves the name itself and connects to the
 // address it checked, so a name that resolves elsewhere a moment later (DNS rebinding) cannot slip
 // through. Certificates are verified always; a private CA is trusted by configuration (OUTBOUND_CA_FILE).
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
+import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
@@ -20,6 +21,8 @@ export interface OutboundOptions extends AddressPolicy {
   timeoutMs?: number;
   /** Largest answer body read (bytes); a larger one is an error. Default 1 MiB. */
   maxBodyBytes?: number;
+  /** Resolves a name to its addresses (default: the system's resolver, as every other program here). */
+  resolve?: (hostname: string, family: number) => Promise<LookupAddress[]>;
 }
 
 export interface OutboundRequest {
@@ -51,21 +54,45 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 export type Outbound = ReturnType<typeof createOutbound>;
 
 export function createOutbound(options: OutboundOptions) {
-  const { sandbox, timeoutMs: defaultTimeout = 10_000, maxBodyBytes = 1 << 20 } = options;
+  const { sandbox, timeoutMs: defaultTimeout = 10_000, maxBodyBytes = 1 << 20, resolve = (hostname, family) => dnsLookup(hostname, { all: true, family }) } = options;
   const policy: AddressPolicy = { allowlist: options.allowlist, allowPrivate: options.allowPrivate };
   const ca = options.ca ? [...rootCertificates, options.ca] : undefined;
 
+  /** Why a name may not be requested: the first of its addresses the policy refuses, or null. */
+  const nameVerdict = (hostname: string, addresses: LookupAddress[]) => {
+    for (const { address } of addresses) {
+      const verdict = judgeAddress(address, policy);
+      if (!verdict.allowed) return `${hostname} resolves to ${verdict.reason}`;
+    }
+    return null;
+  };
+
   /** Resolves a name, refusing it when any of its addresses is not allowed; the socket connects to what it returns. */
   function guardedLookup(hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: LookupCallback): void {
-    dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (err, addresses) => {
-      if (err) return callback(err, "");
-      for (const { address } of addresses) {
-        const verdict = judgeAddress(address, policy);
-        if (!verdict.allowed) return callback(new OutboundRefused(`${hostname} resolves to ${verdict.reason}`), "");
-      }
-      if (lookupOptions.all) return callback(null, addresses);
-      callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
+    resolve(hostname, lookupOptions.family ?? 0).then(
+      (addresses) => {
+        const refused = nameVerdict(hostname, addresses);
+        if (refused) return callback(new OutboundRefused(refused), "");
+        if (lookupOptions.all) return callback(null, addresses);
+        callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ""),
+    );
+  }
+
+  /**
+   * Why a URL's name may not be requested as it resolves now (at registration: a receiver named
+   * to reach this host or its network is refused there and then, not only at each delivery).
+   * A name that does not resolve (yet), or not within 2 s, is not refused here: delivery retries it.
+   */
+  async function resolvedRefusal(url: string): Promise<string | null> {
+    const target = new URL(url);
+    const host = target.hostname.replace(/^\[|\]$/g, "");
+    if (isIP(host)) return refusal(target);
+    let timer: NodeJS.Timeout | undefined;
+    const unresolved = new Promise<null>((done) => (timer = setTimeout(done, 2_000, null)));
+    const addresses = await Promise.race([resolve(host, 0).catch(() => null), unresolved]).finally(() => clearTimeout(timer));
+    return refusal(target) ?? (addresses && nameVerdict(host, addresses));
   }
 
   /** Why this URL may not be requested (checked again on the resolved addresses at connection time), or null. */
@@ -132,5 +159,5 @@ export function createOutbound(options: OutboundOptions) {
     });
   }
 
-  return { request, refusal: (url: string) => refusal(new URL(url)), sandbox, policy };
+  return { request, refusal: (url: string) => refusal(new URL(url)), resolvedRefusal, sandbox, policy };
 }

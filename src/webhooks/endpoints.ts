@@ -84,17 +84,18 @@ export function signingSecrets(signingKey: Buffer) {
   return {
     keyId,
     secretOf: (endpointId: string) => `whsec_${createHmac("sha256", signingKey).update(`webhook-endpoint:${endpointId}`).digest("base64url")}`,
-    /** 32 bytes for one purpose (HKDF-SHA256 of the signing key): feed cursors, idempotency records. */
+    /** 32 bytes for one purpose (HKDF-SHA256 of the signing key): feed and payment-list cursors, idempotency records. */
     derivedKey: (purpose: string) => Buffer.from(hkdfSync("sha256", signingKey, Buffer.alloc(0), `cardflow ${purpose}`, 32)),
   };
 }
 
 /**
  * An absolute http(s) URL without credentials that the guarded client would request (https
- * outside the sandbox; an address literal allowed by its policy). A name is judged again on each
- * delivery, on the addresses it resolves to then.
+ * outside the sandbox; an address literal allowed by its policy; a name whose addresses, as it
+ * resolves now, the policy allows). A name is judged again on each delivery, on the addresses it
+ * resolves to then (it may have changed since).
  */
-export function checkEndpointUrl(raw: string, outbound: Outbound): string {
+export async function checkEndpointUrl(raw: string, outbound: Outbound): Promise<string> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -106,7 +107,8 @@ export function checkEndpointUrl(raw: string, outbound: Outbound): string {
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
   const refused =
     outbound.refusal(url.toString()) ??
-    ((host === "localhost" || host.endsWith(".localhost")) && !outbound.policy.allowPrivate ? `${host} names this host (loopback)` : null);
+    ((host === "localhost" || host.endsWith(".localhost")) && !outbound.policy.allowPrivate ? `${host} names this host (loopback)` : null) ??
+    (await outbound.resolvedRefusal(url.toString()));
   if (refused) throw new InvalidRequest(`url: ${refused}`, "url", url.protocol === "http:" && !outbound.sandbox ? "url_invalid" : "url_not_allowed");
   return url.toString();
 }

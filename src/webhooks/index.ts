@@ -52,7 +52,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
     async createEndpoint(input: unknown, ctx: CommandContext = {}): Promise<EndpointOut> {
       const { external_account_id, url, event_types } = parseInput(CreateEndpointInput, input);
       await engine.getAccount(external_account_id);
-      const checked = checkEndpointUrl(url, outbound);
+      const checked = await checkEndpointUrl(url, outbound);
       await feed.catchUp();
       const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
       if (existing.length >= maxEndpointsPerAccount) {

@@ -171,6 +171,23 @@ describe("what a delivery may reach", () => {
     expect((await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com/x" })).status).toBe("enabled");
     await engine.close();
 
+    // a name is judged at registration on what it resolves to then: one reaching this host or its network is refused
+    const names: Record<string, string[]> = { "internal.example.com": ["10.1.2.3"], "mixed.example.com": ["93.184.215.14", "127.0.0.1"], "public.example.com": ["93.184.215.14"] };
+    const resolving = createOutbound({ sandbox: false, allowPrivate: false, allowlist: [], resolve: async (host) => {
+      if (!names[host]) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+      return names[host].map((address) => ({ address, family: 4 }));
+    } });
+    const named = createEngine();
+    await named.openAccount({ external_account_id: ACCOUNT });
+    const byNames = createWebhooks({ engine: named, outbound: resolving });
+    await expect(byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://internal.example.com/h" })).rejects.toMatchObject({ code: "url_not_allowed", param: "url", message: expect.stringMatching(/internal\.example\.com resolves to 10\.1\.2\.3/) });
+    await expect(byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://mixed.example.com/h" })).rejects.toMatchObject({ code: "url_not_allowed", message: expect.stringMatching(/loopback/) });
+    expect((await byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://public.example.com/h" })).status).toBe("enabled");
+    // a name that does not resolve yet is taken: each delivery resolves it again
+    expect((await byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://not-yet.example.com/h" })).status).toBe("enabled");
+    expect((await named.store.readAll()).filter((e) => e.type === "WebhookEndpointCreated")).toHaveLength(2);
+    await named.close();
+
     const receiver = await startReceiver();
     try {
       const port = new URL(receiver.url()).port;

@@ -4,8 +4,18 @@ import { z } from "zod";
 import { CaptureMethod, PaymentMethodType, Processor, TerminalType } from "../machines/events.js";
 import { InvalidRequest } from "./errors.js";
 
-/** An identifier or reference field. */
-export const Id = z.string().trim().min(1).max(255);
+/** No control character (NUL cannot be stored in PostgreSQL text), no lone UTF-16 surrogate (not text in UTF-8). */
+const UNSTORABLE = /[\u0000-\u001f\u007f]|\p{Cs}/u;
+/** Text a caller names or labels things with: kept exactly as sent, so what cannot be kept is refused. */
+export const Text = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !UNSTORABLE.test(s), "has a control character or a lone surrogate: send printable UTF-8 text");
+/** An identifier or reference field: exactly as sent (white space around it is refused, not trimmed). */
+export const Id = Text(255)
+  .min(1, "must not be empty")
+  .refine((s) => s.trim() === s, "has white space around it: send the identifier alone");
 /** Amounts arrive as a JSON string or number (spec §2.1); src/money.ts checks them against the currency. */
 export const AmountInput = z.union([z.string(), z.number()], { error: 'expected a decimal string such as "25.00", or a number' });
 
@@ -18,21 +28,21 @@ export const OpenAccountInput = z.strictObject({
 export const RegisterTerminalInput = z.strictObject({
   external_account_id: Id,
   terminal_type: TerminalType,
-  label: z.string().max(255).nullable().optional(),
-  serial_number: z.string().max(255).nullable().optional(),
+  label: Text(255).nullable().optional(),
+  serial_number: Text(255).nullable().optional(),
 });
 
 /**
- * A string, or a number kept exactly: JSON numbers beyond ±(2^53 - 1) have already lost digits
- * when parsed, so they are refused (send such ids as strings).
+ * A string, or a whole number kept exactly: a fraction or a number beyond ±(2^53 - 1) may have
+ * lost digits when the JSON was parsed (12345678.123456789 reads as 12345678.12345679, 100.10 as
+ * 100.1), so they are refused (send such references as strings).
  */
 const ExternalPaymentId = z.union([
   Id,
   z
     .number()
-    .finite()
-    .refine((n) => Math.abs(n) <= Number.MAX_SAFE_INTEGER, "a number above 2^53 - 1 loses digits in JSON; send it as a string"),
-]);
+    .refine(Number.isSafeInteger, "a number reference must be a whole number up to 2^53 - 1 (a fraction or a larger number may lose digits in JSON); send it as a string"),
+], { error: "expected a string or a whole number" });
 
 export const CreateIntentInput = z
   .strictObject({

@@ -66,7 +66,9 @@ export function parseAmount(input: unknown, currency: string): Decimal {
   const value = new Decimal(text);
   if (!value.greaterThan(0)) throw new InvalidAmount("must be greater than 0");
   const units = unitsOf(currency);
-  if (value.decimalPlaces() > units) {
+  // the decimals written, trailing zeros included: "1.500" is three, more than USD has (as "1.5001" is)
+  const point = text.indexOf(".");
+  if (point >= 0 && text.length - point - 1 > units) {
     // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent, no ISO 4217 currency has 1 minor unit (currency-codes' data)
     throw new InvalidAmount(`has more than ${units} decimal place${units === 1 ? "" : "s"}, the minor units of ${currency}`);
   }

@@ -30,6 +30,9 @@ describe("money", () => {
     };
     expect(reasons("1.001")).toMatch(/more than 2 decimal places/);
     expect(reasons("1.5", "JPY")).toMatch(/more than 0 decimal places/);
+    // the decimals as written, trailing zeros too (README: more decimals than the currency's minor units)
+    for (const [text, currency] of [["1.000", "USD"], ["1.50000", "USD"], ["100.00", "JPY"], ["100.0", "JPY"], ["1.0000", "KWD"]] as const) expect(reasons(text, currency), text).toMatch(/more than \d decimal place/);
+    expect([parseAmount("1.50", "USD").toString(), parseAmount("100", "JPY").toString(), parseAmount("1.500", "KWD").toString()]).toEqual(["1.5", "100", "1.5"]);
     expect(reasons("0")).toMatch(/greater than 0/);
     expect(reasons(-5)).toMatch(/greater than 0/);
     expect(reasons(Number.NaN)).toMatch(/finite/);

@@ -49,6 +49,10 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: s
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", detail: "the body is empty; send a JSON object" },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large", detail: "the body is larger than this API accepts" },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", detail: "send the body as application/json" },
+  // ./json-body.ts
+  CF_BODY_ENCODED: { status: 415, code: "unsupported_media_type", detail: "Content-Encoding: the body is read as sent; send it uncompressed (no Content-Encoding, or identity)" },
+  CF_BODY_CHARSET: { status: 415, code: "unsupported_media_type", detail: "Content-Type: the body is read as UTF-8; send application/json with charset=utf-8 or no charset" },
+  CF_BODY_NOT_UTF8: { status: 400, code: "invalid_json", detail: "the body is not valid UTF-8; send JSON encoded in UTF-8" },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length", detail: "Content-Length does not match the body" },
   FST_ERR_BAD_URL: { status: 400, code: "invalid_url", detail: "the URL is not validly percent-encoded" },
   FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: "uri_too_long", detail: "a path parameter is longer than this API accepts" },

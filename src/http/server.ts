@@ -17,6 +17,7 @@ import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
 import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
+import { strictJsonBodies } from "./json-body.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
@@ -124,6 +125,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     trustProxy,
   });
   app.removeContentTypeParser("text/plain");
+  strictJsonBodies(app, bodyLimit);
   const drain = drainOnClose(app, { idleMs: options.drainIdleMs });
   app.decorate("drain", drain);
   app.decorateRequest("owner", null);

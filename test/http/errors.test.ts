@@ -55,6 +55,23 @@ describe("malformed requests", () => {
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
   });
 
+  it("a body read as sent: not UTF-8, another charset, compressed: refused, never decoded into something else", async () => {
+    const body = (reference: string) => `{"external_account_id":"acct_err","amount":"1.00","payment_method_types":"card","capture_method":"manual","external_payment_id":"${reference}"}`;
+    const latin1 = new Uint8Array(Buffer.from(body("caf\u00e9"), "latin1")); // é as the one byte 0xE9: not UTF-8
+    expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: latin1 }), 400, "invalid_json", null)).detail).toMatch(/not valid UTF-8/);
+    for (const type of ["application/json; charset=latin1", "application/json; charset=utf-16", 'application/json; charset="iso-8859-1"']) {
+      expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: body("ok"), headers: { "content-type": type } }), 415, "unsupported_media_type")).detail, type).toMatch(/charset=utf-8/);
+    }
+    for (const encoding of ["gzip", "br", "deflate"]) {
+      expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: body("ok"), headers: { "content-encoding": encoding } }), 415, "unsupported_media_type")).detail).toMatch(/Content-Encoding/);
+    }
+    // UTF-8, declared or not, as sent: the reference is kept byte for byte
+    for (const type of ["application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8"]) {
+      const res = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: new Uint8Array(Buffer.from(body("caf\u00e9 \u20ac"), "utf8")), headers: { "content-type": type, "content-encoding": "identity" } });
+      expect([res.status, (res.body as { external_transaction_id: string }).external_transaction_id]).toEqual([200, "café €"]);
+    }
+  });
+
   it("unknown fields, missing fields, wrong types name the field", async () => {
     const unknown = await refused(() => m.post("/v2/payment/intent", { ...intent, colour: "red" }), 400, "unknown_parameter", "colour");
     expect(unknown.detail).toContain("colour");

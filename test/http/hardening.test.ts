@@ -108,7 +108,7 @@ describe("HTTP hardening", () => {
     expectProblem(await from("203.0.113.2"), 401, "unauthorized");
   });
 
-  it("refuses amounts above the upper bound and numeric external_payment_id beyond 2^53 - 1; keeps the largest exact one", async () => {
+  it("refuses amounts above the upper bound, a numeric external_payment_id beyond 2^53 - 1 or with a fraction, and a reference it cannot keep exactly; keeps the largest exact one", async () => {
     api = await startApi();
     const m = await api.merchant("acct_h");
     const intent = { payment_method_types: "card", capture_method: "manual" };
@@ -116,7 +116,8 @@ describe("HTTP hardening", () => {
     expect(tooMuch.detail).toContain("at most 9999999999.99 USD");
     expect((await m.post("/v2/payment/intent", { ...intent, amount: "9999999999.99" })).status).toBe(200);
     const raw = (id: string) => `{"external_account_id":"acct_h","amount":"1.00","payment_method_types":"card","capture_method":"manual","external_payment_id":${id}}`;
-    for (const id of ["9007199254740993", "9007199254740992", "1e300"]) {
+    // and fractions: 12345678.123456789 parses as 12345678.12345679, 100.10 as 100.1 (send such references as strings)
+    for (const id of ["9007199254740993", "9007199254740992", "1e300", "12345678.123456789", "100.10", "1.5", '" order-1"', '"a\\u0000b"']) {
       const res = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw(id) });
       expect([res.status, res.body.param]).toEqual([400, "external_payment_id"]);
     }

@@ -70,10 +70,10 @@ export async function startApi(options: StartOptions = {}) {
   if (!address || typeof address === "string") throw new Error("no port");
   const base = `http://127.0.0.1:${address.port}`;
 
-  async function request(method: string, path: string, { key, body, raw, headers = {}, signal }: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Res> {
+  async function request(method: string, path: string, { key, body, raw, headers = {}, signal }: { key?: string | null; body?: unknown; raw?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Res> {
     const h: Record<string, string> = { ...headers };
     if (key) h.authorization = `Bearer ${key}`;
-    let payload: string | undefined;
+    let payload: string | Uint8Array<ArrayBuffer> | undefined;
     if (raw !== undefined) payload = raw;
     else if (body !== undefined) payload = JSON.stringify(body);
     if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === "content-type")) h["content-type"] = "application/json";

@@ -73,7 +73,9 @@ const notObject = fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(
 const nonString = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(fc.string()), fc.dictionary(fc.string(), fc.string()));
 /** Values of the wrong type or out of range for a field of this kind. */
 function wrongFor(kind: Kind): fc.Arbitrary<unknown> {
-  if (kind === "id") return fc.oneof(nonString, fc.constantFrom("", "   "), fc.string({ minLength: 256, maxLength: 300 }).filter((s) => s.trim().length > 255));
+  // kept exactly as sent, so refused rather than trimmed or mangled: white space around it, control characters, lone surrogates
+  const unkeepable = fc.oneof(fc.constantFrom(" acct", "acct ", "\tx", "a\u0000b", "x\u001f", "\ud800", "a\udfffb"), fc.tuple(fc.string(), fc.constantFrom(" ", "\n", "\u0000", "\ud83d")).map(([s, bad]) => `${bad}${s}`));
+  if (kind === "id") return fc.oneof(nonString, unkeepable, fc.constantFrom("", "   "), fc.string({ minLength: 256, maxLength: 300 }).filter((s) => s.trim().length > 255));
   if (kind === "amount")
     return fc.oneof(
       fc.boolean(),
@@ -84,7 +86,8 @@ function wrongFor(kind: Kind): fc.Arbitrary<unknown> {
       fc.integer({ max: 0 }),
       fc.double({ min: 0.0001, max: 1000, noNaN: true }).filter((d) => !/^\d+(\.\d{1,2})?$/.test(String(d))),
     );
-  if (kind === "ref") return fc.oneof(fc.boolean(), fc.constant(null), fc.array(fc.integer()), fc.object(), fc.constant(""));
+  // a number reference is a whole number (a fraction may have lost digits when parsed)
+  if (kind === "ref") return fc.oneof(fc.boolean(), fc.constant(null), fc.array(fc.integer()), fc.object(), fc.constant(""), unkeepable, fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isSafeInteger(d)));
   if (kind === "bool") return fc.oneof(fc.string(), fc.integer(), fc.constant(null));
   return fc.oneof(fc.string().filter((s) => !kind.enum.includes(s)), fc.integer(), fc.constant(null));
 }

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RequestNote, RequestNotes } from "./instrument-engine.js";
 import type { Metrics } from "./metrics.js";
 import { ATTR, tracer } from "./tracing.js";
+import { withoutCardNumbers } from "./redact.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -98,16 +99,11 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
 
 /** The payment a request is about: its command's, else the path's or the body's payment_id. */
 function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
-  if (note?.payment_id) return note.payment_id;
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
-  const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
-  // what a caller sent as an id may be anything, a card number too: a run of 12 digits or more is never written
-  return given?.replace(CARD_LIKE, "[digits removed]") ?? null;
+  const given = note?.payment_id || (typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null);
+  return given === null ? null : withoutCardNumbers(given);
 }
-
-/** 12 digits or more, spaces or dashes between them allowed: as card numbers are written. */
-const CARD_LIKE = /\d(?:[ -]?\d){11,}/g;
 
 function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNote | null | undefined) {
   const status = reply.statusCode;

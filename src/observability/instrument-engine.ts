@@ -6,6 +6,7 @@
 import type { Engine } from "../engine.js";
 import { outcomeOf, type Metrics } from "./metrics.js";
 import { ATTR, endSpan, tracer, withSpan } from "./tracing.js";
+import { withoutCardNumbers } from "./redact.js";
 
 /** What the log line of a request says of the command it ran. */
 export interface RequestNote {
@@ -22,9 +23,10 @@ export type RequestNotes = Map<number, RequestNote | null>;
 
 const COMMANDS = ["openAccount", "registerTerminal", "createIntent", "authorize", "collectPaymentMethod", "processPayment", "capture", "cancel", "refund", "saveCard"] as const;
 
+/** The payment id a command was given (or answered), as the log and traces may write it. */
 const paymentIdOf = (value: unknown): string | null => {
-  const id = (value as { payment_id?: unknown } | null | undefined)?.payment_id;
-  return typeof id === "string" ? id : null;
+  const id = typeof value === "string" ? value : (value as { payment_id?: unknown } | null | undefined)?.payment_id;
+  return typeof id === "string" ? withoutCardNumbers(id) : null;
 };
 
 type Command<A, B, R> = (a: A, b: B) => Promise<R>;
@@ -51,7 +53,7 @@ export function recordCommand<A, B, R>(name: string, run: Command<A, B, R>, metr
       const result = await (recording ? withSpan(span, () => run(a, b)) : run(a, b));
       duration.observe((performance.now() - started) / 1000);
       count("ok");
-      const paymentId = notes || recording ? (typeof a === "string" ? a : (paymentIdOf(a) ?? paymentIdOf(result))) : null;
+      const paymentId = notes || recording ? (paymentIdOf(a) ?? paymentIdOf(result)) : null;
       note(b, paymentId, "ok");
       if (recording) {
         span.setAttributes({ [ATTR.command]: name, ...(paymentId ? { [ATTR.paymentId]: paymentId } : {}) });
@@ -62,7 +64,7 @@ export function recordCommand<A, B, R>(name: string, run: Command<A, B, R>, metr
       duration.observe((performance.now() - started) / 1000);
       const outcome = outcomeOf(error);
       count(outcome);
-      const paymentId = typeof a === "string" ? a : paymentIdOf(a);
+      const paymentId = paymentIdOf(a);
       note(b, paymentId, outcome);
       if (recording) {
         span.setAttributes({ [ATTR.command]: name, ...(paymentId ? { [ATTR.paymentId]: paymentId } : {}) });

@@ -153,12 +153,17 @@ describe("a served process", () => {
   it("one log line per request: request id, account, payment id, command, outcome, latency; no key, secret or card number anywhere in the log", async () => {
     // a card number where a payment id goes (even unauthenticated), and a path no route serves
     await fetch(`${server.url}/v2/payment/intent/4111-1111-1111-1111?external_account_id=acct_obs`);
+    // and in a valid command's body (the command names the payment it was given: 404)
+    const captureCard = await fetch(`${server.url}/v2/payment/capture`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ external_account_id: "acct_obs", payment_id: "4000056655665556", amount: "1.00" }) });
+    expect(captureCard.status).toBe(404);
     await fetch(`${server.url}/v2/no/such/route`, { headers: { authorization: `Bearer ${key}` } });
     await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('"route":"unmatched"');
     await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('"payment_id":"[digits removed]"');
+    await expect.poll(() => server.output().split('"route":"/v2/payment/capture"').length - 1, { timeout: 10_000 }).toBe(3);
     const lines = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
     const capture = lines.filter((l) => l.msg === "request" && l.route === "/v2/payment/capture");
-    expect(capture).toHaveLength(2);
+    expect(capture).toHaveLength(3);
+    expect(capture[2]).toMatchObject({ status: 404, payment_id: "[digits removed]", command: "capture" });
     expect(capture[0]).toMatchObject({ level: 30, account: "acct_obs", method: "POST", status: 200, payment_id: seen.payment, command: "capture", outcome: "ok" });
     expect(capture[1]).toMatchObject({ status: 409, payment_id: seen.payment, command: "capture", outcome: "payment_intent_unexpected_state" });
     expect(Number.isInteger(capture[0].request_id)).toBe(true);
@@ -167,7 +172,7 @@ describe("a served process", () => {
     expect(created).toMatchObject({ command: "createIntent", payment_id: seen.payment, outcome: "ok" });
     expect(lines.find((l) => l.msg === "request" && l.status === 401)).toMatchObject({ account: null, outcome: "unauthorized" });
     const log = server.output();
-    for (const secret of [key, keyB, "sk_not_a_key_obs", SIGNING_KEY, seen.clientSecret, seen.endpointSecret, "5555555555554444", "4111-1111-1111-1111"]) expect(log).not.toContain(secret);
+    for (const secret of [key, keyB, "sk_not_a_key_obs", SIGNING_KEY, seen.clientSecret, seen.endpointSecret, "5555555555554444", "4111-1111-1111-1111", "4000056655665556"]) expect(log).not.toContain(secret);
   });
 
   it("a metrics port already taken, or the API's own, is refused at start with a message naming METRICS_PORT", async () => {

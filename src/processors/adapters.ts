@@ -7,6 +7,7 @@
 // A PROCESSORS_MODULE exports `createProcessors(context)` (or a default export of it) answering
 // `{ A, B, connect?, close? }`: `connect(report)` receives the function that records outcomes the
 // processor reports later (a terminal's, a settled capture), as the simulators do.
+import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Processor } from "../../machines/events.js";
@@ -57,7 +58,9 @@ export interface ServiceProcessors {
 
 /** Loads the adapters module and checks it serves every routed processor with every call. */
 export async function loadAdapters(specifier: string, context: AdapterContext): Promise<Processors & { close(): Promise<void> }> {
-  const url = specifier.startsWith(".") || isAbsolute(specifier) ? pathToFileURL(resolve(specifier)).href : specifier;
+  // a path (./x.js, /abs/x.js, or a file that exists from here: node_modules/cardflow/dist/...), else a package
+  const isPath = specifier.startsWith(".") || isAbsolute(specifier) || existsSync(resolve(specifier));
+  const url = isPath ? pathToFileURL(resolve(specifier)).href : specifier;
   let loaded: { createProcessors?: unknown; default?: unknown };
   try {
     loaded = await import(url);

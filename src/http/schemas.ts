@@ -111,6 +111,9 @@ export const ClientIntentOut = z.strictObject({
   amount: AmountOut,
   currency: z.string(),
   payment: PaymentCardOut.optional(),
+  /** Why the collect's processing failed (a decline), as the status read has them: absent when none. */
+  last_error: z.string().optional(),
+  last_error_code: z.string().optional(),
 });
 
 export const ProblemOut = z.object({

@@ -47,6 +47,6 @@ export function presentCreated(created: CreatedIntent, version: Version) {
 
 /** What a client SDK holding the client secret sees of its intent (no merchant data). */
 export function presentToClient(record: PaymentRecord) {
-  const { payment_id, status, amount, currency, payment } = record;
-  return { payment_id, status, amount, currency, ...(payment ? { payment } : {}) };
+  const { payment_id, status, amount, currency, payment, last_error, last_error_code } = record;
+  return { payment_id, status, amount, currency, ...(payment ? { payment } : {}), ...(last_error === undefined ? {} : { last_error }), ...(last_error_code === undefined ? {} : { last_error_code }) };
 }

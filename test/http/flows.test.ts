@@ -323,6 +323,10 @@ describe("processor B (client reader SDK)", () => {
     expect((await api.store.readStream(`payment-${intent.payment_id}`)).length).toBe(before);
     expect(expectProblem(await m.post("/v2/payment/auth", { payment_id: intent.payment_id }), 409, "payment_intent_unexpected_state").detail).toContain("already processed the payment");
     expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "5.00" });
+    // a card form's decline: the collect's answer says why, as the status read does
+    const { body: declined } = await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "automatic" });
+    expect(await collect(declined.client_secret, { card_number: "4000000000000002" })).toMatchObject({ status: "error", last_error: "Your card was declined" });
+    expect(await collect(declined.client_secret, { card_number: "4000000000000143" })).toMatchObject({ status: "error", last_error: "The processor declined the card", last_error_code: "ONLINE_DECLINED" });
   });
 
   it("card not present: a collect retried with its Idempotency-Key answers the first answer and authorizes once", async () => {

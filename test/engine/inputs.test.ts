@@ -100,7 +100,7 @@ describe("inputs are parsed once", () => {
 
   it("an input the HTTP API parsed answers the engine's command as the raw one does", async () => {
     const engine = await setup();
-    const parsed = parseInput(CreateIntentInput, { ...intent, external_account_id: "  acct  " });
+    const parsed = parseInput(CreateIntentInput, { ...intent, external_account_id: "acct", amount: 10 });
     const created = await engine.createIntent(parsed);
     expect(created).toMatchObject({ external_account_id: "acct", amount: "10.00", currency: "USD", status: "requires_payment_method" });
   });

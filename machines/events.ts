@@ -87,15 +87,15 @@ export const PaymentIntentCreated = event(
   }),
 );
 
+export const TransactionReferenceGivenData1 = z.object({ external_transaction_id: PaymentIntentCreated.shape.data.shape.external_transaction_id.unwrap() });
+
 /**
  * Spec §4.4: the caller's reference for the transaction (external_payment_id), given with an
  * authorization: the payment's external_transaction_id from then on, in place of the one given at
- * creation (a point of sale numbers each try).
+ * creation (a point of sale numbers each try). v2: the reference may be none (null), for the one
+ * a refused attempt's reference gives back (the payment had none before it).
  */
-export const TransactionReferenceGiven = event(
-  "TransactionReferenceGiven",
-  z.object({ external_transaction_id: PaymentIntentCreated.shape.data.shape.external_transaction_id.unwrap() }),
-);
+export const TransactionReferenceGiven = event("TransactionReferenceGiven", z.object({ external_transaction_id: PaymentIntentCreated.shape.data.shape.external_transaction_id }), 2);
 
 /** An authorization was started on a processor A terminal; the terminal now asks for the card. */
 export const TerminalAuthorizationStarted = event(

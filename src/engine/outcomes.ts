@@ -27,6 +27,16 @@ export const NEVER_RECEIVED = "never_received";
 
 export const abandoned = (attempt_id: string, reason: string): PaymentEvent => ({ type: "AttemptAbandoned", version: 1, data: { attempt_id, reason } });
 
+/**
+ * An attempt the processor refused (it did nothing), closed: abandoned, and the reference given
+ * with it (spec §4.4, `before` it) given back, so the refused authorization leaves the payment's
+ * reference as it was (`previous`, none included).
+ */
+export function refusedAttempt(attempt_id: string, reason: string, before: readonly PaymentEvent[], previous: string | number | null): PaymentEvent[] {
+  const gaveReference = before.some((e) => e.type === "TransactionReferenceGiven");
+  return [abandoned(attempt_id, reason), ...(gaveReference ? [{ type: "TransactionReferenceGiven", version: 2, data: { external_transaction_id: previous } } as const] : [])];
+}
+
 /** A processor A terminal's collection ended by cardflow past the blocking auth's deadline (the command or the reconciler). */
 export const shopperTimedOut = (): PaymentEvent => ({ type: "AuthorizationFailed", version: 1, data: { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } });
 

@@ -219,6 +219,20 @@ describe("what the payment does not allow", () => {
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal }), 409, "terminal_idle");
     await m.post("/v2/payment/auth", { payment_id: first.payment_id, terminal_id: terminal });
     await refusedByProcessor(() => m.post("/v2/payment/auth", { payment_id: second.payment_id, terminal_id: terminal }), 409, "terminal_busy");
+    // a reference given with a refused authorization is given back: the payment's stays as it was (none, or the one it had)
+    const third = (await m.post("/v2/payment/intent", { amount: "7.00", payment_method_types: "card_present", capture_method: "automatic", external_payment_id: "pos-0" })).body;
+    for (const [payment, had] of [[second.payment_id, null], [third.payment_id, "pos-0"]] as const) {
+      const count = await eventCount();
+      expectProblem(await m.post("/v2/payment/auth", { payment_id: payment, terminal_id: terminal, external_payment_id: "pos-busy" }), 409, "terminal_busy");
+      const appended = (await api.store.readAll()).slice(count);
+      expect(appended.map((e) => [e.type, (e.data as { external_transaction_id?: unknown }).external_transaction_id])).toEqual([
+        ["TransactionReferenceGiven", "pos-busy"],
+        ["TerminalAuthorizationAttempted", undefined],
+        ["AttemptAbandoned", undefined],
+        ["TransactionReferenceGiven", had],
+      ]);
+      expect((await m.get(`/v2/payment/intent/${payment}?external_account_id=acct_err`)).body.external_transaction_id).toBe(had);
+    }
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "1234567812345678" }), 400, "parameter_invalid", "card_number");
     await m.post("/sim/terminal/present-card", { terminal_id: terminal });
     const problem = await refused(() => m.post("/v1/customer/card", { payment_id: first.payment_id, external_customer_id: "c" }), 409, "payment_intent_unexpected_state");

@@ -118,7 +118,7 @@ export function candidateEvents(world: World) {
     // the caller's reference goes with an authorization (spec §4.4): offered where one may start
     // (never between a card form's collect and the processing that goes with it: one command)
     const withCollect = snapshot.value === "payment_method_requested" && collectProcesses(intent);
-    const reference: PaymentEvent[] = intent.external_transaction_id !== MODEL_REFERENCE && !withCollect && authorizationAttemptIn(world, snapshot) ? [{ type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: MODEL_REFERENCE } }] : [];
+    const reference: PaymentEvent[] = intent.external_transaction_id !== MODEL_REFERENCE && !withCollect && authorizationAttemptIn(world, snapshot) ? [{ type: "TransactionReferenceGiven", version: 2, data: { external_transaction_id: MODEL_REFERENCE } }] : [];
     return [
       ...outcomes,
       ...reference,
@@ -281,7 +281,8 @@ export async function drive(
   if (event.type === "TransactionReferenceGiven") {
     // it goes with an authorization, in one command: the one the path takes next, or else one the
     // processor never received (a crash after its attempt; the reconciler abandons it)
-    const reference = { external_payment_id: event.data.external_transaction_id };
+    // a reference given by a caller (the paths' samples); none (null) is only ever given back by a refused attempt
+    const reference = { external_payment_id: event.data.external_transaction_id! };
     if (next?.type === "AuthorizationAttempted" || next?.type === "TerminalAuthorizationAttempted") {
       crash.armed = true;
       await stoppedByCrash(makeAttempt(engine, world, before, next, payment, reference), next.type);

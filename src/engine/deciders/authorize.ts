@@ -19,7 +19,7 @@ export function decideAuthorize(input: AuthorizeInput, payment: PaymentSnapshot,
 function withReference(input: AuthorizeInput, payment: PaymentSnapshot, decision: Decision<"terminal">): Decision<"terminal"> {
   const given = input.external_payment_id;
   if (!("attempt" in decision) || given === undefined || given === payment.context.intent!.external_transaction_id) return decision;
-  return { ...decision, before: [{ type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: given } }] };
+  return { ...decision, before: [{ type: "TransactionReferenceGiven", version: 2, data: { external_transaction_id: given } }] };
 }
 
 function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
@@ -30,8 +30,10 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
     return unlessAllowed(payment, "authorize") ?? { attempt: { type: "AuthorizationAttempted", version: 1, data: { attempt_id: UNRECORDED, amount: intent.amount } } };
   }
   if (collectedByClientSdk(payment)) return authorizeCollectedCard(payment);
+  // a card present on a reader too: whatever terminal is named, the collect already processed it
+  if (processedByCollect(payment)) return { refuse: refusal(payment, "authorize", ALREADY_PROCESSED) };
   if (!guardHolds(payment, "isCardPresent")) {
-    return { refuse: refusal(payment, "authorize", processedByCollect(payment) ? ALREADY_PROCESSED : "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
+    return { refuse: refusal(payment, "authorize", "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
   }
   if (input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };
   if (!terminal) return { need: "terminal" };

@@ -23,7 +23,7 @@ import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secre
 import type { Clock } from "../../clock.js";
 import { attemptClock, withoutAnswer, type CommandContext } from "../context.js";
 import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js";
-import { abandoned, lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, sameCallAgain } from "../outcomes.js";
+import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, refusedAttempt, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
 import { answeredLate, LateAnswerWaits, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
@@ -147,6 +147,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     // a new call gets an id of its own; a call made again (sameCallAgain) keeps its id, the processor's key
     const event = decided.data.attempt_id === UNRECORDED ? ({ ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent) : decided;
     const attempt_id = event.data.attempt_id;
+    const reference = loaded.snapshot.context.intent!.external_transaction_id; // as it was before this command
     // the HTTP idempotency record goes with the outcome: the answer is known only then
     const attempted = await payments.append(paymentId, loaded, [...before, event], withoutAnswer(ctx), command);
     fault?.("after_attempt", event);
@@ -156,7 +157,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     } catch (error) {
       // a processor's CardflowError is its answer that it did nothing; anything else leaves the outcome unknown
       if (error instanceof CardflowError) {
-        await payments.append(paymentId, attempted, [abandoned(attempt_id, error.code)], withoutAnswer(ctx), command);
+        await payments.append(paymentId, attempted, refusedAttempt(attempt_id, error.code, before, reference), withoutAnswer(ctx), command);
         throw error;
       }
       throw unknownOutcome(attempt_id, error);
@@ -170,7 +171,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
       if (error instanceof TransitionNotAllowed) {
         // the processor's answer does not fit the payment (an authorization for another amount):
         // the attempt is closed rather than left blocking the payment, and the refusal is answered
-        await payments.append(paymentId, attempted, [abandoned(attempt_id, OUTCOME_REFUSED)], withoutAnswer(ctx), command);
+        await payments.append(paymentId, attempted, refusedAttempt(attempt_id, OUTCOME_REFUSED, before, reference), withoutAnswer(ctx), command);
         throw error;
       }
       if (!(error instanceof WrongExpectedRevision)) throw error;

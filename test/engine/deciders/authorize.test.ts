@@ -4,6 +4,7 @@ import { describe, test } from "vitest";
 import { decideAuthorize, decideShopperTimeout } from "../../../src/engine/deciders/authorize.js";
 import { decider } from "./spec.js";
 import {
+  CARD,
   cardPresentIntent,
   clientSdkIntent,
   collectedOnReader,
@@ -30,14 +31,14 @@ describe("authorize decides", () => {
   });
 
   test("given a stored-card intent, when it is authorized with an external_payment_id (spec §4.4), then the reference goes ahead of the charge's attempt; the same reference again adds nothing", () => {
-    const reference = { type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: "pos-7" } } as const;
+    const reference = { type: "TransactionReferenceGiven", version: 2, data: { external_transaction_id: "pos-7" } } as const;
     authorize.given(storedCardIntent()).when({ ...ref, external_payment_id: "pos-7" }).thenAttempts(ev.authAttempted(), { before: [reference] });
     const failed = [...storedCardIntent(), reference, ev.authAttempted("10.00", "att_1"), ev.failed("USER_TIMEOUT", "att_1")];
     authorize.given(failed).when({ ...ref, external_payment_id: "pos-7" }).thenAttempts(ev.authAttempted());
   });
 
   test("given a card-present intent, when it is authorized on a terminal with an external_payment_id, then the reference goes ahead of the terminal's attempt; refused, it records nothing", () => {
-    const reference = { type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: 8 } } as const;
+    const reference = { type: "TransactionReferenceGiven", version: 2, data: { external_transaction_id: 8 } } as const;
     authorize.given(cardPresentIntent()).when({ ...ref, terminal_id: "tml_1", external_payment_id: 8 }, { terminal: terminal("A_async") }).thenAttempts(ev.terminalAttempted("A_async"), { terminal: terminal("A_async"), before: [reference] });
     authorize.given(terminalAuthorized()).when({ ...ref, terminal_id: "tml_1", external_payment_id: 8 }, { terminal: terminal("A_async") }).thenRefuses("payment_intent_unexpected_state");
   });
@@ -108,6 +109,13 @@ describe("authorize refuses", () => {
 
   test("given a card form the collect processed already, when it is authorized, then 409 saying the collect processed it", () => {
     authorize.given(processedByCollect()).when(ref).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "collecting the payment method already processed the payment" });
+  });
+
+  test("given a card present the collect processed on a reader (automatic capture), when it is authorized on any terminal or none, then the same 409", () => {
+    const processedOnReader = [...collectedOnReader({ capture_method: "automatic" }), ev.authAttempted("10.00", "att_1"), ev.authorized("10.00", "att_1", CARD)];
+    for (const [input, context] of [[ref, {}], [{ ...ref, terminal_id: "rdr_1" }, { terminal: terminal("B_reader") }], [{ ...ref, terminal_id: "tml_1" }, { terminal: terminal("A_async") }]] as const) {
+      authorize.given(processedOnReader).when(input, context).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "collecting the payment method already processed the payment" });
+    }
   });
 });
 

@@ -65,6 +65,28 @@ export function createDelivery(options: DeliveryOptions) {
   let cancelTick: (() => void) | undefined;
   let unsubscribe: (() => void) | undefined;
 
+  /**
+   * Where an endpoint with no delivery state starts: a new endpoint, at its creation; one whose
+   * state was lost with the read models (rebuilt from the events), not before the retry horizon
+   * either: an older event was acknowledged or given up on long ago, and posting the whole history
+   * again would only be duplicates. The first position whose next event is younger than the
+   * horizon, found by halving (event times follow positions).
+   */
+  async function resumeFrom(endpoint: EndpointDoc): Promise<number> {
+    const cutoff = clock.now() - context.backoff.horizonMs;
+    const youngAfter = async (position: number) => {
+      const [next] = await options.store.readAll({ after: position, maxCount: 1 });
+      return !next || Date.parse(next.metadata.timestamp) >= cutoff;
+    };
+    let [from, to] = [endpoint.position, Math.max(endpoint.position, await options.store.head())];
+    while (from < to) {
+      const middle = Math.floor((from + to) / 2);
+      if (await youngAfter(middle)) to = middle;
+      else from = middle + 1;
+    }
+    return from;
+  }
+
   /** Takes the endpoint's lease when nobody holds it (or its holder stopped renewing). */
   async function claim(endpoint: EndpointDoc): Promise<{ state: DeliveryState; version: number } | null> {
     const name = stateName(endpoint.endpoint_id);
@@ -73,7 +95,7 @@ export function createDelivery(options: DeliveryOptions) {
     const now = clock.now();
     if (stored?.lease && stored.lease.owner !== owner && stored.lease.until > now) return null;
     // the worker changes its state in place: its own copy (documents read are shared and frozen)
-    const state: DeliveryState = { ...(stored ? structuredClone(stored) : { scanned: endpoint.position, pending: {} }), lease: { owner, until: now + leaseMs } };
+    const state: DeliveryState = { ...(stored ? structuredClone(stored) : { scanned: await resumeFrom(endpoint), pending: {} }), lease: { owner, until: now + leaseMs } };
     try {
       await commit(endpoint.endpoint_id, state, version);
     } catch (error) {

@@ -93,4 +93,24 @@ describe("webhook delivery on a manual clock", () => {
     expect((await state())?.breaker).toMatchObject({ failures: 0, since: null });
     expect((await webhooks.listEndpoints(ACCOUNT))[0]?.status).toBe("enabled");
   });
+
+  it("an endpoint with no delivery state (its read models rebuilt) resumes at the retry horizon, not at its creation: older events are not posted again", async () => {
+    const clock = manualClock();
+    const engine = createEngine({ clock });
+    await engine.openAccount({ external_account_id: ACCOUNT });
+    const posted: string[] = [];
+    const post: Post = async (_url, body) => (posted.push((JSON.parse(body) as { payment_id: string }).payment_id), { status: 200, error: null });
+    const webhooks = createWebhooks({ engine, outbound: LOCAL, post, random: () => 0.5, backoff: { baseMs: 1_000, maxMs: 1_000, horizonMs: 60_000 } });
+    open.push(() => webhooks.delivery.stop(), () => engine.close());
+    await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://127.0.0.1:9/hooks" });
+    const old = await payment(engine);
+    await clock.advance(120_000); // twice the horizon: that payment's events were posted, or given up on, long ago
+    const young = await Promise.all([payment(engine), payment(engine)]);
+    await webhooks.feed.catchUp();
+    await webhooks.delivery.start(); // no state: what a rebuild of the read models leaves
+    await until(() => posted.length >= 2);
+    for (let i = 0; i < 5; i++) await clock.advance(1_000);
+    expect(new Set(posted)).toEqual(new Set(young));
+    expect(posted).not.toContain(old);
+  });
 });

@@ -133,6 +133,23 @@ describe("the event stream from the client", () => {
     // cursors are opaque and this account's (src/webhooks/cursor.ts)
     expect(again.map((i) => i.cursor)).toEqual([items[2]!.cursor, items[3]!.cursor, expect.stringMatching(/^cur_[\w-]+$/)]);
 
+    // a reconnecting EventSource's Last-Event-ID works as after; one that is not this account's cursor is refused, not ignored (from now on would skip events)
+    const withLastEventId = (id: string) => fetch(`${api.base}/v2/events/stream?external_account_id=acct_stream`, { headers: { authorization: `Bearer ${key}`, "last-event-id": id } });
+    const resumedByHeader = await withLastEventId(items[1]!.cursor);
+    const headerReader = resumedByHeader.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let resumedText = "";
+    while (!resumedText.includes(items[3]!.event.id)) resumedText += (await headerReader.read()).value ?? "";
+    expect(resumedText).toContain(items[2]!.event.id);
+    await headerReader.cancel();
+    const other = await api.merchant("acct_stream_other");
+    const otherClient = createClient({ baseUrl: api.base, apiKey: other.key });
+    await payment(otherClient, "acct_stream_other", "1.00");
+    const { next_cursor: foreign } = await otherClient.listEvents({ external_account_id: "acct_stream_other" });
+    for (const bad of [items[1]!.cursor.slice(0, -2) + "AA", "1e16", foreign]) {
+      const refused = await withLastEventId(bad);
+      expect([refused.status, ((await refused.json()) as { code: string; param: string }).param]).toEqual([400, "Last-Event-ID"]);
+    }
+
     // the paged feed, from the same cursor, holds the same events
     const page = await client.listEvents({ ...account, after: items[1]!.cursor });
     expect(page.data.map((e) => e.id)).toEqual(again.map((i) => i.event.id));

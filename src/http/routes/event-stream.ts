@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { PassThrough } from "node:stream";
 import { z } from "zod";
 import { coalesced } from "../../coalesced.js";
+import { InvalidRequest } from "../../errors.js";
 import { Id } from "../../inputs.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import { type FeedEntry, type FeedScope } from "../../webhooks/feed.js";
@@ -53,12 +54,13 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
     const lastEventId = String(headers["last-event-id"] ?? "");
     const { feed } = webhooks;
     const types = typesOf(input.type);
-    // cursors are opaque and bound to the account (src/webhooks/cursor.ts): a Last-Event-ID that is not one is ignored, a bad `after` is a 400
+    // cursors are opaque and bound to the account (src/webhooks/cursor.ts): a Last-Event-ID or `after` that is not one is a 400
+    // (ignoring it would start the stream at now, silently skipping what came since the client's cursor)
     const fromLastEvent = (() => {
       try {
         return lastEventId ? feed.cursors.decode(account, lastEventId) : undefined;
       } catch {
-        return undefined;
+        throw new InvalidRequest("Last-Event-ID: not a cursor of this account's feed; reconnect without it (from now on) or with a next_cursor this account was given", "Last-Event-ID", "cursor_invalid");
       }
     })();
     const resumeFrom = fromLastEvent ?? (input.after === undefined ? undefined : feed.cursors.decode(account, input.after));

@@ -193,6 +193,9 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidRequest("grace: a duration of 0 or more", "grace", "parameter_invalid");
       const record = await find(keyId, account);
       if (record.revoked_at) throw new InvalidRequest(`API key ${keyId} is revoked: issue a new key instead`, "key_id", "api_key_revoked");
+      // once: a second rotation would mint another replacement and show a grace the first one already set
+      if (record.replaced_by) throw new InvalidRequest(`API key ${keyId} was rotated already (replaced by ${record.replaced_by}): rotate that one, or revoke ${keyId} to end its grace now`, "key_id", "api_key_rotated");
+      if (present(record, null).status === "expired") throw new InvalidRequest(`API key ${keyId} has expired: issue a new key instead`, "key_id", "api_key_expired");
       const lifetime = record.expires_at === null ? null : Date.parse(record.expires_at) - Date.parse(record.created);
       const next = await issue(record.external_account_id, actor, { expiresAt: expiresAt !== undefined ? expiresAt : lifetime === null ? null : isoTimestamp(clock.now() + lifetime) });
       const now = clock.now();

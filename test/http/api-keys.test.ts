@@ -77,6 +77,11 @@ describe("GET /v2/api_keys, DELETE /v2/api_keys/{id}", () => {
     expect(Date.parse(expiry(next.key_id))).toBe(rotatedAt + 60_000);
     await api.clock.advance(40_000);
     expect((await api.request("GET", "/v2/account", { key: next.key })).status).toBe(401);
+    // a key is rotated once: again (it said a grace the first rotation had already ended) or once expired, refused, nothing issued
+    const keysBefore = (await apiKeys.list(m.account)).length;
+    await expect(apiKeys.rotate(old.key_id, { graceMs: 3_600_000 })).rejects.toMatchObject({ code: "api_key_rotated", param: "key_id", message: expect.stringContaining(next.key_id) });
+    await expect(apiKeys.rotate(next.key_id)).rejects.toMatchObject({ code: "api_key_expired", param: "key_id" });
+    expect((await apiKeys.list(m.account)).length).toBe(keysBefore);
 
     const asked = await apiKeys.rotate((await apiKeys.issue(m.account, "test")).key_id, { expiresAt: new Date(api.clock.now() + 1_000).toISOString() });
     expect((await apiKeys.list(m.account)).find((k) => k.id === asked.key_id)!.expires_at).toBe(new Date(api.clock.now() + 1_000).toISOString().replace("Z", "+00:00"));

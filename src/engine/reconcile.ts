@@ -148,15 +148,14 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     const ctx: CommandContext = commandClock(clock, { actor: "reconciler" });
     await pipeline.onPayment(null, item.payment_id, async (loaded) => {
       resolution = null;
+      // a state from before the due call was opened (this process's cache of a payment another process
+      // went on with: it would show nothing open, and the call would never be resolved): read it again
+      if (loaded.revision < item.revision) throw new WrongExpectedRevision(`payment-${item.payment_id}`, loaded.revision, item.revision);
       // gather what the processor recorded for the open call, then decide (pure)
       const key = openKey(loaded.snapshot);
       if (key === null) return loaded; // closed meanwhile (by its command or another process)
-      if (key !== undefined && item.key !== null && key !== item.key) {
-        // a cached state from before the due call was opened: read the payment again
-        if (loaded.revision < item.revision) throw new WrongExpectedRevision(`payment-${item.payment_id}`, loaded.revision, item.revision);
-        // the due call was closed and another opened since (its call may be in flight): not due yet
-        return loaded;
-      }
+      // the due call was closed and another opened since (its call may be in flight): not due yet
+      if (key !== undefined && item.key !== null && key !== item.key) return loaded;
       // the same id open again past the due call: a retry made the call again since (not due yet)
       if (item.attempt && loaded.revision > item.revision && (await pipeline.attemptFate(item.payment_id, item.attempt, item.revision)) === "reused") return loaded;
       const recorded = key ? await processorOf(processors, viewOf(loaded)).lookup(key) : "never_received";

@@ -43,6 +43,30 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
     return doc;
   }
 
+  /** One creation at a time per account in this process: between the count and the append, another would not be counted. */
+  const creating = new Map<string, Promise<unknown>>();
+  function oneAtATime<T>(account: string, run: () => Promise<T>): Promise<T> {
+    const next = (creating.get(account) ?? Promise.resolve()).catch(() => undefined).then(run);
+    creating.set(account, next);
+    void next.catch(() => undefined).finally(() => creating.get(account) === next && creating.delete(account));
+    return next;
+  }
+
+  /** The account's endpoints counted and the new one appended, with no other creation of the account's in between (oneAtATime). */
+  async function create(external_account_id: string, checked: string, event_types: string[] | undefined, ctx: CommandContext): Promise<EndpointOut> {
+    await feed.catchUp();
+    const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
+    if (existing.length >= maxEndpointsPerAccount) {
+      throw new Conflict(`this account has ${existing.length} webhook endpoints, the most it may have (${maxEndpointsPerAccount}); delete one first`, "webhook_endpoint_limit");
+    }
+    const endpoint_id = ids.id("we");
+    const data = { endpoint_id, external_account_id, url: checked, event_types: event_types ?? null, signing_key_id: keyId, created_at: isoTimestamp(clock.now()) };
+    const answer = present({ ...data, position: 0, status: "enabled" }, secretOf(endpoint_id));
+    const event = { type: "WebhookEndpointCreated", version: 1, data } as unknown as DomainEvent;
+    await engine.startStream(webhookStreams.endpoint(endpoint_id), event, ctx, ctx.idempotency?.(answer as never));
+    return answer;
+  }
+
   return {
     feed,
     delivery,
@@ -53,19 +77,8 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       const { external_account_id, url, event_types } = parseInput(CreateEndpointInput, input);
       await engine.getAccount(external_account_id);
       const checked = await checkEndpointUrl(url, outbound);
-      await feed.catchUp();
-      const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
-      if (existing.length >= maxEndpointsPerAccount) {
-        throw new Conflict(`this account has ${existing.length} webhook endpoints, the most it may have (${maxEndpointsPerAccount}); delete one first`, "webhook_endpoint_limit");
-      }
-      const endpoint_id = ids.id("we");
-      const data = { endpoint_id, external_account_id, url: checked, event_types: event_types ?? null, signing_key_id: keyId, created_at: isoTimestamp(clock.now()) };
-      const answer = present({ ...data, position: 0, status: "enabled" }, secretOf(endpoint_id));
-      const event = { type: "WebhookEndpointCreated", version: 1, data } as unknown as DomainEvent;
-      await engine.startStream(webhookStreams.endpoint(endpoint_id), event, ctx, ctx.idempotency?.(answer as never));
-      return answer;
+      return oneAtATime(external_account_id, () => create(external_account_id, checked, event_types, ctx));
     },
-
     async listEndpoints(accountId: string): Promise<EndpointOut[]> {
       await engine.getAccount(accountId);
       await feed.catchUp();

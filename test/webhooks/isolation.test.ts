@@ -3,6 +3,7 @@
 // (a receiver that never answers gets a bounded number of posts, one at a time, whatever its
 // backlog), delivery state kept as rows (a failing receiver writes no event), and a delivery
 // waiting in backoff retried at once on request (library and HTTP route).
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,6 +15,8 @@ import { FEED } from "../../src/webhooks/feed.js";
 import { createOutbound } from "../../src/outbound/client.js";
 import { expectProblem, startApi } from "../http/harness.js";
 import { startReceiver, until } from "./receiver.js";
+import { openDurable } from "../store/processes/stores.js";
+import { testDatabase } from "../support/postgres.js";
 
 const LOCAL = createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] });
 const open: Array<() => Promise<void>> = [];
@@ -40,6 +43,18 @@ describe("webhook tenant isolation", () => {
     expect((await webhooks.createEndpoint({ external_account_id: "acct_many", url: "https://hooks.example.com/3" })).status).toBe("enabled");
     // the default is 16
     expect((await createWebhooks({ engine, outbound: LOCAL }).listEndpoints("acct_many")).length).toBe(3);
+  });
+
+  it("created at once on PostgreSQL (every step a round trip), an account still gets at most the limit: each creation counts the ones before it", async () => {
+    const { events, readModels } = await openDurable({ kind: "postgres", url: await testDatabase(), schema: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` });
+    const engine = createEngine({ store: events, readModels });
+    open.push(() => engine.close());
+    await engine.openAccount({ external_account_id: "acct_rush" });
+    const webhooks = createWebhooks({ engine, outbound: LOCAL, maxEndpointsPerAccount: 3 });
+    const rush = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => webhooks.createEndpoint({ external_account_id: "acct_rush", url: `https://hooks.example.com/r${i}` })));
+    expect(rush.filter((r) => r.status === "fulfilled")).toHaveLength(3);
+    expect(rush.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(Array(9).fill("webhook_endpoint_limit"));
+    expect((await webhooks.listEndpoints("acct_rush")).length).toBe(3);
   });
 
   it("an account's endpoints share accountConcurrency posts in flight; another account's deliveries go on; no event is written for attempts", async () => {

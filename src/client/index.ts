@@ -24,6 +24,7 @@ import type { EventPageOut, ListEventsInput, PublicEventOut } from "../http/rout
 import type { ClerkCancelInput, PresentCardInput } from "../http/routes/simulator.js";
 import type { CreatedWebhookEndpointOut, RetriedDeliveryOut, WebhookDeliveryOut, WebhookEndpointOut } from "../http/routes/webhook-endpoints.js";
 import type { CreateEndpointInput, EndpointRef } from "../webhooks/endpoints.js";
+import type { ListDeliveriesInput } from "../webhooks/index.js";
 import type { ClientIntentOut, CreatedIntentOut, CustomerCardOut, TerminalOut } from "../http/schemas.js";
 import type {
   AuthorizeInput,
@@ -110,8 +111,8 @@ export function createClient(options: ClientOptions) {
     createWebhookEndpoint: (body: In<typeof CreateEndpointInput>, call?: CallOptions) => post<CreatedWebhookEndpoint>("/v2/webhook_endpoints", body, call),
     listWebhookEndpoints: (query: { external_account_id: string }, call?: CallOptions) => get<{ data: WebhookEndpoint[] }>("/v2/webhook_endpoints", query, call),
     deleteWebhookEndpoint: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => del<WebhookEndpoint>(pathOf("/v2/webhook_endpoints", endpoint_id), query, call),
-    /** The endpoint's deliveries: a row per event posted (attempts, last answer, next attempt). */
-    listWebhookDeliveries: ({ endpoint_id, ...query }: In<typeof EndpointRef>, call?: CallOptions) => get<{ data: WebhookDelivery[] }>(pathOf("/v2/webhook_endpoints", endpoint_id, "/deliveries"), query, call),
+    /** A page of the endpoint's deliveries, newest first: a row per event posted (attempts, last answer, next attempt). */
+    listWebhookDeliveries: ({ endpoint_id, ...query }: Omit<In<typeof ListDeliveriesInput>, "limit"> & { limit?: number }, call?: CallOptions) => get<{ data: WebhookDelivery[]; has_more: boolean }>(pathOf("/v2/webhook_endpoints", endpoint_id, "/deliveries"), query, call),
     /** Posts a delivery again now; a failing endpoint is enabled again by it (`endpoint_reenabled`). */
     retryWebhookDelivery: ({ endpoint_id, event_id, ...body }: { external_account_id: string; endpoint_id: string; event_id: string }, call?: CallOptions) =>
       post<RetriedWebhookDelivery>(pathOf("/v2/webhook_endpoints", endpoint_id, `/deliveries/${encodeURIComponent(event_id)}/retry`), body, call),

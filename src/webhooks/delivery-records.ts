@@ -74,8 +74,15 @@ export function deliveryRecords(readModels: ReadModelStore) {
   const byIndex = async (where: Record<string, string>, limit: number) => (await ready(), readModels.query<DeliveryRecord>(DELIVERIES, { where, order: ["key"], direction: "asc", limit }));
   return {
     get: async (endpointId: string, eventId: string) => (await ready(), readModels.get<DeliveryRecord>(DELIVERIES, deliveryKey(endpointId, eventId))),
-    /** The endpoint's deliveries, in event-id order, at most `limit` (its index). */
-    list: (endpointId: string, limit = 100) => byIndex({ endpoint_id: endpointId }, limit),
+    /**
+     * A page of the endpoint's deliveries, newest first (event ids are time-ordered), after the
+     * delivery `startingAfter` names: `limit` rows read by its index, plus one that says whether more follow.
+     */
+    async page(endpointId: string, { limit, startingAfter }: { limit: number; startingAfter?: string | undefined }): Promise<{ data: DeliveryRecord[]; has_more: boolean }> {
+      await ready();
+      const rows = await readModels.query<DeliveryRecord>(DELIVERIES, { where: { endpoint_id: endpointId }, order: ["key"], direction: "desc", ...(startingAfter !== undefined && { after: [deliveryKey(endpointId, startingAfter)] }), limit: limit + 1 });
+      return { data: rows.slice(0, limit), has_more: rows.length > limit };
+    },
     /** Every delivery of one payment's events (the audit; its index). */
     ofPayment: (paymentId: string, limit = 1_000) => byIndex({ payment_id: paymentId }, limit),
     /** Asks the endpoint's worker (in any process) to try this event again now. */

@@ -17,6 +17,8 @@ import { z } from "zod";
 import { Id } from "../inputs.js";
 
 export const DeliveryRef = z.strictObject({ external_account_id: Id, endpoint_id: Id, event_id: Id });
+/** A page of an endpoint's deliveries: `limit` 1–100 (default 20), after the event `starting_after`. */
+export const ListDeliveriesInput = EndpointRef.extend({ limit: z.coerce.number().int().min(1).max(100).default(20), starting_after: Id.optional() });
 
 export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId" | "outbound">> {
   engine: Engine;
@@ -101,10 +103,11 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
     },
 
     /** The endpoint's deliveries (rows of delivery state, newest events last), and a retry asked now. */
-    async listDeliveries(input: unknown): Promise<DeliveryRecord[]> {
-      const { external_account_id, endpoint_id } = parseInput(EndpointRef, input);
+    /** A page of the endpoint's deliveries, newest first (`limit`, `starting_after` an event id of the page before). */
+    async listDeliveries(input: unknown): Promise<{ data: DeliveryRecord[]; has_more: boolean }> {
+      const { external_account_id, endpoint_id, limit, starting_after } = parseInput(ListDeliveriesInput, input);
       await findEndpoint(external_account_id, endpoint_id);
-      return deliveryRecords(readModels).list(endpoint_id, 100);
+      return deliveryRecords(readModels).page(endpoint_id, { limit, startingAfter: starting_after });
     },
     /** Posts a delivery again now; an endpoint marked failing is enabled again by it (`endpoint_reenabled`). */
     async retryDelivery(input: unknown, ctx: CommandContext = {}): Promise<RetriedDelivery> {

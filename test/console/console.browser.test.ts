@@ -465,7 +465,7 @@ describe("the web console in Chromium", () => {
     await webhooks.delivery.start();
     try {
       await m.post("/v2/payment/intent", { amount: "4.00", payment_method_types: "card", capture_method: "manual" });
-      await poll(async () => (await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id })).length).toBe(1);
+      await poll(async () => ((await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id })).data).length).toBe(1);
       await page.getByRole("link", { name: "Events" }).click(); // away, so the endpoints page loads again
       await page.getByRole("link", { name: "Webhooks" }).click();
       await page.getByRole("link", { name: endpoint.id }).click();
@@ -491,7 +491,7 @@ describe("the web console in Chromium", () => {
       await page.goBack();
       await poll(() => caption("deliveries")).toBe("1 delivery");
       // the delivering process takes the retry on its next turn (its clock is the test's)
-      await poll(async () => (await api.clock.advance(10_000), (await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id }))[0]!.delivered)).toBe(true);
+      await poll(async () => (await api.clock.advance(10_000), ((await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id })).data)[0]!.delivered)).toBe(true);
       await page.reload();
       await poll(() => rows("deliveries")).toEqual([expect.stringMatching(/^payment_intent\.created\nevt_\S+\tDelivered\t2, last .+\tHTTP 200\t—\t$/)]);
       expect(posted).toHaveLength(2);

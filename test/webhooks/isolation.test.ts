@@ -131,7 +131,7 @@ describe("webhook tenant isolation", () => {
     expect(mostOpen).toBe(1);
     // a row per attempted delivery (each a different payment's first event, one attempt each), never one per pending delivery
     for (const endpoint of noisyEndpoints) {
-      const rows = await webhooks.listDeliveries({ external_account_id: "acct_noisy", endpoint_id: endpoint.id });
+      const rows = (await webhooks.listDeliveries({ external_account_id: "acct_noisy", endpoint_id: endpoint.id })).data;
       expect(rows.map((r) => r.attempts)).toEqual(Array(BREAKER_THRESHOLD).fill(1));
       expect(new Set(rows.map((r) => r.payment_id)).size).toBe(BREAKER_THRESHOLD);
       expect(rows.every((r) => !r.delivered && r.error?.includes("no answer"))).toBe(true);
@@ -216,6 +216,31 @@ describe("webhook tenant isolation", () => {
     expect(otherReads).toBeGreaterThan(before);
   });
 
+  it("an endpoint's deliveries are listed newest first, a page at a time (limit, starting_after, has_more), over HTTP too", async () => {
+    const receiver = await startReceiver();
+    const api = await startApi();
+    open.push(receiver.close, () => api.close());
+    const m = await api.merchant("acct_pages");
+    const webhooks = createWebhooks({ engine: api.engine, outbound: LOCAL });
+    const endpoint = await webhooks.createEndpoint({ external_account_id: m.account, url: receiver.url(), event_types: ["payment_intent.created"] });
+    await webhooks.delivery.start();
+    open.push(() => webhooks.delivery.stop());
+    const payments: string[] = [];
+    for (let i = 0; i < 5; i++) payments.push(await charge(api.engine, m.account));
+    const all = async () => (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id, limit: 100 })).data;
+    await until(async () => (await all()).filter((r) => r.delivered).length === 5, 5_000, "every delivery acknowledged");
+    expect((await all()).map((r) => r.payment_id)).toEqual([...payments].reverse());
+    const path = `/v2/webhook_endpoints/${endpoint.id}/deliveries?external_account_id=${m.account}`;
+    const first = (await m.get(`${path}&limit=2`)).body;
+    expect([first.data.map((r: { payment_id: string }) => r.payment_id), first.has_more]).toEqual([[payments[4], payments[3]], true]);
+    const second = (await m.get(`${path}&limit=2&starting_after=${first.data[1].id}`)).body;
+    expect([second.data.map((r: { payment_id: string }) => r.payment_id), second.has_more]).toEqual([[payments[2], payments[1]], true]);
+    const last = (await m.get(`${path}&limit=2&starting_after=${second.data[1].id}`)).body;
+    expect([last.data.map((r: { payment_id: string }) => r.payment_id), last.has_more]).toEqual([[payments[0]], false]);
+    expect((await m.get(path)).body.data).toHaveLength(5); // 20 by default
+    expectProblem(await m.get(`${path}&limit=101`), 400, "parameter_invalid", "limit");
+  });
+
   it("a delivery waiting in backoff is retried at once on request; an acknowledged one is 409, over HTTP too", async () => {
     const receiver = await startReceiver();
     let failing = true;
@@ -230,13 +255,13 @@ describe("webhook tenant isolation", () => {
     await charge(api.engine, m.account);
     await until(() => receiver.received.length === 1, 5_000, "the first attempt");
     // the receiver records a post before answering it: the row follows the answer
-    await until(async () => (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).length === 1, 5_000, "the attempt's row");
-    const [row] = await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id });
+    await until(async () => ((await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).data).length === 1, 5_000, "the attempt's row");
+    const [row] = (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).data;
     expect(row).toMatchObject({ attempts: 1, delivered: false, status_code: 500, next_attempt_at: expect.any(String) });
     failing = false;
     expect(await webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).toMatchObject({ id: row!.id, endpoint_reenabled: false });
     await until(() => receiver.acknowledged().length === 1, 5_000, "the retry, long before the 10 min backoff");
-    await until(async () => (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id }))[0]!.delivered, 5_000, "the row updated");
+    await until(async () => ((await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).data)[0]!.delivered, 5_000, "the row updated");
     await expect(webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).rejects.toMatchObject({ status: 409, code: "delivery_delivered" });
 
     // the routes (the server's own webhooks object: the same store, so the same rows)
@@ -266,7 +291,7 @@ describe("webhook tenant isolation", () => {
     // the server's clock is manual: time passes as the test says, past the 200 ms horizon
     await until(() => receiver.received.length === 2, 5_000, "the first attempts");
     await until(async () => (await api.clock.advance(50), (await webhooks.listEndpoints(m.account))[0]?.status === "failing"), 10_000, "the endpoint failing");
-    const rows = await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id });
+    const rows = (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).data;
     expect(rows.map((r) => r.delivered)).toEqual([false, false]);
     failing = false;
     // over HTTP: the answer is the row, and says the endpoint is enabled again

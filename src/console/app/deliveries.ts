@@ -12,7 +12,8 @@ const statusOf = (d: WebhookDelivery) => (d.delivered ? "Delivered" : d.next_att
 export function DeliveriesPage({ session, onUnauthorized, endpointId }: PageProps & { endpointId: string }) {
   const account = session.account.external_account_id;
   const ref = { external_account_id: account, endpoint_id: endpointId };
-  const list = useLoad((signal) => session.client.listWebhookDeliveries(ref, { signal }), [account, endpointId]);
+  // the newest 100 (the API's largest page): recent failures first
+  const list = useLoad((signal) => session.client.listWebhookDeliveries({ ...ref, limit: 100 }, { signal }), [account, endpointId]);
   const [retrying, setRetrying] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string }>({});
   useSignOutOn401(list.error ?? outcome.error, onUnauthorized);

@@ -4,7 +4,7 @@ import { Id } from "../../inputs.js";
 import { PUBLIC_EVENT_TYPES } from "../../present/public-events.js";
 import { CreateEndpointInput, EndpointRef, type EndpointOut } from "../../webhooks/endpoints.js";
 import type { DeliveryRecord } from "../../webhooks/delivery-records.js";
-import { DeliveryRef, type RetriedDelivery, type Webhooks } from "../../webhooks/index.js";
+import { DeliveryRef, ListDeliveriesInput, type RetriedDelivery, type Webhooks } from "../../webhooks/index.js";
 import { defineRoute } from "../route.js";
 
 const EndpointFields = {
@@ -87,13 +87,13 @@ export function webhookEndpointRoutes(webhooks: Webhooks) {
       path: "/webhook_endpoints/:endpoint_id/deliveries",
       versions: ["v2"],
       summary: "List an endpoint's deliveries",
-      description: "One row per event posted to the endpoint (its id is the event's), updated on each attempt: `attempts`, `delivered`, the last `status_code` or `error`, `next_attempt_at` while it is retried. Delivery state, not events: it never grows the payments' streams.",
+      description: "One row per event posted to the endpoint (its id is the event's), updated on each attempt: `attempts`, `delivered`, the last `status_code` or `error`, `next_attempt_at` while it is retried. Newest first; `limit` (1–100, default 20) and `starting_after` (the last `id` of the page before) page through them, `has_more` says whether another page follows. Delivery state, not events: it never grows the payments' streams.",
       extension: true,
       auth: "api_key",
-      input: EndpointRef,
-      response: () => z.strictObject({ data: z.array(WebhookDeliveryOut) }),
+      input: ListDeliveriesInput,
+      response: () => z.strictObject({ data: z.array(WebhookDeliveryOut), has_more: z.boolean() }),
       run: (input) => webhooks.listDeliveries(input),
-      present: (data: DeliveryRecord[]) => ({ data }),
+      present: (page: { data: DeliveryRecord[]; has_more: boolean }) => page,
     }),
     defineRoute({
       method: "POST",

@@ -89,6 +89,15 @@ export class Conflict extends CardflowError {
   }
 }
 
+/** 409: another processor call on the payment is in flight (or one a crash left open, until the reconciler closes it): it passes. */
+export class AttemptInFlight extends Conflict {
+  /** Seconds after which a retry is worth it (the HTTP Retry-After). */
+  readonly retryAfterSeconds = 1;
+  constructor(message: string) {
+    super(message, "attempt_in_flight");
+  }
+}
+
 /** 402: the processor refused (for instance an expired card cannot be saved on file). */
 export class ProcessorRefused extends CardflowError {
   override readonly name = "ProcessorRefused";

@@ -4,7 +4,7 @@
 import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
-import { Conflict, TransitionNotAllowed, type CardflowError } from "../../errors.js";
+import { AttemptInFlight, TransitionNotAllowed, type CardflowError } from "../../errors.js";
 import { allowedCommands, commandAllowed, type Command } from "../allowed.js";
 
 export type Decision<Need extends string = never> =
@@ -36,7 +36,7 @@ export function refusal(payment: PaymentSnapshot, command: string, reason?: stri
   const paymentId = intent?.payment_id ?? "";
   if (attempt) {
     // another process's call (or one a crash left open, until the reconciler closes it)
-    return new Conflict(`payment ${paymentId} has a processor call in flight (${attempt.type} ${attempt.data.attempt_id}); retry shortly`, "attempt_in_flight");
+    return new AttemptInFlight(`payment ${paymentId} has a processor call in flight (${attempt.type} ${attempt.data.attempt_id}); retry shortly`);
   }
   return new TransitionNotAllowed(paymentId, command, String(payment.value), allowedCommands(payment), reason);
 }

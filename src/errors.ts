@@ -83,9 +83,12 @@ export class Conflict extends CardflowError {
   override readonly name = "Conflict";
   readonly status = 409;
   readonly code: string;
-  constructor(message: string, code = "conflict") {
+  override readonly param: string | null;
+  /** `param`: the field naming what is in the way (the busy terminal's terminal_id), if one does. */
+  constructor(message: string, code = "conflict", param: string | null = null) {
     super(message);
     this.code = code;
+    this.param = param;
   }
 }
 

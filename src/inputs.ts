@@ -16,6 +16,13 @@ export const Text = (max: number) =>
 export const Id = Text(255)
   .min(1, "must not be empty")
   .refine((s) => s.trim() === s, "has white space around it: send the identifier alone");
+/** A count in a query string (digits only: "20"; not "0x10", "1e1" nor " 10") or a number, from min to max. */
+export const Count = (min: number, max: number) =>
+  z.preprocess(
+    // what coercion would read as a number but a count is not written as: refused (NaN is no number)
+    (value) => (typeof value === "string" ? (/^[0-9]+$/.test(value) ? Number(value) : Number.NaN) : value),
+    z.number(`expected a whole number from ${min} to ${max}, written in digits (e.g. 20)`).int(`expected a whole number from ${min} to ${max}`).min(min).max(max),
+  );
 /** Amounts arrive as a JSON string or number (spec §2.1); src/money.ts checks them against the currency. */
 export const AmountInput = z.union([z.string(), z.number()], { error: 'expected a decimal string such as "25.00", or a number' });
 

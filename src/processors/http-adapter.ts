@@ -95,7 +95,7 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
     if (answer.status >= 400 && answer.status < 500) {
       const refusal = Refusal.safeParse(json);
       const { code, message } = refusal.success ? refusal.data.error : { code: `http_${answer.status}`, message: `the processor answered ${answer.status}` };
-      if (code === "terminal_busy") throw new Conflict(message, code);
+      if (code === "terminal_busy") throw new Conflict(message, code, "terminal_id");
       throw new ProcessorRefused(message, code);
     }
     if (answer.status !== 200) throw new Error(`processor ${method} ${path}: HTTP ${answer.status} (outcome unknown)`);

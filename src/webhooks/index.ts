@@ -14,11 +14,11 @@ import { createEventFeed, FEED } from "./feed.js";
 import { deliveryRecords, type DeliveryRecord } from "./delivery-records.js";
 import { Conflict, NotFound } from "../errors.js";
 import { z } from "zod";
-import { Id } from "../inputs.js";
+import { Count, Id } from "../inputs.js";
 
 export const DeliveryRef = z.strictObject({ external_account_id: Id, endpoint_id: Id, event_id: Id });
 /** A page of an endpoint's deliveries: `limit` 1–100 (default 20), after the event `starting_after`. */
-export const ListDeliveriesInput = EndpointRef.extend({ limit: z.coerce.number().int().min(1).max(100).default(20), starting_after: Id.optional() });
+export const ListDeliveriesInput = EndpointRef.extend({ limit: Count(1, 100).default(20), starting_after: Id.optional() });
 
 export interface WebhooksOptions extends Partial<Omit<DeliveryOptions, "store" | "readModels" | "feed" | "clock" | "ids" | "secretOf" | "keyId" | "outbound">> {
   engine: Engine;

@@ -135,6 +135,12 @@ describe("malformed requests", () => {
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");
     await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+    // a count is digits: what Number() would also read (hex, exponent, white space, empty) is refused
+    for (const limit of ["0x10", "1e1", "%2010", "", "1.5", "0", "101"]) {
+      const problem = await refused(() => api.request("GET", `/v2/payments?external_account_id=acct_err&limit=${limit}`, { key: m.key }), 400, "parameter_invalid", "limit");
+      expect(problem.detail, limit).toMatch(/whole number from 1 to 100/);
+    }
+    expect((await api.request("GET", "/v2/payments?external_account_id=acct_err&limit=007", { key: m.key })).status).toBe(200);
   });
 
   it("a malformed URL, an overlong path parameter", async () => {
@@ -223,7 +229,7 @@ describe("what the payment does not allow", () => {
     const third = (await m.post("/v2/payment/intent", { amount: "7.00", payment_method_types: "card_present", capture_method: "automatic", external_payment_id: "pos-0" })).body;
     for (const [payment, had] of [[second.payment_id, null], [third.payment_id, "pos-0"]] as const) {
       const count = await eventCount();
-      expectProblem(await m.post("/v2/payment/auth", { payment_id: payment, terminal_id: terminal, external_payment_id: "pos-busy" }), 409, "terminal_busy");
+      expectProblem(await m.post("/v2/payment/auth", { payment_id: payment, terminal_id: terminal, external_payment_id: "pos-busy" }), 409, "terminal_busy", "terminal_id");
       const appended = (await api.store.readAll()).slice(count);
       expect(appended.map((e) => [e.type, (e.data as { external_transaction_id?: unknown }).external_transaction_id])).toEqual([
         ["TransactionReferenceGiven", "pos-busy"],

@@ -1,7 +1,7 @@
 // The event feed (extension): an account's public events, oldest first, paged by a stable cursor.
 import { z } from "zod";
 import { InvalidRequest } from "../../errors.js";
-import { Id } from "../../inputs.js";
+import { Count, Id } from "../../inputs.js";
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../present/public-events.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import type { FeedPage } from "../../webhooks/feed.js";
@@ -12,7 +12,7 @@ export const ListEventsInput = z.strictObject({
   external_account_id: Id,
   /** An opaque next_cursor of this account (src/webhooks/cursor.ts); checked when the page is read. */
   after: z.string().max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  limit: Count(1, 1000).optional(),
   /** One type or several, comma-separated. */
   type: z.string().max(1000).optional(),
   payment_id: Id.optional(),

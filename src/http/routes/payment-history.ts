@@ -13,7 +13,7 @@ import type { ChainFindingKind } from "../../audit/chain.js";
 import { diagram } from "../../audit/diagram.js";
 import type { Engine } from "../../engine.js";
 import { NotFound } from "../../errors.js";
-import { Id } from "../../inputs.js";
+import { Count, Id } from "../../inputs.js";
 import { presentedJson, presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { preSerialized } from "../serializer.js";
@@ -29,7 +29,7 @@ export const ListPaymentsInput = z
     external_customer_id: Id.optional(),
     /** The start of a payment id or of an external transaction (payment) id (from 3 characters on; a shorter q is matched whole). */
     q: Id.optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
+    limit: Count(1, 100).default(20),
     /** Paging: the last payment id of the page before. */
     starting_after: Id.optional(),
     /** Paging: `next_cursor` of the page before. */

@@ -53,7 +53,7 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
     const paymentId = payment.intent.payment_id;
     side.change<Session>("sessions", terminal.terminal_id, (busy) => {
       if (busy && busy.payment.intent.payment_id !== paymentId) {
-        throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy");
+        throw new Conflict(`terminal ${terminal.terminal_id} is busy collecting another payment`, "terminal_busy", "terminal_id");
       }
       return { payment, key };
     });

@@ -1,8 +1,9 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
+import { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseCidr } from "./outbound/address-policy.js";
+import { coverEveryAddress, parseCidr } from "./outbound/address-policy.js";
 import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/optional.js";
@@ -125,8 +126,7 @@ function trustProxy(raw: string | undefined): string[] | false {
   const everyHop = "lets any client choose its address; give the load balancers' addresses or CIDRs, e.g. TRUST_PROXY=10.0.0.0/8";
   if (value === "true") throw new ConfigurationError(`TRUST_PROXY: true (trust every hop) ${everyHop}`);
   const entries = cidrList("TRUST_PROXY", value, " (the load balancers')");
-  const all = entries.find((entry) => parseCidr(entry)[1] === 0);
-  if (all !== undefined) throw new ConfigurationError(`TRUST_PROXY: ${all} (every address: trust every hop) ${everyHop}`);
+  if (coverEveryAddress(entries)) throw new ConfigurationError(`TRUST_PROXY: ${value} (every address, together: trust every hop) ${everyHop}`);
   return entries;
 }
 
@@ -178,8 +178,22 @@ export function outboundOf(config: Pick<ServiceConfig, "sandbox" | "outbound">):
     } catch (error) {
       throw new ConfigurationError(`OUTBOUND_CA_FILE: cannot read ${caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
     }
+    checkCertificates(caFile, ca);
   }
   return createOutbound({ sandbox: config.sandbox, allowlist, allowPrivate, ca });
+}
+
+/** A CA file holds PEM certificates, each one readable: else every processor call would fail its TLS check, later. */
+function checkCertificates(file: string, pem: string): void {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new ConfigurationError(`OUTBOUND_CA_FILE: ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  blocks.forEach((block, i) => {
+    try {
+      new X509Certificate(block);
+    } catch (error) {
+      throw new ConfigurationError(`OUTBOUND_CA_FILE: certificate ${i + 1} of ${file} cannot be read (${(error as Error).message})`);
+    }
+  });
 }
 
 export interface Stores {

@@ -157,3 +157,36 @@ function sameAddress(a: Address, b: Address): boolean {
   const [x, y] = [norm(a), norm(b)];
   return x.kind() === y.kind() && x.toNormalizedString() === y.toNormalizedString();
 }
+
+/**
+ * Whether CIDRs together hold every IPv4 address or every IPv6 address (the IPv4-mapped IPv6
+ * range ::ffff:0:0/96 counts as IPv4): two halves (0.0.0.0/1, 128.0.0.0/1) are every address as
+ * much as 0.0.0.0/0 is.
+ */
+export function coverEveryAddress(entries: readonly string[]): boolean {
+  const value = (bytes: number[]) => bytes.reduce((n, b) => (n << 8n) | BigInt(b), 0n);
+  const MAPPED = 0xffffn << 32n;
+  const v4: [bigint, bigint][] = [];
+  const v6: [bigint, bigint][] = [];
+  for (const [net, bits] of entries.map(parseCidr)) {
+    const width = net.kind() === "ipv4" ? 32 : 128;
+    const size = 1n << BigInt(width - bits);
+    const start = (value(net.toByteArray()) / size) * size;
+    const range: [bigint, bigint] = [start, start + size - 1n];
+    if (width === 32) v4.push(range);
+    else {
+      v6.push(range);
+      const [from, to] = [range[0] > MAPPED ? range[0] : MAPPED, range[1] < MAPPED + 0xffffffffn ? range[1] : MAPPED + 0xffffffffn];
+      if (from <= to) v4.push([from - MAPPED, to - MAPPED]);
+    }
+  }
+  const covers = (ranges: [bigint, bigint][], end: bigint) => {
+    let reach = 0n; // every address below it is held
+    for (const [from, to] of ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      if (from > reach) return false;
+      if (to + 1n > reach) reach = to + 1n;
+    }
+    return reach > end;
+  };
+  return covers(v4, 0xffffffffn) || covers(v6, (1n << 128n) - 1n);
+}

@@ -64,11 +64,16 @@ describe("production mode refuses to start without what it needs", () => {
     expect(trustAll.code).toBe(1);
     expect(trustAll.stderr).toContain("TRUST_PROXY: true (trust every hop)");
     // every address is every hop too; a malformed signing key is a refusal, not a stack trace
-    for (const everyAddress of ["0.0.0.0/0", "10.0.0.0/8, ::/0"]) {
+    // ...and so are CIDRs that hold every address together (two halves; IPv4-mapped IPv6)
+    for (const everyAddress of ["0.0.0.0/0", "10.0.0.0/8, ::/0", "0.0.0.0/1,128.0.0.0/1", "::ffff:0:0/96", "::/1, 8000::/1"]) {
       const refused = await refusedStart({ TRUST_PROXY: everyAddress });
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/^cardflow: refusing to start: TRUST_PROXY: (0\.0\.0\.0|::)\/0 \(every address: trust every hop\)/);
+      expect(refused.code, everyAddress).toBe(1);
+      expect(refused.stderr).toContain(`cardflow: refusing to start: TRUST_PROXY: ${everyAddress} (every address, together: trust every hop)`);
     }
+    // a CA file that holds no certificate is refused at start, not at the first processor call
+    const notPem = await refusedStart({ OUTBOUND_CA_FILE: join(ROOT, "README.md") });
+    expect(notPem.code).toBe(1);
+    expect(notPem.stderr).toMatch(/^cardflow: refusing to start: OUTBOUND_CA_FILE: .*README\.md holds no PEM certificate/);
     const badPort = await refusedStart({ PORT: "99999" });
     expect(badPort.code).toBe(1);
     expect(badPort.stderr).toMatch(/^cardflow: refusing to start: PORT: expected a port number from 0 to 65535, got "99999"/);

@@ -30,6 +30,8 @@ export interface OutboundRequest {
   headers?: Record<string, string>;
   body?: string;
   timeoutMs?: number;
+  /** Only the status matters (a webhook's acknowledgement): the answer's body is read and dropped, whatever its size; `body` is "". */
+  statusOnly?: boolean;
 }
 
 export interface OutboundAnswer {
@@ -109,7 +111,7 @@ export function createOutbound(options: OutboundOptions) {
     return null;
   }
 
-  function request(url: string, { method = "POST", headers = {}, body, timeoutMs = defaultTimeout }: OutboundRequest = {}): Promise<OutboundAnswer> {
+  function request(url: string, { method = "POST", headers = {}, body, timeoutMs = defaultTimeout, statusOnly = false }: OutboundRequest = {}): Promise<OutboundAnswer> {
     let target: URL;
     try {
       target = new URL(url);
@@ -146,6 +148,7 @@ export function createOutbound(options: OutboundOptions) {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {
+          if (statusOnly) return;
           size += chunk.length;
           if (size > maxBodyBytes) fail(new OutboundFailed(`answer larger than ${maxBodyBytes} bytes`));
           else chunks.push(chunk);

@@ -1,6 +1,7 @@
 // One webhook POST through the guarded outbound client (src/outbound/client.ts: https only outside
 // the sandbox, addresses judged at connection time, no redirect followed, a hard timeout). Any
-// answer is a result; only a 2xx acknowledges (a 3xx is not followed, so it is not one).
+// answer is a result; only a 2xx acknowledges (a 3xx is not followed, so it is not one), whatever
+// its body (read and dropped: a large one is no failure).
 import { OutboundRefused, type Outbound } from "../outbound/client.js";
 
 export interface PostResult {
@@ -19,7 +20,7 @@ export type Post = (url: string, body: string, headers: Record<string, string>, 
 export function postWith(outbound: Outbound): Post {
   return async (url, body, headers, { timeoutMs }) => {
     try {
-      const answer = await outbound.request(url, { method: "POST", headers: { "content-type": "application/json", "user-agent": "cardflow-webhooks/1", ...headers }, body, timeoutMs });
+      const answer = await outbound.request(url, { method: "POST", headers: { "content-type": "application/json", "user-agent": "cardflow-webhooks/1", ...headers }, body, timeoutMs, statusOnly: true });
       return { status: answer.status, error: null };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

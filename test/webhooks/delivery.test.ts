@@ -3,6 +3,8 @@
 // before to be acknowledged and arrive in order once the receiver recovers, a failing payment does
 // not hold back the others, a silent receiver times out, and past the horizon the endpoint is
 // marked failing while its events stay in the feed.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -206,6 +208,22 @@ describe("what a delivery may reach", () => {
       expect(await postWith(LOCAL)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 })).toEqual({ status: 200, error: null });
     } finally {
       await receiver.close();
+    }
+  });
+
+  it("a 2xx acknowledges whatever its body: a receiver answering 200 with megabytes is delivered, not failed", async () => {
+    const big = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": "text/html" }).end("x".repeat(3 << 20)));
+    });
+    await new Promise<void>((resolve) => big.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(big.address() as AddressInfo).port}/hooks`;
+      expect(await postWith(LOCAL)(url, JSON.stringify({ id: "evt_big" }), {}, { timeoutMs: 5_000 })).toEqual({ status: 200, error: null });
+      // a processor's answer is still bounded (the adapters read it): the same answer is an error there
+      await expect(LOCAL.request(url, { body: "{}" })).rejects.toThrow(/answer larger than/);
+    } finally {
+      await new Promise((resolve) => big.close(resolve));
     }
   });
 

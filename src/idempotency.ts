@@ -145,6 +145,9 @@ function answerSeal(key: Buffer) {
   };
 }
 
+/** How often a claim is released again while the store is unreachable. */
+const RELEASE_RETRY_MS = 1_000;
+
 export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
   const { seal, open } = answerSeal(sealKey);
@@ -163,6 +166,25 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       counted.count--; // released by the caller
       throw new IdempotencyKeysExhausted(maxKeysPerScope);
     }
+  }
+
+  /**
+   * Ends a failed request's claim. The store may be what failed (a 503 store_unavailable, whose
+   * retry with the same key is the advice): then it is tried again every second in the background
+   * until the store answers, so the retry is not held 409 for the whole lease; the lease ends it
+   * at the latest. The record's token guards it: a claim taken over meanwhile is left alone.
+   */
+  async function release(claimed: IdempotencyRecord): Promise<void> {
+    const until = clock.now() + leaseMs;
+    const attempt = async (): Promise<void> => {
+      try {
+        await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs));
+      } catch {
+        // real time, not the clock's, and unref'd: a process that stops does not wait for it
+        if (clock.now() + RELEASE_RETRY_MS < until) setTimeout(() => void attempt(), RELEASE_RETRY_MS).unref();
+      }
+    };
+    await attempt();
   }
 
   /** Takes the key, or answers from the record holding it. */
@@ -206,8 +228,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       try {
         body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }), answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
-        // Best effort: when the store is unreachable the lease ends the claim instead.
-        await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)).catch(() => undefined);
+        await release(claimed);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;
       }
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):

@@ -8,6 +8,7 @@ import { createIdempotency, fingerprintOf, IdempotencyKeyInUse, IdempotencyKeyRe
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
+import { StoreUnavailable } from "../../src/store/port.js";
 
 const input = { external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual" };
 
@@ -34,6 +35,20 @@ describe("idempotency keys for library callers", () => {
       IdempotencyKeyReused,
     );
     expect(await created()).toBe(1);
+  });
+
+  it("a request the store failed under frees its key once the store answers again, not at the lease's end: its retry runs", async () => {
+    const { engine, idempotency, created, request, store } = await setup();
+    // the store is down for the request and its release, then back (a second later)
+    let down = true;
+    const releaseIdempotency = store.releaseIdempotency.bind(store);
+    store.releaseIdempotency = async (...args) => (down ? Promise.reject(new StoreUnavailable("connection refused")) : releaseIdempotency(...args));
+    await expect(idempotency.run(request("order-down"), async () => Promise.reject(new StoreUnavailable("connection refused")))).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(idempotency.run(request("order-down"), (ctx) => engine.createIntent(input, ctx))).rejects.toBeInstanceOf(IdempotencyKeyInUse);
+    down = false;
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // real time: the release is tried again every second
+    const retried = await idempotency.run(request("order-down"), (ctx) => engine.createIntent(input, ctx));
+    expect([retried.replayed, await created()]).toEqual([false, 1]);
   });
 
   it("records the answer with the command's events, so a retry after a crash replays it (after the lease)", async () => {

@@ -223,7 +223,7 @@ export async function openStores(
     return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
-  if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (npm start) or set DATA_DIR`);
+  if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
   const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   return { store: events, readModels, description: `SQLite ${path}` };
 }

@@ -48,7 +48,7 @@ const ExternalPaymentId = z.union([
   Id,
   z
     .number()
-    .refine(Number.isSafeInteger, "a number reference must be a whole number up to 2^53 - 1 (a fraction or a larger number may lose digits in JSON); send it as a string"),
+    .refine(Number.isSafeInteger, "a number reference must be a whole number within ±(2^53 - 1) (a fraction or a larger number may lose digits in JSON); send it as a string"),
 ], { error: "expected a string or a whole number" });
 
 export const CreateIntentInput = z

@@ -42,7 +42,7 @@ function keysText(keys: ApiKeyInfo[]): string {
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd() + "\n").join("");
 }
 
-const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory (default: DATA_DIR, else data/ in the repository, as npm start)").env("DATA_DIR");
+const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR");
 
 /** A --store for accounts: keys are found through the read models, so a store that has them. */
 async function storeWithReadModels(spec: string, use: StoreUse): Promise<Stores> {
@@ -81,7 +81,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .option("--exists-ok", "if the account exists, issue another key for it instead of failing")
     .addOption(expiresOption())
     .addOption(dataDirOption())
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) =>
         withEngine(opts, WRITES, async (engine, where) => {
@@ -110,7 +110,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .argument("<external_account_id>", "an existing merchant account")
     .addOption(expiresOption())
     .addOption(dataDirOption())
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine, where) => {
@@ -146,7 +146,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .description("revoke an API key: every request with it answers 401, in every process, within a second")
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
     .addOption(dataDirOption())
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (keyId: string, opts: { dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine) => {
@@ -164,7 +164,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0")
     .addOption(new Option("--expires <duration>", "the new key stops working after this long (e.g. 90d); default: the old key's lifetime from now, or no expiry if it had none"))
     .addOption(dataDirOption())
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine) => {

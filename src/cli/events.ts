@@ -43,7 +43,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .summary("append a JSONL export to the store, verified first")
     .description("append the events of a JSONL export to the store; refuses the whole file, appending nothing, when a stream's hash chain or transitions do not verify or the store already has it with other events")
     .argument("<file>", "a JSONL file written by `cardflow events export` (- for stdin)")
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (file: string, opts: { store?: string }) =>
         withStore(io, opts.store, WRITES, async ({ store }) => {

@@ -32,7 +32,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .option("--json", "print the report as JSON")
     .option("--grace <ms>", "only attempts at least this old", "30000")
     .addOption(storeOption())
-    .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else data/ in the repository, as npm start)").env("DATA_DIR"))
+    .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR"))
     .action(
       action(io, async (opts: { dryRun?: boolean; json?: boolean; grace: string; store?: string; dataDir?: string }) => {
         const graceMs = Number(opts.grace);

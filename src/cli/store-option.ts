@@ -48,8 +48,9 @@ function discarder(path: string): (() => void) | undefined {
   };
 }
 
-export const storeOption = () =>
-  new Option("--store <store>", "event store: sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH (an export, read-only) or memory; default: the service's store (DATABASE_URL, else DATA_DIR)").env("CARDFLOW_STORE");
+/** --store; `readOnly`: the commands that only read also take an export (jsonl:PATH). */
+export const storeOption = ({ readOnly = true } = {}) =>
+  new Option("--store <store>", `event store: sqlite:PATH, postgres:URL, kurrentdb:URL, ${readOnly ? "jsonl:PATH (an export, read-only) " : ""}or memory; default: the service's store (DATABASE_URL, else DATA_DIR)`).env("CARDFLOW_STORE");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {

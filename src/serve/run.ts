@@ -8,6 +8,7 @@ import { configFromEnv, refusedStart, type Stores } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { startService, StartFailure } from "./service.js";
+import { stopWithParent } from "./parent.js";
 import { stopOnSignals } from "./shutdown.js";
 
 export interface RunOptions {
@@ -55,6 +56,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
   }
   stopOnSignals(service, serve, logger);
+  stopWithParent(env);
   logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");
   const hint = storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`);
   if (worker) {

@@ -163,6 +163,42 @@ describe("SIGTERM to `npm start` itself", () => {
   }, 120_000);
 });
 
+describe("SIGTERM to `npx cardflow serve`", () => {
+  // npm exec runs the command in a shell and does not pass the signal on: both exit, and the
+  // server, orphaned, would serve on; started by npm exec, it stops gracefully once its parent is gone
+  it("stops the server gracefully, the port closed", async () => {
+    const { spawn } = await import("node:child_process");
+    const { freePort } = await import("../support/postgres.js");
+    const port = await freePort();
+    const store: StoreEnv = stores.sqlite();
+    const npx = spawn("npx", ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1"], {
+      env: { ...process.env, ...store, METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let output = "";
+    npx.stdout.on("data", (d) => (output += d));
+    npx.stderr.on("data", (d) => (output += d));
+    try {
+      for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
+        if (i > 600) throw new Error(`npx cardflow serve did not come up:\n${output}`);
+        await sleep(100);
+      }
+      npx.kill("SIGTERM"); // npm's own pid, not its group
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) gone = (await sleep(200), (await probe(`http://127.0.0.1:${port}/healthz`)) === "ECONNREFUSED");
+      expect(gone, output).toBe(true);
+      await expect.poll(() => output, { timeout: 10_000 }).toContain('"msg":"stopped"');
+    } finally {
+      try {
+        process.kill(-npx.pid!, "SIGKILL");
+      } catch {
+        // the group is gone: everything stopped
+      }
+    }
+  }, 120_000);
+});
+
 describe("SIGTERM while the process starts", () => {
   // the store does not answer (a database that accepts connections and says nothing): the process
   // is opening it when the signal comes. Nothing was served: it ends at once, exit 0, saying so,

@@ -22,9 +22,10 @@ export interface CommandContext {
   /**
    * HTTP Idempotency-Key: given what the command would answer after an append (the payment's
    * record, a created intent, a terminal), the record to store in that append's transaction (so a
-   * retry after a crash finds it and acts no second time).
+   * retry after a crash finds it and acts no second time). Undefined: this append's state is not
+   * the command's answer (a synchronous terminal's started collection: its answer comes after the wait).
    */
-  idempotency?: (answer: any) => IdempotencyRecord;
+  idempotency?: (answer: any) => IdempotencyRecord | undefined;
   /**
    * The attempt whose processor answer the events record after another process's reconciler had
    * abandoned it (the call landed after it was found never received): in their metadata, as

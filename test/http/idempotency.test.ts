@@ -116,6 +116,9 @@ describe("Idempotency-Key", () => {
     const busy = await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
     expectProblem(busy, 409, "idempotency_key_in_use", "Idempotency-Key");
     expect(busy.headers.get("retry-after")).toBe("1");
+    // the started collection is no answer of the blocking call: none is recorded with it (a request
+    // cut off now leaves nothing to replay; its retry runs once the claim is freed)
+    expect(await api.store.readIdempotency("acct_i:auth-1")).toMatchObject({ state: "in_flight", status: 0, body: null });
     await m.post("/sim/terminal/present-card", { terminal_id: terminal });
     const first = await blocking;
     expect(first.body.status).toBe("requires_capture");

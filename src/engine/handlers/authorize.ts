@@ -26,6 +26,10 @@ export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuth
     const { external_account_id, payment_id } = input;
     // the terminal a terminal authorization starts on, once decided
     let started: TerminalType | null = null;
+    // a synchronous terminal's answer is the payment after the wait (saved when the command ends),
+    // never the collection it started: a request cut off meanwhile leaves no answer to replay
+    const answered = ctx.idempotency;
+    if (answered) ctx = { ...ctx, idempotency: (answer) => (started === "A_sync" ? undefined : answered(answer)) };
     const loaded = await pipeline.onPayment(external_account_id, payment_id, (loaded) =>
       pipeline.run(
         loaded,

@@ -104,6 +104,7 @@ export async function checkEndpointUrl(raw: string, outbound: Outbound): Promise
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidRequest("url: only http and https URLs receive webhooks", "url", "url_invalid");
   if (url.username || url.password) throw new InvalidRequest("url: credentials in the URL are not accepted", "url", "url_invalid");
+  if (url.port === "0") throw new InvalidRequest("url: port 0 cannot be connected to; give the receiver's port, or none for the scheme's", "url", "url_invalid");
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
   const refused =
     outbound.refusal(url.toString()) ??

@@ -170,6 +170,7 @@ describe("what a delivery may reach", () => {
       await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url }), url).rejects.toMatchObject({ code: "url_not_allowed", param: "url" });
     }
     await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://hooks.example.com/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url" });
+    await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com:0/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url", message: expect.stringContaining("port 0") });
     expect((await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com/x" })).status).toBe("enabled");
     await engine.close();
 

@@ -125,78 +125,52 @@ describe("SIGTERM right after start-up", () => {
   }, 120_000);
 });
 
-describe("SIGTERM to `npm start` itself", () => {
+/**
+ * Starts `command` (in its own process group, to clean up whatever it leaves), waits for it to
+ * serve, sends SIGTERM to its own pid only (not its group, as `kill $!` or a container's runtime
+ * does), and checks the server behind it stopped gracefully: the port closed, "stopped" logged.
+ */
+async function signalOnlyTheStarter(command: string, args: (port: number) => string[], env: Record<string, string> = {}) {
+  const { spawn } = await import("node:child_process");
+  const { freePort } = await import("../support/postgres.js");
+  const port = await freePort();
+  const store: StoreEnv = stores.sqlite();
+  const starter = spawn(command, args(port), {
+    env: { ...process.env, ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  starter.stdout.on("data", (d) => (output += d));
+  starter.stderr.on("data", (d) => (output += d));
+  try {
+    for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
+      if (i > 600) throw new Error(`${command} ${args(port).join(" ")} did not come up:\n${output}`);
+      await sleep(100);
+    }
+    starter.kill("SIGTERM");
+    let gone = false;
+    for (let i = 0; i < 150 && !gone; i++) gone = (await sleep(200), (await probe(`http://127.0.0.1:${port}/healthz`)) === "ECONNREFUSED");
+    expect(gone, output).toBe(true);
+    await expect.poll(() => output, { timeout: 10_000 }).toContain('"msg":"stopped"');
+  } finally {
+    try {
+      process.kill(-starter.pid!, "SIGKILL");
+    } catch {
+      // the group is gone: everything stopped
+    }
+  }
+}
+
+describe("SIGTERM to the process that started the server", () => {
   // `npm start &` then `kill $!` (a script, a container whose first process is npm) signals npm
   // alone: npm passes it to its script's process, which must be the server (package.json's
   // `exec`), not a shell that dies of it and leaves the server running, orphaned
-  it("reaches the server: a graceful stop, the port closed", async () => {
-    const { spawn } = await import("node:child_process");
-    const { freePort } = await import("../support/postgres.js");
-    const port = await freePort();
-    const store: StoreEnv = stores.sqlite();
-    const npm = spawn("npm", ["start", "--silent"], {
-      env: { ...process.env, ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true, // its own group, only to clean up below whatever this test leaves
-    });
-    let output = "";
-    npm.stdout.on("data", (d) => (output += d));
-    npm.stderr.on("data", (d) => (output += d));
-    const closed = new Promise<void>((resolve) => npm.on("close", () => resolve()));
-    try {
-      for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
-        if (i > 600) throw new Error(`npm start did not come up:\n${output}`);
-        await sleep(100);
-      }
-      npm.kill("SIGTERM"); // npm's own pid, not its group
-      const stopped = await Promise.race([closed.then(() => true), sleep(30_000).then(() => false)]);
-      expect(stopped, output).toBe(true);
-      expect(output).toContain('"msg":"stopped"');
-      expect(await probe(`http://127.0.0.1:${port}/healthz`)).toBe("ECONNREFUSED");
-    } finally {
-      try {
-        process.kill(-npm.pid!, "SIGKILL");
-      } catch {
-        // the group is gone: everything stopped
-      }
-    }
-  }, 120_000);
-});
+  it("npm start: reaches the server, a graceful stop, the port closed", () => signalOnlyTheStarter("npm", () => ["start", "--silent"]), 120_000);
 
-describe("SIGTERM to `npx cardflow serve`", () => {
   // npm exec runs the command in a shell and does not pass the signal on: both exit, and the
   // server, orphaned, would serve on; started by npm exec, it stops gracefully once its parent is gone
-  it("stops the server gracefully, the port closed", async () => {
-    const { spawn } = await import("node:child_process");
-    const { freePort } = await import("../support/postgres.js");
-    const port = await freePort();
-    const store: StoreEnv = stores.sqlite();
-    const npx = spawn("npx", ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1"], {
-      env: { ...process.env, ...store, METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    let output = "";
-    npx.stdout.on("data", (d) => (output += d));
-    npx.stderr.on("data", (d) => (output += d));
-    try {
-      for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
-        if (i > 600) throw new Error(`npx cardflow serve did not come up:\n${output}`);
-        await sleep(100);
-      }
-      npx.kill("SIGTERM"); // npm's own pid, not its group
-      let gone = false;
-      for (let i = 0; i < 100 && !gone; i++) gone = (await sleep(200), (await probe(`http://127.0.0.1:${port}/healthz`)) === "ECONNREFUSED");
-      expect(gone, output).toBe(true);
-      await expect.poll(() => output, { timeout: 10_000 }).toContain('"msg":"stopped"');
-    } finally {
-      try {
-        process.kill(-npx.pid!, "SIGKILL");
-      } catch {
-        // the group is gone: everything stopped
-      }
-    }
-  }, 120_000);
+  it("npx cardflow serve: the server stops gracefully too, the port closed", () => signalOnlyTheStarter("npx", (port) => ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1"]), 120_000);
 });
 
 describe("SIGTERM while the process starts", () => {

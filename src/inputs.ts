@@ -4,8 +4,8 @@ import { z } from "zod";
 import { CaptureMethod, PaymentMethodType, Processor, TerminalType } from "../machines/events.js";
 import { InvalidRequest } from "./errors.js";
 
-/** No control character (NUL cannot be stored in PostgreSQL text), no lone UTF-16 surrogate (not text in UTF-8). */
-const UNSTORABLE = /[\u0000-\u001f\u007f]|\p{Cs}/u;
+/** No control character (C0, DEL, C1; NUL cannot be stored in PostgreSQL text), no lone UTF-16 surrogate (not text in UTF-8). */
+const UNSTORABLE = /\p{Cc}|\p{Cs}/u;
 /** Text a caller names or labels things with: kept exactly as sent, so what cannot be kept is refused. */
 export const Text = (max: number) =>
   z

@@ -77,12 +77,15 @@ type Versioned = { type: string; version: number; data: unknown };
 /**
  * An upcaster over a registry: an event at an earlier version comes back as a new object at the
  * current version (the input is not touched); a current event, an unknown type or a version the
- * registry does not know (written by a later release) comes back as it is.
+ * registry does not know (written by a later release) comes back as it is. So does an event that
+ * is not valid at the version it claims (a v1 reference that v1 did not allow): upcast, a later
+ * version's schema might take it; as it is, the validation after (import, audit, fold) refuses it.
  */
 export function upcaster(registry: EventRegistry) {
   return <E extends Versioned>(event: E): E => {
     const versions = registry.get(event.type);
     if (!versions || event.version >= versions.current || event.version < 1) return event;
+    if (!versions.schemas.get(event.version)!.safeParse({ type: event.type, version: event.version, data: event.data }).success) return event;
     let data = event.data;
     for (let v = event.version; v < versions.current; v++) data = versions.upcasters.get(v)!(data);
     return { ...event, version: versions.current, data, [STORED]: storedFormOf(event) };

@@ -19,7 +19,7 @@ import {
   upcast,
   upcaster,
 } from "../../machines/event-versions.js";
-import { AmountString, eventSchema, PaymentRefunded } from "../../machines/events.js";
+import { AmountString, eventSchema, PaymentEvent, PaymentRefunded } from "../../machines/events.js";
 import { verifyChain } from "../../src/audit/chain.js";
 import { eventsStore } from "../../src/audit/source.js";
 import { exportEvents } from "../../src/audit/transfer.js";
@@ -110,6 +110,14 @@ describe("upcasting the golden streams", () => {
       if (stored.version === EVENT_REGISTRY.get(stored.type)!.current) expect(read).toBe(frozen);
       expect(storedFormOf(read)).toEqual(stored);
     }
+  });
+
+  it("an event not valid at the version it claims is not upcast (a v1 reference set to null, which only v2 allows): validation refuses it", () => {
+    const forged = { type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: null } };
+    expect(upcast(forged)).toBe(forged);
+    expect(PaymentEvent.safeParse(upcast(forged)).success).toBe(false);
+    const valid = { type: "TransactionReferenceGiven", version: 1, data: { external_transaction_id: "pos-1" } };
+    expect(upcast(valid)).toMatchObject({ version: 2, data: { external_transaction_id: "pos-1" } });
   });
 
   // A worked example of a version change, on the golden streams: PaymentRefunded v2 records who

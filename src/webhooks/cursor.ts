@@ -1,10 +1,14 @@
 // Feed cursors: the feed position, sealed and bound to one account (src/cursors.ts), under a key
 // derived from the signing key, so every process of a deployment reads the others' cursors. "0",
-// the beginning, is the one cursor in the clear.
+// the beginning, is the one cursor in the clear. Release 0.1.0 gave the position itself ("162"):
+// such a cursor, saved by a consumer before the upgrade, is still read (it tells nothing the
+// consumer did not have, and the feed it reads is the caller's own account's).
 import { sealedCursors } from "../cursors.js";
 import { InvalidRequest } from "../errors.js";
 
 const BEGINNING = "0";
+/** A cursor as release 0.1.0 wrote it: the log position, in digits (no sign, no leading zero). */
+const RELEASE_0_1_0 = /^[1-9][0-9]{0,15}$/;
 
 export interface CursorCodec {
   /** The cursor that continues after `position` in this account's feed. */
@@ -25,6 +29,7 @@ export function cursorCodec(key: Buffer): CursorCodec {
     },
     decode(account, cursor) {
       if (cursor === undefined || cursor === BEGINNING) return 0;
+      if (RELEASE_0_1_0.test(cursor) && Number(cursor) <= Number.MAX_SAFE_INTEGER) return Number(cursor);
       const place = sealed.open(account, cursor);
       if (place?.length !== 8) throw refuse();
       const position = place.readBigUInt64BE();

@@ -5,7 +5,9 @@
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { listPayments } from "../../projections/payment-list.js";
 import { customerCardsProjection } from "../../projections/customer-cards.js";
@@ -20,6 +22,8 @@ import { createMemoryReadModels, createMemoryStore } from "../../src/store/memor
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
 import { FEED, type FeedEntry } from "../../src/webhooks/feed.js";
+import { openDurable } from "../store/processes/stores.js";
+import { testDatabase } from "../support/postgres.js";
 
 const event = (stream: string, n: number) => ({ id: `${stream}-${n}`, type: "t", version: 1, data: { n }, metadata: { timestamp: "2026-01-01T00:00:00.000+00:00", request_id: n } });
 
@@ -34,6 +38,42 @@ describe("read model versions", () => {
     const v2 = defineProjection<{ sum: number }>({ name: "totals", version: 2, keyOf: (e) => e.stream, apply: (d, e) => ({ sum: (d?.sum ?? 0) + (e.data as { n: number }).n }) });
     expect(await createProjectionRunner({ store, readModels, projections: [v2] }).catchUp()).toBe(5);
     expect([await readModels.get("totals", "s0"), await readModels.get("totals", "s1")]).toEqual([{ sum: 6 }, { sum: 4 }]);
+  });
+
+  it.each(["sqlite", "postgres"] as const)("a read-model table dropped by hand is built again from the events at start, and lists answer (%s)", async (kind) => {
+    const dir = mkdtempSync(join(tmpdir(), "cardflow-dropped-"));
+    const spec = kind === "sqlite" ? ({ kind, path: join(dir, "cardflow.sqlite") } as const) : ({ kind, url: await testDatabase(), schema: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` } as const);
+    try {
+      const opened = await openDurable(spec);
+      const before = createEngine({ store: opened.events, readModels: opened.readModels });
+      await before.openAccount({ external_account_id: "acct", processor: "A" });
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await before.createIntent({ external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus" })).payment_id);
+      await before.projections.catchUp();
+      await before.close();
+      const table = `rm_${paymentsProjection.name}`;
+      if (spec.kind === "sqlite") {
+        const rm = new Database(readModelsPath(spec.path));
+        rm.exec(`DROP TABLE ${table}`);
+        rm.close();
+      } else {
+        const c = new pg.Client({ connectionString: spec.url });
+        await c.connect();
+        await c.query(`DROP TABLE ${spec.schema}.${table}`);
+        await c.end();
+      }
+      const reopened = await openDurable(spec);
+      const after = createEngine({ store: reopened.events, readModels: reopened.readModels });
+      try {
+        await after.projections.caughtUp();
+        const page = await listPayments(reopened.readModels, { external_account_id: "acct" }, { limit: 10 });
+        expect(page.docs.map((d) => d.state.context.intent!.payment_id).sort()).toEqual([...ids].sort());
+      } finally {
+        await after.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("SQLite written by the release before (payments and cards as documents): the engine rebuilds them as tables at start, and lists answer", async () => {

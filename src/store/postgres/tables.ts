@@ -51,7 +51,9 @@ export function postgresTables(schema: string, { query }: Statements) {
       const text = shapeText(shape);
       const { rows } = await c.query<{ version: number; shape: string }>("SELECT version, shape FROM read_model_versions WHERE projection = $1", [projection]);
       const stored = rows[0] ?? { version: 1, shape: DOCUMENTS };
-      const changed = stored.version !== shape.version || stored.shape !== text;
+      // a table dropped by hand (its rows gone, its checkpoint not) is built again from the events too
+      const missing = shape.table !== undefined && (await c.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [tableOf(projection)])).rows[0]!.found === false;
+      const changed = stored.version !== shape.version || stored.shape !== text || missing;
       if (changed) {
         await c.query(`DROP TABLE IF EXISTS ${tableOf(projection)}`);
         await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);

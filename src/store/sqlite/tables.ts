@@ -72,7 +72,9 @@ export function sqliteTables(rm: Database.Database) {
       checkShape(projection, shape);
       const text = shapeText(shape);
       const stored = q.version.get(projection) ?? { version: 1, shape: DOCUMENTS };
-      const changed = stored.version !== shape.version || stored.shape !== text;
+      // a table dropped by hand (its rows gone, its checkpoint not) is built again from the events too
+      const missing = shape.table !== undefined && rm.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(tableOf(projection)) === 0;
+      const changed = stored.version !== shape.version || stored.shape !== text || missing;
       if (changed) {
         rm.exec(`DROP TABLE IF EXISTS ${tableOf(projection)}`);
         q.dropDocs.run(projection);

@@ -99,9 +99,10 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
 
 /** The payment a request is about: its command's, else the path's or the body's payment_id. */
 function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
+  if (note?.payment_id) return note.payment_id; // the command's, written without card numbers already (./instrument-engine.ts)
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
-  const given = note?.payment_id || (typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null);
+  const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
   return given === null ? null : withoutCardNumbers(given);
 }
 

@@ -83,18 +83,18 @@ export function createOutbound(options: OutboundOptions) {
   }
 
   /**
-   * Why a URL's name may not be requested as it resolves now (at registration: a receiver named
-   * to reach this host or its network is refused there and then, not only at each delivery).
-   * A name that does not resolve (yet), or not within 2 s, is not refused here: delivery retries it.
+   * Why a URL's host name may not be requested as it resolves now (at registration: a receiver
+   * named to reach this host or its network is refused there and then, not only at each delivery);
+   * null for an address literal (refusal() judges it). A name that does not resolve (yet), or not
+   * within 2 s, is not refused here: delivery retries it.
    */
-  async function resolvedRefusal(url: string): Promise<string | null> {
-    const target = new URL(url);
-    const host = target.hostname.replace(/^\[|\]$/g, "");
-    if (isIP(host)) return refusal(target);
+  async function nameRefusal(url: string): Promise<string | null> {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    if (isIP(host)) return null;
     let timer: NodeJS.Timeout | undefined;
     const unresolved = new Promise<null>((done) => (timer = setTimeout(done, 2_000, null)));
     const addresses = await Promise.race([resolve(host, 0).catch(() => null), unresolved]).finally(() => clearTimeout(timer));
-    return refusal(target) ?? (addresses && nameVerdict(host, addresses));
+    return addresses && nameVerdict(host, addresses);
   }
 
   /** Why this URL may not be requested (checked again on the resolved addresses at connection time), or null. */
@@ -162,5 +162,5 @@ export function createOutbound(options: OutboundOptions) {
     });
   }
 
-  return { request, refusal: (url: string) => refusal(new URL(url)), resolvedRefusal, sandbox, policy };
+  return { request, refusal: (url: string) => refusal(new URL(url)), nameRefusal, sandbox, policy };
 }

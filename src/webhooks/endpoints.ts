@@ -109,7 +109,7 @@ export async function checkEndpointUrl(raw: string, outbound: Outbound): Promise
   const refused =
     outbound.refusal(url.toString()) ??
     ((host === "localhost" || host.endsWith(".localhost")) && !outbound.policy.allowPrivate ? `${host} names this host (loopback)` : null) ??
-    (await outbound.resolvedRefusal(url.toString()));
+    (await outbound.nameRefusal(url.toString()));
   if (refused) throw new InvalidRequest(`url: ${refused}`, "url", url.protocol === "http:" && !outbound.sandbox ? "url_invalid" : "url_not_allowed");
   return url.toString();
 }

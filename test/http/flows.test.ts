@@ -180,25 +180,24 @@ describe("synchronous terminal, card present, save card (/v1)", () => {
     expect(expectShape(PaymentRecordOut("v1"), charged.body)).toMatchObject({ status: "success", card_present: false, payment: { type: "card_not_present", last_4: "4444" } });
   });
 
-  it("a card expiring before 03/30 is paid but not saved", async () => {
-    const m = await api.merchant("acct_sync2");
+  /** A synchronous terminal's automatic payment, allow_saving_card, blocking until `card` is presented: the merchant, the intent and the blocking answer. */
+  async function paidOnSyncTerminal(account: string, amount: string, external_customer_id: string, card: Record<string, string>) {
+    const m = await api.merchant(account);
     const terminal = await m.terminal("A_sync");
-    const { body: intent } = await m.post("/v1/payment/intent", { amount: "3.00", payment_method_types: "card_present", capture_method: "automatic", external_customer_id: "cus_x", allow_saving_card: true });
+    const { body: intent } = await m.post("/v1/payment/intent", { amount, payment_method_types: "card_present", capture_method: "automatic", external_customer_id, allow_saving_card: true });
     const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
     await untilCollecting(terminal);
-    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "4000000000000077" });
-    const paid = expectShape(PaymentRecordOut("v1"), (await blocking).body);
+    await m.post("/sim/terminal/present-card", { terminal_id: terminal, ...card });
+    return { m, intent, paid: expectShape(PaymentRecordOut("v1"), (await blocking).body) };
+  }
+
+  it("a card expiring before 03/30 is paid but not saved", async () => {
+    const { paid } = await paidOnSyncTerminal("acct_sync2", "3.00", "cus_x", { card_number: "4000000000000077" });
     expect(paid).toMatchObject({ status: "success", payment_method_id: null });
   });
 
   it("a capture the processor settles later: the token and the captured amount are in the blocking answer (spec §3, §4.4), and the card is saved once", async () => {
-    const m = await api.merchant("acct_sync3");
-    const terminal = await m.terminal("A_sync");
-    const { body: intent } = await m.post("/v1/payment/intent", { amount: "70.00", payment_method_types: "card_present", capture_method: "automatic", external_customer_id: "cus_7", allow_saving_card: true });
-    const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
-    await untilCollecting(terminal);
-    await m.post("/sim/terminal/present-card", { terminal_id: terminal, card_number: "4242424242424242", capture: "requested" });
-    const paid = expectShape(PaymentRecordOut("v1"), (await blocking).body);
+    const { m, intent, paid } = await paidOnSyncTerminal("acct_sync3", "70.00", "cus_7", { card_number: "4242424242424242", capture: "requested" });
     expect(paid).toMatchObject({ status: "capture_requested", amount_captured: "70.00", amount_capturable: "0.00", amount_refundable: "70.00", payment_method_id: expect.stringMatching(/^pm_/) });
     await api.clock.advance(1_000); // the processor settles
     expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "70.00", payment_method_id: paid.payment_method_id });

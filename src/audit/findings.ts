@@ -55,6 +55,8 @@ export interface TimelineRow {
   /** Today's machine would refuse the event; the earlier machine that decided it allowed it. */
   allowed_by_machine: string | null;
   amounts_after: { authorized: string; captured: string; refunded: string };
+  /** What the event says besides status and amounts (the reference given, why an attempt was abandoned...): ./event-detail.ts. */
+  detail: string | null;
   /** Set on the processor's late answer to an attempt abandoned as never received before its call landed: that attempt's id (its metadata). */
   late_answer_to?: string;
 }

@@ -26,13 +26,14 @@ export function formatAudit(report: PaymentAudit): string {
     r.late_answer_to ? `${r.type} (late answer to ${r.late_answer_to})` : r.type,
     `${r.status_before} → ${r.allowed ? r.status_after : `(refused; stays ${r.status_after})`}${r.allowed_by_machine ? ` (allowed by machine ${r.allowed_by_machine} at the time)` : ""}`,
     `${r.amounts_after.authorized} / ${r.amounts_after.captured} / ${r.amounts_after.refunded}`,
+    r.detail ?? "",
   ]);
   const currency = report.record?.currency ?? "";
   const chainBroken = report.findings.some((f) => ["edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
   return [
     `payment ${report.payment_id} (${report.stream}): ${report.timeline.length} events`,
     "",
-    ...table(["rev", "time", "request", "actor", "event", "status before → after", `authorized / captured / refunded ${currency}`.trimEnd()], rows),
+    ...table(["rev", "time", "request", "actor", "event", "status before → after", `authorized / captured / refunded ${currency}`.trimEnd(), "detail"], rows),
     "",
     `machine versions: ${machineVersions(report.timeline)}`,
     `final state (recomputed from the events): ${report.final.status}`,

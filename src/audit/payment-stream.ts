@@ -5,6 +5,7 @@ import { answeredLate, unsettled } from "../engine/streams/late-answers.js";
 import { Decimal } from "../money.js";
 import type { RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
+import { eventDetail } from "./event-detail.js";
 import type { Finding, TimelineRow } from "./findings.js";
 import { auditReplay, type MachineDefinitions } from "./machine-history.js";
 
@@ -46,6 +47,7 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
       allowed: step.allowed,
       allowed_by_machine: step.allowed_by_machine ?? null,
       amounts_after: { authorized: amount_authorized, captured: amount_captured, refunded: amount_refunded },
+      detail: eventDetail(e),
       ...(typeof e.metadata.late_answer_to === "string" && { late_answer_to: e.metadata.late_answer_to }),
     };
     const at = { subject: e.stream, event_id: e.id, revision: e.revision };

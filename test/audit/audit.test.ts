@@ -61,6 +61,30 @@ describe("streams the engine produced", () => {
     }
   });
 
+  it("each row's detail says what its event records besides status and amounts", async () => {
+    const details = async (flow: string) => (await audit(source(), flows.payments[flow]!)).timeline.map((r) => [r.type, r.detail]);
+    const terminal = await details("terminal_manual");
+    expect(terminal[1]).toEqual(["TerminalAuthorizationAttempted", expect.stringMatching(/^attempt att_\w+ on tmr_\w+$/)]);
+    expect(terminal.filter(([type]) => type === "CaptureAttempted" || type === "RefundAttempted").map(([, d]) => d!.replace(/att_\w+/, "att"))).toEqual([
+      "attempt att for 20.00",
+      "attempt att for 5.00",
+      "attempt att for 15.00",
+    ]);
+    expect(terminal.filter(([type]) => type === "PaymentRefunded").map(([, d]) => d)).toEqual([expect.stringMatching(/^refund re_\w+$/), expect.stringMatching(/^refund re_\w+$/)]);
+    expect(terminal.find(([type]) => type === "PaymentCaptured")![1]).toBeNull();
+    expect((await details("stored_card_declined")).find(([type]) => type === "AuthorizationFailed")![1]).toBe("Your card was declined");
+    expect((await details("retry_then_cancel")).find(([type]) => type === "PaymentCanceled")![1]).toBe("reason requested_by_customer");
+    expect((await details("card_form_automatic")).find(([type]) => type === "CardSaved")![1]).toMatch(/^saved as pm_\w+ for customer cus_2$/);
+  });
+
+  it("a refused attempt's row says why it was abandoned, and the reference given back", async () => {
+    const { eventDetail } = await import("../../src/audit/event-detail.js");
+    expect(eventDetail({ type: "AttemptAbandoned", data: { attempt_id: "att_1", reason: "processor refused: terminal_busy" } })).toBe("attempt att_1 abandoned: processor refused: terminal_busy");
+    expect(eventDetail({ type: "TransactionReferenceGiven", data: { external_transaction_id: null } })).toBe("reference given back: none");
+    expect(eventDetail({ type: "TransactionReferenceGiven", data: { external_transaction_id: 42 } })).toBe("reference 42");
+    expect(eventDetail({ type: "AuthorizationFailed", data: { last_error: "Offline declined", last_error_code: "OFFLINE_DECLINED" } })).toBe("Offline declined (OFFLINE_DECLINED)");
+  });
+
   it("auditAll and replayStore find nothing wrong with the whole store", async () => {
     const all = await auditAll(source());
     expect(all.findings).toEqual([]);

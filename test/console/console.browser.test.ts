@@ -276,6 +276,7 @@ describe("the web console in Chromium", () => {
     expect(timeline.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["1 PaymentIntentCreated", "2 TerminalAuthorizationAttempted", "3 TerminalAuthorizationStarted", "4 PaymentAuthorized"]);
     expect(timeline[0]).toMatch(/2026-01-01 00:00:00 UTC\t\d+\tkey_\S+\tnone → requires_payment_method/);
     expect(timeline[3]).toMatch(/processor:A\tpayment_method_requested → requires_capture/);
+    expect(timeline[1]).toMatch(/\tattempt att_\w+ on tmr_\w+$/);
     expect(await page.getByTestId("chain").innerText()).toMatch(/^Intact/);
 
     // compact: one arrow per pair of states, top to bottom, the steps numbered on the path's arrows

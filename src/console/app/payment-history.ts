@@ -21,7 +21,7 @@ export function Timeline({ audit }: { audit: PaymentAudit }) {
     <${Table}
       testid="timeline"
       caption=${`${audit.timeline.length} events, oldest first`}
-      columns=${["#", "Event", "Time", "Request", "Actor", "Status", "Captured / refunded"]}
+      columns=${["#", "Event", "Time", "Request", "Actor", "Status", "Captured / refunded", "Detail"]}
       rows=${audit.timeline.map((r) => [
         String(r.revision + 1),
         `${r.type}${r.allowed ? "" : " (refused by the machine)"}`,
@@ -30,6 +30,7 @@ export function Timeline({ audit }: { audit: PaymentAudit }) {
         r.actor ?? "—",
         `${r.status_before} → ${r.status_after}`,
         `${r.amounts_after.captured} / ${r.amounts_after.refunded}`,
+        r.detail ?? "—",
       ])}
     />
   </section>`;

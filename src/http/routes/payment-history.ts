@@ -67,6 +67,8 @@ const TimelineRowOut = z.strictObject({
   /** Set when today's machine would refuse the event and the earlier machine that decided it allowed it. */
   allowed_by_machine: z.string().nullable(),
   amounts_after: z.strictObject({ authorized: z.string(), captured: z.string(), refunded: z.string() }),
+  /** What the event says besides status and amounts: the reference given, an attempt's amount, why it was abandoned, why the payment failed, the refund's or saved card's id. */
+  detail: z.string().nullable(),
   /** Set on the processor's late answer to an attempt abandoned as never received before its call landed: that attempt's id. */
   late_answer_to: z.string().optional(),
 });

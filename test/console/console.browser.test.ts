@@ -491,6 +491,7 @@ describe("the web console in Chromium", () => {
       }
       await page.goBack();
       await poll(() => caption("deliveries")).toBe("1 delivery");
+      expect(await page.getByRole("navigation", { name: "Pages" }).getByRole("link").count()).toBe(0);
       // the delivering process takes the retry on its next turn (its clock is the test's)
       await poll(async () => (await api.clock.advance(10_000), ((await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id })).data)[0]!.delivered)).toBe(true);
       await page.reload();
@@ -516,6 +517,37 @@ describe("the web console in Chromium", () => {
     await m.post("/v2/payment/cancel", { payment_id });
     await poll(() => rows("arrived")).toEqual([expect.stringMatching(new RegExp(`\\tpayment_intent\\.canceled\\t${payment_id}\\t#2\\t`))]);
     await checkBothSizes("events", () => poll(() => caption("events")).toBe("1 event, oldest first"));
+  });
+
+  it("pages an endpoint's deliveries newest first, 20 at a time, back to the oldest", async () => {
+    const webhooks = createWebhooks({ engine: api.engine, outbound: createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] }), post: async () => ({ status: 200, error: null }) });
+    const endpoint = await webhooks.createEndpoint({ external_account_id: "acct_console", url: "http://127.0.0.1:9/paged", event_types: ["payment_intent.canceled"] });
+    await webhooks.delivery.start();
+    try {
+      const canceled: string[] = [];
+      for (let i = 0; i < 23; i++) {
+        const { payment_id } = (await m.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "manual" })).body;
+        expect((await m.post("/v2/payment/cancel", { payment_id })).status).toBe(200);
+        canceled.push(payment_id);
+      }
+      await poll(async () => ((await webhooks.listDeliveries({ external_account_id: "acct_console", endpoint_id: endpoint.id, limit: 100 })).data.length)).toBe(23);
+      // each row links its event to the payment it is about
+      const shown = () => page.getByTestId("deliveries").locator("a[title^='Payment ']").evaluateAll((links) => links.map((a) => a.getAttribute("title")!.slice("Payment ".length)));
+      await page.evaluate((id) => (location.hash = `#/webhooks/${id}`), endpoint.id);
+      await poll(() => caption("deliveries")).toBe("20 deliveries");
+      expect(await shown()).toEqual(canceled.slice(3).reverse());
+      const pager = page.getByRole("navigation", { name: "Pages" });
+      expect(await pager.getByRole("link").allInnerTexts()).toEqual(["Older deliveries"]);
+      await pager.getByRole("link", { name: "Older deliveries" }).click();
+      await poll(() => caption("deliveries")).toMatch(/^3 deliveries, older than evt_\S+$/);
+      expect(await shown()).toEqual(canceled.slice(0, 3).reverse());
+      expect(await pager.getByRole("link").allInnerTexts()).toEqual(["Newest"]);
+      await pager.getByRole("link", { name: "Newest" }).click();
+      await poll(() => caption("deliveries")).toBe("20 deliveries");
+    } finally {
+      await webhooks.delivery.stop();
+      await webhooks.deleteEndpoint({ external_account_id: "acct_console", endpoint_id: endpoint.id });
+    }
   });
 
   it("lists the account's API keys (never a key), revokes one after a confirmation; revoking this tab's key signs it out", async () => {

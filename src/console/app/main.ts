@@ -63,7 +63,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
     // keyed: another endpoint is a fresh page (no notice, confirmation or answer of the one before)
-    page === "webhooks" && id ? html`<${DeliveriesPage} key=${id} ...${props} endpointId=${id} />` :
+    page === "webhooks" && id ? html`<${DeliveriesPage} key=${id} ...${props} endpointId=${id} route=${route} />` :
     page === "webhooks" ? html`<${WebhooksPage} ...${props} />` :
     page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
     page === "keys" ? html`<${KeysPage} ...${props} />` :

@@ -132,7 +132,8 @@ export function earlierTry(events: readonly RecordedEvent[], key: string): Earli
     const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt.data.attempt_id;
     if (keyed === key) {
       if (isAttempt(e)) last = { attempt: { type: e.type, version: e.version, data: e.data } as AttemptEvent, closed: null, neverReceived: false };
-      else if (e.type !== "AttemptAbandoned") acted = true;
+      // a reference is given with the try's call, and given back when the processor refuses it: not an effect of its own
+      else if (e.type !== "AttemptAbandoned" && e.type !== "TransactionReferenceGiven") acted = true;
     }
     if (lateAnswer) acted = following = true;
     else if (keyed !== null) following = keyed === key;

@@ -73,6 +73,22 @@ describe("Idempotency-Key", () => {
     expect((await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }, { "idempotency-key": "early" })).body.status).toBe("success");
   });
 
+  it("a terminal authorization the processor refused (busy) is not remembered, its reference included: the retry with its key starts the terminal once it is free", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_busy");
+    const terminal = await m.terminal("A_async");
+    const intent = { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" };
+    const [first, second] = [(await m.post("/v2/payment/intent", intent)).body, (await m.post("/v2/payment/intent", intent)).body];
+    await m.post("/v2/payment/auth", { payment_id: first.payment_id, terminal_id: terminal });
+    const auth = () => m.post("/v2/payment/auth", { payment_id: second.payment_id, terminal_id: terminal, external_payment_id: "pos-try-1" }, { "idempotency-key": "busy-1" });
+    expectProblem(await auth(), 409, "terminal_busy", "terminal_id");
+    expectProblem(await auth(), 409, "terminal_busy", "terminal_id"); // still busy: refused again, not a replay
+    await m.post("/v2/payment/cancel", { payment_id: first.payment_id });
+    const retried = await auth();
+    expect(retried.headers.get("idempotent-replayed")).toBe("false");
+    expect(retried.body).toMatchObject({ status: "payment_method_requested", terminal_id: terminal, external_transaction_id: "pos-try-1" });
+  });
+
   it("the record is written in the same append as the command's events, with the answer", async () => {
     api = await startApi();
     const m = await api.merchant("acct_i");

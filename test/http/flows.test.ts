@@ -181,8 +181,8 @@ describe("synchronous terminal, card present, save card (/v1)", () => {
   });
 
   /** A synchronous terminal's automatic payment, allow_saving_card, blocking until `card` is presented: the merchant, the intent and the blocking answer. */
-  async function paidOnSyncTerminal(account: string, amount: string, external_customer_id: string, card: Record<string, string>) {
-    const m = await api.merchant(account);
+  async function paidOnSyncTerminal(account: string, amount: string, external_customer_id: string, card: Record<string, string>, processor: "A" | "B" = "A") {
+    const m = await api.merchant(account, processor);
     const terminal = await m.terminal("A_sync");
     const { body: intent } = await m.post("/v1/payment/intent", { amount, payment_method_types: "card_present", capture_method: "automatic", external_customer_id, allow_saving_card: true });
     const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
@@ -203,6 +203,16 @@ describe("synchronous terminal, card present, save card (/v1)", () => {
     expect((await m.read(intent.payment_id)).body).toMatchObject({ status: "succeeded", amount_captured: "70.00", payment_method_id: paid.payment_method_id });
     const cards = await m.get(`/v1/customer/card?external_account_id=acct_sync3&external_customer_id=cus_7`);
     expect(cards.body.data).toEqual([expect.objectContaining({ payment_method_id: paid.payment_method_id })]);
+  });
+  it("a card saved on a processor A terminal of a processor B account is charged through processor A, which holds its token", async () => {
+    const { m, paid } = await paidOnSyncTerminal("acct_sync_b", "4.00", "cus_ab", { card_number: "4242424242424242" }, "B");
+    expect(paid).toMatchObject({ status: "success", processor: "A", payment_method_id: expect.stringMatching(/^pm_/) });
+    const { body: charge } = await m.post("/v1/payment/intent", { amount: "9.00", payment_method_types: "card", capture_method: "manual", payment_method_id: paid.payment_method_id, external_customer_id: "cus_ab" });
+    expect((await m.read(charge.payment_id)).body.processor).toBe("A");
+    expect((await m.post("/v1/payment/auth", { payment_id: charge.payment_id })).body).toMatchObject({ status: "requires_capture", processor: "A", amount_authorized: "9.00" });
+    // a sandbox test token is no processor's in particular: the account's
+    const { body: test } = await m.post("/v1/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_ab" });
+    expect((await m.read(test.payment_id)).body.processor).toBe("B");
   });
 });
 

@@ -1,19 +1,20 @@
 // Spec §4.3: create a payment intent (its first event). A card on file is looked up now; a client
 // secret is issued when a client SDK collects the card, and only its SHA-256 is recorded.
 import { collectsOnClient } from "../../../machines/client-sdk.js";
-import type { Card, PaymentEventOf } from "../../../machines/events.js";
+import type { PaymentEventOf } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
 import { InvalidRequest, NotFound } from "../../errors.js";
 import type { CreateIntentInput } from "../../inputs.js";
 import { secretDigest } from "../client-secret.js";
 import type { Account } from "../lookups/accounts.js";
+import type { StoredCard } from "../lookups/stored-cards.js";
 import { amountIn } from "./amounts.js";
 import type { Decision } from "./decision.js";
 
 export interface CreateIntentContext {
   account?: Account;
-  /** The card on file named by payment_id (null: none). */
-  stored_card?: Card | null;
+  /** The card on file named by payment_method_id, and the processor holding it (null: none). */
+  stored_card?: StoredCard | null;
   /** The new payment's id, and its client secret when a client SDK collects its card (taken once all is checked). */
   payment_id?: string;
   client_secret?: string;
@@ -51,11 +52,12 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
       currency: account.currency,
       payment_method_types: input.payment_method_types,
       capture_method: input.capture_method,
-      processor: account.processor,
+      // a card on file is charged through the processor holding its token
+      processor: stored_card?.processor ?? account.processor,
       external_transaction_id: input.external_payment_id ?? input.external_transaction_id ?? null,
       external_customer_id: input.external_customer_id ?? null,
       payment_method_id: input.payment_method_id ?? null,
-      stored_card: stored_card ?? null,
+      stored_card: stored_card?.card ?? null,
       allow_saving_card: input.allow_saving_card ?? false,
       // the secret is shown once, in the answer; the event keeps its digest
       client_secret: null,

@@ -2,31 +2,43 @@
 // once saved: one found is kept (bounded), so charging a card on file costs no read-model round
 // trip after the first. A card is found only for the account AND the customer it was saved for
 // (issue 25): under another customer it is unknown, the same answer as a card that never existed.
-import type { Card } from "../../../machines/events.js";
+// A token is its processor's: a card is charged through the processor that saved it (a card
+// presented on another processor's terminal than the account's), else the account's.
+import type { Card, Processor } from "../../../machines/events.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
 import type { ProjectionRunner } from "../../../projections/runner.js";
 import { setBounded } from "../../bounded.js";
 import type { Processors } from "../../processors/port.js";
 import { TEST_PAYMENT_METHODS } from "../../processors/test-cards.js";
 import type { ReadModelStore } from "../../store/port.js";
+import type { PaymentStreams } from "../streams/payment-streams.js";
 import type { Account } from "./accounts.js";
 
+/** A card on file and the processor that holds its token. */
+export interface StoredCard {
+  card: Card;
+  processor: Processor;
+}
+
 interface Deps {
+  payments: Pick<PaymentStreams, "load">;
   readModels: Pick<ReadModelStore, "query">;
   projections: Pick<ProjectionRunner, "ready" | "caughtUp">;
   processors: Processors;
   cacheSize: number;
 }
 
-export function createStoredCards({ readModels, projections, processors, cacheSize }: Deps) {
-  const storedCards = new Map<string, Card>();
+export function createStoredCards({ payments, readModels, projections, processors, cacheSize }: Deps) {
+  const storedCards = new Map<string, StoredCard>();
 
-  async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<Card | undefined> {
+  async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<StoredCard | undefined> {
     const key = customerCardKey(account.external_account_id, customerId, paymentMethodId);
     const known = storedCards.get(key);
     if (known) return known;
-    const processor = () =>
-      processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId });
+    const processor = async () => {
+      const card = await processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId });
+      return card && { card, processor: account.processor };
+    };
     // a sandbox test token is anyone's and needs no read model: it never waits (outside the
     // sandbox no processor knows it: unknown)
     if (Object.hasOwn(TEST_PAYMENT_METHODS, paymentMethodId)) return processor();
@@ -47,8 +59,11 @@ export function createStoredCards({ readModels, projections, processors, cacheSi
     if (saved.external_customer_id !== customerId) return undefined;
     const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
     const card: Card = { type: "card_not_present", brand, last_4, exp_month, exp_year, cardholder_name, funding: funding as Card["funding"] };
-    setBounded(storedCards, key, card, cacheSize);
-    return card;
+    // the processor the saving payment was on (its terminal's, or its own)
+    const savedOn = (await payments.load(saved.payment_id))?.snapshot.context;
+    const found = { card, processor: savedOn?.processor ?? savedOn?.intent?.processor ?? account.processor };
+    setBounded(storedCards, key, found, cacheSize);
+    return found;
   }
 
   return { findStoredCard };

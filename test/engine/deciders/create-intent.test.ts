@@ -56,8 +56,15 @@ describe("create intent decides", () => {
     const input = intent({ payment_method_id: "pm_1", external_customer_id: "cus_1" });
     nothing.when(input, { account: accountB, now }).thenNeeds("stored_card");
     nothing
-      .when(input, context({ account: accountB, stored_card: CARD_NOT_PRESENT }))
+      .when(input, context({ account: accountB, stored_card: { card: CARD_NOT_PRESENT, processor: "B" } }))
       .thenAppends([created({ processor: "B", payment_method_id: "pm_1", external_customer_id: "cus_1", stored_card: CARD_NOT_PRESENT })]);
+  });
+
+  test("given a card on file another processor holds (saved from its terminal), when a stored-card intent is created, then the payment is that processor's", () => {
+    const input = intent({ payment_method_id: "pm_1", external_customer_id: "cus_1" });
+    nothing
+      .when(input, context({ account: accountB, stored_card: { card: CARD_NOT_PRESENT, processor: "A" } }))
+      .thenAppends([created({ processor: "A", payment_method_id: "pm_1", external_customer_id: "cus_1", stored_card: CARD_NOT_PRESENT })]);
   });
 });
 

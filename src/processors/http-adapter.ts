@@ -108,8 +108,15 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
   async function poll(report: ProcessorReport, after: string | null): Promise<string | null> {
     const page = await call("GET", `/v1/events${after === null ? "" : `?after=${encodeURIComponent(after)}`}`, undefined, Events);
     for (const { payment_id, event } of page.events) {
-      // an outcome already recorded (by another process polling too, or the reconciler) is refused: nothing to do
-      await report(payment_id, event).catch((error: unknown) => ((error as { status?: number }).status === 409 ? undefined : Promise.reject(error)));
+      await report(payment_id, event).catch((error: unknown) => {
+        const status = (error as { status?: number }).status;
+        // an outcome already recorded (by another process polling too, or the reconciler): nothing to do
+        if (status === 409) return;
+        // refused for good (a payment cardflow does not have): told, and passed, so the reports after it are not held
+        if (status !== undefined && status >= 400 && status < 500) return onError(new Error(`processor report for payment ${payment_id} refused: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        // the store did not answer: the page is read again on the next poll
+        throw error;
+      });
     }
     return page.next;
   }

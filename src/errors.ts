@@ -113,6 +113,18 @@ export class ProcessorRefused extends CardflowError {
 }
 
 /**
+ * The processor acted, but its answer does not fit the payment (an authorization for another amount
+ * than the intent's, say): the attempt is closed and what the processor did is recorded beside the
+ * payment for an operator (LateAnswerUnapplied), never answered as done. A Bad Gateway: the
+ * processor's answer was not one cardflow can take.
+ */
+export class ProcessorAnswerUnapplied extends CardflowError {
+  override readonly name = "ProcessorAnswerUnapplied";
+  readonly status = 502;
+  readonly code = "processor_answer_unapplied";
+}
+
+/**
  * 503: the processor's answer to a call was lost (a timeout, a dropped connection): it may have
  * acted. The attempt stays open until the reconciler learns its outcome; a retry with the same
  * Idempotency-Key is answered from the store (this again while open), never by a second call.

@@ -1,7 +1,7 @@
 // One stream checked on its own: its hash chain and, for a payment, its transitions (each against
 // the machine that decided it: ./machine-history.ts) and amount invariants, with its timeline.
 import type { UnappliedData } from "../../machines/events.js";
-import { answeredLate, unsettled } from "../engine/streams/late-answers.js";
+import { unappliedAnswer, unsettled } from "../engine/streams/late-answers.js";
 import { Decimal } from "../money.js";
 import type { RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
@@ -18,7 +18,7 @@ const unappliedFindings = (events: readonly RecordedEvent[]): Finding[] =>
     .map((e) => {
       const { payment_id, attempt_id, answer, reason } = e.data as UnappliedData;
       const did = answer.map((a) => `${a.type} ${JSON.stringify(a.data)}`).join(", ");
-      return { kind: "late_answer_unapplied", subject: e.stream, event_id: e.id, revision: e.revision, message: `${answeredLate(payment_id, attempt_id)} (${did}), and the payment no longer takes it (${reason}): settle it with the processor, then record it (cardflow settle-late-answer ${payment_id} ${attempt_id} --note …)` };
+      return { kind: "late_answer_unapplied", subject: e.stream, event_id: e.id, revision: e.revision, message: `${unappliedAnswer({ payment_id, attempt_id, reason })} (${did}), and the payment does not take it (${reason}): settle it with the processor, then record it (cardflow settle-late-answer ${payment_id} ${attempt_id} --note …)` };
     });
 
 /** Chain of a stream other than a payment's, and what it holds for an operator. */

@@ -12,10 +12,10 @@
 // leaves the attempt open: the payment takes no other step until the reconciler (../reconcile.ts)
 // learns the outcome from the processor; a call that lands after the reconciler found it never
 // received is recorded as the processor's late answer (recordLateAnswer).
-import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
+import { streams, type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
-import { CardflowError, NotFound, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
+import { CardflowError, NotFound, ProcessorAnswerUnapplied, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
 import type { Ids } from "../../ids.js";
 import type { Processors, RecordedOutcome } from "../../processors/port.js";
 import { WrongExpectedRevision } from "../../store/port.js";
@@ -26,7 +26,7 @@ import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js"
 import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, refusedAttempt, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
-import { answeredLate, LateAnswerWaits, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
+import { answeredLate, LateAnswerWaits, REFUSED_WHEN_ANSWERED, UnappliedLateAnswer, unappliedAnswer, type LateAnswers } from "../streams/late-answers.js";
 import { callProcessor, processorOf } from "./processor-calls.js";
 
 /** Fault injection for crash tests: called at each point of an attempt (a throw there is a crash). */
@@ -170,9 +170,17 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     } catch (error) {
       if (error instanceof TransitionNotAllowed) {
         // the processor's answer does not fit the payment (an authorization for another amount):
-        // the attempt is closed rather than left blocking the payment, and the refusal is answered
+        // the attempt is closed rather than left blocking the payment; what the processor did, when
+        // it acted, is kept beside the payment for an operator and never answered as done
         await payments.append(paymentId, attempted, refusedAttempt(attempt_id, OUTCOME_REFUSED, before, reference), withoutAnswer(ctx), command);
-        throw error;
+        const answer = outcomeEvents(viewOf(attempted), recorded);
+        if (answer.every((e) => e.type === "AuthorizationFailed")) throw error; // a decline moved nothing
+        const data = { payment_id: paymentId, attempt_id, attempt_type: event.type, answer: answer.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: `${REFUSED_WHEN_ANSWERED}: ${error.message}` };
+        await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));
+        throw new ProcessorAnswerUnapplied(
+          `${unappliedAnswer(data)} (${answer.map((e) => e.type).join(", ")}: ${error.message}); the attempt is closed, and what the processor did is recorded for an operator in ${streams.lateAnswers(paymentId)}: settle it with the processor (cardflow settle-late-answer ${paymentId} ${attempt_id} --note …)`,
+          { cause: error },
+        );
       }
       if (!(error instanceof WrongExpectedRevision)) throw error;
       // another process's reconciler closed the attempt first: with the processor's recorded

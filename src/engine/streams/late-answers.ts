@@ -15,6 +15,13 @@ import { eventMetadata, type CommandContext } from "../context.js";
 /** How every account of a late answer begins (errors, the audit's finding): the payment and the attempt it answered. */
 export const answeredLate = (paymentId: string, attemptId: string) => `payment ${paymentId}: the processor answered attempt ${attemptId} after it was abandoned`;
 
+/** The reason of an unapplied answer that came in time but did not fit the payment (not a late one). */
+export const REFUSED_WHEN_ANSWERED = "refused when it came";
+
+/** How an unapplied answer is told: a late one, or one the payment refused when it came. */
+export const unappliedAnswer = ({ payment_id, attempt_id, reason }: Pick<UnappliedData, "payment_id" | "attempt_id" | "reason">) =>
+  reason.startsWith(REFUSED_WHEN_ANSWERED) ? `payment ${payment_id}: the processor acted on attempt ${attempt_id}, but its answer did not fit the payment` : answeredLate(payment_id, attempt_id);
+
 /**
  * Thrown where the late answer would have been recorded: the processor acted, the payment did not
  * take it, and the record for an operator is written (its stream named). Never answered as done.

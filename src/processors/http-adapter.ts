@@ -135,7 +135,11 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
     lookup: (key) => call<RecordedOutcome | "never_received">("GET", `/v1/calls/${encodeURIComponent(key)}`, undefined, Recorded, undefined, () => "never_received"),
     retrieveStoredCard: (req) => call<Card | undefined>("POST", "/v1/cards/retrieve", req, Card, undefined, () => undefined),
 
-    /** Asks the processor for late outcomes every pollMs, from now on (the reconciler covers what came before). */
+    /**
+     * Asks the processor for late outcomes every pollMs, from now on. What was reported while no
+     * process polled is not read again here (a capture settled meanwhile stays capture_requested):
+     * a production adapter keeps its cursor (README, Running in production).
+     */
     connect(report) {
       stopPolling?.();
       if (pollMs <= 0) return;

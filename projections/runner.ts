@@ -81,6 +81,16 @@ export interface ProjectionRunner {
 /** The holder of start()/stop() when none is named: the engine's live projections. */
 const LIVE = {};
 
+/**
+ * Read models whose checkpoint is past the events' head were written before the events were
+ * restored from an older backup: they describe events the log no longer holds, at positions new
+ * events will take again. Dropped (their storage prepared), so they are folded again from zero.
+ */
+export async function dropPastHead(readModels: ReadModelStore, store: Pick<AllReader, "head">, names: readonly string[]): Promise<void> {
+  const top = await store.head();
+  for (const name of names) if ((await readModels.checkpoint(name)) > top) await readModels.reset(name);
+}
+
 export function createProjectionRunner({
   store,
   readModels,
@@ -110,14 +120,17 @@ export function createProjectionRunner({
   const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
   /**
    * Once per runner, before its first catch-up: retired projections dropped (where they still have
-   * a checkpoint), every projection's storage prepared at its version (a changed one is dropped
-   * and folded again from zero by the catch-up that follows).
+   * a checkpoint), a projection past the events' head dropped (the events were restored from a
+   * backup older than the read models: they describe events the log no longer holds), every
+   * projection's storage prepared at its version (a changed one is dropped and folded again from
+   * zero by the catch-up that follows).
    */
   let preparing: Promise<void> | undefined;
   const prepare = () =>
     (preparing ??= (async () => {
       for (const name of retired) if ((await readModels.checkpoint(name)) > 0) await readModels.reset(name);
       for (const p of projections) await readModels.prepare(p.name, readModelShape(p));
+      await dropPastHead(readModels, store, projections.map((p) => p.name));
     })().catch((error: unknown) => {
       preparing = undefined;
       throw error;

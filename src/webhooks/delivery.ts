@@ -95,7 +95,9 @@ export function createDelivery(options: DeliveryOptions) {
     const now = clock.now();
     if (stored?.lease && stored.lease.owner !== owner && stored.lease.until > now) return null;
     // the worker changes its state in place: its own copy (documents read are shared and frozen)
-    const state: DeliveryState = { ...(stored ? structuredClone(stored) : { scanned: await resumeFrom(endpoint), pending: {} }), lease: { owner, until: now + leaseMs } };
+    // a state past the events' head was written before the events were restored from an older backup: as lost
+    const kept = stored && stored.scanned <= (await options.store.head()) ? stored : undefined;
+    const state: DeliveryState = { ...(kept ? structuredClone(kept) : { scanned: await resumeFrom(endpoint), pending: {} }), lease: { owner, until: now + leaseMs } };
     try {
       await commit(endpoint.endpoint_id, state, version);
     } catch (error) {

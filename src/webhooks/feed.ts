@@ -11,7 +11,7 @@
 // subscription; a feed without the engine's runner (the CLI's) gets one of its own.
 import { randomBytes } from "node:crypto";
 import { cursorCodec, type CursorCodec } from "./cursor.js";
-import { createProjectionRunner, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
+import { createProjectionRunner, dropPastHead, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
 import { outageTolerantStart, prepareOnce, type EventStore, type ReadModelShape, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
@@ -144,8 +144,14 @@ export function createEventFeed({
     return { changed, entries, endpoints, accounts };
   }
 
-  /** Before the feed's first fold or read: its three read models at their version (FEED_SHAPES). */
-  const prepare = async () => void (await Promise.all(PREPARED.map((prepared) => prepared(readModels))));
+  /** Before the feed's first fold or read: its three read models at their version (FEED_SHAPES), none past the events' head (a restore). */
+  let checking: Promise<void> | undefined;
+  let checked = false;
+  const prepare = async () => {
+    await Promise.all(PREPARED.map((prepared) => prepared(readModels)));
+    // once, shared by concurrent first calls; then no await more (the live catch-up's turns)
+    if (!checked) await (checking ??= dropPastHead(readModels, store, Object.values(FEED)).then(() => void (checked = true)));
+  };
 
   /** The runner's batch, folded: entries, stream states and endpoints, committed in the batch's transaction. */
   const fold: BatchFold = {

@@ -47,7 +47,7 @@ describe("a payment's timeline is its stream (the audit folds it; no read model 
     await store.append("payment-pay_1", events.map(({ id, type, version, data, metadata }) => ({ id, type, version, data, metadata })), { expectedRevision: "no_stream" });
     const { timeline } = await audit({ store }, "pay_1");
     // events recorded before machine versions: no machine_version, nothing allowed by an earlier machine
-    const row = { terminal_id: null, idempotency_key: null, allowed: true, machine_version: null, allowed_by_machine: null };
+    const row = { terminal_id: null, idempotency_key: null, allowed: true, machine_version: null, allowed_by_machine: null, detail: null };
     expect(timeline).toEqual([
       { ...row, position: 1, revision: 0, event_id: "ev_1", type: "PaymentIntentCreated", timestamp: "2026-01-01T00:00:01.000+00:00", request_id: 101, actor: "key_1", status_before: "none", status_after: "requires_payment_method", amounts_after: { authorized: "0.00", captured: "0.00", refunded: "0.00" } },
       { ...row, position: 2, revision: 1, event_id: "ev_2", type: "PaymentMethodCollected", timestamp: "2026-01-01T00:00:02.000+00:00", request_id: 102, actor: null, status_before: "requires_payment_method", status_after: "payment_method_requested", amounts_after: { authorized: "0.00", captured: "0.00", refunded: "0.00" } },

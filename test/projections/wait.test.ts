@@ -59,7 +59,7 @@ describe("waiting for a position", () => {
     const inner = createMemoryStore();
     let heads = 0;
     let release: () => void = () => undefined;
-    let gate: Promise<void> | undefined = new Promise<void>((r) => (release = r));
+    let gate: Promise<void> | undefined;
     // the head as it stood when the read started, answered when the gate opens (a slow round trip)
     const store: EventStore = {
       ...inner,
@@ -71,7 +71,9 @@ describe("waiting for a position", () => {
     };
     const readModels = createMemoryReadModels();
     const runner = createProjectionRunner({ store, readModels, projections: [counts] });
-    await runner.ready();
+    await runner.ready(); // its own head read (read models past the head are dropped)
+    heads = 0;
+    gate = new Promise<void>((r) => (release = r));
     await append(store, "s0");
     const first = runner.caughtUp(); // its head read starts now and is held
     await new Promise((r) => setTimeout(r, 5));

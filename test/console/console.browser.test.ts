@@ -172,6 +172,13 @@ describe("the web console in Chromium", () => {
     expect(sizes.map((s) => new URL(s.url).pathname).sort()).toEqual(["/console", "/console/console.css", "/console/console.js"]);
   });
 
+  it("sends /console/ (a trailing slash, typed or linked) to the console", async () => {
+    const slash = await page.request.get(`${api.base}/console/`, { maxRedirects: 0 });
+    expect([slash.status(), slash.headers()["location"]]).toEqual([301, "/console"]);
+    const followed = await page.request.get(`${api.base}/console/`);
+    expect([new URL(followed.url()).pathname, followed.status(), await followed.text()]).toEqual(["/console", 200, expect.stringContaining('src="/console/console.js"')]);
+  });
+
   it("lists amounts authorized, captured, refunded and net with human statuses; filters live in the URL and Back returns to them", async () => {
     expect(await page.getByTestId("list").locator("thead th").allInnerTexts()).toEqual(["Payment", "Status", "Amount", "Captured", "Refunded", "Net", "Customer", "Created"]);
     const uncaptured = page.getByTestId("list").locator(`tr:has-text("${terminalPayment}") .status`);

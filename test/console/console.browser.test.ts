@@ -431,22 +431,26 @@ describe("the web console in Chromium", () => {
     await checkBothSizes("cards", () => poll(() => caption("cards")).toMatch(/card/));
   });
 
-  it("keeps the cards search on the URL's customer (Back included) and the save form's customer its own", async () => {
+  it("keeps the cards search and the save form's customer on the customer shown (Back included); the save form's customer stays editable", async () => {
     await page.goto(`${api.base}/console#/cards?customer=cus_7`);
     await poll(() => caption("cards")).toBe("1 card on file for cus_7");
     const shown = page.getByLabel("Customer (your id)");
     const saving = page.getByLabel("Customer", { exact: true });
+    const payment = page.getByLabel("Payment", { exact: true });
     await poll(() => shown.inputValue()).toBe("cus_7");
-    await saving.fill("cus_42"); // typed into the save form: the search is not changed
+    await payment.fill(storedCharge);
+    await saving.fill("cus_9"); // typed into the save form: the search is not changed
     expect(await shown.inputValue()).toBe("cus_7");
     await shown.fill("cus_42");
     await page.getByRole("button", { name: "Show cards" }).click();
     await poll(() => caption("cards")).toBe("0 cards on file for cus_42");
-    await saving.fill("cus_9");
-    expect(await shown.inputValue()).toBe("cus_42");
-    await page.goBack(); // the URL's customer, in the table and in the search field; the save form keeps what was typed
+    // another customer shown: Save card saves for them, not for one left behind; the payment typed stays
+    await poll(() => saving.inputValue()).toBe("cus_42");
+    expect(await payment.inputValue()).toBe(storedCharge);
+    await page.goBack(); // the URL's customer, in the table, the search field and the save form
     await poll(() => caption("cards")).toBe("1 card on file for cus_7");
-    expect([await hash(), await shown.inputValue(), await saving.inputValue()]).toEqual(["#/cards?customer=cus_7", "cus_7", "cus_9"]);
+    await poll(() => saving.inputValue()).toBe("cus_7");
+    expect([await hash(), await shown.inputValue(), await payment.inputValue()]).toEqual(["#/cards?customer=cus_7", "cus_7", storedCharge]);
   });
 
   it("adds a webhook endpoint (its secret shown once), lists it, deletes it after a confirmation", async () => {

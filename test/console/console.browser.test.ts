@@ -384,7 +384,7 @@ describe("the web console in Chromium", () => {
 
   it("offers, as the moment for the state as of, one at which the payment exists (its latest event's, to the second above)", async () => {
     await api.clock.advance(500); // created half-way through a second: cut to the second, the moment would be before it
-    const { payment_id } = (await m.post("/v2/payment/intent", { amount: "2.00", payment_method_types: "card", capture_method: "manual" })).body;
+    const { payment_id } = (await m.post("/v2/payment/intent", { amount: "2.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
     await api.clock.advance(500); // back on whole seconds for the tests after
     const { date_created } = (await m.read(payment_id)).body;
     expect(Date.parse(date_created) % 1000).toBe(500);
@@ -394,6 +394,21 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByLabel("As of (UTC)").inputValue()).toBe(above);
     await page.getByRole("button", { name: "Show" }).click();
     await poll(() => text(page.getByTestId("as-of"))).toMatch(new RegExp(`^At ${above.replace("T", " ")} UTC the payment was Incomplete \\(requires_payment_method\\) ?: authorized 0\\.00 USD`));
+
+    // the payment changes (live, from elsewhere): the moment offered follows its latest event, so Show still answers its state now
+    await api.clock.advance(60_000);
+    const authorized = new Date(api.clock.now()).toISOString().slice(0, 19);
+    expect((await m.post("/v2/payment/auth", { payment_id })).body.status).toBe("requires_capture");
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await poll(() => page.getByLabel("As of (UTC)").inputValue()).toBe(authorized);
+    await page.getByRole("button", { name: "Show" }).click();
+    await poll(() => text(page.getByTestId("as-of"))).toMatch(new RegExp(`^At ${authorized.replace("T", " ")} UTC the payment was Uncaptured \\(requires_capture\\) ?: authorized 2\\.00 USD`));
+    // a moment typed is kept through the next change
+    await page.getByLabel("As of (UTC)").fill(above);
+    await api.clock.advance(60_000);
+    expect((await m.post("/v2/payment/capture", { payment_id, amount: "2.00" })).body.status).toBe("succeeded");
+    await poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
+    expect(await page.getByLabel("As of (UTC)").inputValue()).toBe(above);
   });
 
   it("registers a terminal; in the sandbox a test card is presented, and a refusal comes back in words", async () => {

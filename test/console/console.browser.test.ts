@@ -372,6 +372,24 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByTestId("list").locator(`tr:has-text("${terminalPayment}")`).innerText()).toMatch(/Refunded\s+\(succeeded\)\s+25\.00 USD\t10\.00 USD\t10\.00 USD\t0\.00 USD/);
   });
 
+  it("after a confirmation, gives the focus back to the button that asked, or to the page when that button can no longer take it", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await page.getByRole("button", { name: "Capture…" }).click();
+    await page.getByRole("button", { name: "Yes, capture" }).click();
+    await poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
+    // captured in full: Capture… is disabled now, so the focus is on the page, not on <body>
+    await poll(() => focused(page.locator("main"))).toBe(true);
+    await page.getByLabel("Refund amount (USD)").fill("3");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    await page.getByRole("button", { name: "Yes, refund" }).click();
+    await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 3\.00 USD/);
+    await poll(() => page.getByLabel("Refund amount (USD)").inputValue()).toBe("5.00"); // the page has its new amounts
+    expect(await focused(page.getByRole("button", { name: "Refund…" }))).toBe(true); // still refundable: back on the button that asked
+  });
+
   it("shows a decline without a failure code as its message alone", async () => {
     const { payment_id } = (await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_declined", external_customer_id: "cus_42" })).body;
     await m.post("/v1/payment/auth", { payment_id });
@@ -483,6 +501,7 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Delete…" }).click();
     await page.getByRole("button", { name: "Yes, delete" }).click();
     await poll(() => caption("endpoints")).toBe("0 endpoints");
+    await poll(() => focused(page.locator("main"))).toBe(true); // its row and button gone: the focus on the page, not on <body>
   });
 
   it("lists an endpoint's deliveries (event, status, attempts, last answer, next retry) and retries one after a confirmation", async () => {
@@ -596,6 +615,7 @@ describe("the web console in Chromium", () => {
     await otherRow.getByRole("button", { name: "Revoke…" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await poll(() => otherRow.innerText()).toMatch(/\trevoked\t/);
+    await poll(() => focused(page.locator("main"))).toBe(true); // its Revoke… gone: the focus on the page, not on <body>
     expect((await api.request("GET", "/v2/account", { key: other.key })).status).toBe(401);
 
     await page.getByTestId("keys").locator("tbody tr").filter({ hasText: "(this tab)" }).getByRole("button", { name: "Revoke…" }).click();

@@ -37,6 +37,7 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
 
   const ask = (command: Command) => (e: Event) => {
     e.preventDefault();
+    if (busy) return;
     setOutcome(null);
     if (command === "cancel") return setPending({ command });
     const max = command === "capture" ? record.amount_capturable : record.amount_refundable;
@@ -68,12 +69,15 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
       ? `Capture ${money(pending.amount!, record.currency)} of payment ${record.payment_id}?${minor(pending.amount!) < minor(record.amount_capturable) ? ` The rest of the ${money(record.amount_capturable, record.currency)} authorized is released.` : ""}`
       : `Refund ${money(pending.amount!, record.currency)} of payment ${record.payment_id}?`);
 
+  // while a command runs, the buttons are aria-disabled, not disabled: the one that asked keeps the
+  // focus its confirmation gave back (a disabled button cannot hold it)
+  const button = (command: Command) => ({ disabled: !allowed.has(command), "aria-disabled": busy ? "true" : undefined });
   const amountField = (command: "capture" | "refund", label: string) => {
     const problem = problems[command];
     const id = `${command}-problem`;
     return html`<form onSubmit=${ask(command)} novalidate>
       <label>${label} (${record.currency})<input name="amount" inputmode="decimal" autocomplete="off" ...${bind(command)} disabled=${!allowed.has(command) || busy} aria-invalid=${problem ? "true" : undefined} aria-describedby=${problem ? id : undefined} /></label>
-      <button type="submit" disabled=${!allowed.has(command) || busy}>${command === "capture" ? "Capture…" : "Refund…"}</button>
+      <button type="submit" ...${button(command)}>${command === "capture" ? "Capture…" : "Refund…"}</button>
       ${problem && html`<p class="field-problem" id=${id} role="alert">${problem}</p>`}
     </form>`;
   };
@@ -83,7 +87,7 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
     <div class="actions">
       ${amountField("capture", "Capture amount")}
       ${amountField("refund", "Refund amount")}
-      <form onSubmit=${ask("cancel")}><button type="submit" class="secondary" disabled=${!allowed.has("cancel") || busy}>Cancel payment…</button></form>
+      <form onSubmit=${ask("cancel")}><button type="submit" class="secondary" ...${button("cancel")}>Cancel payment…</button></form>
     </div>
     <p class="muted">Allowed now: ${audit.allowed_next_steps.join(", ") || "nothing (final)"}.</p>
     ${outcome?.done && html`<div class="notice" role="status" data-testid="outcome">${outcome.done}</div>`}

@@ -390,6 +390,30 @@ describe("the web console in Chromium", () => {
     expect(await focused(page.getByRole("button", { name: "Refund…" }))).toBe(true); // still refundable: back on the button that asked
   });
 
+  it("closes a confirmation, saying why and sending nothing, when the payment changes elsewhere so that what it asks is no longer allowed", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    await page.getByRole("button", { name: "Capture…" }).click();
+    await page.getByRole("dialog").waitFor();
+    expect((await m.post("/v2/payment/capture", { payment_id, amount: "8.00" })).body.status).toBe("succeeded"); // elsewhere
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await page.getByTestId("not-sent").innerText()).toBe("Not sent: the payment changed meanwhile. It is now succeeded: capture is no longer allowed.");
+    await poll(() => focused(page.locator("main"))).toBe(true); // Capture… is disabled: the page, not <body>
+
+    // still allowed, but not for the amount confirmed
+    await page.getByLabel("Refund amount (USD)").fill("5");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    await page.getByRole("dialog").waitFor();
+    expect(await page.getByTestId("not-sent").count()).toBe(0); // asking again clears the one before
+    await m.post("/v2/payment/refund", { payment_id, amount: "6.00" });
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await page.getByTestId("not-sent").innerText()).toBe("Not sent: the payment changed meanwhile. At most 2.00 USD can be refunded.");
+    expect((await m.read(payment_id)).body).toMatchObject({ amount_captured: "8.00", amount_refunded: "6.00" });
+  });
+
   it("shows a decline without a failure code as its message alone", async () => {
     const { payment_id } = (await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_declined", external_customer_id: "cus_42" })).body;
     await m.post("/v1/payment/auth", { payment_id });

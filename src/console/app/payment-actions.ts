@@ -35,16 +35,28 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);
   const [busy, setBusy] = useState(false);
 
+  const check = (command: "capture" | "refund", typed: string) =>
+    checkAmount(typed, { like: record.amount, max: command === "capture" ? record.amount_capturable : record.amount_refundable, currency: record.currency, what: command });
+
   const ask = (command: Command) => (e: Event) => {
     e.preventDefault();
     if (busy) return;
     setOutcome(null);
+    setPending(null);
     if (command === "cancel") return setPending({ command });
-    const max = command === "capture" ? record.amount_capturable : record.amount_refundable;
-    const checked = checkAmount(fields[command], { like: record.amount, max, currency: record.currency, what: command });
+    const checked = check(command, fields[command]);
     setProblems({ [command]: checked.ok ? undefined : checked.problem });
     if (checked.ok) setPending({ command, amount: checked.amount });
   };
+
+  // the payment changed while its confirmation was open (live: captured or canceled elsewhere):
+  // when what it asks is no longer allowed, the confirmation closes, saying why; nothing is sent
+  const changed = (() => {
+    if (!pending) return null;
+    if (!allowed.has(pending.command)) return `It is now ${record.status}: ${pending.command} is no longer allowed.`;
+    const checked = pending.command === "cancel" ? null : check(pending.command, pending.amount!);
+    return checked && !checked.ok ? checked.problem : null;
+  })();
 
   async function run({ command, amount }: Pending) {
     setPending(null);
@@ -92,6 +104,7 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
     <p class="muted">Allowed now: ${audit.allowed_next_steps.join(", ") || "nothing (final)"}.</p>
     ${outcome?.done && html`<div class="notice" role="status" data-testid="outcome">${outcome.done}</div>`}
     <${ErrorAlert} error=${outcome?.error} />
-    ${pending && html`<${Confirm} question=${question} confirmLabel=${`Yes, ${pending.command}`} onConfirm=${() => void run(pending)} onCancel=${() => setPending(null)} />`}
+    ${changed && html`<div class="alert" role="alert" data-testid="not-sent">Not sent: the payment changed meanwhile. ${changed}</div>`}
+    ${pending && !changed && html`<${Confirm} question=${question} confirmLabel=${`Yes, ${pending.command}`} onConfirm=${() => void run(pending)} onCancel=${() => setPending(null)} />`}
   </section>`;
 }

@@ -49,7 +49,7 @@ input[aria-invalid="true"] { border-color: var(--bad); border-width: 2px; }
 .field-problem { color: var(--bad); margin: 4px 0 0; font-size: .9rem; flex-basis: 100%; }
 button { background: var(--ink); color: #fff; border-color: var(--ink); cursor: pointer; }
 button.secondary { background: #fff; color: var(--ink); border-color: #8a94a6; }
-button:disabled { opacity: .5; cursor: not-allowed; }
+button:disabled, button[aria-disabled="true"] { opacity: .5; cursor: not-allowed; }
 .busy { opacity: .6; transition: opacity .2s; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; background: #fff; }
 caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: top; }

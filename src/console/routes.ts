@@ -1,6 +1,7 @@
-// GET /console: the web console (src/console/app), served by the API's own server, and
-// /favicon.ico. The page and its assets are public (they hold no data); every call the console makes is an API call
-// with the API key the person signed in with. Assets are sent gzip-compressed when accepted.
+// GET /console: the web console (src/console/app), served by the API's own server (/console/ is
+// redirected to it), and /favicon.ico. The page and its assets are public (they hold no data);
+// every call the console makes is an API call with the API key the person signed in with. Assets
+// are sent gzip-compressed when accepted.
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { consoleScript } from "./bundle.js";
@@ -33,6 +34,8 @@ export function registerConsole(app: FastifyInstance): void {
     return reply.send(gzip ? asset.gzip : asset.body);
   }
   app.get("/console", (req, reply) => send(req, reply, html));
+  // a typed or linked trailing slash is the same console (its routes are after the #)
+  app.get("/console/", (_req, reply) => reply.redirect("/console", 301));
   app.get("/favicon.ico", (_req, reply) => reply.type("image/x-icon").send(FAVICON_ICO));
   app.get("/console/console.css", (req, reply) => send(req, reply, css));
   app.get("/console/console.js", async (req, reply) => {

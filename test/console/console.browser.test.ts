@@ -172,6 +172,13 @@ describe("the web console in Chromium", () => {
     expect(sizes.map((s) => new URL(s.url).pathname).sort()).toEqual(["/console", "/console/console.css", "/console/console.js"]);
   });
 
+  it("sends /console/ (a trailing slash, typed or linked) to the console", async () => {
+    const slash = await page.request.get(`${api.base}/console/`, { maxRedirects: 0 });
+    expect([slash.status(), slash.headers()["location"]]).toEqual([301, "/console"]);
+    const followed = await page.request.get(`${api.base}/console/`);
+    expect([new URL(followed.url()).pathname, followed.status(), await followed.text()]).toEqual(["/console", 200, expect.stringContaining('src="/console/console.js"')]);
+  });
+
   it("lists amounts authorized, captured, refunded and net with human statuses; filters live in the URL and Back returns to them", async () => {
     expect(await page.getByTestId("list").locator("thead th").allInnerTexts()).toEqual(["Payment", "Status", "Amount", "Captured", "Refunded", "Net", "Customer", "Created"]);
     const uncaptured = page.getByTestId("list").locator(`tr:has-text("${terminalPayment}") .status`);
@@ -365,6 +372,48 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByTestId("list").locator(`tr:has-text("${terminalPayment}")`).innerText()).toMatch(/Refunded\s+\(succeeded\)\s+25\.00 USD\t10\.00 USD\t10\.00 USD\t0\.00 USD/);
   });
 
+  it("after a confirmation, gives the focus back to the button that asked, or to the page when that button can no longer take it", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await page.getByRole("button", { name: "Capture…" }).click();
+    await page.getByRole("button", { name: "Yes, capture" }).click();
+    await poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
+    // captured in full: Capture… is disabled now, so the focus is on the page, not on <body>
+    await poll(() => focused(page.locator("main"))).toBe(true);
+    await page.getByLabel("Refund amount (USD)").fill("3");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    await page.getByRole("button", { name: "Yes, refund" }).click();
+    await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 3\.00 USD/);
+    await poll(() => page.getByLabel("Refund amount (USD)").inputValue()).toBe("5.00"); // the page has its new amounts
+    expect(await focused(page.getByRole("button", { name: "Refund…" }))).toBe(true); // still refundable: back on the button that asked
+  });
+
+  it("closes a confirmation, saying why and sending nothing, when the payment changes elsewhere so that what it asks is no longer allowed", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    await page.getByRole("button", { name: "Capture…" }).click();
+    await page.getByRole("dialog").waitFor();
+    expect((await m.post("/v2/payment/capture", { payment_id, amount: "8.00" })).body.status).toBe("succeeded"); // elsewhere
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await page.getByTestId("not-sent").innerText()).toBe("Not sent: the payment changed meanwhile. It is now succeeded: capture is no longer allowed.");
+    await poll(() => focused(page.locator("main"))).toBe(true); // Capture… is disabled: the page, not <body>
+
+    // still allowed, but not for the amount confirmed
+    await page.getByLabel("Refund amount (USD)").fill("5");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    await page.getByRole("dialog").waitFor();
+    expect(await page.getByTestId("not-sent").count()).toBe(0); // asking again clears the one before
+    await m.post("/v2/payment/refund", { payment_id, amount: "6.00" });
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await page.getByTestId("not-sent").innerText()).toBe("Not sent: the payment changed meanwhile. At most 2.00 USD can be refunded.");
+    expect((await m.read(payment_id)).body).toMatchObject({ amount_captured: "8.00", amount_refunded: "6.00" });
+  });
+
   it("shows a decline without a failure code as its message alone", async () => {
     const { payment_id } = (await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_declined", external_customer_id: "cus_42" })).body;
     await m.post("/v1/payment/auth", { payment_id });
@@ -377,7 +426,7 @@ describe("the web console in Chromium", () => {
 
   it("offers, as the moment for the state as of, one at which the payment exists (its latest event's, to the second above)", async () => {
     await api.clock.advance(500); // created half-way through a second: cut to the second, the moment would be before it
-    const { payment_id } = (await m.post("/v2/payment/intent", { amount: "2.00", payment_method_types: "card", capture_method: "manual" })).body;
+    const { payment_id } = (await m.post("/v2/payment/intent", { amount: "2.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
     await api.clock.advance(500); // back on whole seconds for the tests after
     const { date_created } = (await m.read(payment_id)).body;
     expect(Date.parse(date_created) % 1000).toBe(500);
@@ -387,6 +436,21 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByLabel("As of (UTC)").inputValue()).toBe(above);
     await page.getByRole("button", { name: "Show" }).click();
     await poll(() => text(page.getByTestId("as-of"))).toMatch(new RegExp(`^At ${above.replace("T", " ")} UTC the payment was Incomplete \\(requires_payment_method\\) ?: authorized 0\\.00 USD`));
+
+    // the payment changes (live, from elsewhere): the moment offered follows its latest event, so Show still answers its state now
+    await api.clock.advance(60_000);
+    const authorized = new Date(api.clock.now()).toISOString().slice(0, 19);
+    expect((await m.post("/v2/payment/auth", { payment_id })).body.status).toBe("requires_capture");
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await poll(() => page.getByLabel("As of (UTC)").inputValue()).toBe(authorized);
+    await page.getByRole("button", { name: "Show" }).click();
+    await poll(() => text(page.getByTestId("as-of"))).toMatch(new RegExp(`^At ${authorized.replace("T", " ")} UTC the payment was Uncaptured \\(requires_capture\\) ?: authorized 2\\.00 USD`));
+    // a moment typed is kept through the next change
+    await page.getByLabel("As of (UTC)").fill(above);
+    await api.clock.advance(60_000);
+    expect((await m.post("/v2/payment/capture", { payment_id, amount: "2.00" })).body.status).toBe("succeeded");
+    await poll(() => page.getByTestId("status").innerText()).toBe("succeeded");
+    expect(await page.getByLabel("As of (UTC)").inputValue()).toBe(above);
   });
 
   it("registers a terminal; in the sandbox a test card is presented, and a refusal comes back in words", async () => {
@@ -418,26 +482,32 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("Payment", { exact: true }).fill(terminalPayment);
     await page.getByLabel("Customer", { exact: true }).fill("cus_7");
     await page.getByRole("button", { name: "Save card" }).click();
-    await poll(() => page.locator(".notice, .alert").first().innerText()).toMatch(/^(Saved visa •••• 4242 for cus_7 as pm_\S+\.|The request was refused\.|Not allowed now\.)/);
+    // an asynchronous terminal's payment: refused (by /v1, the only route that saves cards), said in /v2's words like every status in the console
+    await poll(() => text(page.getByRole("alert"))).toMatch(/^Not allowed now\. Cannot save_card payment \S+ in status succeeded \(the asynchronous terminal type does not support card on file\); .+ The payment is succeeded; allowed next: /);
+    expect(await text(page.getByRole("alert"))).not.toMatch(/\bsuccess\b/);
     await checkBothSizes("cards", () => poll(() => caption("cards")).toMatch(/card/));
   });
 
-  it("keeps the cards search on the URL's customer (Back included) and the save form's customer its own", async () => {
+  it("keeps the cards search and the save form's customer on the customer shown (Back included); the save form's customer stays editable", async () => {
     await page.goto(`${api.base}/console#/cards?customer=cus_7`);
     await poll(() => caption("cards")).toBe("1 card on file for cus_7");
     const shown = page.getByLabel("Customer (your id)");
     const saving = page.getByLabel("Customer", { exact: true });
+    const payment = page.getByLabel("Payment", { exact: true });
     await poll(() => shown.inputValue()).toBe("cus_7");
-    await saving.fill("cus_42"); // typed into the save form: the search is not changed
+    await payment.fill(storedCharge);
+    await saving.fill("cus_9"); // typed into the save form: the search is not changed
     expect(await shown.inputValue()).toBe("cus_7");
     await shown.fill("cus_42");
     await page.getByRole("button", { name: "Show cards" }).click();
     await poll(() => caption("cards")).toBe("0 cards on file for cus_42");
-    await saving.fill("cus_9");
-    expect(await shown.inputValue()).toBe("cus_42");
-    await page.goBack(); // the URL's customer, in the table and in the search field; the save form keeps what was typed
+    // another customer shown: Save card saves for them, not for one left behind; the payment typed stays
+    await poll(() => saving.inputValue()).toBe("cus_42");
+    expect(await payment.inputValue()).toBe(storedCharge);
+    await page.goBack(); // the URL's customer, in the table, the search field and the save form
     await poll(() => caption("cards")).toBe("1 card on file for cus_7");
-    expect([await hash(), await shown.inputValue(), await saving.inputValue()]).toEqual(["#/cards?customer=cus_7", "cus_7", "cus_9"]);
+    await poll(() => saving.inputValue()).toBe("cus_7");
+    expect([await hash(), await shown.inputValue(), await payment.inputValue()]).toEqual(["#/cards?customer=cus_7", "cus_7", storedCharge]);
   });
 
   it("adds a webhook endpoint (its secret shown once), lists it, deletes it after a confirmation", async () => {
@@ -455,6 +525,7 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Delete…" }).click();
     await page.getByRole("button", { name: "Yes, delete" }).click();
     await poll(() => caption("endpoints")).toBe("0 endpoints");
+    await poll(() => focused(page.locator("main"))).toBe(true); // its row and button gone: the focus on the page, not on <body>
   });
 
   it("lists an endpoint's deliveries (event, status, attempts, last answer, next retry) and retries one after a confirmation", async () => {
@@ -568,6 +639,7 @@ describe("the web console in Chromium", () => {
     await otherRow.getByRole("button", { name: "Revoke…" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await poll(() => otherRow.innerText()).toMatch(/\trevoked\t/);
+    await poll(() => focused(page.locator("main"))).toBe(true); // its Revoke… gone: the focus on the page, not on <body>
     expect((await api.request("GET", "/v2/account", { key: other.key })).status).toBe(401);
 
     await page.getByTestId("keys").locator("tbody tr").filter({ hasText: "(this tab)" }).getByRole("button", { name: "Revoke…" }).click();

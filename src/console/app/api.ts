@@ -57,9 +57,14 @@ export function errorWords(error: unknown): ErrorWords {
       error.status === 409 ? "Not allowed now" :
       error.status === 402 ? "The processor refused" :
       error.status >= 500 ? "The service failed" : "The request was refused";
-    const steps = error.allowed_next_steps ? ` The payment is ${error.current_status}; allowed next: ${error.allowed_next_steps.join(", ") || "nothing"}.` : "";
+    // /v1 writes the succeeded state `success` (spec §3); cards are saved through /v1 (there is no
+    // /v2 route for it), and the console says /v2's `succeeded` everywhere
+    const v1 = error.current_status === "success";
+    const status = v1 ? "succeeded" : error.current_status;
+    const said = v1 ? error.detail.replace(" in status success", " in status succeeded") : error.detail;
+    const steps = error.allowed_next_steps ? ` The payment is ${status}; allowed next: ${error.allowed_next_steps.join(", ") || "nothing"}.` : "";
     const meta = [`HTTP ${error.status}`, error.code, error.param && `field ${error.param}`, error.request_id && `request ${error.request_id}`].filter(Boolean).join(" · ");
-    return { title, detail: `${error.detail.charAt(0).toUpperCase()}${error.detail.slice(1)}.${steps}`, meta };
+    return { title, detail: `${said.charAt(0).toUpperCase()}${said.slice(1)}.${steps}`, meta };
   }
   if (error instanceof ConnectionError) return { title: "The service does not answer", detail: "Nothing could be read or changed. Check that it is running, then try again.", meta: null };
   return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), meta: null };

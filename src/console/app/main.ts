@@ -57,6 +57,14 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
   const [page, id] = route.parts;
   // a new page (not a new filter): move focus to it, as a page load would for a screen reader
   useEffect(() => main.current?.focus(), [page, id]);
+  // the focused control removed or disabled (by what it confirmed: a revoked key's button, a
+  // capture no longer allowed) would leave the focus on <body>: it goes to the page instead
+  const keepFocus = (e: FocusEvent) => {
+    const from = e.target as Element;
+    queueMicrotask(() => {
+      if (document.activeElement === document.body && (!from.isConnected || from.matches(":disabled"))) main.current?.focus();
+    });
+  };
   const props: PageProps = { session, onUnauthorized: onSignOut };
   const content =
     page === "payments" && id ? html`<${PaymentPage} key=${id} ...${props} paymentId=${id} />` :
@@ -81,7 +89,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
         <button type="button" onClick=${onSignOut}>Sign out</button>
       </div>
     </header>
-    <main id="main" tabindex="-1" ref=${main}>${content}</main>
+    <main id="main" tabindex="-1" ref=${main} onFocusOut=${keepFocus}>${content}</main>
   </${LiveProvider}>`;
 }
 

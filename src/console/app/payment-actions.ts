@@ -35,15 +35,28 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);
   const [busy, setBusy] = useState(false);
 
+  const check = (command: "capture" | "refund", typed: string) =>
+    checkAmount(typed, { like: record.amount, max: command === "capture" ? record.amount_capturable : record.amount_refundable, currency: record.currency, what: command });
+
   const ask = (command: Command) => (e: Event) => {
     e.preventDefault();
+    if (busy) return;
     setOutcome(null);
+    setPending(null);
     if (command === "cancel") return setPending({ command });
-    const max = command === "capture" ? record.amount_capturable : record.amount_refundable;
-    const checked = checkAmount(fields[command], { like: record.amount, max, currency: record.currency, what: command });
+    const checked = check(command, fields[command]);
     setProblems({ [command]: checked.ok ? undefined : checked.problem });
     if (checked.ok) setPending({ command, amount: checked.amount });
   };
+
+  // the payment changed while its confirmation was open (live: captured or canceled elsewhere):
+  // when what it asks is no longer allowed, the confirmation closes, saying why; nothing is sent
+  const changed = (() => {
+    if (!pending) return null;
+    if (!allowed.has(pending.command)) return `It is now ${record.status}: ${pending.command} is no longer allowed.`;
+    const checked = pending.command === "cancel" ? null : check(pending.command, pending.amount!);
+    return checked && !checked.ok ? checked.problem : null;
+  })();
 
   async function run({ command, amount }: Pending) {
     setPending(null);
@@ -68,12 +81,15 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
       ? `Capture ${money(pending.amount!, record.currency)} of payment ${record.payment_id}?${minor(pending.amount!) < minor(record.amount_capturable) ? ` The rest of the ${money(record.amount_capturable, record.currency)} authorized is released.` : ""}`
       : `Refund ${money(pending.amount!, record.currency)} of payment ${record.payment_id}?`);
 
+  // while a command runs, the buttons are aria-disabled, not disabled: the one that asked keeps the
+  // focus its confirmation gave back (a disabled button cannot hold it)
+  const button = (command: Command) => ({ disabled: !allowed.has(command), "aria-disabled": busy ? "true" : undefined });
   const amountField = (command: "capture" | "refund", label: string) => {
     const problem = problems[command];
     const id = `${command}-problem`;
     return html`<form onSubmit=${ask(command)} novalidate>
       <label>${label} (${record.currency})<input name="amount" inputmode="decimal" autocomplete="off" ...${bind(command)} disabled=${!allowed.has(command) || busy} aria-invalid=${problem ? "true" : undefined} aria-describedby=${problem ? id : undefined} /></label>
-      <button type="submit" disabled=${!allowed.has(command) || busy}>${command === "capture" ? "Capture…" : "Refund…"}</button>
+      <button type="submit" ...${button(command)}>${command === "capture" ? "Capture…" : "Refund…"}</button>
       ${problem && html`<p class="field-problem" id=${id} role="alert">${problem}</p>`}
     </form>`;
   };
@@ -83,11 +99,12 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
     <div class="actions">
       ${amountField("capture", "Capture amount")}
       ${amountField("refund", "Refund amount")}
-      <form onSubmit=${ask("cancel")}><button type="submit" class="secondary" disabled=${!allowed.has("cancel") || busy}>Cancel payment…</button></form>
+      <form onSubmit=${ask("cancel")}><button type="submit" class="secondary" ...${button("cancel")}>Cancel payment…</button></form>
     </div>
     <p class="muted">Allowed now: ${audit.allowed_next_steps.join(", ") || "nothing (final)"}.</p>
     ${outcome?.done && html`<div class="notice" role="status" data-testid="outcome">${outcome.done}</div>`}
     <${ErrorAlert} error=${outcome?.error} />
-    ${pending && html`<${Confirm} question=${question} confirmLabel=${`Yes, ${pending.command}`} onConfirm=${() => void run(pending)} onCancel=${() => setPending(null)} />`}
+    ${changed && html`<div class="alert" role="alert" data-testid="not-sent">Not sent: the payment changed meanwhile. ${changed}</div>`}
+    ${pending && !changed && html`<${Confirm} question=${question} confirmLabel=${`Yes, ${pending.command}`} onConfirm=${() => void run(pending)} onCancel=${() => setPending(null)} />`}
   </section>`;
 }

@@ -45,10 +45,14 @@ export function momentAfter(iso: string): string {
   return Number.isNaN(ms) ? "" : new Date(Math.ceil(ms / 1000) * 1000).toISOString().slice(0, 19);
 }
 
-/** The payment's state as of a moment; the moment offered is its latest event's, so Show at once answers its state now. */
+/**
+ * The payment's state as of a moment; the moment offered is its latest event's, so Show at once
+ * answers its state now. It follows new events (a capture here or elsewhere) until one is typed.
+ */
 export function AsOf({ session, paymentId, latest }: { session: Session; paymentId: string; latest: string }) {
   const [at, setAt] = useState<string | null>(null);
-  const [typed, setTyped] = useState(() => momentAfter(latest));
+  const [own, setTyped] = useState<string | null>(null);
+  const typed = own ?? momentAfter(latest);
   const result = useLoad(async (signal) => (at ? session.client.paymentAsOf({ external_account_id: session.account.external_account_id, payment_id: paymentId, timestamp: at }, { signal }) : null), [at]);
   function submit(e: Event) {
     e.preventDefault();

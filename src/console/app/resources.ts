@@ -84,12 +84,14 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
   const list = useLoad(async (signal) => (customer ? session.client.listCustomerCards({ external_account_id: account, external_customer_id: customer }, { signal }) : null), [customer]);
   useSignOutOn401(list.error, onUnauthorized);
   useLiveEvents((e) => e.type === "customer_card.saved", list.refresh);
-  // the search follows the URL's customer (Back, a shared link); the save form has its own fields,
-  // starting with the customer shown
+  // the search follows the URL's customer (Back, a shared link); so does the save form's customer
+  // field (editable: a card may be saved for another), so Save card never saves for a customer
+  // left behind; its payment stays
   const [search, bindSearch] = useFields({ customer }, customer);
-  const [fields, bind] = useFields({ payment_id: "", customer });
+  const [fields, bind] = useFields({ payment_id: "" });
+  const [saveFor, bindSaveFor] = useFields({ customer }, customer);
   const save = useSubmit(
-    () => session.client.saveCard({ external_account_id: account, payment_id: fields.payment_id.trim(), external_customer_id: fields.customer.trim() }),
+    () => session.client.saveCard({ external_account_id: account, payment_id: fields.payment_id.trim(), external_customer_id: saveFor.customer.trim() }),
     (c) => `Saved ${c.brand} •••• ${c.last_4} for ${c.external_customer_id} as ${c.payment_method_id}.`,
     list.refresh,
   );
@@ -108,7 +110,7 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
       <p class="muted">The card of a captured payment becomes a card on file of the customer (spec §4.7).</p>
       <form class="row" onSubmit=${save.submit}>
         <label>Payment<input ...${bind("payment_id")} required placeholder="pi_…" /></label>
-        <label>Customer<input name="external_customer_id" ...${bind("customer")} required /></label>
+        <label>Customer<input name="external_customer_id" ...${bindSaveFor("customer")} required /></label>
         <button type="submit" disabled=${save.busy}>Save card</button>
       </form>
       ${save.outcome}

@@ -73,7 +73,8 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
  * A <dialog> asking to confirm `question`; resolves through onConfirm / onCancel. The page closes
  * it by unmounting it (its state set back to null), which a browser does not treat as closing a
  * dialog: the focus would be left on <body>. So on unmount it is closed, and the focus goes back to
- * the element that had it when the dialog opened (the button that asked), if it is still there.
+ * the element that had it when the dialog opened (the button that asked), if it is still there;
+ * when what was confirmed removes or disables that button, the page takes the focus (main.ts).
  */
 export function Confirm({ question, confirmLabel, onConfirm, onCancel }: { question: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);

@@ -3,13 +3,14 @@
 // JSON lines on stdout (LOG_LEVEL); what a person starting it needs to know goes to stderr.
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
 import { configFromEnv, refusedStart, type Stores } from "../config.js";
 import { serveConfigFromEnv, ServeConfigError } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { startService, StartFailure } from "./service.js";
 import { stopWithParent } from "./parent.js";
 import { stopOnSignals } from "./shutdown.js";
+import { serviceLogger } from "../observability/redact.js";
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
@@ -31,7 +32,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
     // a configuration that cannot run (production without processor adapters...) stops here, said why
     config = configFromEnv(env);
     serve = serveConfigFromEnv(env, config.port);
-    logger = pino({ level: config.logLevel });
+    logger = serviceLogger(config.logLevel);
   } catch (error) {
     return error instanceof ServeConfigError ? refuse(error.message) : refusedStart(error);
   }

@@ -233,7 +233,7 @@ export async function openStores(
  * be bound...) as one line, `cardflow: refusing to start: …`, then exit 1: no stack trace, a
  * service that cannot run as configured does not start.
  */
-export function refusedStart(error: unknown): void {
+export function refusedStart(error: unknown): never {
   process.stderr.write(`cardflow: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }

@@ -90,6 +90,11 @@ describe("production mode refuses to start without what it needs", () => {
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /database is unavailable/],
       [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
+      // how the process is operated (src/serve/config.ts): the same form, not a line of their own
+      [{ SHUTDOWN_DEADLINE_MS: "1000" }, /SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace/],
+      [{ SHUTDOWN_GRACE_MS: "abc" }, /SHUTDOWN_GRACE_MS: expected a whole number/],
+      [{ READY_MAX_LAG_SECONDS: "-5" }, /READY_MAX_LAG_SECONDS: expected a whole number/],
+      [{ PORT: "18080", METRICS_PORT: "18080" }, /METRICS_PORT: 18080 is the API's port/],
     ];
     for (const [env, said] of cases) {
       const { code, stderr } = await refusedStart(env);

@@ -90,6 +90,8 @@ describe("production mode refuses to start without what it needs", () => {
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /database is unavailable/],
       [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
+      // a time that keeps no answer: the same Idempotency-Key would act twice
+      [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected at least 1 hour/],
       // how the process is operated (src/serve/config.ts): the same form, not a line of their own
       [{ SHUTDOWN_DEADLINE_MS: "1000" }, /SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace/],
       [{ SHUTDOWN_GRACE_MS: "abc" }, /SHUTDOWN_GRACE_MS: expected a whole number/],

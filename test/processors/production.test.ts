@@ -107,6 +107,24 @@ describe("production mode refuses to start without what it needs", () => {
   });
 });
 
+describe("the example HTTP adapter refuses at start the settings it cannot work with", () => {
+  it("a timeout or poll interval that is not whole milliseconds, an http: URL or a private address the allowlist does not allow: exit 1, naming the variable", { timeout: 60_000 }, async () => {
+    const adapters = { SANDBOX: "off", PROCESSORS_MODULE: EXAMPLE_ADAPTERS, PROCESSOR_A_URL: "https://processor-a.example", PROCESSOR_A_API_KEY: "k", PROCESSOR_B_URL: "https://processor-b.example", PROCESSOR_B_API_KEY: "k" };
+    const cases: [Record<string, string>, string][] = [
+      [{ PROCESSOR_TIMEOUT_MS: "20s" }, 'PROCESSOR_TIMEOUT_MS: expected a whole number of milliseconds from 1 to 2147483647, got "20s"'],
+      [{ PROCESSOR_POLL_MS: "abc" }, 'PROCESSOR_POLL_MS: expected a whole number of milliseconds from 1 to 2147483647, got "abc"'],
+      [{ PROCESSOR_A_URL: "http://processor-a.example" }, "PROCESSOR_A_URL: http: URLs are not requested outside the sandbox: https only"],
+      [{ PROCESSOR_B_URL: "https://10.1.2.3/api" }, "PROCESSOR_B_URL: 10.1.2.3 is a special-purpose address (private-use)"],
+    ];
+    for (const [env, said] of cases) {
+      const { code, stderr } = await refusedStart({ ...adapters, ...env });
+      expect(code, JSON.stringify(env)).toBe(1);
+      expect(stderr, JSON.stringify(env)).toMatch(/^cardflow: refusing to start: /);
+      expect(stderr, JSON.stringify(env)).toContain(said);
+    }
+  });
+});
+
 describe("production mode with the example HTTP adapter and an HTTPS processor", () => {
   let processor: Awaited<ReturnType<typeof startHttpsProcessor>>;
   let server: ServerProcess;

@@ -161,7 +161,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .summary("replace an API key by a new one")
     .description("issue a new key for the key's account and print it; the old key keeps working for the grace period, then answers 401")
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
-    .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0")
+    .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0s")
     .addOption(new Option("--expires <duration>", "the new key stops working after this long (e.g. 90d); default: the old key's lifetime from now, or no expiry if it had none"))
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false }))

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultDataDir } from "../../src/package-root.js";
+import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
@@ -80,6 +81,22 @@ describe("cardflow accounts", () => {
     const created = await cardflow("accounts", "create", "acct_expiring", "--expires", "90d");
     expect(created.code, created.err).toBe(0);
     expect(created.out.trim()).toMatch(/^sk_/);
+  });
+
+  it("a duration without its unit is refused with examples, --grace and --expires alike (30 was 30 ms: a grace over at once, a key born expired)", async () => {
+    await cardflow("accounts", "create", "acct_units");
+    const [old] = await createApiKeys(createEngine({ store, readModels })).list("acct_units");
+    for (const args of [["rotate", old!.id, "--grace", "30"], ["key", "acct_units", "--expires", "7"], ["rotate", old!.id, "--expires", "7"]]) {
+      const refused = await cardflow("accounts", ...args);
+      expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(refused.err, args.join(" ")).toContain(`cardflow: ${args[2]}: expected a number and its unit (e.g. 30d, 12h, 90m, 45s), got "${args[3]}"`);
+    }
+    // nothing issued nor rotated; with its unit the grace is what it says
+    expect(await createApiKeys(createEngine({ store, readModels })).list("acct_units")).toEqual([old]);
+    const rotated = await cardflow("accounts", "rotate", old!.id, "--grace", "30m");
+    expect(rotated.code, rotated.err).toBe(0);
+    const graceEnd = (await createApiKeys(createEngine({ store, readModels })).list("acct_units")).find((k) => k.id === old!.id)!.expires_at!;
+    expect(Date.parse(graceEnd) - Date.now()).toBeGreaterThan(29 * 60_000);
   });
 
   it("accounts key refuses a data directory without a store, creating nothing", async () => {

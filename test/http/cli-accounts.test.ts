@@ -71,6 +71,18 @@ describe("cardflow accounts", () => {
     expect(badProcessor.err).toContain("error: option '--processor <processor>' argument 'C' is invalid");
   });
 
+  it("an unknown account or key id is said as not in the store, with what to run: the CLI acts for no account", async () => {
+    const keys = await cardflow("accounts", "keys", "acct_nonexist");
+    expect(keys).toMatchObject({ code: 2, out: "" });
+    expect(keys.err).toContain('cardflow: no merchant account "acct_nonexist" in memory; open it with: npx cardflow accounts create acct_nonexist');
+    for (const command of ["revoke", "rotate"]) {
+      const unknown = await cardflow("accounts", command, "key_nonexistent");
+      expect(unknown, command).toMatchObject({ code: 2, out: "" });
+      expect(unknown.err, command).toContain('cardflow: no API key "key_nonexistent" in memory; the ids are listed by: npx cardflow accounts keys <external_account_id>');
+    }
+    for (const refused of [keys, await cardflow("accounts", "revoke", "key_nonexistent")]) expect(refused.err).not.toContain("for this account");
+  });
+
   it("a bad --expires is refused naming it, before the account is opened: the same create then works", async () => {
     for (const expires of ["0", "abc", "100000000d"]) {
       const refused = await cardflow("accounts", "create", "acct_expiring", "--expires", expires);

@@ -235,6 +235,30 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
     expect(record).toMatchObject({ status: "requires_capture", amount_authorized: "8.00" });
   });
 
+  it("late outcomes the processor does not give are said in the JSON log on stdout, once, and once it gives them again; never on stderr", { timeout: 60_000 }, async () => {
+    const watched = await startServer(store, { ...env, LOG_LEVEL: "info" });
+    let stderr = "";
+    watched.child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const said = () => watched.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((l) => l.processor);
+    try {
+      processor.feed.down = true;
+      await new Promise((r) => setTimeout(r, 1_500)); // polled every 100 ms: about 15 failures each
+      processor.feed.down = false;
+      await expect.poll(() => said().length, { timeout: 10_000 }).toBe(4);
+      await new Promise((r) => setTimeout(r, 500)); // nothing more once it answers
+      for (const p of ["A", "B"]) {
+        expect(said().filter((l) => l.processor === p).map((l) => [l.level, l.msg])).toEqual([
+          [40, expect.stringMatching(new RegExp(`^processor ${p}: late outcomes not read \\(asked again every 100 ms\\): processor GET /v1/events\\S*: HTTP 500`))],
+          [30, `processor ${p}: late outcomes read again`],
+        ]);
+      }
+      expect(stderr).not.toContain("late outcomes");
+    } finally {
+      processor.feed.down = false;
+      expect(await watched.stop()).toBe(0);
+    }
+  });
+
   /** `cardflow reconcile --grace 0 --json` on this store, in the environment given. */
   async function reconcile(cliEnv: Record<string, string>): Promise<{ code: unknown; out: string; err: string }> {
     const cli = spawn(process.execPath, [join(ROOT, "bin/cardflow.js"), "reconcile", "--grace", "0", "--json"], { cwd: ROOT, env: { ...process.env, ...cliEnv, DATA_DIR: store.DATA_DIR }, stdio: ["ignore", "pipe", "pipe"] });

@@ -208,10 +208,13 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
 
 export type ApiKeys = ReturnType<typeof createApiKeys>;
 
-/** A duration as the CLI takes it: "90s", "15m", "24h", "7d", or milliseconds. */
+/**
+ * A duration as the CLI takes it, a number and its unit: "30d", "12h", "90m", "45s" (or "500ms").
+ * A bare number is refused: read as milliseconds, `--grace 30` ended a grace at once.
+ */
 export function parseDuration(text: string, option: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
-  if (!match) throw new InvalidRequest(`${option}: not a duration, got ${JSON.stringify(text)} (e.g. 90s, 15m, 24h, 7d)`, option.replace(/^--/, ""), "parameter_invalid");
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? "ms"]!;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!match) throw new InvalidRequest(`${option}: expected a number and its unit (e.g. 30d, 12h, 90m, 45s), got ${JSON.stringify(text)}`, option.replace(/^--/, ""), "parameter_invalid");
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2]!]!;
   return Number(match[1]) * unit;
 }

@@ -75,11 +75,12 @@ function poolSize(raw: string | undefined): number | null {
   return value;
 }
 
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** A number from `min`: below it the setting would turn off what it is for (`expected` says so). */
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, expected = "a non-negative number" } = {}): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new ConfigurationError(`${name}: expected a non-negative number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value < min) throw new ConfigurationError(`${name}: expected ${expected}, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -152,11 +153,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
     databasePoolSize: poolSize(env.PG_POOL_SIZE),
     sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
-    syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000),
+    syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, expected: "milliseconds, 1 or more (0: every blocking authorization would give up at once)" }),
     reconcileGraceMs: number(env, "RECONCILE_GRACE_MS", 30_000),
-    reconcileIntervalMs: number(env, "RECONCILE_INTERVAL_MS", 10_000),
-    idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24) * 3_600_000,
-    idempotencyMaxKeysPerAccount: number(env, "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", 1_000_000),
+    reconcileIntervalMs: number(env, "RECONCILE_INTERVAL_MS", 10_000, { min: 1, expected: "milliseconds, 1 or more (0: the reconciler would run without pause)" }),
+    idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24, { min: 1, expected: "at least 1 hour (shorter, a client's retry with the same Idempotency-Key could act again)" }) * 3_600_000,
+    idempotencyMaxKeysPerAccount: number(env, "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", 1_000_000, { min: 1, expected: "at least 1 (0: every request with an Idempotency-Key would be refused)" }),
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
     captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
     processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
@@ -233,7 +234,7 @@ export async function openStores(
  * be bound...) as one line, `cardflow: refusing to start: …`, then exit 1: no stack trace, a
  * service that cannot run as configured does not start.
  */
-export function refusedStart(error: unknown): void {
+export function refusedStart(error: unknown): never {
   process.stderr.write(`cardflow: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }

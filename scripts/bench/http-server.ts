@@ -12,6 +12,7 @@
 // the server's request log (the parent discards it).
 import Fastify from "fastify";
 import { writeSync } from "node:fs";
+import { pino } from "pino";
 import { createApiKeys } from "../../src/api-keys.js";
 import { systemClock } from "../../src/clock.js";
 import { configFromEnv, openStores } from "../../src/config.js";
@@ -39,7 +40,7 @@ if (mode === "bare") {
   const { store, readModels } = await openStores(config);
   const clock = systemClock;
   const ids = randomIds();
-  const { processors, close } = await serviceProcessors(config, { clock, ids, store });
+  const { processors, close } = await serviceProcessors(config, { clock, ids, store, logger: pino({ level: "silent" }) }); // the sandbox's: no adapter logs
   const engine = createEngine({ store, readModels, processors, clock, ids });
   const card = await openBenchAccount(engine);
   const { key } = await createApiKeys(engine).issue(ACCOUNT, "bench");

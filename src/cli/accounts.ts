@@ -34,6 +34,13 @@ function expiryOf(engine: Engine, expires: string | undefined): string | null {
 /** The last time JavaScript's Date holds. */
 const MAX_DATE_MS = 8.64e15;
 
+/** The library's NotFound says "for this account" (an API caller's scope); the CLI names the store it looked in, and what to run. */
+const notFoundIn = (where: string, next: string) => (error: unknown): never => {
+  throw error instanceof NotFound ? new NotFound(error.resource, error.id, error.param, `in ${where}; ${next}`) : error;
+};
+const openIt = (account: string) => `open it with: npx cardflow accounts create ${account}`;
+const KEY_IDS = "the ids are listed by: npx cardflow accounts keys <external_account_id>";
+
 function keysText(keys: ApiKeyInfo[]): string {
   if (keys.length === 0) return "no API keys\n";
   const rows = keys.map((k) => [k.id, k.prefix ? `${k.prefix}…` : "(before prefixes)", k.status, k.created, k.last_used ?? "never", k.expires_at ?? "never", k.replaced_by ? `replaced by ${k.replaced_by}` : ""]);
@@ -114,9 +121,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine, where) => {
-          await engine.getAccount(external_account_id).catch((error: unknown) => {
-            throw error instanceof NotFound ? new NotFound("merchant account", external_account_id, "external_account_id", `in ${where}; open it with: npx cardflow accounts create ${external_account_id}`) : error;
-          });
+          await engine.getAccount(external_account_id).catch(notFoundIn(where, openIt(external_account_id)));
           const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
           io.out(`${key}\n`);
         }),
@@ -133,8 +138,8 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(storeOption())
     .action(
       action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine) => {
-          const keys = await keysOf(engine).list(external_account_id);
+        withEngine(opts, READS, async (engine, where) => {
+          const keys = await keysOf(engine).list(external_account_id).catch(notFoundIn(where, openIt(external_account_id)));
           io.out(opts.json ? `${JSON.stringify(keys, null, 2)}\n` : keysText(keys));
         }),
       ),
@@ -149,8 +154,8 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (keyId: string, opts: { dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine) => {
-          const revoked = await keysOf(engine).revoke(keyId, { actor: "cli" });
+        withEngine(opts, READS, async (engine, where) => {
+          const revoked = await keysOf(engine).revoke(keyId, { actor: "cli" }).catch(notFoundIn(where, KEY_IDS));
           io.err(`cardflow: revoked ${revoked.id} of ${revoked.external_account_id}\n`);
         }),
       ),
@@ -161,14 +166,15 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .summary("replace an API key by a new one")
     .description("issue a new key for the key's account and print it; the old key keeps working for the grace period, then answers 401")
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
-    .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0")
+    .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0s")
     .addOption(new Option("--expires <duration>", "the new key stops working after this long (e.g. 90d); default: the old key's lifetime from now, or no expiry if it had none"))
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine) => {
-          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, { graceMs: parseDuration(opts.grace, "--grace"), ...(opts.expires === undefined ? {} : { expiresAt: expiryOf(engine, opts.expires) }), actor: "cli" });
+        withEngine(opts, READS, async (engine, where) => {
+          const rotation = { graceMs: parseDuration(opts.grace, "--grace"), ...(opts.expires === undefined ? {} : { expiresAt: expiryOf(engine, opts.expires) }), actor: "cli" };
+          const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, rotation).catch(notFoundIn(where, KEY_IDS));
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);
         }),

@@ -7,6 +7,7 @@
 // every attempt left without outcome. The server runs the same pass at start-up
 // and on an interval; with both running, the store's expected revision lets one append.
 import { Option, type Command } from "commander";
+import { pino } from "pino";
 import { configFromEnv } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
 import { serviceProcessors } from "../processors/adapters.js";
@@ -47,7 +48,9 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
           opts.store,
           READS,
           async ({ store, readModels }) => {
-            const { processors, close } = await serviceProcessors(config, { clock, ids, store });
+            // the adapters' log (processor failures) on stderr: stdout is the report
+            const logger = pino({ level: config.logLevel }, pino.destination(2));
+            const { processors, close } = await serviceProcessors(config, { clock, ids, store, logger });
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
               const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs });

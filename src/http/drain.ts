@@ -13,16 +13,16 @@
 //    Idempotency-Key) and every connection is closed.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { acceptQueueDrained } from "./accept-queue.js";
-import { problem, PROBLEM_CONTENT_TYPE } from "./problem.js";
+import { HttpProblem } from "./problem.js";
 
 interface Connection {
   /** Requests received and not answered (one at a time without pipelining). */
   requests: number;
   res: ServerResponse | null;
-  /** The request id of the request in `res`, for the 503 at the deadline. */
-  requestId: number | null;
+  /** The reply of the request in `res`, for the 503 at the deadline. */
+  reply: FastifyReply | null;
 }
 
 export interface Drain {
@@ -62,12 +62,12 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     connection.requests--;
     if (connection.res === this) {
       connection.res = null;
-      connection.requestId = null;
+      connection.reply = null;
     }
   }
 
   app.server.on("connection", (socket: Socket) => {
-    connections.set(socket, { requests: 0, res: null, requestId: null });
+    connections.set(socket, { requests: 0, res: null, reply: null });
     socket.once("close", () => connections.delete(socket));
   });
   app.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
@@ -80,9 +80,9 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     res.on("close", onResponseClose);
   });
   // fastify's handler of the server's "request" event runs before the listener above
-  app.addHook("onRequest", (req, _reply, done) => {
+  app.addHook("onRequest", (req, reply, done) => {
     const connection = connections.get(req.raw.socket);
-    if (connection) connection.requestId = Number(req.id);
+    if (connection) connection.reply = reply;
     done();
   });
   app.addHook("onSend", (_req, reply, payload, done) => {
@@ -121,12 +121,11 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
     abort() {
       clearTimeout(quietTimer);
       let cut = 0;
-      for (const [socket, { requests, res, requestId }] of connections) {
-        if (requests > 0 && res && !res.headersSent && requestId) {
+      for (const [socket, { requests, res, reply }] of connections) {
+        if (requests > 0 && res && !res.headersSent && reply?.raw === res) {
           cut++;
-          const body = JSON.stringify(problem(503, "service_stopping", "the service stopped before this request finished; retry it with the same Idempotency-Key", null, requestId));
-          res.writeHead(503, { "content-type": PROBLEM_CONTENT_TYPE, "content-length": Buffer.byteLength(body), "retry-after": "1", connection: "close" });
-          res.end(body);
+          // answered as every error is (the server's error handler): Request-Id, Cache-Control, the log line's outcome
+          reply.header("connection", "close").send(new HttpProblem(503, "service_stopping", "the service stopped before this request finished; retry it with the same Idempotency-Key", null, 1));
         } else {
           if (requests > 0) cut++;
           socket.destroy();

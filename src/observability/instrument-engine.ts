@@ -12,7 +12,8 @@ import { withoutCardNumbers } from "./redact.js";
 export interface RequestNote {
   command: string;
   payment_id: string | null;
-  outcome: string;
+  /** null while the command runs. */
+  outcome: string | null;
 }
 
 /**
@@ -40,12 +41,14 @@ export function recordCommand<A, B, R>(name: string, run: Command<A, B, R>, metr
     child.inc();
   };
   const duration = metrics.commandDuration.labels(name);
-  const note = (b: B, paymentId: string | null, outcome: string) => {
+  const note = (b: B, paymentId: string | null, outcome: string | null) => {
     const requestId = (b as { request_id?: unknown } | undefined)?.request_id;
     if (notes && typeof requestId === "number" && notes.has(requestId)) notes.set(requestId, { command: name, payment_id: paymentId, outcome });
   };
 
   return async (a, b) => {
+    // noted as it starts too: a request answered before its command ends (the shutdown's deadline) logs it
+    if (notes) note(b, paymentIdOf(a), null);
     const span = tracer.startSpan(`cardflow.command.${name}`);
     const recording = span.isRecording();
     const started = performance.now();

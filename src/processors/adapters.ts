@@ -10,6 +10,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { Logger } from "pino";
 import type { Processor } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { ConfigurationError, outboundOf, type ServiceConfig } from "../config.js";
@@ -21,12 +22,14 @@ import { fileSide, processorSideIn } from "./processor-side.js";
 import { markOrRefuseProductionStore } from "./production-mark.js";
 import { createSimulators, type Simulators } from "./simulator.js";
 
-/** What an adapters module is given: the guarded client for its HTTP calls, time, ids, the environment. */
+/** What an adapters module is given: the guarded client for its HTTP calls, time, ids, the environment, the log. */
 export interface AdapterContext {
   outbound: Outbound;
   clock: Clock;
   ids: Ids;
   env: NodeJS.ProcessEnv;
+  /** The server's pino logger (JSON lines on stdout), where an operator looks for processor failures. */
+  logger: Logger;
 }
 
 export interface ProcessorAdapters {
@@ -91,7 +94,10 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
  * `store`: where production processes are counted, and a sandbox refuses a store they served
  * (./production-mark.ts).
  */
-export async function serviceProcessors(config: ServiceConfig, { clock, ids, store, env = process.env }: { clock: Clock; ids: Ids; store: IdSequences; env?: NodeJS.ProcessEnv }): Promise<ServiceProcessors> {
+export async function serviceProcessors(
+  config: ServiceConfig,
+  { clock, ids, store, logger, env = process.env }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv },
+): Promise<ServiceProcessors> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
     await markOrRefuseProductionStore(store, true);
@@ -105,7 +111,7 @@ export async function serviceProcessors(config: ServiceConfig, { clock, ids, sto
       `production mode (${env.SANDBOX ? "SANDBOX=off" : "NODE_ENV=production"}) runs no simulated processor: set PROCESSORS_MODULE to a module exporting createProcessors() with an adapter for processor ${ROUTED_PROCESSORS.join(" and ")} (README: Running in production), or run the sandbox with SANDBOX=on`,
     );
   }
-  const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env });
+  const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env, logger });
   await markOrRefuseProductionStore(store, false);
   return { processors: adapters, mode: `production (adapters: ${config.processorsModule})`, close: adapters.close };
 }

@@ -39,8 +39,12 @@ export interface HttpProcessorOptions {
   /** How often late outcomes are asked for (ms); 0: never. Default 1 s. */
   pollMs?: number;
   clock: Clock;
-  /** Told about polls that failed (the next poll tries again). */
+  /**
+   * Told when polls start failing (once: the next polls try again, unsaid until one succeeds, then
+   * onRecovered), and of each report cardflow refuses for good.
+   */
   onError?: (error: unknown) => void;
+  onRecovered?: () => void;
 }
 
 const Outcome: z.ZodType<AuthorizationOutcome> = z.discriminatedUnion("kind", [
@@ -69,7 +73,7 @@ function paymentOf(payment: PaymentView) {
 }
 
 export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPort & { connect(report: ProcessorReport): void; close(): void } {
-  const { outbound, apiKey, timeoutMs = 20_000, pollMs = 1_000, clock, onError = () => undefined } = options;
+  const { outbound, apiKey, timeoutMs = 20_000, pollMs = 1_000, clock, onError = () => undefined, onRecovered = () => undefined } = options;
   const base = options.baseUrl.replace(/\/+$/, "");
 
   /** One call; the answer validated by `schema`. A 4xx is the processor's refusal; anything else unexpected throws (outcome unknown). */
@@ -146,17 +150,25 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
       let cursor: string | null = null;
       let stopped = false;
       let cancel = () => undefined as void;
+      // a processor that does not answer fails every poll: said once, and once it answers again
+      let failing = false;
+      const polled = (c: string | null) => {
+        cursor = c;
+        if (failing) onRecovered();
+        failing = false;
+        next();
+      };
+      const failed = (error: unknown) => {
+        if (!failing) onError(new Error(`late outcomes not read (asked again every ${pollMs} ms): ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        failing = true;
+        next();
+      };
       const next = () => {
         if (stopped) return;
-        cancel = clock.setTimer(pollMs, () =>
-          void poll(report, cursor).then(
-            (c) => ((cursor = c), next()),
-            (error: unknown) => (onError(error), next()),
-          ),
-        );
+        cancel = clock.setTimer(pollMs, () => void poll(report, cursor).then(polled, failed));
       };
       // the first poll only learns where "now" is
-      void poll(report, null).then((c) => ((cursor = c), next()), (error: unknown) => (onError(error), next()));
+      void poll(report, null).then(polled, failed);
       stopPolling = () => ((stopped = true), cancel());
     },
     close: () => stopPolling?.(),

@@ -8,22 +8,40 @@ import { ConfigurationError } from "../config.js";
 import type { AdapterContext, ProcessorAdapters } from "./adapters.js";
 import { createHttpProcessor } from "./http-adapter.js";
 
-export function createProcessors({ outbound, clock, env }: AdapterContext): ProcessorAdapters {
+// Each setting is checked at start: one that cannot work would fail every call later, while /readyz says ready.
+export function createProcessors({ outbound, clock, env, logger }: AdapterContext): ProcessorAdapters {
   const required = (name: string) => {
     const value = env[name];
     if (!value) throw new ConfigurationError(`${name}: required by the HTTP processor adapters (src/processors/http-processors.ts)`);
     return value;
   };
-  const number = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
+  const url = (name: string) => {
+    const value = required(name);
+    const refused = URL.canParse(value) ? outbound.refusal(value) : `not an absolute URL, got ${JSON.stringify(value)}`;
+    if (refused) throw new ConfigurationError(`${name}: ${refused}`);
+    return value;
+  };
+  // whole milliseconds a timer can hold (Node runs a longer one at once); 0 would fail every call, or never ask for late outcomes
+  const milliseconds = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) throw new ConfigurationError(`${name}: expected a whole number of milliseconds from 1 to ${2 ** 31 - 1}, got ${JSON.stringify(raw)}`);
+    return value;
+  };
+  const timeoutMs = milliseconds("PROCESSOR_TIMEOUT_MS", 20_000);
+  const pollMs = milliseconds("PROCESSOR_POLL_MS", 1_000);
   const adapter = (p: "A" | "B") =>
     createHttpProcessor({
       outbound,
       clock,
-      baseUrl: required(`PROCESSOR_${p}_URL`),
+      baseUrl: url(`PROCESSOR_${p}_URL`),
       apiKey: required(`PROCESSOR_${p}_API_KEY`),
-      timeoutMs: number("PROCESSOR_TIMEOUT_MS", 20_000),
-      pollMs: number("PROCESSOR_POLL_MS", 1_000),
-      onError: (error) => process.stderr.write(`cardflow: processor ${p}: late outcomes not read: ${error instanceof Error ? error.message : String(error)}\n`),
+      timeoutMs,
+      pollMs,
+      // in the JSON log an operator collects, once per outage (the adapter says when polls start failing, and when they succeed again)
+      onError: (err) => logger.warn({ processor: p, err }, `processor ${p}: ${err instanceof Error ? err.message : String(err)}`),
+      onRecovered: () => logger.info({ processor: p }, `processor ${p}: late outcomes read again`),
     });
   const A = adapter("A");
   const B = adapter("B");

@@ -8,7 +8,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { configFromEnv, refusedStart } from "../config.js";
-import { serveConfigFromEnv, ServeConfigError } from "./config.js";
+import { serveConfigFromEnv } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
 
@@ -27,19 +27,11 @@ const RESTARTS_PER_MINUTE = 5;
 export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const say = (line: string) => process.stderr.write(`cardflow: ${line}\n`);
   // a configuration that cannot run stops here, said why (the workers would each say it again)
-  let config: ReturnType<typeof configFromEnv>;
-  try {
-    config = configFromEnv(env);
-  } catch (error) {
-    return refusedStart(error);
-  }
   let serve: ReturnType<typeof serveConfigFromEnv>;
   try {
-    serve = serveConfigFromEnv(env, config.port);
+    serve = serveConfigFromEnv(env, configFromEnv(env).port);
   } catch (error) {
-    if (!(error instanceof ServeConfigError)) throw error;
-    say(error.message);
-    return process.exit(1);
+    return refusedStart(error);
   }
   /** Workers that said they listen (their handlers are installed): a stop is their word to stop gracefully. */
   const listeners = new Set<Worker>();
@@ -52,8 +44,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     const scrape = { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics(), ready: () => live().every((w) => listeners.has(w)) };
     metrics = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (error) => say(`metrics: ${String(error)}`)).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
-      say(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);
-      return process.exit(1);
+      return refusedStart(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);
     });
   }
 

@@ -1,5 +1,7 @@
 // How the served process is operated, from the environment (beside src/config.ts, which says what
 // it serves): the metrics listener, the shutdown's grace and deadline, readiness's lag bound.
+import { ConfigurationError } from "../config.js";
+
 export interface ServeConfig {
   /** METRICS_PORT: Prometheus metrics on this port (default 9464; 0: no metrics listener). Never the API's port. */
   metricsPort: number;
@@ -16,15 +18,11 @@ export interface ServeConfig {
 /** At the deadline less this, requests still running are cut, so the rest of the stop has this long. */
 export const STOP_MARGIN_MS = 1_000;
 
-export class ServeConfigError extends Error {
-  override readonly name = "ServeConfigError";
-}
-
 function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > max) throw new ServeConfigError(`${name}: expected a whole number from 0 to ${max}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < 0 || value > max) throw new ConfigurationError(`${name}: expected a whole number from 0 to ${max}, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -37,10 +35,10 @@ export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort
     readyMaxLagSeconds: whole(env, "READY_MAX_LAG_SECONDS", 30),
   };
   if (config.metricsPort !== 0 && config.metricsPort === apiPort) {
-    throw new ServeConfigError(`METRICS_PORT: ${config.metricsPort} is the API's port; metrics are served on a port of their own (default 9464), or not at all with METRICS_PORT=0`);
+    throw new ConfigurationError(`METRICS_PORT: ${config.metricsPort} is the API's port; metrics are served on a port of their own (default 9464), or not at all with METRICS_PORT=0`);
   }
   if (config.shutdownDeadlineMs < config.shutdownGraceMs + STOP_MARGIN_MS) {
-    throw new ServeConfigError(`SHUTDOWN_DEADLINE_MS: ${config.shutdownDeadlineMs} leaves no time to stop after the grace (SHUTDOWN_GRACE_MS ${config.shutdownGraceMs}); give at least ${config.shutdownGraceMs + STOP_MARGIN_MS}`);
+    throw new ConfigurationError(`SHUTDOWN_DEADLINE_MS: ${config.shutdownDeadlineMs} leaves no time to stop after the grace (SHUTDOWN_GRACE_MS ${config.shutdownGraceMs}); give at least ${config.shutdownGraceMs + STOP_MARGIN_MS}`);
   }
   return config;
 }

@@ -5,7 +5,7 @@ import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import type { Logger } from "pino";
 import { configFromEnv, refusedStart, type Stores } from "../config.js";
-import { serveConfigFromEnv, ServeConfigError } from "./config.js";
+import { serveConfigFromEnv } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { startService, StartFailure } from "./service.js";
 import { stopWithParent } from "./parent.js";
@@ -34,7 +34,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
     serve = serveConfigFromEnv(env, config.port);
     logger = serviceLogger(config.logLevel);
   } catch (error) {
-    return error instanceof ServeConfigError ? refuse(error.message) : refusedStart(error);
+    return refusedStart(error);
   }
   const worker = cluster.isWorker;
   // a stop asked while the process starts (opening the store, migrating, waiting for it): nothing
@@ -51,8 +51,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read
-    if (!(error instanceof StartFailure)) return refusedStart(error);
-    return refuse(error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error.message);
+    return refusedStart(error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error);
   } finally {
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
   }
@@ -82,9 +81,4 @@ export function banner(base: string, store: string, storeHint: string, metricsUr
     (metricsUrl ? `   Metrics: ${metricsUrl}` : "") +
     "\n\n"
   );
-}
-
-function refuse(message: string): void {
-  process.stderr.write(`cardflow: ${message}\n`);
-  process.exit(1);
 }

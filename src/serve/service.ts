@@ -47,7 +47,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
-  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store });
+  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store, logger });
   const { engine, metrics, notes } = createObservedEngine(
     { store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs },
     { defaults: true },

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultDataDir } from "../../src/package-root.js";
+import { createApiKeys } from "../../src/api-keys.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
@@ -70,6 +71,18 @@ describe("cardflow accounts", () => {
     expect(badProcessor.err).toContain("error: option '--processor <processor>' argument 'C' is invalid");
   });
 
+  it("an unknown account or key id is said as not in the store, with what to run: the CLI acts for no account", async () => {
+    const keys = await cardflow("accounts", "keys", "acct_nonexist");
+    expect(keys).toMatchObject({ code: 2, out: "" });
+    expect(keys.err).toContain('cardflow: no merchant account "acct_nonexist" in memory; open it with: npx cardflow accounts create acct_nonexist');
+    for (const command of ["revoke", "rotate"]) {
+      const unknown = await cardflow("accounts", command, "key_nonexistent");
+      expect(unknown, command).toMatchObject({ code: 2, out: "" });
+      expect(unknown.err, command).toContain('cardflow: no API key "key_nonexistent" in memory; the ids are listed by: npx cardflow accounts keys <external_account_id>');
+    }
+    for (const refused of [keys, await cardflow("accounts", "revoke", "key_nonexistent")]) expect(refused.err).not.toContain("for this account");
+  });
+
   it("a bad --expires is refused naming it, before the account is opened: the same create then works", async () => {
     for (const expires of ["0", "abc", "100000000d"]) {
       const refused = await cardflow("accounts", "create", "acct_expiring", "--expires", expires);
@@ -80,6 +93,22 @@ describe("cardflow accounts", () => {
     const created = await cardflow("accounts", "create", "acct_expiring", "--expires", "90d");
     expect(created.code, created.err).toBe(0);
     expect(created.out.trim()).toMatch(/^sk_/);
+  });
+
+  it("a duration without its unit is refused with examples, --grace and --expires alike (30 was 30 ms: a grace over at once, a key born expired)", async () => {
+    await cardflow("accounts", "create", "acct_units");
+    const [old] = await createApiKeys(createEngine({ store, readModels })).list("acct_units");
+    for (const args of [["rotate", old!.id, "--grace", "30"], ["key", "acct_units", "--expires", "7"], ["rotate", old!.id, "--expires", "7"]]) {
+      const refused = await cardflow("accounts", ...args);
+      expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(refused.err, args.join(" ")).toContain(`cardflow: ${args[2]}: expected a number and its unit (e.g. 30d, 12h, 90m, 45s), got "${args[3]}"`);
+    }
+    // nothing issued nor rotated; with its unit the grace is what it says
+    expect(await createApiKeys(createEngine({ store, readModels })).list("acct_units")).toEqual([old]);
+    const rotated = await cardflow("accounts", "rotate", old!.id, "--grace", "30m");
+    expect(rotated.code, rotated.err).toBe(0);
+    const graceEnd = (await createApiKeys(createEngine({ store, readModels })).list("acct_units")).find((k) => k.id === old!.id)!.expires_at!;
+    expect(Date.parse(graceEnd) - Date.now()).toBeGreaterThan(29 * 60_000);
   });
 
   it("accounts key refuses a data directory without a store, creating nothing", async () => {

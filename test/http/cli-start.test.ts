@@ -1,5 +1,5 @@
 // `npm start` on a port another process holds: a clear message naming the port and how to choose
-// another, a non-zero exit, no stack trace.
+// another, in the one form every refusal to start takes, a non-zero exit, no stack trace.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -23,7 +23,7 @@ describe("npm start", () => {
       child.stderr.on("data", (d) => (stderr += d));
       const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
       expect(code).not.toBe(0);
-      expect(stderr).toBe(`cardflow: port ${port} on 127.0.0.1 is already in use (another cardflow, or another service?); choose another with PORT, e.g. PORT=${port + 1} npm start\n`);
+      expect(stderr).toBe(`cardflow: refusing to start: port ${port} on 127.0.0.1 is already in use (another cardflow, or another service?); choose another with PORT, e.g. PORT=${port + 1} npm start\n`);
     } finally {
       holder.close();
       await rm(dataDir, { recursive: true, force: true });

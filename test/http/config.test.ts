@@ -1,6 +1,7 @@
 // The configuration's security rules, one by one (the refusals at start with real processes are in
 // test/processors/production.test.ts): modes from SANDBOX and NODE_ENV, TRUST_PROXY as addresses or
-// CIDRs only, the outbound allowlist checked, WEBHOOK_ALLOW_PRIVATE only in the sandbox.
+// CIDRs only, the outbound allowlist checked, WEBHOOK_ALLOW_PRIVATE only in the sandbox, numbers
+// that would turn off what they are for refused.
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, configFromEnv } from "../../src/config.js";
 
@@ -32,5 +33,15 @@ describe("configuration", () => {
     expect(env({}).databasePoolSize).toBeNull();
     expect(env({ PG_POOL_SIZE: "6" }).databasePoolSize).toBe(6);
     for (const bad of ["0", "2.5", "many", "101"]) expect(() => env({ PG_POOL_SIZE: bad }), bad).toThrow(/^PG_POOL_SIZE: expected a whole number of connections from 1 to 100/);
+  });
+
+  it("settings that would turn off what they are for are refused: idempotency answers kept under an hour, no Idempotency-Key allowed, no wait for a terminal, a reconciler without pause", () => {
+    expect(env({ IDEMPOTENCY_TTL_HOURS: "1" }).idempotencyTtlMs).toBe(3_600_000);
+    for (const bad of ["0", "0.5", "-1", "a day"]) expect(() => env({ IDEMPOTENCY_TTL_HOURS: bad }), bad).toThrow(`IDEMPOTENCY_TTL_HOURS: expected at least 1 hour (shorter, a client's retry with the same Idempotency-Key could act again), got ${JSON.stringify(bad)}`);
+    expect(() => env({ IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: "0" })).toThrow(/^IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: expected at least 1 /);
+    expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected milliseconds, 1 or more/);
+    expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more/);
+    // 0 still means what it says where it can: the reconciler looks at every open attempt
+    expect(env({ RECONCILE_GRACE_MS: "0" }).reconcileGraceMs).toBe(0);
   });
 });

@@ -90,12 +90,37 @@ describe("production mode refuses to start without what it needs", () => {
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /database is unavailable/],
       [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
+      // a time that keeps no answer: the same Idempotency-Key would act twice
+      [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected at least 1 hour/],
+      // how the process is operated (src/serve/config.ts): the same form, not a line of their own
+      [{ SHUTDOWN_DEADLINE_MS: "1000" }, /SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace/],
+      [{ SHUTDOWN_GRACE_MS: "abc" }, /SHUTDOWN_GRACE_MS: expected a whole number/],
+      [{ READY_MAX_LAG_SECONDS: "-5" }, /READY_MAX_LAG_SECONDS: expected a whole number/],
+      [{ PORT: "18080", METRICS_PORT: "18080" }, /METRICS_PORT: 18080 is the API's port/],
     ];
     for (const [env, said] of cases) {
       const { code, stderr } = await refusedStart(env);
       expect(code, JSON.stringify(env)).toBe(1);
       expect(stderr, JSON.stringify(env)).toMatch(new RegExp(`^cardflow: refusing to start: .*${said.source}`));
       expect(stderr.trim().split("\n"), JSON.stringify(env)).toHaveLength(1);
+    }
+  });
+});
+
+describe("the example HTTP adapter refuses at start the settings it cannot work with", () => {
+  it("a timeout or poll interval that is not whole milliseconds, an http: URL or a private address the allowlist does not allow: exit 1, naming the variable", { timeout: 60_000 }, async () => {
+    const adapters = { SANDBOX: "off", PROCESSORS_MODULE: EXAMPLE_ADAPTERS, PROCESSOR_A_URL: "https://processor-a.example", PROCESSOR_A_API_KEY: "k", PROCESSOR_B_URL: "https://processor-b.example", PROCESSOR_B_API_KEY: "k" };
+    const cases: [Record<string, string>, string][] = [
+      [{ PROCESSOR_TIMEOUT_MS: "20s" }, 'PROCESSOR_TIMEOUT_MS: expected a whole number of milliseconds from 1 to 2147483647, got "20s"'],
+      [{ PROCESSOR_POLL_MS: "abc" }, 'PROCESSOR_POLL_MS: expected a whole number of milliseconds from 1 to 2147483647, got "abc"'],
+      [{ PROCESSOR_A_URL: "http://processor-a.example" }, "PROCESSOR_A_URL: http: URLs are not requested outside the sandbox: https only"],
+      [{ PROCESSOR_B_URL: "https://10.1.2.3/api" }, "PROCESSOR_B_URL: 10.1.2.3 is a special-purpose address (private-use)"],
+    ];
+    for (const [env, said] of cases) {
+      const { code, stderr } = await refusedStart({ ...adapters, ...env });
+      expect(code, JSON.stringify(env)).toBe(1);
+      expect(stderr, JSON.stringify(env)).toMatch(/^cardflow: refusing to start: /);
+      expect(stderr, JSON.stringify(env)).toContain(said);
     }
   });
 });
@@ -208,6 +233,30 @@ describe("production mode with the example HTTP adapter and an HTTPS processor",
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(record).toMatchObject({ status: "requires_capture", amount_authorized: "8.00" });
+  });
+
+  it("late outcomes the processor does not give are said in the JSON log on stdout, once, and once it gives them again; never on stderr", { timeout: 60_000 }, async () => {
+    const watched = await startServer(store, { ...env, LOG_LEVEL: "info" });
+    let stderr = "";
+    watched.child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const said = () => watched.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((l) => l.processor);
+    try {
+      processor.feed.down = true;
+      await new Promise((r) => setTimeout(r, 1_500)); // polled every 100 ms: about 15 failures each
+      processor.feed.down = false;
+      await expect.poll(() => said().length, { timeout: 10_000 }).toBe(4);
+      await new Promise((r) => setTimeout(r, 500)); // nothing more once it answers
+      for (const p of ["A", "B"]) {
+        expect(said().filter((l) => l.processor === p).map((l) => [l.level, l.msg])).toEqual([
+          [40, expect.stringMatching(new RegExp(`^processor ${p}: late outcomes not read \\(asked again every 100 ms\\): processor GET /v1/events\\S*: HTTP 500`))],
+          [30, `processor ${p}: late outcomes read again`],
+        ]);
+      }
+      expect(stderr).not.toContain("late outcomes");
+    } finally {
+      processor.feed.down = false;
+      expect(await watched.stop()).toBe(0);
+    }
   });
 
   /** `cardflow reconcile --grace 0 --json` on this store, in the environment given. */

@@ -3,9 +3,10 @@
 // other requests are still served through the grace; then the listener closes. Every request
 // either got an answer or a refused connection: no 5xx, no reset, no connection closed without an
 // answer; every answered request's effect is in the store; the process exits 0. And at the
-// deadline, a request still running (a blocking terminal auth) is answered 503, not cut, and a
-// server-sent event stream ends with its final event. A SIGTERM right after the first /healthz
-// answer, to `npm start` itself, or while the process still starts ends it cleanly, exit 0.
+// deadline, a request still running (a blocking terminal auth) is answered 503, not cut (with the
+// headers and the log line of every answer), and a server-sent event stream ends with its final
+// event. A SIGTERM right after the first /healthz answer, to `npm start` itself, or while the
+// process still starts ends it cleanly, exit 0.
 import { request } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshStores, merchantKey, startServer, storedEvents, type StoreEnv } from "../multiprocess/servers.js";
@@ -81,7 +82,7 @@ describe("SIGTERM under load", () => {
   it("at the deadline a request still running is answered 503 (retry with the same Idempotency-Key), an event stream ends with its final event, and the process exits 0 in time", async () => {
     const store: StoreEnv = stores.sqlite();
     const key = await merchantKey(store, "acct_deadline");
-    const server = await startServer(store, { SHUTDOWN_GRACE_MS: "200", SHUTDOWN_DEADLINE_MS: "3000" });
+    const server = await startServer(store, { SHUTDOWN_GRACE_MS: "200", SHUTDOWN_DEADLINE_MS: "3000", LOG_LEVEL: "info" });
     stopServers.push(() => server.stop());
     const post = (path: string, body: object) =>
       fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ external_account_id: "acct_deadline", ...body }) });
@@ -101,7 +102,13 @@ describe("SIGTERM under load", () => {
     expect(res.status).toBe(503);
     expect(body).toMatchObject({ code: "service_stopping", status: 503 });
     expect(res.headers.get("retry-after")).toBe("1");
+    // the headers every answer carries, and a log line that says which command it cut
+    expect(res.headers.get("request-id")).toBe(String(body.request_id));
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(await server.exited).toBe(0);
+    const logged = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((l) => l.msg === "request" && l.status === 503);
+    expect(logged).toEqual([expect.objectContaining({ request_id: body.request_id, route: "/v1/payment/auth", command: "authorize", payment_id: intent.payment_id, outcome: "service_stopping" })]);
     expect(Date.now() - signalledAt).toBeLessThan(3_000 + 2_000);
     // the stream ended with its final event when the listener closed, not cut
     expect(await streamed).toMatch(/event: end\ndata: \{"reason":"draining","next_cursor":"[\w-]+"\}\n\n$/);

@@ -154,6 +154,12 @@ describe("cardflow serve --workers 2", () => {
     expect(server.output()).not.toMatch(/\n\s+at /);
   }, 120_000);
 
+  it("a setting the primary refuses (the shutdown's deadline) is refused in the one form every refusal to start takes, before any worker starts", async () => {
+    const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { SHUTDOWN_DEADLINE_MS: "1000" });
+    expect(await server.exited).toBe(1);
+    expect(server.output()).toBe("cardflow: refusing to start: SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace (SHUTDOWN_GRACE_MS 300); give at least 1300\n");
+  }, 60_000);
+
   it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {
     for (const [args, says] of [
       [["--workers", "0"], "--workers: expected a whole number from 1 to 64"],

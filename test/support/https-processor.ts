@@ -31,6 +31,8 @@ export async function startHttpsProcessor() {
   const failAfterActing = new Set<string>();
   /** A payment's next call waits this long before acting (then `done` resolves). */
   const held = new Map<string, { ms: number; done: () => void }>();
+  /** The late outcomes' feed answers 500 while true (a processor that does not answer its polls). */
+  const feed = { down: false };
   /** Every call that acted (moved money or changed a card), by path and key: one per key when calls are deduplicated. */
   const acted: Array<{ path: string; key: string | null }> = [];
 
@@ -98,6 +100,7 @@ export async function startHttpsProcessor() {
         return recorded ? send(200, recorded) : send(404, { error: { code: "never_received", message: "no such call" } });
       }
       if (req.method === "GET" && url.pathname === "/v1/events") {
+        if (feed.down) return send(500, { error: { code: "internal", message: "feed down" } });
         const after = url.searchParams.get("after");
         return send(200, { events: after === null ? [] : events.slice(Number(after)), next: String(events.length) });
       }
@@ -130,6 +133,7 @@ export async function startHttpsProcessor() {
     calls,
     ledger,
     failAfterActing,
+    feed,
     acted,
     /** Holds the payment's next call `ms` before it acts; resolves once it has. */
     holdNext: (paymentId: string, ms: number) => new Promise<void>((done) => held.set(paymentId, { ms, done })),

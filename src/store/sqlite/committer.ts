@@ -8,7 +8,7 @@
 // transaction sees it). SQLite's wait for another process's write lock blocks the worker, not the
 // loop, so it waits there up to busyTimeoutMs and answers busy past it.
 import { CheckpointConflict } from "../port/read-models.js";
-import { StoreUnavailable } from "../port/unavailable.js";
+import { translated } from "./open.js";
 import { BACKSTOP_PAGES } from "./checkpoints.js";
 import { askingWorker } from "./worker.js";
 
@@ -82,8 +82,9 @@ export function committerOffTheLoop(path: string, busyTimeoutMs: number): Commit
     async commit(plans) {
       const { conflict, error } = await worker.ask({ plans });
       if (conflict) throw new CheckpointConflict(conflict.projection, conflict.expected, conflict.actual);
-      if (error && /^SQLITE_(BUSY|LOCKED)/.test(error.code ?? "")) throw new StoreUnavailable("another process holds the SQLite write lock", { cause: error });
-      if (error) throw Object.assign(new Error(`read models' commit: ${error.message}`), { code: error.code });
+      if (!error) return;
+      const failed = Object.assign(new Error(`read models' commit: ${error.message}`), { code: error.code });
+      throw translated(failed);
     },
     close: () => worker.end({ close: true }),
   };

@@ -11,8 +11,15 @@ import { loadMigrations } from "../migrations.js";
 export const LOCK_WAIT_MS = 20;
 
 export const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test((e as { code?: string })?.code ?? "");
-/** Busy past the bound becomes StoreUnavailable (503, retry); anything else stays as it is. */
-export const translated = (e: unknown) => (isBusy(e) ? new StoreUnavailable("another process holds the SQLite write lock", { cause: e }) : e);
+/** The disk is full or failed: nothing of the write is durable, and it may work again once an operator acts. */
+const diskFailed = (e: unknown) => /^SQLITE_(FULL|IOERR)/.test((e as { code?: string })?.code ?? "");
+/** Busy past the bound, or a full or failing disk, becomes StoreUnavailable (503, retry); anything else stays as it is. */
+export const translated = (e: unknown) =>
+  isBusy(e)
+    ? new StoreUnavailable("another process holds the SQLite write lock", { cause: e })
+    : diskFailed(e)
+      ? new StoreUnavailable(`the SQLite store cannot be written: ${(e as Error).message}`, { cause: e })
+      : e;
 
 export interface OpenOptions {
   /** Directory of numbered migration files (./migrations/<file>/), applied in order; user_version counts them. */

@@ -19,7 +19,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
 import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
-import { CardflowError, InvalidRequest } from "./errors.js";
+import { CardflowError, Conflict, InvalidRequest } from "./errors.js";
 import { setBounded } from "./bounded.js";
 import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
@@ -138,8 +138,14 @@ function answerSeal(key: Buffer) {
       decipher.setAuthTag(raw.subarray(raw.length - 16));
       try {
         return JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString("utf8"));
-      } catch (error) {
-        throw new Error("an Idempotency-Key record was sealed with another key (the signing key changed?)", { cause: error });
+      } catch {
+        // the webhook signing key changed since (docs/OPERATIONS.md, key rotation): the first answer
+        // cannot be given again; its effect stands, and running the request again could repeat it
+        throw new Conflict(
+          "the first answer to this Idempotency-Key was sealed under a webhook signing key this service no longer has (WEBHOOK_SIGNING_KEY changed): what that request did stands; read the result (GET the payment or the list) rather than retrying it",
+          "idempotency_answer_unreadable",
+          "Idempotency-Key",
+        );
       }
     },
   };

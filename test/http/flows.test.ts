@@ -196,6 +196,19 @@ describe("synchronous terminal, card present, save card (/v1)", () => {
     expect(paid).toMatchObject({ status: "success", payment_method_id: null });
   });
 
+  it("the blocking answer carries the auth request's own request_id, not the terminal report's", async () => {
+    const m = await api.merchant("acct_sync_rid");
+    const terminal = await m.terminal("A_sync");
+    const { body: intent } = await m.post("/v1/payment/intent", { amount: "2.00", payment_method_types: "card_present", capture_method: "automatic" });
+    const blocking = m.post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    await untilCollecting(terminal);
+    const presented = await m.post("/sim/terminal/present-card", { terminal_id: terminal });
+    const answer = await blocking;
+    expect(answer.body.status).toBe("success");
+    expect(answer.body.request_id).toBe(Number(answer.headers.get("request-id")));
+    expect(answer.body.request_id).not.toBe(Number(presented.headers.get("request-id")));
+  });
+
   it("a capture the processor settles later: the token and the captured amount are in the blocking answer (spec §3, §4.4), and the card is saved once", async () => {
     const { m, intent, paid } = await paidOnSyncTerminal("acct_sync3", "70.00", "cus_7", { card_number: "4242424242424242", capture: "requested" });
     expect(paid).toMatchObject({ status: "capture_requested", amount_captured: "70.00", amount_capturable: "0.00", amount_refundable: "70.00", payment_method_id: expect.stringMatching(/^pm_/) });

@@ -56,6 +56,8 @@ export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuth
         pipeline.run(current, { command: "authorize", decide: decideShopperTimeout }, input, commandClock(clock, { ...ctx, now: undefined, actor: "processor:A" })),
       );
     }
-    return payments.loadOwned(external_account_id, payment_id);
+    const final = await payments.loadOwned(external_account_id, payment_id);
+    // the payment as the terminal left it (its last event a processor's report), answered as this command's
+    return ctx.request_id === undefined ? final : { ...final, request_id: ctx.request_id };
   };
 }

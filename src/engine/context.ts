@@ -11,8 +11,9 @@ import type { IdempotencyRecord } from "../store/port.js";
 export interface CommandContext {
   /**
    * The command's clock reading (ISO 8601): every event and field it produces uses it, except a
-   * processor call's attempt and outcome, which carry the reading taken when the attempt is opened
-   * (attemptClock).
+   * processor call's attempt, which carries the reading taken when it is opened, and the call's
+   * outcome, the reading taken when the processor answered (attemptClock): an as-of moment between
+   * the two shows the payment as it was while the call was on its way.
    */
   now?: string;
   request_id?: number;

@@ -142,7 +142,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
 
   /** Record attempt → call → append outcome; returns the payment after the outcome. */
   async function bracket(loaded: Loaded, decided: AttemptEvent, terminal: TerminalRecord | undefined, commandCtx: CommandContext, command: string, before: PaymentEvent[] = [], decidedOn = loaded): Promise<Loaded> {
-    const ctx = attemptClock(clock, commandCtx);
+    let ctx = attemptClock(clock, commandCtx);
     const paymentId = paymentIdOf(loaded);
     // a new call gets an id of its own; a call made again (sameCallAgain) keeps its id, the processor's key
     const event = decided.data.attempt_id === UNRECORDED ? ({ ...decided, data: { ...decided.data, attempt_id: ids.id("att") } } as AttemptEvent) : decided;
@@ -155,6 +155,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     try {
       recorded = await callProcessor(processors, viewOf(decidedOn), event, terminal);
     } catch (error) {
+      ctx = attemptClock(clock, commandCtx); // what the processor answered is recorded at the time it answered
       // a processor's CardflowError is its answer that it did nothing; anything else leaves the outcome unknown
       if (error instanceof CardflowError) {
         await payments.append(paymentId, attempted, refusedAttempt(attempt_id, error.code, before, reference), withoutAnswer(ctx), command);
@@ -163,6 +164,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
       throw unknownOutcome(attempt_id, error);
     }
     fault?.("after_call", event);
+    ctx = attemptClock(clock, commandCtx);
     try {
       const after = await payments.append(paymentId, attempted, outcomeEvents(viewOf(attempted), recorded), ctx, command);
       fault?.("after_outcome", event);

@@ -106,9 +106,12 @@ export class ProcessorRefused extends CardflowError {
   override readonly name = "ProcessorRefused";
   readonly status = 402;
   readonly code: string;
-  constructor(message: string, code = "processor_refused") {
+  override readonly param: string | null;
+  /** `param`: the field the processor refused, when it names one (a card number it does not take). */
+  constructor(message: string, code = "processor_refused", param: string | null = null) {
     super(message);
     this.code = code;
+    this.param = param;
   }
 }
 

@@ -129,6 +129,8 @@ describe("malformed requests", () => {
     const onTerminal = (await m.post("/v2/payment/intent", { amount: max, payment_method_types: "card_present", capture_method: "manual" })).body;
     await m.post("/v2/payment/auth", { payment_id: onTerminal.payment_id, terminal_id: terminal });
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0.01" }), 400, "amount_invalid", "tip");
+    // a tip that is no amount says why (as an amount anywhere else does)
+    expect((await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0" }), 400, "amount_invalid", "tip")).detail).toBe("tip: must be greater than 0");
   });
 
   it("query parameters: missing, unknown, repeated", async () => {
@@ -207,6 +209,13 @@ describe("what the payment does not allow", () => {
     await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `${body.payment_id}_secret_wrong` } }), 401, "unauthorized", "client_secret");
     await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: `pi_nope_secret_${"é".repeat(24)}` } }), 401, "unauthorized", "client_secret");
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: "tmr_nope" }), 404, "resource_missing", "terminal_id");
+  });
+
+  it("a card number the sandbox's processor B does not take, given to its client SDK, is 402 invalid_test_card naming card_number", async () => {
+    const b = await api.merchant("acct_b_card", "B");
+    const { body } = await b.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+    // reading the card moves no money: no attempt, nothing appended
+    await refused(() => api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: body.client_secret, card_number: "4111111111111111" } }), 402, "invalid_test_card", "card_number");
   });
 
   it("a card the processor refuses to save is 402, and only the abandoned attempt is appended", async () => {

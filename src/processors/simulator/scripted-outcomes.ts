@@ -14,7 +14,7 @@ export type TerminalCapture = "separately" | "on_terminal" | "requested";
 /** The test card of a card number, or the processor's refusal. */
 export function testCardOf(number: string): TestCard {
   const found = testCard(number);
-  if (!found) throw new ProcessorRefused(`card ${number.slice(-4)} is not a test card of the simulator`, "invalid_test_card");
+  if (!found) throw new ProcessorRefused(`card ${number.slice(-4)} is not a test card of the simulator`, "invalid_test_card", "card_number");
   return found;
 }
 

@@ -113,8 +113,8 @@ function checkTip(tip: string, { amount, currency }: PaymentView["intent"]): voi
   let parsed: Decimal;
   try {
     parsed = parseAmount(tip, currency);
-  } catch {
-    throw new InvalidRequest(`tip: not an amount in ${currency}`, "tip", "amount_invalid");
+  } catch (error) {
+    throw new InvalidRequest(`tip: ${(error as Error).message}`, "tip", "amount_invalid");
   }
   if (parsed.plus(amount).greaterThan(maxAmount(currency))) throw new InvalidRequest(`tip: the amount with the tip must be at most ${maxAmount(currency)} ${currency}`, "tip", "amount_invalid");
 }

@@ -161,10 +161,16 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       const recorded = key ? await processorOf(processors, viewOf(loaded)).lookup(key) : "never_received";
       const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= syncAuthTimeoutMs);
       if (!decided) return loaded;
-      const { events, stopTerminal, ...open } = decided;
+      const { events, stopTerminal, unfit, ...open } = decided;
       resolution = { payment_id: item.payment_id, ...open, appended: events.map((e) => e.type) };
       if (dryRun) return loaded;
-      return pipeline.carryOut(loaded, { append: events, ...(stopTerminal === undefined ? {} : { stopTerminal }) }, ctx, "reconcile", { followUps: true });
+      const attempt = loaded.snapshot.context.attempt;
+      const after = await pipeline.carryOut(loaded, { append: events, ...(stopTerminal === undefined ? {} : { stopTerminal }) }, ctx, "reconcile", { followUps: true });
+      // an answer the payment does not take, when the processor acted: beside it, for an operator
+      if (unfit && attempt && (await pipeline.keepUnfitAnswer(item.payment_id, attempt, unfit, "the payment does not take it", ctx))) {
+        resolution = { ...(resolution as Resolution), appended: [...(resolution as Resolution).appended, "LateAnswerUnapplied"], unapplied: true };
+      }
+      return after;
     });
     return resolution;
   }

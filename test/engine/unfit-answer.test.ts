@@ -61,6 +61,24 @@ describe("an answer that does not fit the payment", () => {
     });
   }
 
+  it("learned by the reconciler (the call's answer lost, its lookup an approval of 50.00): recorded for an operator too", async () => {
+    const sims = createSimulators({ clock: systemClock, ids: randomIds() });
+    const processors: Processors = {
+      connect: (report) => sims.connect(report),
+      get: (processor) => ({
+        ...sims.get(processor),
+        chargeStoredCard: async () => Promise.reject(new Error("connection reset: the answer was lost")),
+        lookup: async () => ({ call: "authorize", outcome: { kind: "authorized", authorization: authorization("50.00") } }),
+      }),
+    };
+    const { engine, payment_id, error } = await charged(processors, "manual");
+    expect(error).toMatchObject({ status: 503, code: "processor_unavailable" });
+    const pass = await engine.reconcile({ graceMs: 0 });
+    expect(pass.resolved).toMatchObject([{ payment_id, open: "AuthorizationAttempted", appended: ["AttemptAbandoned", "LateAnswerUnapplied"], unapplied: true }]);
+    expect((await engine.store.readStream(`late_answers-${payment_id}`))[0]!.data).toMatchObject({ answer: [{ type: "PaymentAuthorized", data: { amount_authorized: "50.00" } }] });
+    expect((await engine.getPayment({ external_account_id: "acct_b", payment_id })).status).toBe("requires_payment_method");
+  });
+
   it("a decline moved nothing: it is the payment's failure, nothing is recorded beside the payment", async () => {
     const processors = answering(() => ({ kind: "failed", last_error: "declined", last_error_code: null }));
     const engine = createEngine({ processors });

@@ -14,6 +14,8 @@ export interface Resolved {
   events: PaymentEvent[];
   /** The terminal to stop first (its collection is over). */
   stopTerminal?: string;
+  /** What the processor answered that the payment does not take (its attempt abandoned as outcome_refused): kept for an operator. */
+  unfit?: PaymentEvent[];
 }
 
 /** The key to look the open call up with at the processor, or null when nothing is open. */
@@ -35,7 +37,9 @@ export function resolveOpen(payment: PaymentSnapshot, recorded: RecordedOutcome 
     const { attempt_id } = attempt.data;
     const resolution = { open: attempt.type, attempt_id, processor: recorded === "never_received" ? recorded : recorded.call };
     if (recorded === "never_received") return { ...resolution, events: [abandoned(attempt_id, NEVER_RECEIVED)] };
-    const events = acceptedOrAbandoned(payment, attempt_id, outcomeEvents(view, recorded));
+    const answer = outcomeEvents(view, recorded);
+    const events = acceptedOrAbandoned(payment, attempt_id, answer);
+    if (events !== answer) return { ...resolution, events, unfit: answer };
     // a terminal that started and is still collecting: past the blocking auth's deadline, that is over
     if (pastTerminalDeadline && attempt.type === "TerminalAuthorizationAttempted" && events.length === 1) {
       return { ...resolution, processor: "still_collecting", events: [...events, shopperTimedOut()], stopTerminal: attempt.data.terminal_id };

@@ -175,14 +175,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
         // the attempt is closed rather than left blocking the payment; what the processor did, when
         // it acted, is kept beside the payment for an operator and never answered as done
         await payments.append(paymentId, attempted, refusedAttempt(attempt_id, OUTCOME_REFUSED, before, reference), withoutAnswer(ctx), command);
-        const answer = outcomeEvents(viewOf(attempted), recorded);
-        if (answer.every((e) => e.type === "AuthorizationFailed")) throw error; // a decline moved nothing
-        const data = { payment_id: paymentId, attempt_id, attempt_type: event.type, answer: answer.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: `${REFUSED_WHEN_ANSWERED}: ${error.message}` };
-        await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));
-        throw new ProcessorAnswerUnapplied(
-          `${unappliedAnswer(data)} (${answer.map((e) => e.type).join(", ")}: ${error.message}); the attempt is closed, and what the processor did is recorded for an operator in ${streams.lateAnswers(paymentId)}: settle it with the processor (cardflow settle-late-answer ${paymentId} ${attempt_id} --note …)`,
-          { cause: error },
-        );
+        throw (await keepUnfitAnswer(paymentId, event, outcomeEvents(viewOf(attempted), recorded), error.message, ctx)) ?? error;
       }
       if (!(error instanceof WrongExpectedRevision)) throw error;
       // another process's reconciler closed the attempt first: with the processor's recorded
@@ -231,6 +224,22 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     }
   }
 
+  /**
+   * A processor's answer the payment did not take when it came (`refusal`: the machine's), its
+   * attempt abandoned (OUTCOME_REFUSED): when the processor acted (anything but a decline), what it
+   * did is recorded beside the payment for an operator, and the error to answer with is returned.
+   * Undefined when it moved nothing. The command's bracket and the reconciler alike.
+   */
+  async function keepUnfitAnswer(paymentId: string, attempt: AttemptEvent, answer: PaymentEvent[], refusal: string, ctx: CommandContext): Promise<ProcessorAnswerUnapplied | undefined> {
+    if (answer.every((e) => e.type === "AuthorizationFailed")) return undefined;
+    const { attempt_id } = attempt.data;
+    const data = { payment_id: paymentId, attempt_id, attempt_type: attempt.type, answer: answer.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: `${REFUSED_WHEN_ANSWERED}: ${refusal}` };
+    await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));
+    return new ProcessorAnswerUnapplied(
+      `${unappliedAnswer(data)} (${answer.map((e) => e.type).join(", ")}: ${refusal}); the attempt is closed, and what the processor did is recorded for an operator in ${streams.lateAnswers(paymentId)}: settle it with the processor (cardflow settle-late-answer ${paymentId} ${attempt_id} --note …)`,
+    );
+  }
+
   /** What follows on its own (../policy/follow-ups.ts), each rule once, in order. */
   async function followUps(loaded: Loaded, ctx: CommandContext): Promise<Loaded> {
     for (const rule of FOLLOW_UPS) {
@@ -272,6 +281,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     create,
     carryOut,
     recordLateAnswer,
+    keepUnfitAnswer,
     attemptFate: payments.attemptFate,
   };
 }

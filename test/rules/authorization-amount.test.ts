@@ -6,6 +6,12 @@ import type { PaymentRecord } from "../../src/present/payment-record.js";
 import type { Engine } from "../../src/engine.js";
 import { ACCOUNT, authorization, givenAnEngine, refusedAsUnexpectedState } from "./given.js";
 
+/** The processor acted, but not as asked: kept beside the payment for an operator, answered 502 (test/engine/unfit-answer.test.ts). */
+async function keptForAnOperator(engine: Engine, paymentId: string, command: Promise<unknown>) {
+  await expect(command).rejects.toMatchObject({ status: 502, code: "processor_answer_unapplied" });
+  expect((await engine.store.readStream(`late_answers-${paymentId}`)).map((e) => e.type)).toEqual(["LateAnswerUnapplied"]);
+}
+
 /** The record is the one before (but for the request that last touched it); the refused attempt is closed. */
 async function expectUnchanged(engine: Engine, paymentId: string, before: PaymentRecord, after: PaymentRecord) {
   expect({ ...after, request_id: before.request_id }).toEqual(before);
@@ -19,13 +25,13 @@ describe("Rule: the authorized amount equals amount + tip + donation", () => {
     ["10.01", "just above"],
     ["9.99", "just below"],
     ["5.00", "below"],
-  ])("given a 10.00 stored-card intent (manual capture), when the processor authorizes %s (%s), then it is refused and the payment stays where it was", async (amount) => {
+  ])("given a 10.00 stored-card intent (manual capture), when the processor authorizes %s (%s), then what the processor did is kept for an operator and the payment stays where it was", async (amount) => {
     const { engine, processors, get, storedCardIntent } = await givenAnEngine();
     const payment_id = await storedCardIntent("manual");
     const before = await get(payment_id);
 
     processors.nextAuthorization = { kind: "authorized", authorization: authorization(amount) };
-    await refusedAsUnexpectedState(engine.authorize({ external_account_id: ACCOUNT, payment_id }));
+    await keptForAnOperator(engine, payment_id, engine.authorize({ external_account_id: ACCOUNT, payment_id }));
 
     await expectUnchanged(engine, payment_id, before, await get(payment_id));
     expect(before).toMatchObject({ status: "requires_payment_method", amount_authorized: "0.00" });
@@ -62,12 +68,12 @@ describe("Rule: the authorized amount equals amount + tip + donation", () => {
     ["captured", "9.99"],
     ["capture_requested", "15.00"],
     ["capture_requested", "9.99"],
-  ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for %s, then it is refused and the payment stays where it was", async (kind, amount) => {
+  ] as const)("given a 10.00 stored-card intent (automatic capture), when the processor answers %s for %s, then what the processor did is kept for an operator and the payment stays where it was", async (kind, amount) => {
     const { engine, processors, get, storedCardIntent } = await givenAnEngine();
     const payment_id = await storedCardIntent("automatic");
     const before = await get(payment_id);
     processors.nextAuthorization = { kind, authorization: authorization(amount) };
-    await refusedAsUnexpectedState(engine.authorize({ external_account_id: ACCOUNT, payment_id }));
+    await keptForAnOperator(engine, payment_id, engine.authorize({ external_account_id: ACCOUNT, payment_id }));
     await expectUnchanged(engine, payment_id, before, await get(payment_id));
   });
 

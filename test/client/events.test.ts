@@ -145,7 +145,7 @@ describe("the event stream from the client", () => {
     const otherClient = createClient({ baseUrl: api.base, apiKey: other.key });
     await payment(otherClient, "acct_stream_other", "1.00");
     const { next_cursor: foreign } = await otherClient.listEvents({ external_account_id: "acct_stream_other" });
-    for (const bad of [items[1]!.cursor.slice(0, -2) + "AA", "1e16", foreign]) {
+    for (const bad of [items[1]!.cursor.slice(0, -2) + (items[1]!.cursor.endsWith("AA") ? "AB" : "AA"), "1e16", foreign]) {
       const refused = await withLastEventId(bad);
       expect([refused.status, ((await refused.json()) as { code: string; param: string }).param]).toEqual([400, "Last-Event-ID"]);
     }

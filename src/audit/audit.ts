@@ -8,7 +8,7 @@ import type { Projection } from "../../projections/projection.js";
 import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { NotFound } from "../errors.js";
-import type { EventStore, RecordedEvent, UnreadableEvent } from "../store/port.js";
+import type { EventStore, ReadModelStore, RecordedEvent, UnreadableEvent } from "../store/port.js";
 import { headOf } from "../events/chain.js";
 import { checkAnchors } from "./anchors.js";
 import { isRefusal, type Anchors, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
@@ -184,10 +184,13 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       }
       readModelFindings.push(...(await compareDocuments(readModels, docs)));
     }
-    // documents no event explains
+    // documents no event explains (counted first: their keys are read only when there are some)
     for (const name of comparable) {
-      const extra = (await readModels.count(name)) - writers.get(name)!.size;
-      if (extra > 0) readModelFindings.push({ kind: "read_model_mismatch", subject: `read_model:${name}`, message: `read model ${name} has ${extra} document(s) no event explains` });
+      const known = writers.get(name)!;
+      if ((await readModels.count(name)) <= known.size) continue;
+      const { count, first } = await keysNotIn(readModels, name, known, pageSize);
+      const shown = first.join(", ") + (count > first.length ? ` and ${count - first.length} more` : "");
+      readModelFindings.push({ kind: "read_model_mismatch", subject: `read_model:${name}`, message: `read model ${name} has ${count} document(s) no event explains: ${shown}` });
     }
   }
 
@@ -195,6 +198,18 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // "equal" only when every stream's documents were compared; a difference found elsewhere is still one
   const verdict = readModels === undefined ? "not_compared" : readModelFindings.length ? "differ" : unfoldable ? "not_compared" : "equal";
   return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable ? { read_models_not_compared: unfoldable } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
+}
+
+/** How many of a read model's keys are not among `known`, and the first five (keys read a page at a time). */
+async function keysNotIn(readModels: ReadModelStore, name: string, known: ReadonlyMap<string, unknown>, pageSize: number) {
+  let count = 0;
+  const first: string[] = [];
+  for (let after = ""; ; ) {
+    const keys = await readModels.keys(name, "", { after, limit: pageSize });
+    for (const key of keys.filter((k) => !known.has(k))) if (++count <= 5) first.push(key);
+    if (keys.length < pageSize) return { count, first };
+    after = keys[keys.length - 1]!;
+  }
 }
 
 export interface AuditAllOptions {

@@ -129,6 +129,19 @@ describe("cardflow CLI", () => {
     }
   });
 
+  it("audit --all names the read-model documents no event explains (a payment stream deleted)", async () => {
+    const sqlite = join(dir, "deleted", "cardflow.sqlite");
+    expect((await cardflow("events", "import", file, "--store", `sqlite:${sqlite}`)).code).toBe(0);
+    expect((await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${sqlite}`)).code).toBe(0); // the read models caught up
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(sqlite);
+    db.prepare("DELETE FROM events WHERE stream = ?").run(`payment-${flows.payments.terminal_manual}`);
+    db.close();
+    const { out, code } = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${sqlite}`);
+    expect(code).toBe(1);
+    expect(out).toMatch(new RegExp(`\\[read_model_mismatch\\] read model payment_states_v\\d+ has 1 document\\(s\\) no event explains: ${flows.payments.terminal_manual}\n`));
+  });
+
   it("events heads saves anchors; audit --all --anchors finds a truncated stream", async () => {
     const heads = await cardflow("events", "heads", "--store", `jsonl:${file}`);
     const anchors = join(dir, "heads.json");

@@ -78,6 +78,19 @@ describe("auditAll reads in pages", () => {
   });
 });
 
+describe("documents no event explains", () => {
+  it("are counted and the first five named, their keys read a page at a time", async () => {
+    const shared = defineProjection<{ events: number }>({ name: "by_stream", keyOf: (e) => e.stream, apply: (doc) => ({ events: (doc?.events ?? 0) + 1 }) });
+    const readModels = createMemoryReadModels();
+    await createProjectionRunner({ store: flows.engine.store, readModels, projections: [shared] }).catchUp();
+    const checkpoint = await readModels.checkpoint("by_stream");
+    const extra = ["x1", "x2", "x3", "x4", "x5", "x6", "x7"];
+    await readModels.commitBatch([{ projection: "by_stream", docs: extra.map((key) => ({ key, doc: { events: 1 } })), checkpoint }]);
+    const report = await auditAll({ store: flows.engine.store, readModels }, { pageSize: 3, projections: [shared] });
+    expect(report.findings).toEqual([{ kind: "read_model_mismatch", subject: "read_model:by_stream", message: "read model by_stream has 7 document(s) no event explains: x1, x2, x3, x4, x5 and 2 more" }]);
+  });
+});
+
 describe("auditAll past events that cannot be read", () => {
   it("reports each (unreadable), reads on past it in pages of at most pageSize, and verifies every other stream", async () => {
     // two events whose rows would not parse, in two payment streams, mid-page

@@ -47,7 +47,8 @@ async function readUpToUnreadable(store: EventStore, stream: string): Promise<{ 
   return { events: events.filter((e) => e.revision < first), unreadable };
 }
 
-export async function audit(source: AuditSource, paymentId: string): Promise<PaymentAudit> {
+/** `anchors`: head hashes saved earlier (`streamHeads`); the payment's streams among them must still hold theirs. */
+export async function audit(source: AuditSource, paymentId: string, { anchors = {} }: { anchors?: Anchors } = {}): Promise<PaymentAudit> {
   const stream = streamNames.payment(paymentId);
   const { events, unreadable } = await readUpToUnreadable(source.store, stream);
   if (events.length === 0 && unreadable.length === 0) throw new NotFound("payment", paymentId, "payment_id");
@@ -56,6 +57,8 @@ export async function audit(source: AuditSource, paymentId: string): Promise<Pay
   // what the processor did that the payment does not show (its late answers it did not take)
   const lateAnswers = await readUpToUnreadable(source.store, streamNames.lateAnswers(paymentId));
   findings.push(...lateAnswers.unreadable, ...checkOtherStream(lateAnswers.events));
+  const read = new Map([[stream, events], [streamNames.lateAnswers(paymentId), lateAnswers.events]]);
+  findings.push(...checkAnchors(read, Object.fromEntries(Object.entries(anchors).filter(([s]) => read.has(s)))));
   const compared = source.readModels !== undefined && foldable && unreadable.length === 0 && !findings.some(isRefusal);
   if (compared) {
     const fresh = foldProjections(events);

@@ -74,7 +74,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .option("--all", "verify every stream: legal transitions, amount invariants, hash chains, read models equal to a fresh replay")
     .option("--json", "machine-readable output")
-    .option("--anchors <file>", "with --all: a JSON file of head hashes saved earlier (`cardflow events heads`); a stream that no longer holds its anchored head is a finding")
+    .option("--anchors <file>", "a JSON file of head hashes saved earlier (`cardflow events heads`); a stream (with a payment_id, the payment's) that no longer holds its anchored head is a finding")
     .option("--no-catch-up", "do not bring the stored read models up to date before comparing them")
     .option("--no-progress", "no progress line on stderr")
     .action(
@@ -82,11 +82,11 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
         if (Boolean(opts.all) === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
         return withStore(io, opts.store, READS, async (opened) => {
           const source = await caughtUp(opened, opts.catchUp);
+          const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
           if (paymentId !== undefined) {
-            const report = await audit(source, paymentId);
+            const report = await audit(source, paymentId, { anchors });
             return show(io, opts.json, report, formatAudit, report.findings.length);
           }
-          const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
           const report = await withProgress(io, "audit", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors }));
           return show(io, opts.json, report, formatStoreAudit, report.findings.length);
         });

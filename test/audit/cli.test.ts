@@ -154,6 +154,12 @@ describe("cardflow CLI", () => {
     const { out, code } = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${truncated}`);
     expect(code).toBe(1);
     expect(out).toMatch(/\[anchor_missing\] payment-pi_\w+ no longer holds its anchored head/);
+    // one payment against its anchor: that payment's truncation found, another payment clean
+    const one = await cardflow("audit", flows.payments.terminal_manual!, "--anchors", anchors, "--store", `jsonl:${truncated}`);
+    expect(one.code).toBe(1);
+    expect(one.out).toContain(`[anchor_missing] payment-${flows.payments.terminal_manual} no longer holds its anchored head`);
+    const other = Object.values(flows.payments).find((id) => id !== flows.payments.terminal_manual)!;
+    expect(await cardflow("audit", other, "--anchors", anchors, "--store", `jsonl:${truncated}`)).toMatchObject({ code: 0 });
   });
 
   it("replay: a summary of the store, as text or JSON; one payment step by step", async () => {

@@ -98,7 +98,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .summary("the payment record as it stood at a moment")
     .description("the payment record (spec §2.1) as it stood at a moment: its events up to that time, folded")
     .argument("<payment_id>", "the payment")
-    .argument("<timestamp>", "ISO 8601, e.g. 2026-01-01T00:05:00Z")
+    .argument("<timestamp>", "ISO 8601 with its offset (Z or ±hh:mm), e.g. 2026-01-01T00:05:00Z")
     .addOption(storeOption())
     .action(
       action(io, async (paymentId: string, timestamp: string, opts: { store?: string }) =>

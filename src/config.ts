@@ -8,7 +8,7 @@ import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/optional.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
-import type { EventStore, ReadModelStore } from "./store/port.js";
+import { StoreMissing, type EventStore, type ReadModelStore } from "./store/port.js";
 
 export interface ServiceConfig {
   port: number;
@@ -202,26 +202,27 @@ export interface Stores {
   readModels: ReadModelStore;
   /** Where the data lives, for messages. */
   description: string;
-}
-
-/** A store asked to exist (a read-only command) that does not: nothing was created. */
-export class StoreMissing extends Error {
-  override readonly name = "StoreMissing";
+  /** Only when this open created a PostgreSQL schema: drops it, after the stores are closed. */
+  discard?: () => Promise<void>;
 }
 
 /**
  * The service's stores: PostgreSQL when DATABASE_URL is set (several processes may share it),
  * else one SQLite file under DATA_DIR (events, read models, idempotency records). With
- * `mustExist` (commands that only read), a missing SQLite file is refused instead of created.
+ * `mustExist` (commands that only read), a missing SQLite file or PostgreSQL schema is refused
+ * (StoreMissing) instead of created.
  */
 export async function openStores(
   config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
   { mustExist = false }: { mustExist?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
-    const { events, readModels } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }) });
     const url = new URL(config.databaseUrl);
-    return { store: events, readModels, description: `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})` };
+    const description = `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})`;
+    const { events, readModels, discard } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, mustExist, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }) }).catch((error: unknown) => {
+      throw error instanceof StoreMissing ? new StoreMissing(`no store in ${description}: nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATABASE_SCHEMA`) : error;
+    });
+    return { store: events, readModels, description, ...(discard && { discard }) };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
   if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);

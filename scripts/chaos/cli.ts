@@ -1,6 +1,7 @@
 // `npm run chaos -- [--store sqlite|postgres] [--seconds N] [--seed S] [--json]`: a chaos run and
 // its verdict (README: "Chaos runs"). Exit 0 when the checker found no anomaly and
-// every server stopped cleanly, 1 otherwise; the history is written to .tmp/chaos/ (--history).
+// every server stopped cleanly, 1 otherwise, 2 on a usage error (as the cardflow CLI); the history
+// is written to .tmp/chaos/ (--history).
 import { Command, Option } from "commander";
 import { SEEDED_DEFECTS, type SeededDefect } from "../../src/seeded-defects.js";
 import { runChaos } from "./run.js";
@@ -17,6 +18,8 @@ const program = new Command("chaos")
   .addOption(new Option("--defect <name>", "a negative control: run the servers with a seeded defect").choices(Object.keys(SEEDED_DEFECTS)))
   .option("--history <file>", "where to write the history (JSONL)")
   .option("--json", "print the summary (and anomalies) as JSON")
+  // commander exits 1 on a usage error, the code of a run that found anomalies: 2 instead
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
   .parse();
 
 const opts = program.opts<{ store: "sqlite" | "postgres"; seconds: string; seed?: string; workers: string; payments: string; databaseUrl?: string; defect?: SeededDefect; history?: string; json?: boolean }>();

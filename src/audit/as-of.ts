@@ -1,5 +1,6 @@
 // A payment as it stood at a moment: its stream folded up to the last event whose timestamp is
 // at or before that moment (event time is the injected clock's, recorded in the metadata).
+import { z } from "zod";
 import { streams } from "../../machines/events.js";
 import { foldStored, TransitionRefused, type PaymentState } from "../../machines/fold.js";
 import { paymentRecord, type PaymentRecord } from "../present/payment-record.js";
@@ -15,10 +16,16 @@ export interface AsOf {
   event_id: string;
 }
 
+/**
+ * A date-time with its offset (Z or ±hh:mm): a date that does not exist (Date.parse reads Nov 31 as
+ * Dec 1) or a time without an offset (Date.parse reads it in the machine's time zone) is refused.
+ */
+const DATE_TIME = z.iso.datetime({ offset: true });
+
 /** The record at `timestamp` (ISO 8601), or null when the payment did not exist yet. */
 export async function asOf(store: EventStore, paymentId: string, timestamp: string): Promise<AsOf | null> {
+  if (!DATE_TIME.safeParse(timestamp).success) throw new InvalidRequest(`timestamp: ${JSON.stringify(timestamp)} is not an ISO 8601 date-time of a real date with its offset, e.g. 2026-01-01T00:05:00Z or 2026-01-01T01:05:00+01:00`, "timestamp", "parameter_invalid");
   const at = Date.parse(timestamp);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(timestamp) || Number.isNaN(at)) throw new InvalidRequest(`timestamp: ${JSON.stringify(timestamp)} is not an ISO 8601 date-time`, "timestamp", "parameter_invalid");
   const events = await store.readStream(streams.payment(paymentId));
   if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
   let state: PaymentState | undefined;

@@ -8,12 +8,13 @@ import type { Projection } from "../../projections/projection.js";
 import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { NotFound } from "../errors.js";
+import type { EventStore, ReadModelStore, RecordedEvent, UnreadableEvent } from "../store/port.js";
 import { headOf } from "../events/chain.js";
 import { checkAnchors } from "./anchors.js";
 import { isRefusal, type Anchors, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
 import { checkOtherStream, checkPaymentStream } from "./payment-stream.js";
 import { compareDocuments, foldProjections, readModelsBehind, readModelVerdict } from "./read-models.js";
-import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, type AuditSource, type OnProgress } from "./source.js";
+import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, readableStream, type AuditSource, type OnProgress } from "./source.js";
 
 export { streamHeads } from "./anchors.js";
 export type { Anchors, Finding, FindingKind, PaymentAudit, StoreAudit, TimelineRow } from "./findings.js";
@@ -32,21 +33,40 @@ type DeliveryRow = Omit<DeliveryEntry, "event_id" | "attempt" | "position" | "ti
 const asEntry = ({ id, attempts, last_attempt_at, endpoint_id, event_type, sequence, delivered, status_code, error, duration_ms, next_attempt_at }: DeliveryRow): DeliveryEntry =>
   ({ endpoint_id, event_id: id, event_type, sequence, attempt: attempts, delivered, status_code, error, duration_ms, next_attempt_at, position: 0, timestamp: last_attempt_at });
 
-export async function audit(source: AuditSource, paymentId: string): Promise<PaymentAudit> {
+/**
+ * A stream's events up to the first that cannot be read, and an `unreadable` finding for each that
+ * cannot: a chain or a fold past a missing event has no right answer, so the events after it are
+ * not checked (and the stream's read models not compared).
+ */
+async function readUpToUnreadable(store: EventStore, stream: string): Promise<{ events: RecordedEvent[]; unreadable: Finding[] }> {
+  const failed: UnreadableEvent[] = [];
+  const events = await readableStream(store, stream, (e) => failed.push(e));
+  const first = failed[0]?.event.revision ?? Infinity;
+  const unchecked = events.filter((e) => e.revision > first).length;
+  const unreadable = failed.map((e, i): Finding => ({ kind: "unreadable", subject: stream, event_id: e.event.id, revision: e.event.revision, message: i > 0 || !unchecked ? e.message : `${e.message}; the ${unchecked} readable event(s) after it are not checked` }));
+  return { events: events.filter((e) => e.revision < first), unreadable };
+}
+
+/** `anchors`: head hashes saved earlier (`streamHeads`); the payment's streams among them must still hold theirs. */
+export async function audit(source: AuditSource, paymentId: string, { anchors = {} }: { anchors?: Anchors } = {}): Promise<PaymentAudit> {
   const stream = streamNames.payment(paymentId);
-  const events = await source.store.readStream(stream);
-  if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+  const { events, unreadable } = await readUpToUnreadable(source.store, stream);
+  if (events.length === 0 && unreadable.length === 0) throw new NotFound("payment", paymentId, "payment_id");
   const { timeline, final, findings, foldable } = checkPaymentStream(events, source.machines);
+  findings.unshift(...unreadable);
   // what the processor did that the payment does not show (its late answers it did not take)
-  findings.push(...checkOtherStream(await source.store.readStream(streamNames.lateAnswers(paymentId))));
-  const compared = source.readModels !== undefined && foldable && !findings.some(isRefusal);
+  const lateAnswers = await readUpToUnreadable(source.store, streamNames.lateAnswers(paymentId));
+  findings.push(...lateAnswers.unreadable, ...checkOtherStream(lateAnswers.events));
+  const read = new Map([[stream, events], [streamNames.lateAnswers(paymentId), lateAnswers.events]]);
+  findings.push(...checkAnchors(read, Object.fromEntries(Object.entries(anchors).filter(([s]) => read.has(s)))));
+  const compared = source.readModels !== undefined && foldable && unreadable.length === 0 && !findings.some(isRefusal);
   if (compared) {
     const fresh = foldProjections(events);
     const behind = await readModelsBehind(source.readModels!, fresh.keys(), Math.max(...events.map((e) => e.position)));
     for (const f of behind) fresh.delete(f.subject.slice("read_model:".length));
     findings.push(...behind, ...(await compareDocuments(source.readModels!, fresh)));
   }
-  const lastRequest = events[events.length - 1]!.metadata.request_id;
+  const lastRequest = events.at(-1)?.metadata.request_id ?? 0;
   return {
     payment_id: paymentId,
     stream,
@@ -84,7 +104,9 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   const streams = new Set<string>();
   const writers = new Map(projections.map((p) => [p.name, new Map<string, string | null>()]));
   let events = 0;
-  for await (const page of batchesOf(store, pageSize)) {
+  // an event that cannot be read is counted and its stream verified; it is reported with its stream
+  const noteUnreadable = ({ event }: UnreadableEvent) => void (events++, streams.add(event.stream));
+  for await (const page of batchesOf(store, pageSize, noteUnreadable)) {
     for (const e of page) {
       events++;
       streams.add(e.stream);
@@ -112,28 +134,31 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // (2) each stream on its own
   let payments = 0;
   let done = 0;
-  // a stream today's fold refuses (an illegal event, or one only an earlier machine allowed) has no
-  // fresh read models: its documents are not compared; every other stream's still are
+  // a stream today's fold refuses (an illegal event, or one only an earlier machine allowed), or with
+  // an event that cannot be read, has no fresh read models: its documents are not compared; every
+  // other stream's still are
   let unfoldable = 0;
   const machineVersions: Record<string, number> = {};
   const allowedByEarlier: StoreAudit["allowed_by_earlier_machines"] = [];
   for (const stream of streams) {
     // in global order, as the store committed them (a reordered stream shows as such)
-    const streamEvents = (await store.readStream(stream)).sort((a, b) => a.position - b.position);
-    let foldable = true;
+    const read = await readUpToUnreadable(store, stream);
+    const streamEvents = read.events.sort((a, b) => a.position - b.position);
+    findings.push(...read.unreadable);
+    let foldable = read.unreadable.length === 0;
     if (paymentIdOf(stream) === null) findings.push(...checkOtherStream(streamEvents));
     else {
       payments++;
       const checked = checkPaymentStream(streamEvents, source.machines);
       findings.push(...checked.findings);
-      foldable = checked.foldable && !checked.findings.some(isRefusal);
-      if (!foldable) unfoldable++;
+      foldable &&= checked.foldable && !checked.findings.some(isRefusal);
       for (const row of checked.timeline) {
         const version = row.machine_version ?? "before_machine_versions";
         machineVersions[version] = (machineVersions[version] ?? 0) + 1;
         if (row.allowed_by_machine) allowedByEarlier.push({ stream, revision: row.revision, type: row.type, machine_version: row.allowed_by_machine });
       }
     }
+    if (!foldable) unfoldable++;
     if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }));
     if (readModels && comparable.size && foldable) {
       const owned = projections.filter((p) => comparable.has(p.name));
@@ -150,7 +175,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
     const shared = new Map([...writers].filter(([name]) => comparable.has(name)).map(([name, byKey]) => [name, new Set([...byKey].filter(([, w]) => w === null).map(([k]) => k))]));
     if ([...shared.values()].some((keys) => keys.size > 0)) {
       const docs = new Map([...shared.keys()].map((name) => [name, new Map<string, unknown>()]));
-      for await (const page of batchesOf(store, pageSize)) {
+      for await (const page of batchesOf(store, pageSize, () => undefined /* reported above */)) {
         for (const e of page) {
           for (const p of projections) {
             const key = p.keyOf(e);
@@ -162,10 +187,13 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       }
       readModelFindings.push(...(await compareDocuments(readModels, docs)));
     }
-    // documents no event explains
+    // documents no event explains (counted first: their keys are read only when there are some)
     for (const name of comparable) {
-      const extra = (await readModels.count(name)) - writers.get(name)!.size;
-      if (extra > 0) readModelFindings.push({ kind: "read_model_mismatch", subject: `read_model:${name}`, message: `read model ${name} has ${extra} document(s) no event explains` });
+      const known = writers.get(name)!;
+      if ((await readModels.count(name)) <= known.size) continue;
+      const { count, first } = await keysNotIn(readModels, name, known, pageSize);
+      const shown = first.join(", ") + (count > first.length ? ` and ${count - first.length} more` : "");
+      readModelFindings.push({ kind: "read_model_mismatch", subject: `read_model:${name}`, message: `read model ${name} has ${count} document(s) no event explains: ${shown}` });
     }
   }
 
@@ -173,6 +201,18 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // "equal" only when every stream's documents were compared; a difference found elsewhere is still one
   const verdict = readModels === undefined ? "not_compared" : readModelFindings.length ? "differ" : unfoldable ? "not_compared" : "equal";
   return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable ? { read_models_not_compared: unfoldable } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
+}
+
+/** How many of a read model's keys are not among `known`, and the first five (keys read a page at a time). */
+async function keysNotIn(readModels: ReadModelStore, name: string, known: ReadonlyMap<string, unknown>, pageSize: number) {
+  let count = 0;
+  const first: string[] = [];
+  for (let after = ""; ; ) {
+    const keys = await readModels.keys(name, "", { after, limit: pageSize });
+    for (const key of keys.filter((k) => !known.has(k))) if (++count <= 5) first.push(key);
+    if (keys.length < pageSize) return { count, first };
+    after = keys[keys.length - 1]!;
+  }
 }
 
 export interface AuditAllOptions {

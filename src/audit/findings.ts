@@ -6,6 +6,8 @@ import type { ChainFindingKind } from "./chain.js";
 
 export type FindingKind =
   | ChainFindingKind
+  /** A stored event whose data or metadata is not JSON (edited in the database): it cannot be read, its stream is checked up to it. */
+  | "unreadable"
   | "anchor_missing"
   /** No transition for the event in the payment's status (or not a valid payment event). */
   | "illegal_transition"
@@ -82,7 +84,7 @@ export interface StoreAudit {
   payments: number;
   events: number;
   read_models: "equal" | "differ" | "not_compared";
-  /** Payment streams whose read-model documents were not compared: today's fold refuses one of their events (every other stream's were). */
+  /** Streams whose read-model documents were not compared: today's fold refuses one of their events, or one cannot be read (every other stream's were). */
   read_models_not_compared?: number;
   /** Payment events by the machine version that decided them; `before_machine_versions`: those that carry none. */
   machine_versions: Record<string, number>;

@@ -29,7 +29,7 @@ export function formatAudit(report: PaymentAudit): string {
     r.detail ?? "",
   ]);
   const currency = report.record?.currency ?? "";
-  const chainBroken = report.findings.some((f) => ["edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
+  const chainBroken = report.findings.some((f) => ["unreadable", "edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
   return [
     `payment ${report.payment_id} (${report.stream}): ${report.timeline.length} events`,
     "",
@@ -73,7 +73,7 @@ export function formatStoreAudit(report: StoreAudit): string {
   return [
     `audited ${report.events} events in ${report.streams} streams (${report.payments} payments)`,
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}${
-      report.read_models_not_compared ? ` (${report.read_models_not_compared === 1 ? "1 payment stream" : `${report.read_models_not_compared} payment streams`} not compared: each holds an event the machine refuses)` : ""
+      report.read_models_not_compared ? ` (${report.read_models_not_compared === 1 ? "1 stream" : `${report.read_models_not_compared} streams`} not compared: each holds an event the machine refuses or one that cannot be read)` : ""
     }`,
     `machine versions of payment events: ${
       Object.entries(report.machine_versions)

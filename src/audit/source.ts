@@ -1,7 +1,7 @@
 // Where audits read from: an event store (any adapter of the port) and, optionally, the read
 // models the service keeps beside it, which audits compare with a fresh replay.
 import { upcast } from "../../machines/event-versions.js";
-import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
+import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
 import type { MachineDefinitions } from "./machine-history.js";
 
 export interface AuditSource {
@@ -19,15 +19,51 @@ export const paymentIdOf = (stream: string): string | null =>
 /** Events per read: what an audit holds of the store at a time, beside its per-stream results. */
 export const PAGE_SIZE = 2000;
 
-/** Every stored event in global order, a page at a time (a whole store need not fit one read). */
-export async function* batchesOf(store: EventStore, batchSize = PAGE_SIZE): AsyncGenerator<RecordedEvent[]> {
-  let after = 0;
+/** Called with each event a read could not parse (its data or metadata is not JSON), which is then skipped. */
+export type OnUnreadable = (error: UnreadableEvent) => void;
+
+/**
+ * Pages of `read(from, maxCount)` from 0, `next` giving where the page after an event starts.
+ * With `onUnreadable`, a read that fails on an event that cannot be parsed is retried in halves
+ * until it stops short of it; that event is handed over and the reads go on past it, in full pages.
+ */
+async function* pages(read: (from: number, maxCount: number) => Promise<RecordedEvent[]>, next: (e: { revision: number; position: number }) => number, pageSize: number, onUnreadable?: OnUnreadable) {
+  let [from, maxCount] = [0, pageSize];
   for (;;) {
-    const batch = await store.readAll({ after, maxCount: batchSize });
-    if (batch.length === 0) return;
-    yield batch;
-    after = batch[batch.length - 1]!.position;
+    let page: RecordedEvent[];
+    try {
+      page = await read(from, maxCount);
+    } catch (error) {
+      if (!(error instanceof UnreadableEvent) || !onUnreadable) throw error;
+      if (maxCount > 1) {
+        maxCount = Math.floor(maxCount / 2);
+        continue;
+      }
+      onUnreadable(error);
+      [from, maxCount] = [next(error.event), pageSize];
+      continue;
+    }
+    if (page.length === 0) return;
+    yield page;
+    from = next(page[page.length - 1]!); // still short of a failed read's event: the halved size reads on to it
   }
+}
+
+/** Every stored event in global order, a page at a time (a whole store need not fit one read). */
+export const batchesOf = (store: EventStore, batchSize = PAGE_SIZE, onUnreadable?: OnUnreadable): AsyncGenerator<RecordedEvent[]> =>
+  pages((after, maxCount) => store.readAll({ after, maxCount }), (e) => e.position, batchSize, onUnreadable);
+
+/** A stream's events by revision, those that cannot be parsed handed to `onUnreadable` instead. */
+export async function readableStream(store: EventStore, stream: string, onUnreadable: OnUnreadable): Promise<RecordedEvent[]> {
+  try {
+    return await store.readStream(stream);
+  } catch (error) {
+    if (!(error instanceof UnreadableEvent)) throw error;
+  }
+  // read again in pages, around what cannot be read
+  const events: RecordedEvent[] = [];
+  for await (const page of pages((fromRevision, maxCount) => store.readStream(stream, { fromRevision, maxCount }), (e) => e.revision + 1, PAGE_SIZE, onUnreadable)) events.push(...page);
+  return events;
 }
 
 /**
@@ -36,7 +72,12 @@ export async function* batchesOf(store: EventStore, batchSize = PAGE_SIZE): Asyn
  * runs use it as their total, so progress shows a percentage.
  */
 export async function lastPosition(store: EventStore): Promise<number> {
-  const after = async (position: number) => (await store.readAll({ after: position, maxCount: 1 })).length > 0;
+  // an event that cannot be parsed is there all the same
+  const after = (position: number) =>
+    store.readAll({ after: position, maxCount: 1 }).then(
+      (found) => found.length > 0,
+      (error: unknown) => (error instanceof UnreadableEvent ? true : Promise.reject(error)),
+    );
   if (!(await after(0))) return 0;
   // invariant: an event lies after `low`, none after `high`
   let low = 0;

@@ -6,9 +6,10 @@
 import { Option, type Command } from "commander";
 import { createApiKeys, parseDuration, type ApiKeyInfo } from "../api-keys.js";
 import { isoTimestamp } from "../clock.js";
-import { configFromEnv, openStores, StoreMissing, type Stores } from "../config.js";
+import { configFromEnv, openStores, type Stores } from "../config.js";
 import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
+import { StoreMissing } from "../store/port.js";
 import { action, processIo, type CliIo } from "./io.js";
 import { openStore, READS, storeOption, WRITES, type StoreUse } from "./store-option.js";
 

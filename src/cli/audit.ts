@@ -11,20 +11,22 @@ import { audit, auditAll, type Anchors } from "../audit/audit.js";
 import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
+import { UnreadableEvent } from "../store/port.js";
 import { action, processIo, show, withProgress, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, type OpenedStore } from "./store-option.js";
 
 /**
  * Read models are brought up to date first (what the service does when read), unless told not to.
- * An event the fold refuses stops the catch-up there: the audit goes on and reports it (the read
- * models it did not reach are behind, and said so), instead of ending without its findings.
+ * An event the fold refuses, or one that cannot be read, stops the catch-up there: the audit goes on
+ * and reports it (the read models it did not reach are behind, and said so), instead of ending
+ * without its findings.
  */
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
   if (opened.readModels && catchUp) {
     await createProjectionRunner({ store: opened.store, readModels: opened.readModels, projections: PROJECTIONS })
       .catchUp()
       .catch((error: unknown) => {
-        if (!(error instanceof TransitionRefused)) throw error;
+        if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
       });
   }
   return { store: opened.store, readModels: opened.readModels };
@@ -72,7 +74,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .option("--all", "verify every stream: legal transitions, amount invariants, hash chains, read models equal to a fresh replay")
     .option("--json", "machine-readable output")
-    .option("--anchors <file>", "with --all: a JSON file of head hashes saved earlier (`cardflow events heads`); a stream that no longer holds its anchored head is a finding")
+    .option("--anchors <file>", "a JSON file of head hashes saved earlier (`cardflow events heads`); a stream (with a payment_id, the payment's) that no longer holds its anchored head is a finding")
     .option("--no-catch-up", "do not bring the stored read models up to date before comparing them")
     .option("--no-progress", "no progress line on stderr")
     .action(
@@ -80,11 +82,11 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
         if (Boolean(opts.all) === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
         return withStore(io, opts.store, READS, async (opened) => {
           const source = await caughtUp(opened, opts.catchUp);
+          const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
           if (paymentId !== undefined) {
-            const report = await audit(source, paymentId);
+            const report = await audit(source, paymentId, { anchors });
             return show(io, opts.json, report, formatAudit, report.findings.length);
           }
-          const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
           const report = await withProgress(io, "audit", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors }));
           return show(io, opts.json, report, formatStoreAudit, report.findings.length);
         });
@@ -96,7 +98,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .summary("the payment record as it stood at a moment")
     .description("the payment record (spec §2.1) as it stood at a moment: its events up to that time, folded")
     .argument("<payment_id>", "the payment")
-    .argument("<timestamp>", "ISO 8601, e.g. 2026-01-01T00:05:00Z")
+    .argument("<timestamp>", "ISO 8601 with its offset (Z or ±hh:mm), e.g. 2026-01-01T00:05:00Z")
     .addOption(storeOption())
     .action(
       action(io, async (paymentId: string, timestamp: string, opts: { store?: string }) =>

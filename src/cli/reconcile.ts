@@ -69,7 +69,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .command("settle-late-answer")
     .summary("record that a late answer a payment no longer took was settled with the processor")
     .description(
-      "records LateAnswerSettled beside the payment, once (settling it again changes nothing), after an operator settled a late answer the payment no longer took (an audit's late_answer_unapplied finding) with the processor; `cardflow audit` no longer reports it. Exits 2 when the payment has no such late answer for the attempt",
+      "records LateAnswerSettled beside the payment, once (settling it again changes nothing), after an operator settled a late answer the payment no longer took (an audit's late_answer_unapplied finding) with the processor; `cardflow audit` no longer reports it. Exits 2 when there is no such payment, or the payment has no such late answer for the attempt",
     )
     .argument("<payment_id>", "the payment the finding names")
     .argument("<attempt_id>", "the attempt the finding names")

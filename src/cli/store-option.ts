@@ -7,16 +7,16 @@
 // Default: the CARDFLOW_STORE environment variable, else the service's own store as `npm start`
 // opens it (src/config.ts): PostgreSQL when DATABASE_URL is set (schema DATABASE_SCHEMA, default
 // cardflow), else SQLite under DATA_DIR. Commands that only read refuse a store that does not
-// exist (a mistyped path must never read as an empty, clean store), and every command says on
-// stderr which store it used.
+// exist, a SQLite file or a PostgreSQL schema (a mistyped path or schema must never read as an
+// empty, clean store), and every command says on stderr which store it used.
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option } from "commander";
-import { configFromEnv, openStores, StoreMissing, type ServiceConfig as Config } from "../config.js";
+import { configFromEnv, openStores, type ServiceConfig as Config } from "../config.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
-import type { EventStore, ReadModelStore, RecordedEvent } from "../store/port.js";
+import { StoreMissing, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
 import { eventsStore } from "../audit/source.js";
 import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
@@ -30,8 +30,8 @@ export interface OpenedStore {
   /** The read models kept beside the events, when the store has them. */
   readModels?: ReadModelStore;
   close(): Promise<void>;
-  /** A SQLite store this command created: removes its files (and the directories made for them). */
-  discard?: () => void;
+  /** A store this command created: removes a SQLite store's files (and the directories made for them), a PostgreSQL schema. */
+  discard?: () => void | Promise<void>;
 }
 
 /** What opening a SQLite store at `path` would leave behind when it did not exist: called after it is closed. */
@@ -76,8 +76,8 @@ const withoutPassword = (url: string) => url.replace(/^([a-z+]+:\/\/[^:/@]+):[^@
 
 export async function openStore(spec: string | undefined, { mustExist }: StoreUse, config: Config = configFromEnv()): Promise<OpenedStore> {
   if (!spec) {
-    const discard = config.databaseUrl ? undefined : discarder(join(resolve(config.dataDir), "cardflow.sqlite"));
-    const { store, readModels, description } = await openStores(config, { mustExist }).catch((error: unknown) => {
+    const sqliteDiscard = config.databaseUrl ? undefined : discarder(join(resolve(config.dataDir), "cardflow.sqlite"));
+    const { store, readModels, description, discard = sqliteDiscard } = await openStores(config, { mustExist }).catch((error: unknown) => {
       throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --store`, "store") : error;
     });
     return { ...both(description, { store, readModels }), ...(discard ? { discard } : {}) };
@@ -99,8 +99,11 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
-      const { events, readModels } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema });
-      return both(`PostgreSQL ${withoutPassword(location)}`, { store: events, readModels });
+      const description = `PostgreSQL ${withoutPassword(location)} (schema ${config.databaseSchema})`;
+      const { events, readModels, discard } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema, mustExist }).catch((error: unknown) => {
+        throw error instanceof StoreMissing ? new InvalidRequest(`--store: no store in ${description}; nothing was created (check DATABASE_SCHEMA)`, "store") : error;
+      });
+      return { ...both(description, { store: events, readModels }), ...(discard ? { discard } : {}) };
     }
     case "kurrentdb": {
       if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
@@ -130,7 +133,7 @@ const both = (description: string, { store, readModels }: { store: EventStore; r
 /**
  * Opens the store, says on stderr which one, runs, closes it whatever happens. A resource the
  * store does not have is named with the store, so a wrong store does not read as a wrong id. A
- * command that fails leaves no store it created behind (a refused import into a new SQLite file).
+ * command that fails leaves no store it created behind (a refused import into a new SQLite file or PostgreSQL schema).
  */
 export async function withStore<T>(io: CliIo, spec: string | undefined, use: StoreUse, run: (opened: OpenedStore) => Promise<T>, config?: Config): Promise<T> {
   const opened = await openStore(spec, use, config);
@@ -146,7 +149,7 @@ export async function withStore<T>(io: CliIo, spec: string | undefined, use: Sto
   } finally {
     await opened.close();
     if (failed && opened.discard) {
-      opened.discard();
+      await opened.discard();
       io.err(`cardflow: the store ${opened.description} was new: removed, nothing left behind\n`);
     }
   }

@@ -13,6 +13,7 @@ export * from "./port/append.js";
 export * from "./port/events.js";
 export * from "./port/idempotency.js";
 export * from "./port/ids.js";
+export * from "./port/missing.js";
 export * from "./port/prepare-once.js";
 export * from "./port/read.js";
 export * from "./port/read-models.js";

@@ -2,7 +2,7 @@
 // so it reads back byte for byte), readStream options to bounds, and one connection shared by the
 // two ports they return.
 import { upcast } from "../../machines/event-versions.js";
-import type { ReadStreamOptions, RecordedEvent } from "./port.js";
+import { UnreadableEvent, type ReadStreamOptions, type RecordedEvent } from "./port.js";
 
 export interface EventRow {
   /** bigint columns arrive as strings from PostgreSQL. */
@@ -17,17 +17,17 @@ export interface EventRow {
 }
 
 /** A stored row as an event, upcast to its type's current schema version (machines/event-versions.ts). */
-export const toRecorded = (r: EventRow): RecordedEvent =>
-  upcast({
-    id: r.id,
-    type: r.type,
-    version: r.version,
-    data: JSON.parse(r.data),
-    metadata: JSON.parse(r.metadata),
-    stream: r.stream,
-    revision: Number(r.revision),
-    position: Number(r.position),
-  });
+export function toRecorded(r: EventRow): RecordedEvent {
+  const [stream, revision, position] = [r.stream, Number(r.revision), Number(r.position)];
+  const parse = (field: "data" | "metadata") => {
+    try {
+      return JSON.parse(r[field]) as never;
+    } catch (error) {
+      throw new UnreadableEvent({ stream, revision, position, id: r.id }, field, error);
+    }
+  };
+  return upcast({ id: r.id, type: r.type, version: r.version, data: parse("data"), metadata: parse("metadata"), stream, revision, position });
+}
 
 /** readStream options as a query's bounds: forwards from `from` up, or backwards from `from` down. */
 export function streamRange({ fromRevision, direction = "forwards", maxCount = Number.MAX_SAFE_INTEGER }: ReadStreamOptions = {}) {

@@ -39,8 +39,13 @@ describe("asOf", () => {
     expect((await asOf(flows.engine.store, id, between))?.record.amount_refunded).toBe("0.00");
   });
 
-  it("names the field of a bad timestamp", async () => {
-    await expect(asOf(flows.engine.store, flows.payments.terminal_manual!, "yesterday")).rejects.toThrow(InvalidRequest);
-    await expect(asOf(flows.engine.store, flows.payments.terminal_manual!, "yesterday")).rejects.toThrow(/^timestamp:/);
+  it("names the field of a bad timestamp: not a date-time, a date that does not exist, a time without its offset", async () => {
+    for (const bad of ["yesterday", "2026-11-31T00:00:00Z", "2025-02-29T00:00:00Z", "2026-01-01T00:00:04"]) {
+      await expect(asOf(flows.engine.store, flows.payments.terminal_manual!, bad), bad).rejects.toThrow(InvalidRequest);
+      await expect(asOf(flows.engine.store, flows.payments.terminal_manual!, bad), bad).rejects.toThrow(/^timestamp: .* of a real date with its offset/);
+    }
+    // the same moment with another offset reads the same
+    const id = flows.payments.terminal_manual!;
+    expect(await asOf(flows.engine.store, id, "2026-01-01T01:00:04+01:00")).toEqual(await asOf(flows.engine.store, id, "2026-01-01T00:00:04Z"));
   });
 });

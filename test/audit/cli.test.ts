@@ -96,6 +96,52 @@ describe("cardflow CLI", () => {
     expect(later.err).toMatch(new RegExp(`its stream holds an event the machine refuses .*cardflow audit ${flows.payments.terminal_manual}`));
   });
 
+  it("an event whose data is not JSON is an `unreadable` finding naming it, and the audit goes on; the commands that cannot skip it name it", async () => {
+    const sqlite = join(dir, "unreadable", "cardflow.sqlite");
+    expect((await cardflow("events", "import", file, "--store", `sqlite:${sqlite}`)).code).toBe(0);
+    const stream = `payment-${flows.payments.terminal_manual}`;
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(sqlite);
+    const { id, position } = db.prepare("SELECT id, position FROM events WHERE stream = ? AND revision = 1").get(stream) as { id: string; position: number };
+    db.prepare(`UPDATE events SET data = '{"amount":' WHERE id = ?`).run(id);
+    db.close();
+    const named = `event ${id} (stream ${stream}, revision 1, position ${position}) cannot be read: its data is not JSON (`;
+
+    // before the read models caught up (their catch-up stops at it: read_model_behind) and as they are
+    for (const catchUp of [[], ["--no-catch-up"]]) {
+      const all = await cardflow("audit", "--all", "--json", "--no-progress", ...catchUp, "--store", `sqlite:${sqlite}`);
+      expect(all.code, all.err).toBe(1);
+      const report = JSON.parse(all.out);
+      expect(report).toMatchObject({ streams: 16, events: 69, read_models_not_compared: 1 });
+      // the stream is checked up to it: no finding past it; every other stream verified, nothing found there
+      const findings = report.findings.filter((f: { kind: string }) => f.kind !== "read_model_behind");
+      expect(findings).toEqual([{ kind: "unreadable", subject: stream, event_id: id, revision: 1, message: expect.stringContaining(named) }]);
+      expect(findings[0].message).toMatch(/; the 8 readable event\(s\) after it are not checked$/);
+    }
+    const one = await cardflow("audit", flows.payments.terminal_manual!, "--store", `sqlite:${sqlite}`);
+    expect(one.code, one.err).toBe(1);
+    expect(one.out).toContain(`findings: 1\n  [unreadable] ${named}`);
+    expect(one.out).toContain("hash chain: BROKEN");
+    for (const args of [["events", "export"], ["replay"], ["as-of", flows.payments.terminal_manual!, "2100-01-01T00:00:00Z"]]) {
+      const failed = await cardflow(...args, "--store", `sqlite:${sqlite}`);
+      expect(failed.code, args.join(" ")).toBe(2);
+      expect(withoutStoreLine(failed.err)).toContain(`cardflow: ${named}`);
+    }
+  });
+
+  it("audit --all names the read-model documents no event explains (a payment stream deleted)", async () => {
+    const sqlite = join(dir, "deleted", "cardflow.sqlite");
+    expect((await cardflow("events", "import", file, "--store", `sqlite:${sqlite}`)).code).toBe(0);
+    expect((await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${sqlite}`)).code).toBe(0); // the read models caught up
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(sqlite);
+    db.prepare("DELETE FROM events WHERE stream = ?").run(`payment-${flows.payments.terminal_manual}`);
+    db.close();
+    const { out, code } = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${sqlite}`);
+    expect(code).toBe(1);
+    expect(out).toMatch(new RegExp(`\\[read_model_mismatch\\] read model payment_states_v\\d+ has 1 document\\(s\\) no event explains: ${flows.payments.terminal_manual}\n`));
+  });
+
   it("events heads saves anchors; audit --all --anchors finds a truncated stream", async () => {
     const heads = await cardflow("events", "heads", "--store", `jsonl:${file}`);
     const anchors = join(dir, "heads.json");
@@ -108,6 +154,12 @@ describe("cardflow CLI", () => {
     const { out, code } = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${truncated}`);
     expect(code).toBe(1);
     expect(out).toMatch(/\[anchor_missing\] payment-pi_\w+ no longer holds its anchored head/);
+    // one payment against its anchor: that payment's truncation found, another payment clean
+    const one = await cardflow("audit", flows.payments.terminal_manual!, "--anchors", anchors, "--store", `jsonl:${truncated}`);
+    expect(one.code).toBe(1);
+    expect(one.out).toContain(`[anchor_missing] payment-${flows.payments.terminal_manual} no longer holds its anchored head`);
+    const other = Object.values(flows.payments).find((id) => id !== flows.payments.terminal_manual)!;
+    expect(await cardflow("audit", other, "--anchors", anchors, "--store", `jsonl:${truncated}`)).toMatchObject({ code: 0 });
   });
 
   it("replay: a summary of the store, as text or JSON; one payment step by step", async () => {

@@ -6,7 +6,7 @@ import { defineProjection } from "../../projections/projection.js";
 import { auditAll } from "../../src/audit/audit.js";
 import { eventsStore, lastPosition } from "../../src/audit/source.js";
 import { createMemoryReadModels } from "../../src/store/memory/index.js";
-import type { EventStore, RecordedEvent } from "../../src/store/port.js";
+import { UnreadableEvent, type EventStore, type RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
 
 let flows: Flows;
@@ -75,6 +75,36 @@ describe("auditAll reads in pages", () => {
     await readModels.commitBatch([{ projection: "payment_events", docs: [{ key: "all", doc: { events: 1 } }], checkpoint }]);
     const tampered = await auditAll({ store, readModels }, { pageSize: 7, projections: [shared] });
     expect(tampered.findings).toEqual([expect.objectContaining({ kind: "read_model_mismatch", subject: "read_model:payment_events" })]);
+  });
+});
+
+describe("documents no event explains", () => {
+  it("are counted and the first five named, their keys read a page at a time", async () => {
+    const shared = defineProjection<{ events: number }>({ name: "by_stream", keyOf: (e) => e.stream, apply: (doc) => ({ events: (doc?.events ?? 0) + 1 }) });
+    const readModels = createMemoryReadModels();
+    await createProjectionRunner({ store: flows.engine.store, readModels, projections: [shared] }).catchUp();
+    const checkpoint = await readModels.checkpoint("by_stream");
+    const extra = ["x1", "x2", "x3", "x4", "x5", "x6", "x7"];
+    await readModels.commitBatch([{ projection: "by_stream", docs: extra.map((key) => ({ key, doc: { events: 1 } })), checkpoint }]);
+    const report = await auditAll({ store: flows.engine.store, readModels }, { pageSize: 3, projections: [shared] });
+    expect(report.findings).toEqual([{ kind: "read_model_mismatch", subject: "read_model:by_stream", message: "read model by_stream has 7 document(s) no event explains: x1, x2, x3, x4, x5 and 2 more" }]);
+  });
+});
+
+describe("auditAll past events that cannot be read", () => {
+  it("reports each (unreadable), reads on past it in pages of at most pageSize, and verifies every other stream", async () => {
+    // two events whose rows would not parse, in two payment streams, mid-page
+    const bad = [stored[12]!, stored[40]!];
+    const failing = (got: RecordedEvent[]) => {
+      const first = got.find((e) => bad.some((b) => b.id === e.id));
+      if (first) throw new UnreadableEvent(first, "data", new SyntaxError("Unexpected end of JSON input"));
+      return got;
+    };
+    const { store, reads } = watched({ ...flows.engine.store, readAll: async (o) => failing(await flows.engine.store.readAll(o)), readStream: async (s, o) => failing(await flows.engine.store.readStream(s, o)) });
+    const report = await auditAll({ store, readModels: flows.engine.readModels }, { pageSize: 5 });
+    expect(report).toMatchObject({ events: stored.length, streams: new Set(stored.map((e) => e.stream)).size, read_models: "not_compared", read_models_not_compared: 2 });
+    expect(report.findings).toEqual(bad.map((e) => expect.objectContaining({ kind: "unreadable", subject: e.stream, event_id: e.id, revision: e.revision })));
+    for (const r of reads.filter((r) => r.kind === "all")) expect(r.asked!).toBeLessThanOrEqual(5);
   });
 });
 

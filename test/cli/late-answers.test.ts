@@ -52,6 +52,9 @@ describe("cardflow settle-late-answer", () => {
     const unknown = await cardflow("settle-late-answer", payment_id, "att_other", "--note", "refunded again", "--store", store);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain(`no unapplied late answer "att_other" in SQLite ${path}`);
+    const noPayment = await cardflow("settle-late-answer", "pi_nonexist", "att_late", "--note", "x", "--store", store);
+    expect(noPayment.code).toBe(2);
+    expect(noPayment.err).toContain(`cardflow: no payment "pi_nonexist" in SQLite ${path}\n`);
 
     const settled = await cardflow("settle-late-answer", payment_id, "att_late", "--note", "refund re_late voided at the processor", "--store", store);
     expect(settled.code, settled.err).toBe(0);

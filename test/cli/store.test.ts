@@ -1,14 +1,17 @@
 // The CLI's store: every command that reads one says which (stderr) and takes --store or the
 // service's own (DATABASE_URL, else DATA_DIR) alike; `reconcile` refuses a store that is not there
-// like the others; `accounts` takes --store too; a refused import into a new SQLite store leaves nothing behind.
+// like the others; `accounts` takes --store too; a refused import into a new SQLite store or
+// PostgreSQL schema leaves nothing behind; a PostgreSQL schema that does not exist is refused like a missing file.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
 import { createEngine } from "../../src/engine.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { freshSchema } from "../multiprocess/servers.js";
 import { testDatabase } from "../support/postgres.js";
@@ -68,6 +71,8 @@ describe("cardflow reconcile's store", () => {
   it("reads DATABASE_URL as `npm start` does, and says so (a real process)", { timeout: 120_000 }, async () => {
     const url = await testDatabase();
     const schema = freshSchema();
+    const made = await createPostgresStore({ connectionString: url, schema }); // the service made it
+    await Promise.all([made.events.close(), made.readModels.close()]);
     const env = { ...process.env, DATABASE_URL: url, DATABASE_SCHEMA: schema, DATA_DIR: mkdtempSync(join(dir, "host-")), CARDFLOW_STORE: "" };
     const { stdout, stderr } = await run(process.execPath, [BIN, "reconcile", "--json", "--grace", "0"], { env });
     expect(stderr).toMatch(new RegExp(`^cardflow: store: PostgreSQL \\S+ \\(schema ${schema}\\)\\n$`));
@@ -130,5 +135,74 @@ describe("cardflow events import", () => {
     expect((await cardflow("events", "import", bad, "--store", `sqlite:${existing}`)).code).toBe(2);
     const heads = await cardflow("events", "heads", "--store", `sqlite:${existing}`);
     expect(Object.keys(JSON.parse(heads.out))).toHaveLength(1);
+  });
+});
+
+describe("a PostgreSQL schema that does not exist", () => {
+  const schemaExists = async (url: string, schema: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).rowCount === 1;
+    } finally {
+      await client.end();
+    }
+  };
+  /** Runs with DATABASE_SCHEMA (and DATABASE_URL) set as the service would read them. */
+  async function withEnv<T>(env: Record<string, string>, run: () => Promise<T>): Promise<T> {
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      return await run();
+    } finally {
+      process.env = saved;
+    }
+  }
+  const masked = (url: string) => url.replace(/:[^:/@]*@/, ":***@");
+  const READ_ONLY = [["audit", "--all"], ["audit", "pi_x"], ["replay"], ["as-of", "pi_x", "2026-01-01T00:00:00Z"], ["events", "heads"], ["events", "export"], ["reconcile", "--dry-run"]];
+
+  it("is refused by every command that only reads, naming the schema, and is not created", { timeout: 60_000 }, async () => {
+    const url = await testDatabase();
+    const shown = masked(url);
+    const schema = freshSchema();
+    await withEnv({ DATABASE_SCHEMA: schema, DATABASE_URL: "", CARDFLOW_STORE: "" }, async () => {
+      for (const args of READ_ONLY) {
+        const refused = await cardflow(...args, "--store", url);
+        expect(refused, args.join(" ")).toEqual({ code: 2, out: "", err: `cardflow: --store: no store in PostgreSQL ${shown} (schema ${schema}); nothing was created (check DATABASE_SCHEMA)\n` });
+      }
+    });
+    // the service's own store (DATABASE_URL, DATABASE_SCHEMA) alike
+    await withEnv({ DATABASE_SCHEMA: schema, DATABASE_URL: url, CARDFLOW_STORE: "" }, async () => {
+      for (const args of READ_ONLY) {
+        const refused = await cardflow(...args);
+        expect(refused.code, args.join(" ")).toBe(2);
+        expect(refused.err).toMatch(new RegExp(`^cardflow: no store in PostgreSQL \\S+ \\(schema ${schema}\\): nothing was created; .*or give --store\\n$`));
+      }
+    });
+    expect(await schemaExists(url, schema)).toBe(false);
+  });
+
+  it("is created by an import, named on stderr, and dropped again when the import is refused", { timeout: 60_000 }, async () => {
+    const url = await testDatabase();
+    const shown = masked(url);
+    const bad = join(dir, "bad-for-postgres.jsonl");
+    writeFileSync(bad, '{"not":"an event"}\n');
+    const schema = freshSchema();
+    await withEnv({ DATABASE_SCHEMA: schema, DATABASE_URL: "", CARDFLOW_STORE: "" }, async () => {
+      const refused = await cardflow("events", "import", bad, "--store", url);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toContain(`cardflow: store: PostgreSQL ${shown} (schema ${schema})\n`);
+      expect(refused.err).toContain(`cardflow: the store PostgreSQL ${shown} (schema ${schema}) was new: removed, nothing left behind\n`);
+      expect(await schemaExists(url, schema)).toBe(false);
+
+      const good = join(dir, "good-for-postgres.jsonl");
+      writeFileSync(good, (await cardflow("events", "export", "--store", `sqlite:${await sqliteStore("for-postgres.sqlite")}`)).out);
+      expect((await cardflow("events", "import", good, "--store", url)).code).toBe(0);
+      // the schema now holds a store: kept when a later import is refused
+      expect((await cardflow("events", "import", bad, "--store", url)).code).toBe(2);
+      const heads = await cardflow("events", "heads", "--store", url);
+      expect(heads.code).toBe(0);
+      expect(Object.keys(JSON.parse(heads.out))).toHaveLength(1);
+    });
   });
 });

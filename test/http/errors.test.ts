@@ -145,6 +145,13 @@ describe("malformed requests", () => {
     expect((await api.request("GET", "/v2/payments?external_account_id=acct_err&limit=007", { key: m.key })).status).toBe(200);
   });
 
+  it("as-of: a timestamp that is not a real date with its offset is 400 naming `timestamp`", async () => {
+    const { body } = await m.post("/v2/payment/intent", intent);
+    for (const timestamp of ["2026-11-31T00:00:00Z", "2026-01-01T00:00:00"]) {
+      await refused(() => m.get(`/v2/payment/intent/${body.payment_id}/as-of?external_account_id=acct_err&timestamp=${encodeURIComponent(timestamp)}`), 400, "parameter_invalid", "timestamp");
+    }
+  });
+
   it("a malformed URL, an overlong path parameter", async () => {
     await refused(() => api.request("GET", "/v2/payment/intent/%E0%A4%A?external_account_id=acct_err", { key: m.key }), 400, "invalid_url");
     await refused(() => api.request("GET", `/v2/payment/intent/${"p".repeat(300)}?external_account_id=acct_err`, { key: m.key }), 414, "uri_too_long");

@@ -585,6 +585,9 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect(await page("a/002", 2)).toEqual(["a/003", "a/004"]);
       expect(await page("a/004", 2)).toEqual([]);
       expect(await page("a/001")).toEqual(["a/002", "a/003", "a/004"]);
+      // their keys alone, the same page
+      expect(await rm.keys("events", "a/", { after: "a/001", limit: 2 })).toEqual(["a/002", "a/003"]);
+      expect(await rm.keys("events", "")).toEqual(keys);
     });
 
     it("commits with the expected checkpoint and refuses a stale one, writing nothing", async () => {

@@ -88,10 +88,13 @@ export function createLateAnswers({ store, clock, ids }: { store: Appender & Str
 
     /**
      * An operator settled it with the processor (`note`: what they did). Once: settling it again
-     * changes nothing. NotFound when no unapplied late answer of the payment names the attempt.
+     * changes nothing. NotFound when there is no such payment, or no unapplied late answer of the
+     * payment names the attempt.
      */
     settle: async ({ payment_id, attempt_id, note }: { payment_id: string; attempt_id: string; note: string }, ctx: CommandContext): Promise<void> => {
       if (note.trim() === "") throw new InvalidRequest("note: say what was done with the processor", "note");
+      // a mistyped payment id is named as such, not as an attempt it has no late answer for
+      if ((await store.readStream(streams.payment(payment_id), { maxCount: 1 })).length === 0) throw new NotFound("payment", payment_id, "payment_id");
       return appendTo(
         payment_id,
         (recorded) => {

@@ -179,7 +179,7 @@ export function paymentHistoryRoutes(engine: Engine, cursors: ListCursors) {
       path: "/payment/intent/:payment_id/as-of",
       versions: ["v2"],
       summary: "The payment as it stood at a moment",
-      description: "`timestamp`: ISO 8601. The record folded from the events recorded at or before it; `record` is null when the payment did not exist yet. The same as `cardflow as-of`.",
+      description: "`timestamp`: ISO 8601 with its offset (Z or ±hh:mm), e.g. 2026-01-01T00:05:00Z. The record folded from the events recorded at or before it; `record` is null when the payment did not exist yet. The same as `cardflow as-of`.",
       extension: true,
       auth: "api_key",
       input: PaymentAsOfInput,

@@ -21,6 +21,12 @@ export function createMemoryReadModels(): ReadModelStore {
     if (!t) docs.set(projection, (t = new Map()));
     return t;
   };
+  /** The rows of a listing (list, keys), by key. */
+  const listed = (projection: string, keyPrefix: string, { after = "", limit = Number.MAX_SAFE_INTEGER }: ListPage = {}) =>
+    [...table(projection)]
+      .filter(([k]) => k.startsWith(keyPrefix) && k > after)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit);
   const tableShape = (projection: string) => {
     const shape = shapes.get(projection)?.table;
     if (!shape) throw new Error(`read model ${projection} is not a table`);
@@ -44,12 +50,11 @@ export function createMemoryReadModels(): ReadModelStore {
       for (const key of keys) if (t.has(key)) found.set(key, structuredClone(t.get(key)!.doc) as T);
       return found;
     },
-    async list<T>(projection: string, keyPrefix: string, { after = "", limit = Number.MAX_SAFE_INTEGER }: ListPage = {}) {
-      return [...table(projection)]
-        .filter(([k]) => k.startsWith(keyPrefix) && k > after)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .slice(0, limit)
-        .map(([, r]) => r.doc as T);
+    async list<T>(projection: string, keyPrefix: string, page?: ListPage) {
+      return listed(projection, keyPrefix, page).map(([, r]) => r.doc as T);
+    },
+    async keys(projection: string, keyPrefix: string, page?: ListPage) {
+      return listed(projection, keyPrefix, page).map(([key]) => key);
     },
     async count(projection: string) {
       return table(projection).size;

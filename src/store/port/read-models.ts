@@ -17,6 +17,8 @@ export interface ReadModelStore {
   getMany<T>(projection: string, keys: readonly string[]): Promise<Map<string, T>>;
   /** Documents whose key starts with the prefix, ordered by key (a page: keys after `after`, at most `limit`), read-only. */
   list<T>(projection: string, keyPrefix: string, page?: ListPage): Promise<T[]>;
+  /** The keys of the documents list() would return, in its order (audits name the documents no event explains). */
+  keys(projection: string, keyPrefix: string, page?: ListPage): Promise<string[]>;
   /** How many documents the projection has (audits compare it without loading them). */
   count(projection: string): Promise<number>;
   /**

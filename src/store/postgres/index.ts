@@ -9,7 +9,7 @@ import { sharedConnection } from "../sql.js";
 import { postgresAppender } from "./append.js";
 import { postgresIdempotency } from "./idempotency.js";
 import { postgresSequences } from "./ids.js";
-import { migrate } from "./migrate.js";
+import { dropSchema, migrate } from "./migrate.js";
 import { createPool, DEFAULT_POOL_SIZE, statements } from "./pool.js";
 import { postgresReads } from "./read.js";
 import { postgresReadModels } from "./read-models.js";
@@ -19,6 +19,8 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Schema holding the tables; created when missing. Default "cardflow". */
   schema?: string;
+  /** A schema without cardflow's tables is refused (StoreMissing), nothing created: for commands that only read. */
+  mustExist?: boolean;
   /** Connections in this handle's pool. Default 10 (DEFAULT_POOL_SIZE, ./pool.ts). */
   poolSize?: number;
   /**
@@ -35,13 +37,16 @@ export interface PostgresStoreOptions {
 export interface PostgresStore {
   events: EventStore;
   readModels: ReadModelStore;
+  /** Only when this open created the schema: drops it, after both are closed (a command that failed leaves nothing behind). */
+  discard?: () => Promise<void>;
 }
 
-export async function createPostgresStore({ connectionString, schema = "cardflow", poolSize = DEFAULT_POOL_SIZE, pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
+export async function createPostgresStore({ connectionString, schema = "cardflow", mustExist = false, poolSize = DEFAULT_POOL_SIZE, pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
   const pool = createPool({ connectionString, schema, poolSize, connectionTimeoutMillis });
+  let created: boolean;
   try {
-    await migrate(pool, schema);
+    ({ created } = await migrate(pool, schema, { mustExist }));
   } catch (e) {
     await pool.end();
     throw e;
@@ -73,5 +78,5 @@ export async function createPostgresStore({ connectionString, schema = "cardflow
       await Promise.all([pump.closeAll(), signal.close()]);
     }),
   };
-  return { events, readModels: postgresReadModels(pool, schema, sql, release()) };
+  return { events, readModels: postgresReadModels(pool, schema, sql, release()), ...(created && { discard: () => dropSchema(connectionString, schema) }) };
 }

@@ -13,6 +13,20 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
   // documents read as text and parsed once per text (../port/parsed-docs.ts); getMany's are parsed by the driver, the caller's own
   const parse = parsedDocs();
   const parsed = <T>(projection: string, rows: { key: string; doc: string }[]) => rows.map((r) => parse<T>(projection, r.key, r.doc));
+  /** The rows of a listing (list, keys). */
+  async function listed(projection: string, keyPrefix: string, { after = "", limit }: ListPage = {}): Promise<{ key: string; doc: string }[]> {
+    // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
+    const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
+    if (await tables.isTable(projection)) return tables.list(projection, keyPrefix, to, after, limit ?? null);
+    // two statements, not `$3 IS NULL OR key < $3`: a generic plan could not bound the index scan by it
+    return to === null
+      ? query<{ key: string; doc: string }>("SELECT key, doc::text AS doc FROM read_models WHERE projection = $1 AND key > $2 ORDER BY key LIMIT $3", [projection, after, limit ?? null], "cardflow_list_all")
+      : query<{ key: string; doc: string }>(
+          "SELECT key, doc::text AS doc FROM read_models WHERE projection = $1 AND key >= $2 AND key < $3 AND key > $4 ORDER BY key LIMIT $5",
+          [projection, keyPrefix, to, after, limit ?? null],
+          "cardflow_list",
+        );
+  }
   return {
     async checkpoint(projection) {
       const [r] = await query<{ position: string }>("SELECT position FROM checkpoints WHERE projection = $1", [projection], "cardflow_checkpoint");
@@ -36,20 +50,11 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
         : await query<{ key: string; doc: T }>("SELECT key, doc FROM read_models WHERE projection = $1 AND key = ANY($2::text[])", [projection, keys]);
       return new Map(rows.map((r) => [r.key, r.doc]));
     },
-    async list<T>(projection: string, keyPrefix: string, { after = "", limit }: ListPage = {}) {
-      // The prefix's range of the primary key (prefixEnd), not a filter: the listing reads its page only.
-      const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
-      if (await tables.isTable(projection)) return parsed<T>(projection, await tables.list(projection, keyPrefix, to, after, limit ?? null));
-      // two statements, not `$3 IS NULL OR key < $3`: a generic plan could not bound the index scan by it
-      const rows =
-        to === null
-          ? await query<{ key: string; doc: string }>("SELECT key, doc::text AS doc FROM read_models WHERE projection = $1 AND key > $2 ORDER BY key LIMIT $3", [projection, after, limit ?? null], "cardflow_list_all")
-          : await query<{ key: string; doc: string }>(
-              "SELECT key, doc::text AS doc FROM read_models WHERE projection = $1 AND key >= $2 AND key < $3 AND key > $4 ORDER BY key LIMIT $5",
-              [projection, keyPrefix, to, after, limit ?? null],
-              "cardflow_list",
-            );
-      return parsed<T>(projection, rows);
+    async list<T>(projection: string, keyPrefix: string, page?: ListPage) {
+      return parsed<T>(projection, await listed(projection, keyPrefix, page));
+    },
+    async keys(projection: string, keyPrefix: string, page?: ListPage) {
+      return (await listed(projection, keyPrefix, page)).map((r) => r.key);
     },
     async count(projection) {
       if (await tables.isTable(projection)) return tables.count(projection);

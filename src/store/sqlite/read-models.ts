@@ -90,6 +90,15 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
   const prepareReadModel = rm.transaction(tables.prepare);
   const parse = parsedDocs();
   const parsed = <T>(projection: string, rows: { key: string; doc: string }[]) => rows.map((r) => parse<T>(projection, r.key, r.doc));
+  /** The rows of a listing (list, keys): stored, and this connection's under way. */
+  function listed(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
+    const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
+    const from = after > keyPrefix ? after : keyPrefix;
+    const read = (n: number) =>
+      tables.isTable(projection) ? tables.list(projection, keyPrefix, to, after, n) : to === null ? q.listAll.all(projection, after, n) : q.listDocs.all(projection, from, to, after, n);
+    const mine = underWayOf(projection).map(([key, { text }]) => ({ key, doc: text }));
+    return listUnderWay(mine, { from: keyPrefix, to, after, limit }, read);
+  }
 
   /** The open bulk window of this connection: its mark, how many bulk() calls are inside it, what makes the dropped indexes again. */
   let unsynced: { mark: string; depth: number; reindex: () => void } | undefined;
@@ -112,13 +121,11 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       if (pending) for (const key of keys) if (pending.has(key)) found.set(key, JSON.parse(pending.get(key)!.text) as T);
       return found;
     },
-    async list<T>(projection: string, keyPrefix: string, { after = "", limit = -1 }: ListPage = {}) {
-      const to = keyPrefix === "" ? null : prefixEnd(keyPrefix);
-      const from = after > keyPrefix ? after : keyPrefix;
-      const read = (n: number) =>
-        tables.isTable(projection) ? tables.list(projection, keyPrefix, to, after, n) : to === null ? q.listAll.all(projection, after, n) : q.listDocs.all(projection, from, to, after, n);
-      const mine = underWayOf(projection).map(([key, { text }]) => ({ key, doc: text }));
-      return parsed<T>(projection, listUnderWay(mine, { from: keyPrefix, to, after, limit }, read));
+    async list<T>(projection: string, keyPrefix: string, page?: ListPage) {
+      return parsed<T>(projection, listed(projection, keyPrefix, page));
+    },
+    async keys(projection: string, keyPrefix: string, page?: ListPage) {
+      return listed(projection, keyPrefix, page).map((r) => r.key);
     },
     async count(projection) {
       return tables.isTable(projection) ? tables.count(projection) : q.countDocs.get(projection)!.n;

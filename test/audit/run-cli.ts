@@ -1,5 +1,7 @@
 // The CLI run in process, as `cardflow ...args` would run it (the same program, exit codes
 // included): what it wrote to stdout and stderr, and the exit code.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import type { OpenService } from "../../src/cli/accounts.js";
 import { runCli } from "../../src/cli/index.js";
 
@@ -16,3 +18,14 @@ export const cardflow = (...args: string[]) => cardflowOn({ interactive: false }
 
 /** stderr without the line that names the store (every command writes it first). */
 export const withoutStoreLine = (err: string) => err.replace(/^cardflow: store: .*\n/, "");
+
+/** `node ...args` as a process of its own: its exit code and output (a failing exit is an answer, not a throw). */
+export async function nodeProcess(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, args, { env });
+    return { code: 0, out: stdout, err: stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout, err: e.stderr };
+  }
+}

@@ -1,12 +1,11 @@
 // A late answer a payment no longer took (LateAnswerUnapplied, beside the payment) is an audit
 // finding until an operator settles it with the processor and says so: `cardflow
 // settle-late-answer` (the real binary) records LateAnswerSettled once, and the audit is clean.
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeProcess } from "../audit/run-cli.js";
 import { systemClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { createLateAnswers } from "../../src/engine/streams/late-answers.js";
@@ -18,15 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), "cardflow-cli-late-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `cardflow ...args` as a process: its exit code and output. */
-async function cardflow(...args: string[]) {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: "" } });
-    return { code: 0, out: stdout, err: stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout, err: e.stderr };
-  }
-}
+const cardflow = (...args: string[]) => nodeProcess([BIN, ...args], { ...process.env, DATABASE_URL: "" });
 
 describe("cardflow settle-late-answer", () => {
   it("settles a late answer the payment no longer took, once; the audit reports it until then", { timeout: 60_000 }, async () => {

@@ -75,14 +75,20 @@ function poolSize(raw: string | undefined): number | null {
   return value;
 }
 
-/** A number from `min`: below it the setting would turn off what it is for (`expected` says so). */
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, expected = "a non-negative number" } = {}): number {
+/**
+ * A setting's number from `min` (below it the setting would turn off what it is for) to `max`, a
+ * whole one when `integer`; `expected` says so. Every numeric setting is read here, adapters' too.
+ */
+export function envNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, max = Infinity, integer = false, expected = "a non-negative number" } = {}): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new ConfigurationError(`${name}: expected ${expected}, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) throw new ConfigurationError(`${name}: expected ${expected}, got ${JSON.stringify(raw)}`);
   return value;
 }
+
+/** The longest delay a timer holds: Node runs a longer one at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -93,7 +99,7 @@ function logLevel(raw: string | undefined): string {
 }
 
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = number(env, name, fallback);
+  const value = envNumber(env, name, fallback);
   if (!Number.isInteger(value) || value > 65535) throw new ConfigurationError(`${name}: expected a port number from 0 to 65535, got ${JSON.stringify(env[name])}`);
   return value;
 }
@@ -152,15 +158,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseSchema: env.DATABASE_SCHEMA || "cardflow",
     databasePoolSize: poolSize(env.PG_POOL_SIZE),
-    sqliteBusyTimeoutMs: number(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
-    syncAuthTimeoutMs: number(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, expected: "milliseconds, 1 or more (0: every blocking authorization would give up at once)" }),
-    reconcileGraceMs: number(env, "RECONCILE_GRACE_MS", 30_000),
-    reconcileIntervalMs: number(env, "RECONCILE_INTERVAL_MS", 10_000, { min: 1, expected: "milliseconds, 1 or more (0: the reconciler would run without pause)" }),
-    idempotencyTtlMs: number(env, "IDEMPOTENCY_TTL_HOURS", 24, { min: 1, expected: "at least 1 hour (shorter, a client's retry with the same Idempotency-Key could act again)" }) * 3_600_000,
-    idempotencyMaxKeysPerAccount: number(env, "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", 1_000_000, { min: 1, expected: "at least 1 (0: every request with an Idempotency-Key would be refused)" }),
+    sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
+    syncAuthTimeoutMs: envNumber(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0: every blocking authorization would give up at once)` }),
+    reconcileGraceMs: envNumber(env, "RECONCILE_GRACE_MS", 30_000),
+    reconcileIntervalMs: envNumber(env, "RECONCILE_INTERVAL_MS", 10_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0, or past a timer's longest, the reconciler would run without pause)` }),
+    idempotencyTtlMs: envNumber(env, "IDEMPOTENCY_TTL_HOURS", 24, { min: 1, expected: "at least 1 hour (shorter, a client's retry with the same Idempotency-Key could act again)" }) * 3_600_000,
+    idempotencyMaxKeysPerAccount: envNumber(env, "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", 1_000_000, { min: 1, expected: "at least 1 (0: every request with an Idempotency-Key would be refused)" }),
     captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
-    captureSettleMs: number(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
-    processorLatencyMs: number(env, "SIM_PROCESSOR_LATENCY_MS", 0),
+    captureSettleMs: envNumber(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
+    processorLatencyMs: envNumber(env, "SIM_PROCESSOR_LATENCY_MS", 0),
     logLevel: logLevel(env.LOG_LEVEL),
     sandbox: isSandbox,
     processorsModule: env.PROCESSORS_MODULE || null,

@@ -4,7 +4,7 @@
 // speaks that API, or copy it as the start of your own module.
 //   PROCESSOR_A_URL, PROCESSOR_A_API_KEY, PROCESSOR_B_URL, PROCESSOR_B_API_KEY (required)
 //   PROCESSOR_TIMEOUT_MS (20000), PROCESSOR_POLL_MS (1000: how often late outcomes are asked for)
-import { ConfigurationError } from "../config.js";
+import { ConfigurationError, envNumber, MAX_TIMER_MS } from "../config.js";
 import type { AdapterContext, ProcessorAdapters } from "./adapters.js";
 import { createHttpProcessor } from "./http-adapter.js";
 
@@ -21,14 +21,9 @@ export function createProcessors({ outbound, clock, env, logger }: AdapterContex
     if (refused) throw new ConfigurationError(`${name}: ${refused}`);
     return value;
   };
-  // whole milliseconds a timer can hold (Node runs a longer one at once); 0 would fail every call, or never ask for late outcomes
-  const milliseconds = (name: string, fallback: number) => {
-    const raw = env[name];
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) throw new ConfigurationError(`${name}: expected a whole number of milliseconds from 1 to ${2 ** 31 - 1}, got ${JSON.stringify(raw)}`);
-    return value;
-  };
+  // whole milliseconds a timer can hold; 0 would fail every call, or never ask for late outcomes
+  const milliseconds = (name: string, fallback: number) =>
+    envNumber(env, name, fallback, { min: 1, max: MAX_TIMER_MS, integer: true, expected: `a whole number of milliseconds from 1 to ${MAX_TIMER_MS}` });
   const timeoutMs = milliseconds("PROCESSOR_TIMEOUT_MS", 20_000);
   const pollMs = milliseconds("PROCESSOR_POLL_MS", 1_000);
   const adapter = (p: "A" | "B") =>

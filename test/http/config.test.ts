@@ -41,6 +41,7 @@ describe("configuration", () => {
     expect(() => env({ IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: "0" })).toThrow(/^IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: expected at least 1 /);
     expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected milliseconds, 1 or more/);
     expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more/);
+    expect(() => env({ RECONCILE_INTERVAL_MS: String(2 ** 31) })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more and at most 2147483647/);
     // 0 still means what it says where it can: the reconciler looks at every open attempt
     expect(env({ RECONCILE_GRACE_MS: "0" }).reconcileGraceMs).toBe(0);
   });

@@ -113,6 +113,31 @@ describe("valid histories: nothing reported", () => {
     expect(kinds(nowhere)).toContain("a:lost_write");
   });
 
+  it("a card presented on a terminal, its answer lost, retried after a cancel was acknowledged: the replayed answer is the first try's, decided in its window", () => {
+    const presented = (replayed: boolean) => {
+      const s = scenario();
+      s.event("p1", "PaymentIntentCreated", { ...intent("p1"), payment_method_types: "card_present", payment_method_id: null, stored_card: null }, "k1", 1);
+      s.op("create", "k1", null, [{ at: [0, 10], record: { payment_id: "p1", status: "requires_payment_method", request_id: 1 } }]);
+      const terminal = { terminal_id: "tmr_1", terminal_type: "A_async", attempt_id: "a1" };
+      s.event("p1", "TerminalAuthorizationAttempted", terminal, "k2", 2).event("p1", "TerminalAuthorizationStarted", terminal, "k2", 2);
+      s.ledger.push(["a1", { call: "start_terminal", outcome: { kind: "authorized", authorization: authorization("20.00") } }]);
+      s.op("authorize", "k2", "p1", [{ at: [20, 30], record: { payment_id: "p1", status: "payment_method_requested" } }]);
+      // the terminal's report (no key): what presenting the card did, while its answer was lost
+      s.at(100).event("p1", "PaymentAuthorized", authorization("20.00"), null, 3, "processor:A");
+      s.op("present_card", "k3", null, [
+        { at: [100, 5100], status: 0 },
+        { at: [5300, 5310], record: { payment_id: "p1", status: "requires_capture", amount_authorized: "20.00", amount_capturable: "20.00" }, replayed },
+      ]);
+      s.at(5200).event("p1", "VoidAttempted", { attempt_id: "a4", cancellation_reason: null }, "k4", 4).event("p1", "PaymentCanceled", { cancellation_reason: null, attempt_id: "a4" }, "k4", 4);
+      s.ledger.push(["a4", { call: "void" }]);
+      s.op("cancel", "k4", "p1", [{ at: [5150, 5250], record: { payment_id: "p1", status: "canceled" } }]);
+      return kinds(s);
+    };
+    expect(presented(true)).toEqual([]);
+    // the same answer, not replayed: decided after the cancel was acknowledged, it is stale
+    expect(presented(false)).toEqual(["c:stale_read"]);
+  });
+
   it("an authorize retried once its first try's call was abandoned is decided anew: refused in the status the machine is in then (checked as any refusal)", () => {
     const retryRefused = (current_status: string) => {
       const s = scenario();

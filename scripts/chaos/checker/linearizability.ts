@@ -4,7 +4,8 @@
 // before another was sent comes first) and to find, for every answer, a point of that order inside
 // the answer's window where the machine's state is the one answered. An answer's window: after the
 // effects of every operation acknowledged before it was sent (so reads, (f), show every earlier
-// acknowledged write), before those of any operation sent after it came; a write's own answer is
+// acknowledged write), before those of any operation sent after it came (a replayed answer: after
+// those acknowledged before its operation's first try was sent); a write's own answer is
 // the state right after its own events (and any system events that followed before another
 // client's). Refusals are checked the same way against what they name: the status they found, a
 // processor call in flight, an amount above what the state allowed, a payment not there yet.
@@ -105,7 +106,9 @@ export function checkLinearizability(model: Model): Anomaly[] {
       const payment = payment_id === null ? undefined : model.payments.get(payment_id);
       if (!payment) continue;
       const isRead = op.key === null;
-      let w = windowOf(payment, op, t.invoke.t, c.t);
+      // a replayed answer was decided by an earlier try (a present_card's, say, whose answer was
+      // lost): its window opens when the first try was sent
+      let w = windowOf(payment, op, c.replayed ? op.invokedAt : t.invoke.t, c.t);
       if (own && c.outcome === "ok") {
         // a write answers the state right after its own events (and system events before another client's)
         const next = payment.events.find((e) => e.revision > own.last && keyOf(e) !== null && keyOf(e) !== op.key);

@@ -32,7 +32,8 @@ export function answeredWithoutStep(model: Model, op: Op): boolean {
   const ok = op.ok;
   const t = op.tries.find((x) => x.complete === ok);
   if (!decide || !payment || !ok || !t) return false;
-  const { lower, upper } = windowOf(model, payment.payment_id, op, t.invoke.t, ok.t);
+  // a replayed answer was decided by an earlier try: from when the first was sent
+  const { lower, upper } = windowOf(model, payment.payment_id, op, ok.replayed ? op.invokedAt : t.invoke.t, ok.t);
   for (let p = lower; p <= Math.min(upper, payment.states.length - 1); p++) {
     const s = payment.states[p]!;
     if (s.value === "none") continue;

@@ -62,11 +62,13 @@ export function createOutbound(options: OutboundOptions) {
 
   /** Why a name may not be requested: the first of its addresses the policy refuses, or null. */
   const nameVerdict = (hostname: string, addresses: LookupAddress[]) => {
-    for (const { address } of addresses) {
-      const verdict = judgeAddress(address, policy);
-      if (!verdict.allowed) return `${hostname} resolves to ${verdict.reason}`;
-    }
-    return null;
+    const verdicts = addresses.map(({ address }) => ({ address, verdict: judgeAddress(address, policy) }));
+    const refused = verdicts.find((v) => !v.verdict.allowed);
+    if (!refused || refused.verdict.allowed) return null;
+    // `localhost` is ::1 as well as 127.0.0.1: an allowlist naming one of them does not allow the name
+    const allowed = verdicts.filter((v) => v.verdict.allowed).map((v) => v.address);
+    const others = allowed.length ? ` (its other address${allowed.length > 1 ? "es" : ""} ${allowed.join(", ")} allowed: a name is requested only when every address it resolves to is)` : "";
+    return `${hostname} resolves to ${refused.verdict.reason}${others}`;
   };
 
   /** Resolves a name, refusing it when any of its addresses is not allowed; the socket connects to what it returns. */

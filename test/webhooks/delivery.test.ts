@@ -204,7 +204,15 @@ describe("what a delivery may reach", () => {
       expect(byName.error).toMatch(/localhost resolves to .*\(loopback\)/);
       const byAddress = await postWith(sandboxed)(`http://127.0.0.1:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
       expect(byAddress.error).toMatch(/\(loopback\).*WEBHOOK_ALLOW_PRIVATE/);
+      // an allowlist naming one of a name's addresses does not allow the name: the refusal says which were allowed
+      const bothLoopbacks = async () => [{ address: "::1", family: 6 }, { address: "127.0.0.1", family: 4 }];
+      const oneAllowed = createOutbound({ sandbox: true, allowPrivate: false, allowlist: ["127.0.0.1"], resolve: bothLoopbacks });
+      const partly = await postWith(oneAllowed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
+      expect(partly.error).toMatch(/localhost resolves to ::1 .*\(loopback\).*\(its other address 127\.0\.0\.1 allowed: a name is requested only when every address it resolves to is\)/);
       expect(receiver.received).toEqual([]);
+      const bothAllowed = createOutbound({ sandbox: true, allowPrivate: false, allowlist: ["127.0.0.1", "::1"], resolve: async () => [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }] });
+      expect(await postWith(bothAllowed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 })).toEqual({ status: 200, error: null });
+      receiver.received.length = 0;
       // WEBHOOK_ALLOW_PRIVATE=1 (sandbox): delivered
       expect(await postWith(LOCAL)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 })).toEqual({ status: 200, error: null });
     } finally {

@@ -1,8 +1,9 @@
 // One stream checked on its own: its hash chain and, for a payment, its transitions (each against
 // the machine that decided it: ./machine-history.ts) and amount invariants, with its timeline.
 import type { UnappliedData } from "../../machines/events.js";
+import type { PaymentContext } from "../../machines/payment.js";
 import { unappliedAnswer, unsettled } from "../engine/streams/late-answers.js";
-import { Decimal } from "../money.js";
+import { amounts, Decimal, formatAmount } from "../money.js";
 import type { RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
 import { eventDetail } from "./event-detail.js";
@@ -46,7 +47,8 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
       status_after: step.state.status,
       allowed: step.allowed,
       allowed_by_machine: step.allowed_by_machine ?? null,
-      amounts_after: { authorized: amount_authorized, captured: amount_captured, refunded: amount_refunded },
+      // captured as the payment record shows it: a capture the processor settles later counts at once (README)
+      amounts_after: { authorized: amount_authorized, captured: recordedCapture(step.state.context), refunded: amount_refunded },
       detail: eventDetail(e),
       ...(typeof e.metadata.late_answer_to === "string" && { late_answer_to: e.metadata.late_answer_to }),
     };
@@ -64,3 +66,7 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
   const foldable = timeline.every((r) => r.allowed && r.allowed_by_machine === null);
   return { timeline, final: report.final, findings, foldable };
 }
+
+/** Captured in the payment record's sense: settled captures and the one the processor settles later. */
+const recordedCapture = (context: PaymentContext) =>
+  context.intent ? formatAmount(amounts.sum(context.amount_captured, context.amount_capture_requested), context.intent.currency) : context.amount_captured;

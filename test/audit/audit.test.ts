@@ -61,6 +61,14 @@ describe("streams the engine produced", () => {
     }
   });
 
+  it("a capture the processor settles later counts as captured from its request on, as the payment record shows it", async () => {
+    const { timeline, final } = await audit(source(), flows.payments.capture_requested!);
+    const requested = timeline.findIndex((r) => r.type === "CaptureRequested");
+    expect(timeline[requested]).toMatchObject({ status_after: "capture_requested", amounts_after: { authorized: "25.00", captured: "25.00", refunded: "0.00" } });
+    expect(timeline.slice(requested).map((r) => r.amounts_after.captured)).toEqual(timeline.slice(requested).map(() => "25.00"));
+    expect(final.status).toBe(timeline.at(-1)!.status_after);
+  });
+
   it("each row's detail says what its event records besides status and amounts", async () => {
     const details = async (flow: string) => (await audit(source(), flows.payments[flow]!)).timeline.map((r) => [r.type, r.detail]);
     const terminal = await details("terminal_manual");

@@ -27,8 +27,16 @@ export function minorUnits(currency: string): number | undefined {
   return units;
 }
 
+/**
+ * ISO 4217 codes whose minor units are "N.A.": precious metals, bond-market and accounting units,
+ * SDR, test and no-currency codes. Not money a card is charged in: a new account refuses them
+ * (currency-codes gives them 0 digits; accounts opened earlier keep folding).
+ */
+const NOT_FOR_PAYMENTS = new Set(["XAG", "XAU", "XBA", "XBB", "XBC", "XBD", "XDR", "XPD", "XPT", "XSU", "XTS", "XUA", "XXX"]);
+
+/** A currency a new account may be opened in: an ISO 4217 currency with minor units. */
 export function isCurrency(currency: string): boolean {
-  return minorUnits(currency) !== undefined;
+  return minorUnits(currency) !== undefined && !NOT_FOR_PAYMENTS.has(currency);
 }
 
 function unitsOf(currency: string): number {
@@ -60,7 +68,8 @@ const PLAIN_AMOUNT = /^-?\d+(\.\d+)?$/;
 export function parseAmount(input: unknown, currency: string): Decimal {
   if (typeof input === "number" && !Number.isFinite(input)) throw new InvalidAmount("must be a finite number");
   if (typeof input !== "string" && typeof input !== "number") throw new InvalidAmount("must be a decimal number or string");
-  const text = typeof input === "number" ? String(input) : input;
+  // a JSON number is judged by its value: String() would write 1e-7 and 1e21 in exponent form
+  const text = typeof input === "number" ? new Decimal(input).toFixed() : input;
   if (text !== text.trim()) throw new InvalidAmount(`${JSON.stringify(input)} has white space around it: send digits and an optional decimal point only, e.g. "25.00"`);
   if (!PLAIN_AMOUNT.test(text)) throw new InvalidAmount(`"${String(input)}" is not a decimal number: digits and an optional decimal point, e.g. "25.00" (no exponent)`);
   const value = new Decimal(text);

@@ -1,12 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Decimal, formatAmount, InvalidAmount, MAX_AMOUNT_MINOR_UNITS, maxAmount, minorUnits, parseAmount } from "../src/money.js";
+import { Decimal, formatAmount, InvalidAmount, isCurrency, MAX_AMOUNT_MINOR_UNITS, maxAmount, minorUnits, parseAmount } from "../src/money.js";
 
 describe("money", () => {
   it("knows minor units per currency (ISO 4217)", () => {
     expect([minorUnits("USD"), minorUnits("JPY"), minorUnits("KWD"), minorUnits("EUR")]).toEqual([2, 0, 3, 2]);
     expect(minorUnits("XXX")).toBeUndefined();
     expect(minorUnits("ABC")).toBeUndefined();
+  });
+
+  it("opens accounts in currencies with minor units only: not metals, SDR or accounting units (ISO 4217 'N.A.')", () => {
+    expect(["USD", "JPY", "KWD", "XOF", "XCD", "CLF"].filter(isCurrency)).toEqual(["USD", "JPY", "KWD", "XOF", "XCD", "CLF"]);
+    expect(["XAU", "XAG", "XPT", "XPD", "XDR", "XBA", "XSU", "XUA", "XTS", "XXX", "ABC"].filter(isCurrency)).toEqual([]);
+    // an account opened in one before keeps folding: its amounts still format
+    expect(formatAmount("12", "XAU")).toBe("12");
   });
 
   it("formats amounts with the currency's minor units, exactly", () => {
@@ -35,12 +42,15 @@ describe("money", () => {
     expect([parseAmount("1.50", "USD").toString(), parseAmount("100", "JPY").toString(), parseAmount("1.500", "KWD").toString()]).toEqual(["1.5", "100", "1.5"]);
     expect(reasons("0")).toMatch(/greater than 0/);
     expect(reasons(-5)).toMatch(/greater than 0/);
+    // a JSON number by its value, whatever form String() would write it in
+    expect(reasons(0.0000001)).toMatch(/more than 2 decimal places/);
+    expect(reasons(1e21)).toMatch(/must be at most 9999999999\.99 USD/);
+    expect(parseAmount(1e2, "USD").toString()).toBe("100");
     expect(reasons(Number.NaN)).toMatch(/finite/);
     expect(reasons(Number.POSITIVE_INFINITY)).toMatch(/finite/);
     expect(reasons("Infinity")).toMatch(/not a decimal number/);
     // plain decimals only: an exponent is refused, not expanded ("1e400" is not a 401-digit amount)
     for (const exponent of ["1e3", "1e400", "1E2", "2.5e-1"]) expect(reasons(exponent)).toMatch(/not a decimal number.*no exponent/);
-    expect(reasons(1e21)).toMatch(/not a decimal number/); // String(1e21) is "1e+21"
     expect(reasons("+5")).toMatch(/not a decimal number/);
     expect(reasons("25.")).toMatch(/not a decimal number/);
     // exactly the digits: white space around them is refused, not trimmed (README: Money)

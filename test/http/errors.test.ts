@@ -106,6 +106,17 @@ describe("malformed requests", () => {
       "parameter_invalid",
       "amount",
     );
+    // a JSON number with more digits than a double keeps would reach the checks rounded (10.01): refused, never rounded
+    const raw = (body: object, literal: string) => JSON.stringify(body).replace('"LITERAL"', literal);
+    for (const literal of ["10.0099999999999999", "9999999999.989999", "20.0000000000000001"]) {
+      const problem = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, literal) }), 400, "amount_invalid", "amount");
+      expect(problem.detail).toBe(`amount: the JSON number ${literal} has more digits than a JSON number keeps exactly (it would be read as ${Number(literal)}); send it as a string, e.g. "${literal}"`);
+    }
+    const reference = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, "12345678901234567890") }), 400, "parameter_invalid", "external_payment_id");
+    expect(reference.detail).toMatch(/^external_payment_id: the JSON number 12345678901234567890 has more digits/);
+    // as many digits, held exactly: taken (a card number in a string is no number at all)
+    expect((await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL", external_payment_id: "4242424242424242" }, "1234567.25") })).status).toBe(200);
+    expect((await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "10.000000000000000") })).status).toBe(200);
     // JPY has no minor units
     const yen = await api.merchant("acct_yen", "A", "JPY");
     await refused(() => yen.post("/v2/payment/intent", { ...intent, amount: "500.5" }), 400, "amount_invalid", "amount");

@@ -6,7 +6,7 @@ import { isCurrency } from "../../money.js";
 
 export function decideOpenAccount(input: OpenAccountInput): { refuse: CardflowError } | { start: DomainEvent } {
   const { external_account_id, processor, currency } = input;
-  if (!isCurrency(currency)) return { refuse: new InvalidRequest(`currency: ${currency} is not an ISO 4217 currency`, "currency", "parameter_invalid") };
+  if (!isCurrency(currency)) return { refuse: new InvalidRequest(`currency: ${currency} is not an ISO 4217 currency with minor units (metals, SDR and accounting units are not charged on cards)`, "currency", "parameter_invalid") };
   return { start: { type: "AccountOpened", version: 1, data: { external_account_id, processor, currency } } };
 }
 

@@ -13,7 +13,7 @@ describe("open account", () => {
   test("given no account, when its currency is not ISO 4217, then 400 parameter_invalid naming currency", () => {
     const decision = decideOpenAccount({ external_account_id: "acct_1", processor: "A", currency: "XYZ" });
     expect("refuse" in decision && decision.refuse).toBeInstanceOf(InvalidRequest);
-    expect("refuse" in decision && decision.refuse).toMatchObject({ status: 400, code: "parameter_invalid", param: "currency", message: "currency: XYZ is not an ISO 4217 currency" });
+    expect("refuse" in decision && decision.refuse).toMatchObject({ status: 400, code: "parameter_invalid", param: "currency", message: "currency: XYZ is not an ISO 4217 currency with minor units (metals, SDR and accounting units are not charged on cards)" });
   });
 });
 

@@ -12,6 +12,8 @@ export const Text = (max: number) =>
     .string()
     .max(max, `must be at most ${max} characters`)
     .refine((s) => !UNSTORABLE.test(s), "has a control character or a lone surrogate: send printable UTF-8 text");
+/** A name kept exactly as sent: white space around it is refused, not trimmed. */
+const Exact = (max: number) => Text(max).refine((s) => s.trim() === s, "has white space around it: send it alone");
 /** An identifier or reference field: exactly as sent (white space around it is refused, not trimmed). */
 export const Id = Text(255)
   .min(1, "must not be empty")
@@ -35,8 +37,8 @@ export const OpenAccountInput = z.strictObject({
 export const RegisterTerminalInput = z.strictObject({
   external_account_id: Id,
   terminal_type: TerminalType,
-  label: Text(255).nullable().optional(),
-  serial_number: Text(255).nullable().optional(),
+  label: Exact(255).nullable().optional(),
+  serial_number: Exact(255).nullable().optional(),
 });
 
 /**
@@ -91,7 +93,7 @@ export const RefundInput = z.strictObject({
   ...PaymentRef,
   /** Omitted: refund everything still refundable. */
   amount: AmountInput.optional(),
-  reason: z.string().max(500).optional(),
+  reason: Text(500).optional(),
 });
 
 export const SaveCardInput = z.strictObject({ ...PaymentRef, external_customer_id: Id });

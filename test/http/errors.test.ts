@@ -144,6 +144,20 @@ describe("malformed requests", () => {
     expect((await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0" }), 400, "amount_invalid", "tip")).detail).toBe("tip: must be greater than 0");
   });
 
+  it("a terminal's label and serial number, a refund's reason: kept as sent, so white space around a name and control characters are refused", async () => {
+    for (const [field, value] of [["label", " Front desk "], ["label", "\u00a0Till"], ["serial_number", "SN-1 "]] as const) {
+      expect((await refused(() => m.post("/v2/hardware", { terminal_type: "A_async", [field]: value }), 400, "parameter_invalid", field)).detail).toMatch(/white space around it/);
+    }
+    expect((await m.post("/v2/hardware", { terminal_type: "A_async", label: "Front desk", serial_number: "SN 1" })).status).toBe(200);
+    const { body } = await m.post("/v1/payment/intent", { ...intent, amount: "5.00" });
+    await m.post("/v1/payment/auth", { payment_id: body.payment_id });
+    await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "5.00" });
+    const before = (await api.store.readAll()).length;
+    expect((await refused(() => m.post("/v2/payment/refund", { payment_id: body.payment_id, amount: "1.00", reason: "a\u001b[31mred" }), 400, "parameter_invalid", "reason")).detail).toMatch(/control character/);
+    expect((await api.store.readAll()).length).toBe(before);
+    expect((await m.post("/v2/payment/refund", { payment_id: body.payment_id, amount: "1.00", reason: "returned: wrong size" })).status).toBe(200);
+  });
+
   it("query parameters: missing, unknown, repeated", async () => {
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");

@@ -43,9 +43,13 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
           "4XX": problem,
         },
       };
+      const inPath = (name: string) => url.includes(`:${name}`);
       if (def.method === "POST") {
-        operation.requestBody = { required: true, content: { "application/json": { schema: input } } };
+        // a POST's path parameters join its body on the server (./route.ts): the body schema is the rest
+        const body = { ...input, properties: Object.fromEntries(Object.entries(input.properties ?? {}).filter(([name]) => !inPath(name))), required: (input.required ?? []).filter((name) => !inPath(name)) };
+        operation.requestBody = { required: true, content: { "application/json": { schema: body } } };
         operation.parameters = [
+          ...Object.entries(input.properties ?? {}).filter(([name]) => inPath(name)).map(([name, schema]) => ({ name, in: "path", required: true, schema })),
           {
             name: "Idempotency-Key",
             in: "header",
@@ -57,8 +61,8 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
       } else {
         operation.parameters = Object.entries(input.properties ?? {}).map(([name, schema]) => ({
           name,
-          in: url.includes(`:${name}`) ? "path" : "query",
-          required: url.includes(`:${name}`) || (input.required ?? []).includes(name),
+          in: inPath(name) ? "path" : "query",
+          required: inPath(name) || (input.required ?? []).includes(name),
           schema,
         }));
       }

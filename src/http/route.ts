@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifySchema } from "fastify";
 import type { z } from "zod";
 import { sha256, type ApiKeyOwner } from "../api-keys.js";
 import type { CommandContext } from "../engine.js";
+import { InvalidRequest } from "../errors.js";
 import { parseInput } from "../inputs.js";
 import { fingerprintOf, type Idempotency } from "../idempotency.js";
 import { HttpProblem } from "./problem.js";
@@ -78,6 +79,9 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
       ...(serialized ? { schema, serializerCompiler: () => serializerOf(serialized) } : {}),
       async handler(req, reply) {
         const params = req.params as Record<string, string> | undefined;
+        // a POST's fields are its JSON body and its path: one in the query string, or in the body
+        // and the path both, would be silently ignored
+        if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
         // a POST's path parameters (…/deliveries/{id}/retry) join its body
         // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
         const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
@@ -106,4 +110,12 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
       },
     });
   }
+}
+
+function refuseMisplaced(query: unknown, body: unknown, params: Record<string, string> | undefined) {
+  const queried = Object.keys((query ?? {}) as object);
+  if (queried.length) throw new InvalidRequest(`unknown query parameter${queried.length > 1 ? "s" : ""}: ${queried.join(", ")} (a POST takes its fields in the JSON body)`, queried[0]!, "unknown_parameter");
+  if (!params || !body || typeof body !== "object") return;
+  const twice = Object.keys(params).filter((name) => Object.hasOwn(body, name));
+  if (twice.length) throw new InvalidRequest(`unknown field${twice.length > 1 ? "s" : ""}: ${twice.join(", ")} (given in the path, not the body)`, twice[0]!, "unknown_parameter");
 }

@@ -115,7 +115,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       const endpoint = await findEndpoint(external_account_id, endpoint_id);
       const records = deliveryRecords(readModels);
       const row = await records.get(endpoint_id, event_id);
-      if (!row) throw new NotFound("webhook delivery", event_id, "delivery_id");
+      if (!row) throw new NotFound("webhook delivery", event_id, "event_id");
       if (row.delivered) throw new Conflict(`delivery ${event_id} was acknowledged (${row.status_code}): nothing to retry`, "delivery_delivered");
       const reenable = endpoint.status === "failing";
       // asked first: the worker that starts once the endpoint is enabled finds it

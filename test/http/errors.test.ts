@@ -158,6 +158,14 @@ describe("malformed requests", () => {
     expect((await m.post("/v2/payment/refund", { payment_id: body.payment_id, amount: "1.00", reason: "returned: wrong size" })).status).toBe(200);
   });
 
+  it("a POST's fields come in its body: a query string on a POST is refused, naming the parameter, and nothing is appended", async () => {
+    const before = (await api.store.readAll()).length;
+    const problem = await refused(() => m.post("/v2/payment/intent?external_account_id=acct_other&foo=1", intent), 400, "unknown_parameter", "external_account_id");
+    expect(problem.detail).toBe("unknown query parameters: external_account_id, foo (a POST takes its fields in the JSON body)");
+    await refused(() => m.post("/v2/hardware?label=x", { terminal_type: "A_async" }), 400, "unknown_parameter", "label");
+    expect((await api.store.readAll()).length).toBe(before);
+  });
+
   it("query parameters: missing, unknown, repeated", async () => {
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");

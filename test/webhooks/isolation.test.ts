@@ -269,11 +269,14 @@ describe("webhook tenant isolation", () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data).toEqual([expect.objectContaining({ id: row!.id, attempts: 2, delivered: true, status_code: 200 })]);
     expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, {}), 409, "delivery_delivered", null);
-    expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/evt_unknown/retry`, {}), 404, "resource_missing", "delivery_id");
+    expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/evt_unknown/retry`, {}), 404, "resource_missing", "event_id");
+    // the ids come in the path: the same fields in the body too (silently overridden before) are refused
+    expectProblem(await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, { endpoint_id: "we_other", event_id: "evt_other" }), 400, "unknown_parameter", "endpoint_id");
     const other = await api.merchant("acct_retry_other");
     expectProblem(await other.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, {}), 404, "resource_missing", "endpoint_id");
-    // no body at all (the account sent in the query, as the GET and DELETE take it): the field it lacks is named
-    expectProblem(await api.request("POST", `/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry?external_account_id=${m.account}`, { key: m.key }), 400, "parameter_missing", "external_account_id");
+    // no body at all: the field it lacks is named; the account sent in the query (as the GET and DELETE take it) is refused, saying where it goes
+    expectProblem(await api.request("POST", `/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry`, { key: m.key }), 400, "parameter_missing", "external_account_id");
+    expectProblem(await api.request("POST", `/v2/webhook_endpoints/${endpoint.id}/deliveries/${row!.id}/retry?external_account_id=${m.account}`, { key: m.key }), 400, "unknown_parameter", "external_account_id");
   });
 
   it("a retry of an endpoint marked failing enables it again (the answer says so): its deliveries resume with a fresh horizon", async () => {

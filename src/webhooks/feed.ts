@@ -219,7 +219,9 @@ export function createEventFeed({
           data.push(entry.event);
           cursor = entry.position;
         }
-        if (chunk.length === 0 || !types) return { data, next_cursor: cursors.encode(account, cursor), has_more: false };
+        // the end: what was read past the last match matched nothing, so the next page starts after it
+        // (a filtered poller does not read it again on every poll)
+        if (chunk.length === 0 || !types) return { data, next_cursor: cursors.encode(account, Math.max(cursor, chunk.at(-1)?.position ?? scanned)), has_more: false };
         scanned = chunk[chunk.length - 1]!.position;
       }
     },

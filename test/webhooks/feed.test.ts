@@ -86,6 +86,10 @@ describe("GET /v2/events", () => {
     expect(one.data.map((e) => [e.type, e.sequence])).toEqual([["payment_intent.created", 1], ["payment_intent.succeeded", 2]]);
     expect((one.data[1]!.data.object as { status: string }).status).toBe("succeeded");
     expect((await page(b, `payment_id=${id}`)).data).toEqual([]);
+    // a filtered poller's cursor at the end passes what matched nothing: a type that never happens
+    // leaves a cursor past the whole feed (not "0", which would read it all again on every poll)
+    const none = await page(a, "type=customer_card.saved");
+    expect([none.data, none.has_more, none.next_cursor]).toEqual([[], false, (await all(a, "", 1000)).cursor]);
   });
 
   it("cursors are opaque and per account: no position in them, another account's or an edited one is a 400 naming after", async () => {

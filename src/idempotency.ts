@@ -219,12 +219,12 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       present: (answer: any) => unknown = (answer) => answer,
     ): Promise<Answer> {
       if (!KEY.test(key)) throw new InvalidRequest("Idempotency-Key: 1 to 255 visible ASCII characters", "Idempotency-Key", "idempotency_key_invalid");
-      const claimed: IdempotencyRecord = { key: `${scope}:${key}`, fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
+      const claimed: IdempotencyRecord = { key: recordKey(scope, key), fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
       const replay = await claim(claimed);
       if (replay) return replay;
       // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
       try {
-        await withinCap(scope);
+        await withinCap(scopePart(scope));
       } catch (error) {
         await store.releaseIdempotency(claimed.key, claimed.token, at()).catch(() => undefined);
         throw error;
@@ -249,3 +249,14 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
+
+/**
+ * A scope as its records' keys begin: ":" (and "%", the escape) escaped, so the scope ends at the
+ * first ":" and account "a" with key "b:c" is not account "a:b" with key "c" (nor is either's range
+ * of keys, counted against the cap, the other's). An account id without them is written as is, so
+ * the records kept before this rule are the same keys.
+ */
+const scopePart = (scope: string) => scope.replace(/%/g, "%25").replace(/:/g, "%3A");
+
+/** The store's key of a (scope, Idempotency-Key) record. */
+export const recordKey = (scope: string, key: string) => `${scopePart(scope)}:${key}`;

@@ -35,7 +35,7 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s s
     const ids = sequentialIds();
     const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
     try {
-      for (const account of ["acct_full", "acct_other"]) await engine.openAccount({ external_account_id: account });
+      for (const account of ["acct_full", "acct_other", "acct_full:x", "acct_full%3Ax"]) await engine.openAccount({ external_account_id: account });
       const idempotency = createIdempotency({ store: events, clock, ttlMs: 60_000, maxKeysPerScope: 3, recountMs: 0 });
       const run = (account: string, key: string) => idempotency.run({ scope: account, key, fingerprint: fingerprintOf("create", input(account)) }, (ctx) => engine.createIntent(input(account), ctx));
       const created = async () => (await events.readAll()).filter((e) => e.type === "PaymentIntentCreated").length;
@@ -51,10 +51,17 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s s
       // a retry of a kept key replays; another account has its own count
       expect(await run("acct_full", "k1")).toEqual({ ...first, replayed: true });
       expect((await run("acct_other", "k1")).replayed).toBe(false);
+      // an account whose id extends another's with ":" has keys of its own: its "k1" is not acct_full's
+      // "x:k1" (a probe's 422 idempotency_key_reused across tenants), nor counted against acct_full's cap
+      expect((await run("acct_full:x", "k1")).replayed).toBe(false);
+      await expect(run("acct_full", "x:k1")).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
+      expect(await events.countIdempotency!("acct_full", new Date(clock.now()).toISOString())).toBe(3);
+      expect((await run("acct_full%3Ax", "k1")).replayed).toBe(false);
       // the records expire: the account may use new keys again
       await clock.advance(61_000);
       expect((await run("acct_full", "k4")).replayed).toBe(false);
-      expect(await created()).toBe(5);
+      expect((await run("acct_full", "x:k1")).replayed).toBe(false);
+      expect(await created()).toBe(8);
     } finally {
       await engine.close();
     }

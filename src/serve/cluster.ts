@@ -9,6 +9,7 @@ import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { configFromEnv, refusedStart } from "../config.js";
 import { serveConfigFromEnv } from "./config.js";
+import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
 
@@ -120,5 +121,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // under npx the workers' parent is this primary: it is the one that must notice npm is gone
+  stopWithParent(env);
   for (let i = 0; i < workers; i++) fork();
 }

@@ -178,6 +178,8 @@ describe("SIGTERM to the process that started the server", () => {
   // npm exec runs the command in a shell and does not pass the signal on: both exit, and the
   // server, orphaned, would serve on; started by npm exec, it stops gracefully once its parent is gone
   it("npx cardflow serve: the server stops gracefully too, the port closed", () => signalOnlyTheStarter("npx", (port) => ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1"]), 120_000);
+  // with --workers the primary watches its parent too (the workers' parent is the primary, which stays)
+  it("npx cardflow serve --workers 2: the primary and its workers stop gracefully too, the port closed", () => signalOnlyTheStarter("npx", (port) => ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"]), 120_000);
 });
 
 describe("SIGTERM while the process starts", () => {

@@ -13,6 +13,8 @@ export interface ServeConfig {
   shutdownDeadlineMs: number;
   /** READY_MAX_LAG_SECONDS: /readyz fails while the oldest unprojected event is older (default 30; 0: not checked). */
   readyMaxLagSeconds: number;
+  /** STORE_START_WAIT_SECONDS: a start waits this long for a database that cannot be reached (a failover) before refusing (default 60; 0: refuse at once). */
+  storeStartWaitSeconds: number;
 }
 
 /** At the deadline less this, requests still running are cut, so the rest of the stop has this long. */
@@ -33,6 +35,7 @@ export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort
     shutdownGraceMs: whole(env, "SHUTDOWN_GRACE_MS", 5_000),
     shutdownDeadlineMs: whole(env, "SHUTDOWN_DEADLINE_MS", 25_000),
     readyMaxLagSeconds: whole(env, "READY_MAX_LAG_SECONDS", 30),
+    storeStartWaitSeconds: whole(env, "STORE_START_WAIT_SECONDS", 60, 86_400),
   };
   if (config.metricsPort !== 0 && config.metricsPort === apiPort) {
     throw new ConfigurationError(`METRICS_PORT: ${config.metricsPort} is the API's port; metrics are served on a port of their own (default 9464), or not at all with METRICS_PORT=0`);

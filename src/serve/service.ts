@@ -8,6 +8,7 @@ import { openStores, outboundOf, type ServiceConfig, type Stores } from "../conf
 import type { ReconcileReport } from "../engine.js";
 import { registerConsole } from "../console/routes.js";
 import { createServer } from "../http/server.js";
+import { StoreUnavailable } from "../store/port/unavailable.js";
 import { blockRequestIds, randomIds } from "../ids.js";
 import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -39,11 +40,30 @@ export class StartFailure extends Error {
   }
 }
 
+/**
+ * The stores, waiting up to `waitSeconds` for a database that cannot be reached (a failover, a
+ * database restarting while a supervisor restarts this process): said in the log, tried again every
+ * few seconds. Past it, or for anything else (a wrong password, a missing database), the start is
+ * refused. A stop signal meanwhile ends the start (./run.ts).
+ */
+async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: Logger): Promise<Stores> {
+  const deadline = Date.now() + waitSeconds * 1_000;
+  for (let pauseMs = 500; ; pauseMs = Math.min(2 * pauseMs, 5_000)) {
+    try {
+      return await openStores(config);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable) || Date.now() + pauseMs > deadline) throw error;
+      logger.warn({ err: error, retry_in_ms: pauseMs, gives_up_in_s: Math.round((deadline - Date.now()) / 1_000) }, "waiting for the store at start (STORE_START_WAIT_SECONDS)");
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
 export async function startService({ config, serve, logger, stores, clusterWorker = false }: ServiceOptions) {
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
-  const { store, readModels, description } = withSeededDefect(stores ?? (await openStores(config)), config);
+  const { store, readModels, description } = withSeededDefect(stores ?? (await openWaiting(config, serve.storeStartWaitSeconds, logger)), config);
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters

@@ -87,7 +87,8 @@ describe("production mode refuses to start without what it needs", () => {
       [{ LOG_LEVEL: "verbose" }, /LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"/],
       [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected a positive number/],
       [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
-      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /database is unavailable/],
+      // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once)
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /database is unavailable/],
       [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
       // a time that keeps no answer: the same Idempotency-Key would act twice

@@ -14,7 +14,7 @@
 // version, and runs every upcaster over the golden streams of test/fixtures/streams/.
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ApiKeyIssuedData1, DomainEvent, eventSchema, TransactionReferenceGivenData1, WebhookEvent } from "./events.js";
+import { ApiKeyIssuedData1, DomainEvent, eventSchema, PaymentIntentCreatedData1, TransactionReferenceGivenData1, WebhookEvent } from "./events.js";
 
 /** An earlier version of an event's schema and the upcaster from its data to the next version's. */
 export interface EarlierVersion {
@@ -28,6 +28,8 @@ export const EARLIER_VERSIONS: Readonly<Record<string, readonly EarlierVersion[]
   ApiKeyIssued: [{ schema: eventSchema("ApiKeyIssued", ApiKeyIssuedData1), upcast: (d) => ({ ...d, prefix: null, expires_at: null }) }],
   // v2: the reference may be null (a refused attempt's reference given back); every v1 reference is one
   TransactionReferenceGiven: [{ schema: eventSchema("TransactionReferenceGiven", TransactionReferenceGivenData1), upcast: (d) => d }],
+  // v1's false was also "not sent": kept as null, so a customer on the intent still lets its card be saved
+  PaymentIntentCreated: [{ schema: eventSchema("PaymentIntentCreated", PaymentIntentCreatedData1), upcast: (d) => ({ ...d, allow_saving_card: d.allow_saving_card === true ? true : null }) }],
 };
 
 /** The current schema of every stored event type (payment, account, terminal, API key and webhook streams). */

@@ -59,33 +59,41 @@ const answers = { attempt_id: z.string().optional() };
 
 // --- payment stream: `payment-<payment_id>` -------------------------------------------------
 
-export const PaymentIntentCreated = event(
-  "PaymentIntentCreated",
-  z.object({
-    payment_id: z.string(),
-    external_account_id: z.string(),
-    amount: AmountString,
-    currency: z.string().regex(/^[A-Z]{3}$/),
-    payment_method_types: PaymentMethodType,
-    capture_method: CaptureMethod,
-    /** The account's processor; a card-present intent's terminal or reader may name another. */
-    processor: Processor,
-    external_transaction_id: z.union([z.string(), z.number()]).nullable(),
-    external_customer_id: z.string().nullable(),
-    /** The card on file charged by a stored-card intent (spec §4.8 "Stored-card charge"). */
-    payment_method_id: z.string().nullable(),
-    stored_card: Card.nullable(),
-    allow_saving_card: z.boolean(),
-    /**
-     * Lets the processor B client SDK collect a card for this intent (spec §4.8). Only its SHA-256
-     * is recorded (client_secret_sha256; the secret is shown once); streams written before that
-     * hold the secret itself here, and null in client_secret_sha256's place.
-     */
-    client_secret: z.string().nullable(),
-    client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
-    date_created: z.string(),
-  }),
-);
+const PaymentIntentCreatedFields = {
+  payment_id: z.string(),
+  external_account_id: z.string(),
+  amount: AmountString,
+  currency: z.string().regex(/^[A-Z]{3}$/),
+  payment_method_types: PaymentMethodType,
+  capture_method: CaptureMethod,
+  /** The account's processor; a card-present intent's terminal or reader may name another. */
+  processor: Processor,
+  external_transaction_id: z.union([z.string(), z.number()]).nullable(),
+  external_customer_id: z.string().nullable(),
+  /** The card on file charged by a stored-card intent (spec §4.8 "Stored-card charge"). */
+  payment_method_id: z.string().nullable(),
+  stored_card: Card.nullable(),
+};
+const PaymentIntentCreatedEnd = {
+  /**
+   * Lets the processor B client SDK collect a card for this intent (spec §4.8). Only its SHA-256
+   * is recorded (client_secret_sha256; the secret is shown once); streams written before that
+   * hold the secret itself here, and null in client_secret_sha256's place.
+   */
+  client_secret: z.string().nullable(),
+  client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
+  date_created: z.string(),
+};
+
+/** v1: allow_saving_card false whether the caller sent false or nothing. */
+export const PaymentIntentCreatedData1 = z.object({ ...PaymentIntentCreatedFields, allow_saving_card: z.boolean(), ...PaymentIntentCreatedEnd });
+
+/**
+ * v2: allow_saving_card as the caller sent it, null when not sent. Spec §4.3: saving needs it true;
+ * a customer on the intent lets its card be saved too (spec §4.8's flow with the customer on the
+ * intent sends none), unless the caller said false (the shopper declined).
+ */
+export const PaymentIntentCreated = event("PaymentIntentCreated", z.object({ ...PaymentIntentCreatedFields, allow_saving_card: z.boolean().nullable(), ...PaymentIntentCreatedEnd }), 2);
 
 export const TransactionReferenceGivenData1 = z.object({ external_transaction_id: PaymentIntentCreated.shape.data.shape.external_transaction_id.unwrap() });
 

@@ -128,17 +128,18 @@ export const paymentMachine = setup({
         savableCard(context, event) &&
         intent.processor === "B" &&
         intent.payment_method_types === "card" &&
-        intent.allow_saving_card
+        intent.allow_saving_card === true
       );
     },
     canSaveAfterCapture: ({ context, event }: Args) => {
       const intent = intentOf(context);
-      return savableCard(context, event) && (intent.allow_saving_card || intent.external_customer_id !== null);
+      // allowed, or not said either way with a customer on the intent (spec §4.8); never when refused
+      return savableCard(context, event) && (intent.allow_saving_card === true || (intent.allow_saving_card === null && intent.external_customer_id !== null));
     },
     // follow-ups (the states' meta): what follows on its own once the payment reaches the state
     savesCardOnTerminal: ({ context }: Args) => {
       const intent = intentOf(context);
-      return context.terminal?.terminal_type === "A_sync" && intent.allow_saving_card && intent.external_customer_id !== null;
+      return context.terminal?.terminal_type === "A_sync" && intent.allow_saving_card === true && intent.external_customer_id !== null;
     },
   },
   actions: {

@@ -267,6 +267,22 @@ describe("what the payment does not allow", () => {
     expect(problem.detail).toContain("03/30");
   });
 
+  it("allow_saving_card false is the shopper's no: with a customer on the intent, the card is not saved (not sent, it is)", async () => {
+    const b = await api.merchant("acct_b_consent", "B");
+    const reader = (await b.post("/v2/hardware", { terminal_type: "B_reader" })).body.terminal_id;
+    const paid = async (allow: { allow_saving_card?: boolean }) => {
+      const { body } = await b.post("/v2/payment/intent", { amount: "7.00", payment_method_types: "card_present", capture_method: "automatic", external_customer_id: "cus_no", ...allow });
+      expect((await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: body.client_secret, terminal_id: reader, card_number: "4242424242424242" } })).body.status).toBe("succeeded");
+      return body.payment_id as string;
+    };
+    const declined = await paid({ allow_saving_card: false });
+    const count = await eventCount();
+    const problem = await refused(() => b.post("/v1/customer/card", { payment_id: declined, external_customer_id: "cus_no" }), 409, "payment_intent_unexpected_state");
+    expect(problem.detail).toContain("created with allow_saving_card false: its card may not be saved");
+    expect(await eventCount()).toBe(count);
+    expect((await b.post("/v1/customer/card", { payment_id: await paid({}), external_customer_id: "cus_no" })).body.payment_method_id).toMatch(/^pm_/);
+  });
+
   it("a busy terminal, an idle terminal, an asynchronous-terminal card that cannot be saved", async () => {
     const terminal = await m.terminal("A_async");
     const first = (await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "automatic" })).body;

@@ -354,13 +354,19 @@ describe("saving the card after capture (spec §4.7: allow_saving_card or a cust
   });
 
   test("given neither allow_saving_card nor a customer on the intent, when the card is saved after capture, then it is refused", () => {
-    const captured = syncTerminalCaptured({ allow_saving_card: false, external_customer_id: null });
+    const captured = syncTerminalCaptured({ allow_saving_card: null, external_customer_id: null });
     refuses(captured, ev.saveAttempted("att_s"));
     refuses(captured, ev.saved("cus_1"));
   });
 
-  test("given a customer on the intent but allow_saving_card false, when the card is saved for that customer, then it is accepted", () => {
-    accepts(syncTerminalCaptured({ allow_saving_card: false, external_customer_id: "cus_1" }), ev.saved("cus_1"));
+  test("given a customer on the intent and allow_saving_card not sent, when the card is saved for that customer, then it is accepted (spec §4.8)", () => {
+    accepts(syncTerminalCaptured({ allow_saving_card: null, external_customer_id: "cus_1" }), ev.saved("cus_1"));
+  });
+
+  test("given a customer on the intent but allow_saving_card false (the shopper declined), when the card is saved, then it is refused", () => {
+    const captured = syncTerminalCaptured({ allow_saving_card: false, external_customer_id: "cus_1" });
+    refuses(captured, ev.saveAttempted("att_s"));
+    refuses(captured, ev.saved("cus_1"));
   });
 
   test("given a payment captured on an A_async terminal, when the card is saved, then it is refused (spec: the asynchronous terminal type does not support card on file)", () => {

@@ -35,7 +35,7 @@ function createdEvent(variant: Variant): PaymentEvent {
   const v = VARIANTS[variant];
   return {
     type: "PaymentIntentCreated",
-    version: 1,
+    version: 2,
     data: {
       payment_id: `model_${variant}`,
       external_account_id: v.account,

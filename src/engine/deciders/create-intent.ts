@@ -44,7 +44,7 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
   if (sdkCollects && client_secret === undefined) return { need: "client_secret" };
   const created: PaymentEventOf<"PaymentIntentCreated"> = {
     type: "PaymentIntentCreated",
-    version: 1,
+    version: 2,
     data: {
       payment_id,
       external_account_id: account.external_account_id,
@@ -58,7 +58,7 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
       external_customer_id: input.external_customer_id ?? null,
       payment_method_id: input.payment_method_id ?? null,
       stored_card: stored_card?.card ?? null,
-      allow_saving_card: input.allow_saving_card ?? false,
+      allow_saving_card: input.allow_saving_card ?? null,
       // the secret is shown once, in the answer; the event keeps its digest
       client_secret: null,
       client_secret_sha256: sdkCollects ? secretDigest(client_secret!) : null,

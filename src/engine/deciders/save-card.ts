@@ -28,7 +28,8 @@ function whyNot(payment: PaymentSnapshot): string {
   if (terminal?.terminal_type === "A_async") return "the asynchronous terminal type does not support card on file";
   if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
   if (!card) return "no card has been collected for it yet";
-  if (intent && !intent.allow_saving_card && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
+  if (intent?.allow_saving_card === false) return "it was created with allow_saving_card false: its card may not be saved";
+  if (intent && intent.allow_saving_card === null && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
   if (commandAllowed(payment, "capture")) return "capture it first: its card is saved once captured (spec §4.6)";
   return "this payment's card cannot be saved now";
 }

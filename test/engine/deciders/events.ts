@@ -22,7 +22,7 @@ export function terminal(terminal_type: TerminalType, terminal_id = "tml_1"): Te
 export function created(overrides: Partial<Intent> = {}): PaymentEvent {
   return {
     type: "PaymentIntentCreated",
-    version: 1,
+    version: 2,
     data: {
       payment_id: "pay_1",
       external_account_id: "acct_1",
@@ -35,7 +35,7 @@ export function created(overrides: Partial<Intent> = {}): PaymentEvent {
       external_customer_id: null,
       payment_method_id: null,
       stored_card: null,
-      allow_saving_card: false,
+      allow_saving_card: null,
       client_secret: null,
       client_secret_sha256: null,
       date_created: "2026-01-01T00:00:00.000Z",

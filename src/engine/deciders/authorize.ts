@@ -29,7 +29,13 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
     if (input.terminal_id !== undefined) return { refuse: new InvalidRequest("terminal_id is not sent for a stored-card charge", "terminal_id", "parameter_unexpected") };
     return unlessAllowed(payment, "authorize") ?? { attempt: { type: "AuthorizationAttempted", version: 1, data: { attempt_id: UNRECORDED, amount: intent.amount } } };
   }
-  if (collectedByClientSdk(payment)) return authorizeCollectedCard(payment);
+  if (collectedByClientSdk(payment)) {
+    // the card was collected already: a terminal named is the reader it was collected on, or none
+    const reader = payment.context.terminal?.terminal_id ?? null;
+    if (input.terminal_id === undefined || input.terminal_id === reader) return authorizeCollectedCard(payment);
+    if (!terminal) return { need: "terminal" };
+    return { refuse: new InvalidRequest(`terminal_id: the card was collected ${reader ? `on ${reader}` : "by the client SDK, on no terminal"}; authorize with ${reader ? "that terminal_id, or " : ""}no terminal_id`, "terminal_id", "parameter_invalid") };
+  }
   // a card present on a reader too: whatever terminal is named, the collect already processed it
   if (processedByCollect(payment)) return { refuse: refusal(payment, "authorize", ALREADY_PROCESSED) };
   if (!guardHolds(payment, "isCardPresent")) {
@@ -38,7 +44,8 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
   if (input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };
   if (!terminal) return { need: "terminal" };
   if (terminal.terminal_type === "B_reader") {
-    return { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
+    // past authorization, the status is what refuses (409 with the next steps), not the reader
+    return unlessAllowed(payment, "authorize", "a terminal authorization is allowed from requires_payment_method or error") ?? { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
   }
   // refused before the terminal is asked: a second auth must not disturb a collection in progress
   const { terminal_id, terminal_type } = terminal;

@@ -62,6 +62,8 @@ describe("authorize decides", () => {
 
   test("given a card the processor B client SDK collected on a reader (manual capture), when it is authorized, then the collected card is charged", () => {
     authorize.given(collectedOnReader()).when(ref).thenAttempts(ev.authAttempted());
+    // naming the reader it was collected on, too
+    authorize.given(collectedOnReader()).when({ ...ref, terminal_id: "rdr_1" }).thenAttempts(ev.authAttempted());
   });
 });
 
@@ -90,6 +92,19 @@ describe("authorize refuses", () => {
       .given(cardPresentIntent())
       .when({ ...ref, terminal_id: "rdr_1" }, { terminal: terminal("B_reader", "rdr_1") })
       .thenRefuses("terminal_collects_with_client_sdk", { status: 400, param: "terminal_id", message: "rdr_1 is a processor B reader" });
+  });
+
+  test("given a card the client SDK collected on a reader, when it is authorized naming another terminal, then 400 naming the reader (an unknown one is looked up: 404)", () => {
+    authorize.given(collectedOnReader()).when({ ...ref, terminal_id: "rdr_2" }).thenNeeds("terminal");
+    authorize
+      .given(collectedOnReader())
+      .when({ ...ref, terminal_id: "rdr_2" }, { terminal: terminal("B_reader", "rdr_2") })
+      .thenRefuses("parameter_invalid", { status: 400, param: "terminal_id", message: "the card was collected on rdr_1; authorize with that terminal_id, or no terminal_id" });
+  });
+
+  test("given a payment past authorization, when it is authorized on a processor B reader, then 409 in its status, not 400 about the reader", () => {
+    const captured = [...collectedOnReader(), ev.authAttempted("10.00", "att_1"), ev.authorized("10.00", "att_1", CARD)];
+    authorize.given(captured).when({ ...ref, terminal_id: "rdr_1" }, { terminal: terminal("B_reader", "rdr_1") }).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture" });
   });
 
   test("given a terminal collecting the card, when it is authorized again, then 409 before the terminal is disturbed", () => {

@@ -1,9 +1,10 @@
 // Request bodies are JSON in UTF-8, read as sent. Fastify's own parser decodes any bytes as UTF-8
 // (an invalid byte becomes U+FFFD: a merchant's reference silently changed), and ignores both the
 // declared charset and a Content-Encoding (a gzip body read as garbled JSON); these are refused,
-// naming what to send instead (./problem.ts: their codes). A JSON number is parsed into a double:
-// one written with more digits than a double holds (`10.0099999999999999` parses as 10.01) would
-// reach the checks already rounded, so it is refused naming its field: money is never rounded.
+// naming what to send instead (./problem.ts: their codes). What JSON.parse would resolve silently is
+// refused naming its field: a key given twice (the last would win), a number written with more
+// digits than a double holds (`10.0099999999999999` would reach the checks as 10.01: money is never
+// rounded).
 import type { FastifyInstance } from "fastify";
 import { InvalidRequest } from "../errors.js";
 import { Decimal } from "../money.js";
@@ -28,35 +29,42 @@ export function strictJsonBodies(app: FastifyInstance, bodyLimit: number): void 
       return done(refused("CF_BODY_NOT_UTF8"), undefined);
     }
     parse(req, text, (error: Error | null, parsed?: unknown) => {
-      const inexact = error ? undefined : inexactNumber(text);
-      if (!inexact) return done(error, parsed);
-      const { key, literal } = inexact;
-      const field = key ?? "body";
-      const code = key === "amount" || key === "tip" ? "amount_invalid" : "parameter_invalid";
-      done(new InvalidRequest(`${field}: the JSON number ${literal} has more digits than a JSON number keeps exactly (it would be read as ${Number(literal)}); send it as a string, e.g. "${literal}"`, key, code), undefined);
+      const ambiguous = error ? undefined : ambiguity(text);
+      done(ambiguous ?? error, ambiguous ? undefined : parsed);
     });
   });
 }
 
-/** Strings (skipped whole: digits inside them are not numbers) and numbers, in order. */
-const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
-/** Up to 15 significant digits a double always holds exactly: only longer numbers are examined. */
-const LONG_NUMBER = /\d[\d.]{15,}|\d[eE]/;
+/** Strings (skipped whole: digits inside them are not numbers; a key's with its colon), numbers, brackets. */
+const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]]/g;
 
 /**
- * The first finite number of a (valid) JSON text that a double does not hold as written, with the
- * key it is the value of (the nearest key before it), or undefined.
+ * What a (valid) JSON text says ambiguously, refused naming its field: a key given twice in one
+ * object (JSON.parse keeps the last: a proxy or a log reading the first would see another amount),
+ * or a number written with more digits than a double keeps exactly.
  */
-export function inexactNumber(text: string): { key: string | null; literal: string } | undefined {
-  if (!LONG_NUMBER.test(text)) return undefined;
+export function ambiguity(text: string): InvalidRequest | undefined {
+  // per open object its keys (null for an array); the nearest key names a number
+  const open: Array<Set<string> | null> = [];
   let key: string | null = null;
   for (const [token, colon] of text.matchAll(TOKENS)) {
-    if (token.startsWith('"')) {
-      if (colon) key = JSON.parse(token.slice(0, token.lastIndexOf('"') + 1)) as string;
-      continue;
+    if (token === "{") open.push(new Set());
+    else if (token === "[") open.push(null);
+    else if (token === "}" || token === "]") open.pop();
+    else if (token.startsWith('"')) {
+      if (!colon) continue;
+      key = JSON.parse(token.slice(0, token.lastIndexOf('"') + 1)) as string;
+      const keys = open.at(-1);
+      if (keys?.has(key)) return new InvalidRequest(`${key}: given twice in one object; send each field once`, key, "parameter_invalid");
+      keys?.add(key);
+    } else if (token.length > 15 || /[eE]/.test(token)) {
+      // up to 15 digits a double holds exactly: only longer numbers, or exponents, are examined
+      const value = Number(token);
+      if (Number.isFinite(value) && !new Decimal(token).equals(new Decimal(value))) {
+        const code = key === "amount" || key === "tip" ? "amount_invalid" : "parameter_invalid";
+        return new InvalidRequest(`${key ?? "body"}: the JSON number ${token} has more digits than a JSON number keeps exactly (it would be read as ${value}); send it as a string, e.g. "${token}"`, key, code);
+      }
     }
-    const value = Number(token);
-    if (Number.isFinite(value) && !new Decimal(token).equals(new Decimal(value))) return { key, literal: token };
   }
   return undefined;
 }

@@ -1,5 +1,6 @@
 // Every error path answers problem+json (RFC 9457) with a 4xx, names the field, and appends nothing.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ambiguity } from "../../src/http/json-body.js";
 import { expectProblem, startApi, type Api, type Merchant } from "./harness.js";
 
 let api: Api;
@@ -117,6 +118,14 @@ describe("malformed requests", () => {
     // as many digits, held exactly: taken (a card number in a string is no number at all)
     expect((await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL", external_payment_id: "4242424242424242" }, "1234567.25") })).status).toBe(200);
     expect((await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "10.000000000000000") })).status).toBe(200);
+    // a key given twice: JSON.parse keeps the last, a proxy or a log may read the first: refused, naming it
+    const twice = JSON.stringify({ ...intent, external_account_id: "acct_err" }).replace('"amount":"10.00"', '"amount":"1.00","amount":"2.00"');
+    const duplicated = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: twice }), 400, "parameter_invalid", "amount");
+    expect(duplicated.detail).toBe("amount: given twice in one object; send each field once");
+    // the same name in two objects (nested, or array items) is no duplicate; an escaped spelling is the same name
+    expect(ambiguity('{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"\\"a\\":"}')).toBeUndefined();
+    expect(ambiguity('{"amount":1,"\\u0061mount":2}')?.param).toBe("amount");
+    expect(ambiguity('{"a":[1,{"b":1,"b":2}]}')?.param).toBe("b");
     // JPY has no minor units
     const yen = await api.merchant("acct_yen", "A", "JPY");
     await refused(() => yen.post("/v2/payment/intent", { ...intent, amount: "500.5" }), 400, "amount_invalid", "amount");

@@ -68,7 +68,7 @@ export class TransitionNotAllowed extends CardflowError {
     reason?: string,
   ) {
     super(
-      `cannot ${command} payment ${paymentId} in status ${currentStatus}` +
+      `payment ${paymentId} in status ${currentStatus} does not allow ${command}` +
         (reason ? ` (${reason})` : "") +
         `; allowed next steps: ${allowedNextSteps.length ? allowedNextSteps.join(", ") : "none"}`,
     );

@@ -158,14 +158,21 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   const issue = issues[0]!;
   const param = issue.path.map(String).join(".") || null;
   if (isMissing(issue, input)) throw new InvalidRequest(`${param}: is required`, param, "parameter_missing");
-  throw new InvalidRequest(`${param ?? "body"}: ${issue.message}`, param, "parameter_invalid");
+  // a field required with another (a refinement's "is required with …"), not sent: missing too
+  const requiredWith = issue.code === "custom" && issue.message.startsWith("is required") && absent(issue.path, input);
+  throw new InvalidRequest(`${param ?? "body"}: ${issue.message}`, param, requiredWith ? "parameter_missing" : "parameter_invalid");
 }
 
 /** A type issue on a field the input does not have (refinements keep their own message). */
 function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
-  if (issue.path.length === 0 || !["invalid_type", "invalid_union", "invalid_value"].includes(issue.code)) return false;
+  return ["invalid_type", "invalid_union", "invalid_value"].includes(issue.code) && absent(issue.path, input);
+}
+
+/** Whether the input has nothing at this (non-empty) path. */
+function absent(path: readonly PropertyKey[], input: unknown): boolean {
+  if (path.length === 0) return false;
   let value: unknown = input;
-  for (const key of issue.path) {
+  for (const key of path) {
     if (value === null || typeof value !== "object") return false;
     value = (value as Record<PropertyKey, unknown>)[key];
   }

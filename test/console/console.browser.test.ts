@@ -483,7 +483,7 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("Customer", { exact: true }).fill("cus_7");
     await page.getByRole("button", { name: "Save card" }).click();
     // an asynchronous terminal's payment: refused (by /v1, the only route that saves cards), said in /v2's words like every status in the console
-    await poll(() => text(page.getByRole("alert"))).toMatch(/^Not allowed now\. Cannot save_card payment \S+ in status succeeded \(the asynchronous terminal type does not support card on file\); .+ The payment is succeeded; allowed next: /);
+    await poll(() => text(page.getByRole("alert"))).toMatch(/^Not allowed now\. Payment \S+ in status succeeded does not allow save_card \(the asynchronous terminal type does not support card on file\); .+ The payment is succeeded; allowed next: /);
     expect(await text(page.getByRole("alert"))).not.toMatch(/\bsuccess\b/);
     await checkBothSizes("cards", () => poll(() => caption("cards")).toMatch(/card/));
   });

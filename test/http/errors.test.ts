@@ -73,6 +73,16 @@ describe("malformed requests", () => {
     }
   });
 
+  it("a field required with another, not sent, is missing; a list's status takes success for succeeded (spec §3)", async () => {
+    const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, payment_method_id: "pm_card_visa", external_customer_id: undefined }), 400, "parameter_missing", "external_customer_id");
+    expect(problem.detail).toBe("external_customer_id: is required with payment_method_id (stored-card charge)");
+    const { body } = await m.post("/v1/payment/intent", { ...intent, payment_method_id: "pm_card_visa", external_customer_id: "cus_s", capture_method: "automatic" });
+    expect((await m.post("/v1/payment/auth", { payment_id: body.payment_id })).body.status).toBe("success");
+    const listed = async (status: string) => ((await m.get(`/v2/payments?external_account_id=acct_err&status=${status}`)).body.data as Array<{ payment_id: string }>).map((p) => p.payment_id);
+    expect(await listed("success")).toEqual(await listed("succeeded"));
+    expect(await listed("success")).toContain(body.payment_id);
+  });
+
   it("unknown fields, missing fields, wrong types name the field", async () => {
     const unknown = await refused(() => m.post("/v2/payment/intent", { ...intent, colour: "red" }), 400, "unknown_parameter", "colour");
     expect(unknown.detail).toContain("colour");
@@ -87,7 +97,7 @@ describe("malformed requests", () => {
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
     await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
-    await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: undefined }), 400, "parameter_invalid", "external_customer_id");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: undefined }), 400, "parameter_missing", "external_customer_id");
     await refused(() => m.post("/v2/hardware", { terminal_type: "C_fax" }), 400, "parameter_invalid", "terminal_type");
   });
 
@@ -238,11 +248,11 @@ describe("what the payment does not allow", () => {
     const again = await refused(() => m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "10.00" }), 409, "payment_intent_unexpected_state");
     // each version writes the final success status as its records do: /v1 `success`, /v2 `succeeded`
     expect(again.current_status).toBe("success");
-    expect(again.detail).toContain("in status success;");
+    expect(again.detail).toContain("in status success does not allow capture;");
     expect(again.allowed_next_steps).toEqual(["refund"]);
     const v2 = await refused(() => m.post("/v2/payment/capture", { payment_id: body.payment_id, amount: "10.00" }), 409, "payment_intent_unexpected_state");
     expect(v2).toMatchObject({ current_status: "succeeded", allowed_next_steps: ["refund"] });
-    expect(v2.detail).toContain("in status succeeded;");
+    expect(v2.detail).toContain("in status succeeded does not allow capture;");
     await refused(() => m.post("/v1/payment/refund", { payment_id: body.payment_id, amount: "10.01" }), 400, "amount_too_large", "amount");
     await refused(() => m.post("/v1/payment/auth", { payment_id: body.payment_id }), 409, "payment_intent_unexpected_state");
   });

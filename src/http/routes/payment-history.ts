@@ -23,7 +23,11 @@ export const ListPaymentsInput = z
   .strictObject({
     external_account_id: Id,
     /** One of status, capture_method, terminal_id and external_customer_id at a time (each has its index). */
-    status: z.enum(PAYMENT_STATUSES).optional(),
+    // spec §3: `success` and `succeeded` are one status (/v1 writes the first)
+    status: z
+      .enum([...PAYMENT_STATUSES, "success"])
+      .transform((v) => (v === "success" ? "succeeded" : v))
+      .optional(),
     capture_method: z.enum(["automatic", "manual"]).optional(),
     terminal_id: Id.optional(),
     external_customer_id: Id.optional(),

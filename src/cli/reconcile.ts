@@ -7,6 +7,7 @@
 // every attempt left without outcome. The server runs the same pass at start-up
 // and on an interval; with both running, the store's expected revision lets one append.
 import { Option, type Command } from "commander";
+import { dirname, resolve } from "node:path";
 import { pino } from "pino";
 import { configFromEnv } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
@@ -39,7 +40,10 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
         const graceMs = Number(opts.grace);
         if (opts.grace.trim() === "" || !Number.isInteger(graceMs) || graceMs < 0) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
         if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
-        const config = configFromEnv({ ...process.env, ...(opts.dataDir ? { DATA_DIR: opts.dataDir } : {}) });
+        // the data directory as serve takes it: given, else a sqlite:PATH store's folder
+        const dataDir = opts.dataDir ?? (opts.store?.startsWith("sqlite:") ? dirname(resolve(opts.store.slice("sqlite:".length))) : undefined);
+        const config = configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) });
+
         const clock = systemClock;
         const ids = randomIds();
         // the store first: a store that is not there is refused before any processor is set up
@@ -48,9 +52,12 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
           opts.store,
           READS,
           async ({ store, readModels }) => {
+
             // the adapters' log (processor failures) on stderr: stdout is the report
             const logger = pino({ level: config.logLevel }, pino.destination(2));
-            const { processors, close } = await serviceProcessors(config, { clock, ids, store, logger });
+            // the sandbox processor's ledger says what the simulated processor did: one made up here
+            // (empty, another folder's) would answer "never received" for calls it made, and a retry would charge again
+            const { processors, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: true });
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
               const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs });

@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import type { Processor } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { ConfigurationError, outboundOf, type ServiceConfig } from "../config.js";
+import { InvalidRequest } from "../errors.js";
 import type { Ids } from "../ids.js";
 import type { IdSequences } from "../store/port/ids.js";
 import type { Outbound } from "../outbound/client.js";
@@ -96,12 +97,16 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
  */
 export async function serviceProcessors(
   config: ServiceConfig,
-  { clock, ids, store, logger, env = process.env }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv },
+  { clock, ids, store, logger, env = process.env, ledgerMustExist = false }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv; ledgerMustExist?: boolean },
 ): Promise<ServiceProcessors> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
     await markOrRefuseProductionStore(store, true);
-    const side = fileSide(processorSideIn(config.dataDir));
+    const ledger = processorSideIn(config.dataDir);
+    if (ledgerMustExist && !existsSync(ledger)) {
+      throw new InvalidRequest(`--data-dir: no sandbox processor ledger at ${ledger}; nothing was created: reconcile reads the service's (simulators.sqlite in its DATA_DIR), give that directory with --data-dir or DATA_DIR`, "data-dir");
+    }
+    const side = fileSide(ledger);
     const { captures, captureSettleMs, processorLatencyMs } = config;
     const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, side });
     return { processors: simulators, simulators, mode: "sandbox", close: async () => side.close() };

@@ -51,6 +51,13 @@ describe("cardflow reconcile's store", () => {
     expect(readdirSync(empty)).toEqual([]);
 
     const path = await sqliteStore("reconcile.sqlite");
+    // the sandbox processor's ledger the service keeps beside its store: missing, refused, nothing created
+    // (an empty one made up here would answer "never received" for calls the processor made)
+    const noLedger = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
+    expect(noLedger).toMatchObject({ code: 2, out: "" });
+    expect(noLedger.err).toContain(`cardflow: --data-dir: no sandbox processor ledger at ${join(dir, "simulators.sqlite")}; nothing was created`);
+    expect(existsSync(join(dir, "simulators.sqlite"))).toBe(false);
+    writeFileSync(join(dir, "simulators.sqlite"), ""); // the service's, as it leaves it (SQLite takes an empty file)
     const pass = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
     expect(pass).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${path}\n` });
     expect(JSON.parse(pass.out)).toMatchObject({ found: 0, resolved: [] });
@@ -74,6 +81,7 @@ describe("cardflow reconcile's store", () => {
     const made = await createPostgresStore({ connectionString: url, schema }); // the service made it
     await Promise.all([made.events.close(), made.readModels.close()]);
     const env = { ...process.env, DATABASE_URL: url, DATABASE_SCHEMA: schema, DATA_DIR: mkdtempSync(join(dir, "host-")), CARDFLOW_STORE: "" };
+    writeFileSync(join(env.DATA_DIR, "simulators.sqlite"), ""); // the sandbox processor's ledger, as the service leaves it
     const { stdout, stderr } = await run(process.execPath, [BIN, "reconcile", "--json", "--grace", "0"], { env });
     expect(stderr).toMatch(new RegExp(`^cardflow: store: PostgreSQL \\S+ \\(schema ${schema}\\)\\n$`));
     expect(JSON.parse(stdout)).toMatchObject({ found: 0 });

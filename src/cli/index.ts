@@ -47,5 +47,12 @@ export async function runCli(args: readonly string[], io: CliIo = processIo, ope
 }
 
 export async function main(argv = process.argv): Promise<void> {
+  // the reader went away (`| head`): what it wanted was printed; end quietly, not with a stack trace
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
   await runCli(argv.slice(2));
 }

@@ -6,7 +6,9 @@
 import cluster from "node:cluster";
 import { basename, dirname, resolve } from "node:path";
 import { Option, type Command } from "commander";
+import { configFromEnv, refusedStart } from "../config.js";
 import { InvalidRequest } from "../errors.js";
+import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
 import type { RunOptions } from "../serve/run.js";
 import { openStore, storeOption, WRITES } from "./store-option.js";
@@ -48,6 +50,13 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   if (opts.databaseUrl !== undefined) env.DATABASE_URL = opts.databaseUrl;
   // a store the environment can name is opened as npm start opens it (same files, same settings)
   const store = opts.store === undefined ? null : storeInEnv(opts.store, env);
+  // a setting that cannot work is refused as npm start refuses it (one form, exit 1), before a store is opened
+  try {
+    configFromEnv(env);
+    serveConfigFromEnv(env);
+  } catch (error) {
+    refusedStart(error);
+  }
   if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
   // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
   if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);

@@ -59,3 +59,15 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
     expect(refused, given).toMatchObject({ code: 2, out: "", err: `cardflow: --port: expected a port number from 0 to 65535, got ${JSON.stringify(given)}\n` });
   }
 });
+
+it("a setting that cannot work is refused as npm start refuses it: one line `cardflow: refusing to start: …`, exit 1", { timeout: 60_000 }, async () => {
+  for (const [name, value, said] of [["TRUST_PROXY", "true", "TRUST_PROXY: true (trust every hop)"], ["IDEMPOTENCY_TTL_HOURS", "0", "IDEMPOTENCY_TTL_HOURS: expected at least 1 hour"], ["SHUTDOWN_GRACE_MS", "abc", "SHUTDOWN_GRACE_MS: expected a whole number"]] as const) {
+    const refused = await promisify(execFile)(process.execPath, [BIN, "serve", "--store", "memory", "--port", "0"], { env: { ...process.env, [name]: value } }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+    expect(refused.code, name).toBe(1);
+    expect(refused.stderr.startsWith(`cardflow: refusing to start: ${said}`), refused.stderr).toBe(true);
+    expect(refused.stderr.trim().split("\n"), name).toHaveLength(1);
+  }
+});

@@ -9,6 +9,7 @@ import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 import { createMemoryReadModels } from "../store/memory/index.js";
 import { coalesced } from "../coalesced.js";
+import { stopWithParent } from "../serve/parent.js";
 import { createEventFeed, type FeedEntry, type FeedScope } from "../webhooks/feed.js";
 
 export function registerEvents(program: Command, io: CliIo = processIo): void {
@@ -94,6 +95,8 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
             const stop = () => void subscription.close().then(printing.settled).then(() => (clearInterval(alive), resolve()));
             process.once("SIGINT", stop);
             process.once("SIGTERM", stop);
+            // under npx a kill reaches npm, not this follower: it stops once npm is gone (as serve does)
+            stopWithParent();
           });
         }),
       ),

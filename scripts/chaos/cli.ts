@@ -23,13 +23,25 @@ const program = new Command("chaos")
   .parse();
 
 const opts = program.opts<{ store: "sqlite" | "postgres"; seconds: string; seed?: string; workers: string; payments: string; databaseUrl?: string; defect?: SeededDefect; history?: string; json?: boolean }>();
-const seed = opts.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(opts.seed);
+/** A whole number from `min`, or a usage error (exit 2, as for an unknown option). */
+function whole(name: string, raw: string, min: number): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isInteger(value) || value < min) {
+    process.stderr.write(`chaos: --${name}: expected a whole number from ${min}, got ${JSON.stringify(raw)}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+const seconds = whole("seconds", opts.seconds, 1);
+const workers = whole("workers", opts.workers, 1);
+const pool = whole("payments", opts.payments, 1);
+const seed = opts.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : whole("seed", opts.seed, 0);
 const result = await runChaos({
   store: opts.store,
-  seconds: Number(opts.seconds),
+  seconds,
   seed,
-  workers: Number(opts.workers),
-  pool: Number(opts.payments),
+  workers,
+  pool,
   ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}),
   ...(opts.defect ? { defect: opts.defect } : {}),
   ...(opts.history ? { historyFile: opts.history } : {}),

@@ -14,6 +14,10 @@ describe("npm run chaos", () => {
     expect(store.code).toBe(2);
     expect(store.err).toContain("option '--store <kind>' argument 'mysql' is invalid");
     expect((await chaos("--no-such-option")).code).toBe(2);
+    // numbers that cannot mean a run (NaN seconds ran forever; 0 workers ran nothing and passed)
+    for (const [option, value] of [["--seconds", "abc"], ["--seconds", "0"], ["--seconds", "-1"], ["--workers", "0"], ["--payments", "1.5"], ["--seed", "x"]]) {
+      expect(await chaos(option!, value!), `${option} ${value}`).toMatchObject({ code: 2, err: expect.stringContaining(`chaos: ${option}: expected a whole number`) });
+    }
     expect(await chaos("--help")).toMatchObject({ code: 0, out: expect.stringContaining("--store <kind>") });
   });
 });

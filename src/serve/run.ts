@@ -57,18 +57,18 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   }
   stopOnSignals(service, serve, logger);
   stopWithParent(env);
-  logger.info({ port: config.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");
+  logger.info({ port: service.port, store: service.description, sandbox: config.sandbox, mode: service.mode, metrics: service.metricsUrl }, "cardflow listening");
   const hint = storeHint ?? (config.databaseUrl ? "DATABASE_URL=<the same URL>" : `DATA_DIR=${config.dataDir}`);
   if (worker) {
     // the primary serves every worker's metrics from one listener (constructing an
     // AggregatorRegistry is what makes a worker answer its requests), and prints the banner once
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([service.metrics.registry]);
-    const listening: WorkerListening = { cardflow: "listening", store: `${service.description}; mode: ${service.mode}`, storeHint: hint, port: config.port };
+    const listening: WorkerListening = { cardflow: "listening", store: `${service.description}; mode: ${service.mode}`, storeHint: hint, port: service.port };
     process.send?.(listening);
     return;
   }
-  process.stderr.write(banner(`http://localhost:${config.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl));
+  process.stderr.write(banner(`http://localhost:${service.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl));
 }
 
 export function banner(base: string, store: string, storeHint: string, metricsUrl: string | null): string {

@@ -148,6 +148,8 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     engine,
     metrics,
     description,
+    /** The port it listens on (the one the system chose for PORT=0). */
+    port: (app.server.address() as { port: number }).port,
     /** sandbox, or production (adapters: <module>). */
     mode,
     /** Where /metrics is served (null: METRICS_PORT=0, or a worker's, served by the primary). */

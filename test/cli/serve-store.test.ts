@@ -71,3 +71,19 @@ it("a setting that cannot work is refused as npm start refuses it: one line `car
     expect(refused.stderr.trim().split("\n"), name).toHaveLength(1);
   }
 });
+
+it("--port 0: the banner names the port the system chose, which answers", { timeout: 120_000 }, async () => {
+  const child = spawn(process.execPath, [BIN, "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1"], { env: { ...process.env, METRICS_PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  try {
+    await expect.poll(() => /listening on http:\/\/localhost:(\d+) /.exec(stderr)?.[1], { timeout: 90_000, interval: 100 }).toBeDefined();
+    const port = Number(/listening on http:\/\/localhost:(\d+) /.exec(stderr)![1]);
+    expect(port).toBeGreaterThan(0);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
+});

@@ -216,5 +216,11 @@ export function parseDuration(text: string, option: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
   if (!match) throw new InvalidRequest(`${option}: expected a number and its unit (e.g. 30d, 12h, 90m, 45s), got ${JSON.stringify(text)}`, option.replace(/^--/, ""), "parameter_invalid");
   const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2]!]!;
-  return Number(match[1]) * unit;
+  const ms = Number(match[1]) * unit;
+  // a key's times are RFC 3339 dates: a span past 100 years would write years a client may not parse
+  if (ms > MAX_DURATION_MS) throw new InvalidRequest(`${option}: at most 100 years (36500d), got ${JSON.stringify(text)}`, option.replace(/^--/, ""), "parameter_invalid");
+  return ms;
 }
+
+/** The longest duration the CLI takes: 100 years. */
+const MAX_DURATION_MS = 36_500 * 86_400_000;

@@ -103,6 +103,12 @@ describe("cardflow accounts", () => {
       expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
       expect(refused.err, args.join(" ")).toContain(`cardflow: ${args[2]}: expected a number and its unit (e.g. 30d, 12h, 90m, 45s), got "${args[3]}"`);
     }
+    // past 100 years (a date a client may not parse, or none JavaScript holds): refused naming the option
+    for (const args of [["rotate", old!.id, "--grace", "99999999999d"], ["key", "acct_units", "--expires", "3000000d"]]) {
+      const refused = await cardflow("accounts", ...args);
+      expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(refused.err, args.join(" ")).toContain(`cardflow: ${args[2]}: at most 100 years (36500d), got ${JSON.stringify(args[3])}\n`);
+    }
     // nothing issued nor rotated; with its unit the grace is what it says
     expect(await createApiKeys(createEngine({ store, readModels })).list("acct_units")).toEqual([old]);
     const rotated = await cardflow("accounts", "rotate", old!.id, "--grace", "30m");

@@ -46,6 +46,8 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   if (opts.port !== undefined && !(/^\d{1,5}$/.test(opts.port) && Number(opts.port) <= 65535)) throw new InvalidRequest(`--port: expected a port number from 0 to 65535, got ${JSON.stringify(opts.port)}`, "port");
   if (opts.port !== undefined) env.PORT = opts.port;
   if (opts.host !== undefined) env.HOST = opts.host;
+  // an empty one would be this folder here, and the default data/ for the other commands: neither is meant
+  if (opts.dataDir?.trim() === "") throw new InvalidRequest("--data-dir: needs a directory", "data-dir");
   if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });
   if (opts.databaseUrl !== undefined) env.DATABASE_URL = opts.databaseUrl;
   // a store the environment can name is opened as npm start opens it (same files, same settings)
@@ -79,6 +81,7 @@ function storeInEnv(spec: string, env: NodeJS.ProcessEnv): string | null {
     return null;
   }
   if (spec.startsWith("sqlite:")) {
+    if (spec === "sqlite:") throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
     const path = resolve(spec.slice("sqlite:".length));
     env.DATABASE_URL = "";
     if (basename(path) === "cardflow.sqlite") {

@@ -58,6 +58,9 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
     const refused = await cardflow("serve", "--port", given, "--store", "memory");
     expect(refused, given).toMatchObject({ code: 2, out: "", err: `cardflow: --port: expected a port number from 0 to 65535, got ${JSON.stringify(given)}\n` });
   }
+  // an empty store path is refused too (it was this folder for serve, data/ for the other commands)
+  expect(await cardflow("serve", "--data-dir", "")).toMatchObject({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
+  expect(await cardflow("serve", "--store", "sqlite:")).toMatchObject({ code: 2, out: "", err: "cardflow: --store: sqlite:PATH needs a path\n" });
 });
 
 it("a setting that cannot work is refused as npm start refuses it: one line `cardflow: refusing to start: …`, exit 1", { timeout: 60_000 }, async () => {

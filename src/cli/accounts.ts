@@ -89,7 +89,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .option("--exists-ok", "if the account exists, issue another key for it instead of failing")
     .addOption(expiresOption())
     .addOption(dataDirOption())
-    .addOption(storeOption({ readOnly: false }))
+    .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
       action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) =>
         withEngine(opts, WRITES, async (engine, where) => {
@@ -118,7 +118,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .argument("<external_account_id>", "an existing merchant account")
     .addOption(expiresOption())
     .addOption(dataDirOption())
-    .addOption(storeOption({ readOnly: false }))
+    .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
       action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine, where) => {
@@ -136,7 +136,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .argument("<external_account_id>", "an existing merchant account")
     .option("--json", "print the list as JSON")
     .addOption(dataDirOption())
-    .addOption(storeOption())
+    .addOption(storeOption({ readModels: true }))
     .action(
       action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine, where) => {
@@ -152,7 +152,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .description("revoke an API key: every request with it answers 401, in every process, within a second")
     .argument("<key_id>", "the key's id (key_…, from accounts keys)")
     .addOption(dataDirOption())
-    .addOption(storeOption({ readOnly: false }))
+    .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
       action(io, async (keyId: string, opts: { dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine, where) => {
@@ -170,7 +170,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .option("--grace <duration>", "how long the old key keeps working (e.g. 1h, 7d)", "0s")
     .addOption(new Option("--expires <duration>", "the new key stops working after this long (e.g. 90d); default: the old key's lifetime from now, or no expiry if it had none"))
     .addOption(dataDirOption())
-    .addOption(storeOption({ readOnly: false }))
+    .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
       action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) =>
         withEngine(opts, READS, async (engine, where) => {

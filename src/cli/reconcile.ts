@@ -33,7 +33,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .option("--dry-run", "show what would be appended, append nothing")
     .option("--json", "print the report as JSON")
     .option("--grace <ms>", "only attempts at least this old", "30000")
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR"))
     .action(
       action(io, async (opts: { dryRun?: boolean; json?: boolean; grace: string; store?: string; dataDir?: string }) => {
@@ -81,7 +81,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .argument("<payment_id>", "the payment the finding names")
     .argument("<attempt_id>", "the attempt the finding names")
     .requiredOption("--note <text>", "what was done with the processor (kept in the event)")
-    .addOption(storeOption())
+    .addOption(storeOption({ readOnly: false }))
     .action(
       action(io, async (payment_id: string, attempt_id: string, opts: { note: string; store?: string }) =>
         withStore(io, opts.store, READS, async ({ store }) => {

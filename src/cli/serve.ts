@@ -31,7 +31,7 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
     .description("serves the payment API, the web console, /healthz and /readyz, with metrics on METRICS_PORT; stops gracefully on SIGTERM or SIGINT. The environment configures it as it does npm start; an option wins over its variable.")
     .option("--port <port>", "the API's port (PORT, default 8080)")
     .option("--host <host>", "the address to bind (HOST, default 0.0.0.0)")
-    .addOption(storeOption({ readOnly: false }))
+    .addOption(storeOption({ readOnly: false, readModels: true }))
     .addOption(new Option("--data-dir <dir>", "SQLite under this directory (like DATA_DIR; the same as --store sqlite:DIR/cardflow.sqlite)").conflicts(["store", "databaseUrl"]))
     .addOption(new Option("--database-url <url>", "PostgreSQL (like DATABASE_URL; the same as --store postgres:URL)").conflicts(["store"]))
     .option("--workers <n>", "processes sharing the port (node:cluster)", "1")

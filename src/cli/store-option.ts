@@ -48,9 +48,15 @@ function discarder(path: string): (() => void) | undefined {
   };
 }
 
-/** --store; `readOnly`: the commands that only read also take an export (jsonl:PATH). */
-export const storeOption = ({ readOnly = true } = {}) =>
-  new Option("--store <store>", `event store: sqlite:PATH, postgres:URL, kurrentdb:URL, ${readOnly ? "jsonl:PATH (an export, read-only) " : ""}or memory; default: the service's store (DATABASE_URL, else DATA_DIR)`).env("CARDFLOW_STORE");
+/**
+ * --store, naming the stores the command takes: `readOnly`, the commands that only read also take
+ * an export (jsonl:PATH); `readModels`, those that need read models beside the events (accounts and
+ * keys, serve) take no KurrentDB (events only) nor export.
+ */
+export const storeOption = ({ readOnly = true, readModels = false } = {}) => {
+  const kinds = ["sqlite:PATH", "postgres:URL", ...(readModels ? [] : ["kurrentdb:URL"]), ...(readOnly && !readModels ? ["jsonl:PATH (an export, read-only)"] : [])];
+  return new Option("--store <store>", `event store: ${kinds.join(", ")} or memory; default: the service's store (DATABASE_URL, else DATA_DIR)`).env("CARDFLOW_STORE");
+};
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {

@@ -22,18 +22,15 @@ const expiresOption = () => new Option("--expires <duration>", "the key stops wo
 // nobody waits on the CLI: it catches the read models up completely (a request's wait is bounded)
 const keysOf = (engine: Engine) => createApiKeys(engine, { readModelsCurrent: "complete" });
 
-/** --expires as a time from now, or null; checked before anything is written. */
-function expiryOf(engine: Engine, expires: string | undefined): string | null {
+/** --expires as a span (ms), or null; checked before a store is opened (a usage error leaves nothing behind). */
+function expiresIn(expires: string | undefined): number | null {
   if (expires === undefined) return null;
-  const refused = (why: string) => new InvalidRequest(`--expires: ${why}, got ${JSON.stringify(expires)} (e.g. 90d, 12h)`, "expires");
   const ms = parseDuration(expires, "--expires");
-  if (!(ms > 0)) throw refused("a key must work for some time");
-  const at = engine.clock.now() + ms;
-  if (!(at <= MAX_DATE_MS)) throw refused("beyond the dates a key can carry");
-  return isoTimestamp(at);
+  if (!(ms > 0)) throw new InvalidRequest(`--expires: a key must work for some time, got ${JSON.stringify(expires)} (e.g. 90d, 12h)`, "expires");
+  return ms;
 }
-/** The last time JavaScript's Date holds. */
-const MAX_DATE_MS = 8.64e15;
+/** That span from the engine's now, as a key's expiry. */
+const expiryAt = (engine: Engine, ms: number | null) => (ms === null ? null : isoTimestamp(engine.clock.now() + ms));
 
 /** The library's NotFound says "for this account" (an API caller's scope); the CLI names the store it looked in, and what to run. */
 const notFoundIn = (where: string, next: string) => (error: unknown): never => {
@@ -91,9 +88,10 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
-      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) =>
-        withEngine(opts, WRITES, async (engine, where) => {
-          const expiresAt = expiryOf(engine, opts.expires); // a bad --expires opens nothing
+      action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) => {
+        const expiresMs = expiresIn(opts.expires); // a bad --expires opens nothing
+        return withEngine(opts, WRITES, async (engine, where) => {
+          const expiresAt = expiryAt(engine, expiresMs);
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));
           if (!existing) await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
           else if (!opts.existsOk) {
@@ -107,8 +105,8 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
           }
           const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt });
           io.out(`${key}\n`);
-        }),
-      ),
+        });
+      }),
     );
 
   accounts
@@ -120,13 +118,14 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
-      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine, where) => {
+      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) => {
+        const expiresMs = expiresIn(opts.expires);
+        return withEngine(opts, READS, async (engine, where) => {
           await engine.getAccount(external_account_id).catch(notFoundIn(where, openIt(external_account_id)));
-          const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryOf(engine, opts.expires) });
+          const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryAt(engine, expiresMs) });
           io.out(`${key}\n`);
-        }),
-      ),
+        });
+      }),
     );
 
   accounts
@@ -172,13 +171,14 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
-      action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine, where) => {
-          const rotation = { graceMs: parseDuration(opts.grace, "--grace"), ...(opts.expires === undefined ? {} : { expiresAt: expiryOf(engine, opts.expires) }), actor: "cli" };
+      action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) => {
+        const [graceMs, expiresMs] = [parseDuration(opts.grace, "--grace"), expiresIn(opts.expires)];
+        return withEngine(opts, READS, async (engine, where) => {
+          const rotation = { graceMs, ...(expiresMs === null ? {} : { expiresAt: expiryAt(engine, expiresMs) }), actor: "cli" };
           const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, rotation).catch(notFoundIn(where, KEY_IDS));
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);
           io.out(`${key}\n`);
-        }),
-      ),
+        });
+      }),
     );
 }

@@ -92,6 +92,15 @@ describe("cardflow reconcile's store", () => {
 });
 
 describe("cardflow accounts' store", () => {
+  it("a usage error (a duration without its unit) creates no store: it is refused before one is opened", async () => {
+    const empty = mkdtempSync(join(dir, "usage-"));
+    for (const args of [["create", "acct_x", "--expires", "30"], ["key", "acct_x", "--expires", "0d"], ["rotate", "key_x", "--grace", "5"]]) {
+      const refused = await cardflow("accounts", ...args, "--data-dir", empty);
+      expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(readdirSync(empty), args.join(" ")).toEqual([]);
+    }
+  });
+
   it("takes --store (or CARDFLOW_STORE) like every command: a SQLite file of another name than cardflow.sqlite, a JSONL export refused", async () => {
     const other = join(dir, "accounts", "other.sqlite");
     const created = await cardflow("accounts", "create", "acct_other", "--store", `sqlite:${other}`);

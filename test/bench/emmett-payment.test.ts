@@ -1,6 +1,7 @@
 // The Emmett peer of the benchmark (scripts/bench/peer/emmett-payment.ts) is a real payment: the
 // events cardflow records for the same flow (valid by cardflow's own schemas, in the same order),
 // the same money checks, and Emmett's expected versions on its PostgreSQL event store.
+import { EVENT_REGISTRY } from "../../machines/event-versions.js";
 import { getInMemoryEventStore, IllegalStateError, isExpectedVersionConflictError, ValidationError, type EventStore } from "@event-driven-io/emmett";
 import { getPostgreSQLEventStore } from "@event-driven-io/emmett-postgresql";
 import { describe, expect, it } from "vitest";
@@ -31,7 +32,7 @@ describe("the Emmett peer's stored-card payment", () => {
     expect((await payments.authorize(id)).status).toBe("requires_capture");
     const captured = await payments.capture(id, "10.00");
     expect(captured).toMatchObject({ status: "succeeded", amount_authorized: "10.00", amount_captured: "10.00" });
-    const stored = (await eventStore.readStream(streamOf(id))).events.map((e) => PaymentEvent.parse({ type: e!.type, version: 1, data: e!.data }));
+    const stored = (await eventStore.readStream(streamOf(id))).events.map((e) => PaymentEvent.parse({ type: e!.type, version: EVENT_REGISTRY.get(e!.type)!.current, data: e!.data }));
 
     const engine = createEngine();
     const card = await openBenchAccount(engine);
@@ -123,7 +124,7 @@ function intent() {
     external_customer_id: "cus_bench",
     payment_method_id: "pm_card_visa",
     stored_card: { type: "card_not_present" as const, brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2034, cardholder_name: null, funding: "credit" as const },
-    allow_saving_card: false,
+    allow_saving_card: null,
     client_secret: null,
     client_secret_sha256: null,
     date_created: "2026-01-01T00:00:00.000Z",

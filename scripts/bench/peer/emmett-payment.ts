@@ -160,7 +160,7 @@ export function emmettPayments({ eventStore, processor, ids, clock }: { eventSto
         external_customer_id: charge.external_customer_id,
         payment_method_id: charge.payment_method_id,
         stored_card,
-        allow_saving_card: false,
+        allow_saving_card: null, // not sent, as cardflow records a create without it
         client_secret: null,
         client_secret_sha256: null,
         date_created: new Date(clock.now()).toISOString(),

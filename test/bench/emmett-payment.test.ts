@@ -1,10 +1,10 @@
 // The Emmett peer of the benchmark (scripts/bench/peer/emmett-payment.ts) is a real payment: the
 // events cardflow records for the same flow (valid by cardflow's own schemas, in the same order),
 // the same money checks, and Emmett's expected versions on its PostgreSQL event store.
-import { EVENT_REGISTRY } from "../../machines/event-versions.js";
 import { getInMemoryEventStore, IllegalStateError, isExpectedVersionConflictError, ValidationError, type EventStore } from "@event-driven-io/emmett";
 import { getPostgreSQLEventStore } from "@event-driven-io/emmett-postgresql";
 import { describe, expect, it } from "vitest";
+import { EVENT_REGISTRY } from "../../machines/event-versions.js";
 import { PaymentEvent, streams } from "../../machines/events.js";
 import { openBenchAccount, storedCardFlow } from "../../scripts/bench/flows.js";
 import { decide, emmettPayments, evolve, initialState, streamOf, type Payment } from "../../scripts/bench/peer/emmett-payment.js";

@@ -13,11 +13,9 @@ export const Text = (max: number) =>
     .max(max, `must be at most ${max} characters`)
     .refine((s) => !UNSTORABLE.test(s), "has a control character or a lone surrogate: send printable UTF-8 text");
 /** A name kept exactly as sent: white space around it is refused, not trimmed. */
-const Exact = (max: number) => Text(max).refine((s) => s.trim() === s, "has white space around it: send it alone");
-/** An identifier or reference field: exactly as sent (white space around it is refused, not trimmed). */
-export const Id = Text(255)
-  .min(1, "must not be empty")
-  .refine((s) => s.trim() === s, "has white space around it: send the identifier alone");
+const Exact = (max: number, what = "it") => Text(max).refine((s) => s.trim() === s, `has white space around it: send ${what} alone`);
+/** An identifier or reference field: exactly as sent, never empty. */
+export const Id = Exact(255, "the identifier").min(1, "must not be empty");
 /** A count in a query string (digits only: "20"; not "0x10", "1e1" nor " 10") or a number, from min to max. */
 export const Count = (min: number, max: number) =>
   z.preprocess(

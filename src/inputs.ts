@@ -94,7 +94,8 @@ export const RefundInput = z.strictObject({
   reason: Text(500).optional(),
 });
 
-export const SaveCardInput = z.strictObject({ ...PaymentRef, external_customer_id: Id });
+/** Spec §4.7, "called from a client or a server": a client without an API key sends the payment's client secret. */
+export const SaveCardInput = z.strictObject({ ...PaymentRef, external_customer_id: Id, client_secret: Id.optional() });
 
 export const GetPaymentInput = z.strictObject(PaymentRef);
 

@@ -37,7 +37,8 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
         summary: def.summary,
         description: [def.extension ? "**Extension** beyond the payment service interface." : null, def.description ?? null].filter(Boolean).join("\n\n") || undefined,
         tags: [def.extension ? "extensions" : apiVersion],
-        security: def.auth === "api_key" ? [{ apiKey: [] }] : [],
+        // {}: no API key, the client secret in the body instead
+        security: def.auth === "api_key" ? [{ apiKey: [] }] : def.auth === "api_key_or_client_secret" ? [{ apiKey: [] }, {}] : [],
         responses: {
           "200": { description: "OK", content: { [def.contentType?.split(";")[0] ?? "application/json"]: { schema: shared(jsonSchema(def.response(apiVersion), "output")) } } },
           "4XX": problem,

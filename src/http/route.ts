@@ -14,8 +14,11 @@ import { HttpProblem } from "./problem.js";
 import type { Version } from "./schemas.js";
 import { answerSchema, serializerOf } from "./serializer.js";
 
-/** api_key: `Authorization: Bearer <key>`; client_secret: the intent's client secret in the body. */
-export type Auth = "api_key" | "client_secret" | "none";
+/**
+ * api_key: `Authorization: Bearer <key>`; client_secret: the intent's client secret in the body;
+ * api_key_or_client_secret: either (spec §4.7's save card, "called from a client or a server").
+ */
+export type Auth = "api_key" | "client_secret" | "api_key_or_client_secret" | "none";
 
 export interface RouteContext {
   version: Version;
@@ -91,7 +94,11 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         if (account !== null && claimed !== undefined && claimed !== account) {
           throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
         }
-        const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? def.auth };
+        const secret = (input as { client_secret?: unknown }).client_secret;
+        if (def.auth === "api_key_or_client_secret" && account === null && secret === undefined) {
+          throw new HttpProblem(401, "unauthorized", "send an API key (Authorization: Bearer <key>) or the payment's client_secret");
+        }
+        const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? (secret === undefined ? def.auth : "client_secret") };
         if (def.contentType) reply.type(def.contentType);
         const key = req.headers[IDEMPOTENCY_HEADER];
         // no closures on this path (reads): it runs on every status poll
@@ -99,7 +106,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
 
         const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
         const present = (answer: unknown) => def.present(answer, version);
-        const scope = account ?? (def.auth === "client_secret" ? `client:${sha256(String((input as { client_secret?: unknown }).client_secret))}` : "public");
+        const scope = account ?? (secret === undefined ? "public" : `client:${sha256(String(secret))}`);
         const answer = await idempotency.run(
           { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${url}`, req.body) },
           ({ idempotency_key, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),

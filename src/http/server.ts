@@ -133,8 +133,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
-    if ((req.routeOptions.config as { auth?: Auth }).auth !== "api_key") return;
+    const { auth } = req.routeOptions.config as { auth?: Auth };
+    if (auth !== "api_key" && auth !== "api_key_or_client_secret") return;
     const presented = presentedKey(req.headers);
+    // no key at all: the route checks the client secret in its body (./route.ts)
+    if (auth === "api_key_or_client_secret" && req.headers.authorization === undefined) return;
     if (!presented) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>"));
     const owner = await apiKeys.authenticate(presented);
     if (!owner) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "the API key is not valid"));

@@ -79,6 +79,32 @@ describe("cross-account isolation", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ payment_id: intent.payment_id, status: "requires_capture", amount: "4.00", currency: "USD", payment: expect.objectContaining({ last_4: "4242" }) });
   });
+
+  it("saving a card from a client (spec §4.7): no API key, the payment's client secret; nothing else opens it", async () => {
+    const b = await api.merchant("acct_b", "B");
+    const create = () => b.post("/v2/payment/intent", { amount: "4.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    const { body: intent } = await create();
+    const { body: other } = await create();
+    for (const { client_secret } of [intent, other]) expect((await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret } })).status).toBe(200);
+    const save = (fields: Record<string, unknown>, headers?: Record<string, string>) =>
+      api.request("POST", "/v1/customer/card", { body: { payment_id: intent.payment_id, external_account_id: "acct_b", external_customer_id: "cus_1", ...fields }, ...(headers && { headers }) });
+    const before = (await api.store.readAll()).length;
+    // neither a key nor a secret; another payment's secret; a wrong one; the payment in another account
+    expectProblem(await save({}), 401, "unauthorized");
+    expectProblem(await save({ client_secret: other.client_secret }), 401, "unauthorized", "client_secret");
+    expectProblem(await save({ client_secret: `${intent.payment_id}_secret_wrong` }), 401, "unauthorized", "client_secret");
+    expectProblem(await save({ client_secret: intent.client_secret, external_account_id: "acct_alice" }), 401, "unauthorized", "client_secret");
+    // a secret does not stand in for a wrong key
+    expectProblem(await save({ client_secret: intent.client_secret }, { authorization: "Bearer sk_wrong" }), 401, "unauthorized");
+    expect((await api.store.readAll()).length).toBe(before);
+
+    const saved = await save({ client_secret: intent.client_secret });
+    expect(saved.status).toBe(200);
+    expect(saved.body).toMatchObject({ external_account_id: "acct_b", external_customer_id: "cus_1", payment_id: intent.payment_id, payment_method_id: expect.stringMatching(/^pm_/) });
+    // the merchant's server sees it, and the secret does not reach the events
+    expect((await b.get("/v1/customer/card?external_account_id=acct_b&external_customer_id=cus_1")).body.data).toEqual([saved.body]);
+    expect(JSON.stringify(await api.store.readAll())).not.toContain(intent.client_secret);
+  });
 });
 
 describe("a key's lookup", () => {

@@ -15,8 +15,9 @@ export function customerCardRoutes(engine: Engine) {
       path: "/customer/card",
       versions: ["v1"],
       summary: "Save the card of a payment on file for a customer (spec §4.7)",
-      description: "Answers with the card on file; its token is `payment_method_id`. Saving again for the same customer answers with the same card.",
-      auth: "api_key",
+      description:
+        "Answers with the card on file; its token is `payment_method_id`. Saving again for the same customer answers with the same card. Called from a server with the API key, or from a client (spec §4.7) without one: the client then sends the payment's `client_secret` in the body (an extension field).",
+      auth: "api_key_or_client_secret",
       input: SaveCardInput,
       response: () => CustomerCardOut,
       run: (input, { command }) => engine.saveCard(input, command),

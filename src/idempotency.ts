@@ -50,15 +50,21 @@ export class IdempotencyKeyReused extends CardflowError {
   }
 }
 
+/** Retry-After of a full account whose records all wait on requests in flight (they free as those are answered). */
+const RETRY_WHEN_UNKNOWN_S = 60;
+
 /** 429: the scope (an account) holds as many kept keys as it may; they free up as they expire. */
 export class IdempotencyKeysExhausted extends CardflowError {
   override readonly name = "IdempotencyKeysExhausted";
   readonly status = 429;
   readonly code = "idempotency_keys_exhausted";
   override readonly param = "Idempotency-Key";
-  readonly retryAfterSeconds = 60;
-  constructor(limit: number) {
-    super(`this account holds ${limit} Idempotency-Key records, the most kept at once; retry later (records expire after their time) or send the request without a key`);
+  /** When the account's first record gives its key up (RETRY_WHEN_UNKNOWN_S when none will by time, or the store cannot tell). */
+  constructor(
+    limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`this account holds ${limit} Idempotency-Key records, the most kept at once; retry in ${retryAfterSeconds} s, when the first expires, or send the request without a key`);
   }
 }
 
@@ -157,8 +163,11 @@ const RELEASE_RETRY_MS = 1_000;
 export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
   const { seal, open } = answerSeal(sealKey);
-  /** Per scope: records counted in the store at `at`, plus the keys this process claimed since. */
-  const counts = new Map<string, { count: number; at: number }>();
+  /**
+   * Per scope: records counted in the store at `at`, plus the keys this process claimed since; and,
+   * once refused, when its first record frees (ms; null: unknown), so refusals read the store once a recount.
+   */
+  const counts = new Map<string, { count: number; at: number; frees?: number | null }>();
 
   /** Refuses the key just claimed when its scope is past the cap (counted with it). */
   async function withinCap(scope: string): Promise<void> {
@@ -170,7 +179,11 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
     } else counted.count++;
     if (counted.count > maxKeysPerScope) {
       counted.count--; // released by the caller
-      throw new IdempotencyKeysExhausted(maxKeysPerScope);
+      if (counted.frees === undefined) {
+        const next = (await store.nextIdempotencyRelease?.(scope, at())) ?? null;
+        counted.frees = next === null ? null : Date.parse(next);
+      }
+      throw new IdempotencyKeysExhausted(maxKeysPerScope, counted.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((counted.frees - clock.now()) / 1000)));
     }
   }
 

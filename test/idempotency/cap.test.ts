@@ -41,10 +41,13 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s s
       const created = async () => (await events.readAll()).filter((e) => e.type === "PaymentIntentCreated").length;
 
       const first = await run("acct_full", "k1");
+      await clock.advance(20_000);
       await run("acct_full", "k2");
       await run("acct_full", "k3");
       await expect(run("acct_full", "k4")).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
-      await expect(run("acct_full", "k4")).rejects.toMatchObject({ status: 429, code: "idempotency_keys_exhausted", retryAfterSeconds: 60 });
+      // Retry-After: when the first record (k1, kept 60 s) gives its key up, 40 s from now
+      await expect(run("acct_full", "k4")).rejects.toMatchObject({ status: 429, code: "idempotency_keys_exhausted", retryAfterSeconds: 40 });
+      expect(Date.parse((await events.nextIdempotencyRelease!("acct_full", new Date(clock.now()).toISOString()))!)).toBe(clock.now() + 40_000);
       expect(await created()).toBe(3);
       expect(await events.readIdempotency("acct_full:k4")).toBeUndefined();
       expect(await events.countIdempotency!("acct_full", new Date(clock.now()).toISOString())).toBe(3);
@@ -59,6 +62,7 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s s
       expect((await run("acct_full%3Ax", "k1")).replayed).toBe(false);
       // the records expire: the account may use new keys again
       await clock.advance(61_000);
+      expect(await events.nextIdempotencyRelease!("acct_full", new Date(clock.now()).toISOString())).toBeNull();
       expect((await run("acct_full", "k4")).replayed).toBe(false);
       expect((await run("acct_full", "x:k1")).replayed).toBe(false);
       expect(await created()).toBe(8);
@@ -78,7 +82,9 @@ describe("the cap over HTTP", () => {
       expect((await m.post("/v2/payment/intent", body, { "idempotency-key": "b" })).status).toBe(200);
       const refused = await m.post("/v2/payment/intent", body, { "idempotency-key": "c" });
       expectProblem(refused, 429, "idempotency_keys_exhausted", "Idempotency-Key");
-      expect(refused.headers.get("retry-after")).toBe("60");
+      // when the first key frees: kept 24 h (the default), and the clock has not moved
+      expect(refused.headers.get("retry-after")).toBe(String(24 * 3600));
+      expect(refused.body.detail).toContain(`retry in ${24 * 3600} s, when the first expires`);
       expect((await m.post("/v2/payment/intent", body, { "idempotency-key": "a" })).headers.get("idempotent-replayed")).toBe("true");
       expect((await m.post("/v2/payment/intent", body)).status).toBe(200);
     } finally {

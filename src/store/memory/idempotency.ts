@@ -44,6 +44,11 @@ export function createMemoryIdempotency(): MemoryIdempotency {
       for (const [k, r] of records) if (k.startsWith(`${scope}:`) && holdsKey(r, now)) n++;
       return n;
     },
+    async nextIdempotencyRelease(scope, now) {
+      let first: string | null = null;
+      for (const [k, r] of records) if (k.startsWith(`${scope}:`) && r.expires_at >= now && r.state === "done" && (first === null || r.expires_at < first)) first = r.expires_at;
+      return first;
+    },
     async purgeIdempotency(now) {
       let n = 0;
       for (const [k, r] of records) if (!holdsKey(r, now) && records.delete(k)) n++;

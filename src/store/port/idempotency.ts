@@ -61,4 +61,9 @@ export interface IdempotencyStore {
    * cap (src/idempotency.ts). Optional: a store that cannot answer it cheaply has no cap.
    */
   countIdempotency?(scope: string, now: string): Promise<number>;
+  /**
+   * When the scope's first answered record gives its key up (ISO 8601; null when none holds one at
+   * `now`): the cap's Retry-After. A claim in flight is not counted: answered, it is kept its full time.
+   */
+  nextIdempotencyRelease?(scope: string, now: string): Promise<string | null>;
 }

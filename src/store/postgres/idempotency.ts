@@ -60,6 +60,13 @@ export function postgresIdempotency({ run, query }: Statements): IdempotencyStor
       );
       return Number(r!.n);
     },
+    async nextIdempotencyRelease(scope, now) {
+      const [r] = await query<{ t: string | null }>(
+        `SELECT min(i.expires_at) AS t FROM idempotency i WHERE (i.key COLLATE "C") >= $1 AND (i.key COLLATE "C") < $2 AND i.expires_at >= $3 AND i.state = 'done'`,
+        [`${scope}:`, `${scope};`, now],
+      );
+      return r!.t;
+    },
     async purgeIdempotency(now) {
       return (await run(`DELETE FROM idempotency i WHERE ${RELEASED_SQL("i", "$1")}`, [now])).rowCount ?? 0;
     },

@@ -38,6 +38,9 @@ export function sqliteIdempotency(db: Database.Database, write: Write): SqliteId
     purge: db.prepare(`DELETE FROM idempotency WHERE ${RELEASED_SQL("idempotency", "?")}`),
     // the scope's keys are the primary key's range [scope + ":", scope + ";") (BINARY collation)
     count: db.prepare<[string, string, string], { n: number }>(`SELECT count(*) AS n FROM idempotency WHERE key >= ? AND key < ? AND NOT (${RELEASED_SQL("idempotency", "?")})`),
+    nextRelease: db.prepare<[string, string, string], { t: string | null }>(
+      `SELECT min(expires_at) AS t FROM idempotency WHERE key >= ? AND key < ? AND expires_at >= ? AND state = 'done'`,
+    ),
   };
 
   /** A write that may skip the fsync: were a claim lost, so would be everything written after it. */
@@ -82,6 +85,9 @@ export function sqliteIdempotency(db: Database.Database, write: Write): SqliteId
     },
     async countIdempotency(scope, now) {
       return q.count.get(`${scope}:`, `${scope};`, now)!.n;
+    },
+    async nextIdempotencyRelease(scope, now) {
+      return q.nextRelease.get(`${scope}:`, `${scope};`, now)!.t;
     },
     async purgeIdempotency(now) {
       return (await write(() => q.purge.run(now))).changes;

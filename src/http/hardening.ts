@@ -69,18 +69,19 @@ export function clientErrorHandler(requestId: () => number) {
 }
 
 /**
- * Counts failed authentications per client address; after `max` in a window, the failure is
- * answered 429 (Retry-After: until the window ends) instead of 401. A valid key is never refused.
+ * Counts failed authentications (an API key or a client secret missing or wrong) per client
+ * address; after `max` in a window, the failure is answered 429 (Retry-After: until the window
+ * ends) instead of 401. A valid key or secret is never refused.
  */
 export function authFailureLimit(app: FastifyInstance, { max = 20, windowMs = 60_000 }: AuthFailureLimit = {}) {
   let count: ReturnType<FastifyInstance["createRateLimit"]> | undefined;
   void app.register(rateLimit, { global: false }).after(() => {
     count = app.createRateLimit({ max, timeWindow: windowMs });
   });
-  return async (req: FastifyRequest, unauthorized: HttpProblem): Promise<HttpProblem> => {
+  return async <E>(req: FastifyRequest, unauthorized: E): Promise<E | HttpProblem> => {
     const limit = await count!(req);
     if (limit.isAllowed || !limit.isExceeded) return unauthorized;
-    const detail = "too many requests with a missing or invalid API key from this client; retry later";
+    const detail = "too many requests with a missing or invalid API key or client secret from this client; retry later";
     return new HttpProblem(429, "too_many_failed_authentications", detail, null, Math.max(1, limit.ttlInSeconds));
   };
 }

@@ -150,7 +150,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
     done(null, payload);
   });
 
-  app.setErrorHandler(replyProblem);
+  // a client secret missing or wrong (its route's 401, or the engine's) counts like a wrong key;
+  // a wrong key was counted when the onRequest hook refused it
+  app.setErrorHandler(async (error, req, reply) => {
+    const { auth } = req.routeOptions.config as { auth?: Auth };
+    const bySecret = auth === "client_secret" || (auth === "api_key_or_client_secret" && req.headers.authorization === undefined);
+    return replyProblem(bySecret && (error as { status?: unknown }).status === 401 ? await failedAuthentication(req, error) : error, req, reply);
+  });
 
   const allowedMethods = collectAllowedMethods(app);
   app.setNotFoundHandler((req, reply) => {

@@ -100,6 +100,22 @@ describe("HTTP hardening", () => {
     expect((await m.get("/v2/hardware?external_account_id=acct_h")).status).toBe(200);
   });
 
+  it("client secrets missing or wrong count too (the SDK's calls, a card saved from a client); a valid secret still works", async () => {
+    api = await startApi({ server: { authFailures: { max: 3, windowMs: 60_000 } } });
+    const b = await api.merchant("acct_hb", "B");
+    const { body: intent } = await b.post("/v2/payment/intent", { amount: "4.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+    const guess = (i: number) => api.request("POST", "/v2/sdk/process-payment", { body: { client_secret: `${intent.payment_id}_secret_guess${i}` } });
+    expectProblem(await guess(1), 401, "unauthorized", "client_secret");
+    // no credential at all on the save, and a wrong secret there
+    const save = (fields: Record<string, unknown>) => api.request("POST", "/v1/customer/card", { body: { external_account_id: "acct_hb", payment_id: intent.payment_id, external_customer_id: "c", ...fields } });
+    expectProblem(await save({}), 401, "unauthorized");
+    expectProblem(await save({ client_secret: `${intent.payment_id}_secret_guess` }), 401, "unauthorized");
+    expectProblem(await guess(2), 429, "too_many_failed_authentications");
+    expectProblem(await save({}), 429, "too_many_failed_authentications");
+    expect((await api.request("POST", "/v2/sdk/payment-method", { body: { client_secret: intent.client_secret } })).status).toBe(200);
+    expect((await save({ client_secret: intent.client_secret })).status).toBe(200);
+  });
+
   it("behind a trusted proxy, failures count per X-Forwarded-For client, not per balancer", async () => {
     api = await startApi({ server: { authFailures: { max: 2, windowMs: 60_000 }, trustProxy: true } });
     const from = (client: string) => api.request("GET", "/v2/hardware?external_account_id=acct_h", { key: "sk_wrong", headers: { "x-forwarded-for": client } });

@@ -33,6 +33,7 @@ import { createMemoryReadModels, createMemoryStore } from "./store/memory/index.
 import type { EventStore, ReadModelStore } from "./store/port.js";
 
 export type { CommandContext } from "./engine/context.js";
+export { CLIENT_SECRET_ACTOR } from "./engine/context.js";
 export type { Account } from "./engine/lookups/accounts.js";
 export type { AttemptFault } from "./engine/handlers/pipeline.js";
 export type { CreatedIntent } from "./present/payment-record.js";

@@ -18,7 +18,7 @@ export interface CommandContext {
   now?: string;
   request_id?: number;
   idempotency_key?: string | null;
-  /** e.g. an API key id; defaults to "library". */
+  /** e.g. an API key id, CLIENT_SECRET_ACTOR; defaults to "library". */
   actor?: string;
   /**
    * HTTP Idempotency-Key: given what the command would answer after an append (the payment's
@@ -36,6 +36,14 @@ export interface CommandContext {
   /** Told when the command answered from what an earlier try with its Idempotency-Key did (a replay, not a new effect). */
   answeredFromStore?: () => void;
 }
+
+/**
+ * The actor of a request authorised by a payment's client secret (the client SDK's). Its
+ * Idempotency-Keys are the secret's, not the merchant account's (src/http/route.ts scopes them
+ * apart): on one payment, the same key sent by the client and by the merchant is two requests.
+ */
+export const CLIENT_SECRET_ACTOR = "client_secret";
+export const byClientSecret = (actor: string | null | undefined) => actor === CLIENT_SECRET_ACTOR;
 
 /** The context with the command's clock reading, taken once (kept if the caller took it already). */
 export const commandClock = (clock: Clock, ctx: CommandContext): CommandContext => (ctx.now ? ctx : { ...ctx, now: isoTimestamp(clock.now()) });

@@ -4,6 +4,7 @@ import { closesAttempt, isAttempt, type AttemptEvent, type PaymentEvent } from "
 import { applyPaymentEvent, applyStored, initialPaymentSnapshot, type PaymentSnapshot } from "../../machines/fold.js";
 import type { AuthorizationOutcome, PaymentView, RecordedOutcome } from "../processors/port.js";
 import type { RecordedEvent } from "../store/port.js";
+import { byClientSecret } from "./context.js";
 
 /** An authorization outcome (a charge, a collected card, a terminal's report); attempt_id when it answers one. */
 export function authorizationEvents(outcome: AuthorizationOutcome, attempt_id?: string): PaymentEvent[] {
@@ -110,11 +111,13 @@ function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, ca
  * still land, so the same call is made again under its id (the processor acts once per key);
  * else the `answer`: the payment right after the try's own events and what followed them on no
  * request's behalf (the reconciler's outcome, its follow-ups), before another request's: what the
- * try would have answered. Undefined when no call was made under the key.
+ * try would have answered. Undefined when no call was made under the key. The try's events are
+ * those under the key sent by the same side (`byClient`: the payment's client secret, else the
+ * merchant's keys; ./context.ts CLIENT_SECRET_ACTOR): the other side's same key is another request.
  */
 export type EarlierTry = { open: string } | { anew: true; reuse?: AttemptEvent } | { answer: PaymentSnapshot; through: RecordedEvent };
 
-export function earlierTry(events: readonly RecordedEvent[], key: string): EarlierTry | undefined {
+export function earlierTry(events: readonly RecordedEvent[], key: string, byClient: boolean): EarlierTry | undefined {
   let snapshot = initialPaymentSnapshot;
   let last: { attempt: AttemptEvent; closed: "answered" | "abandoned" | null; neverReceived: boolean } | undefined;
   let acted = false;
@@ -130,13 +133,14 @@ export function earlierTry(events: readonly RecordedEvent[], key: string): Earli
     const keyed = e.metadata.idempotency_key ?? null;
     // the processor's late answer to the try's abandoned call (recorded by whichever process): the try acted
     const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt.data.attempt_id;
-    if (keyed === key) {
+    const mine = keyed === key && byClientSecret(e.metadata.actor) === byClient;
+    if (mine) {
       if (isAttempt(e)) last = { attempt: { type: e.type, version: e.version, data: e.data } as AttemptEvent, closed: null, neverReceived: false };
       // a reference is given with the try's call, and given back when the processor refuses it: not an effect of its own
       else if (e.type !== "AttemptAbandoned" && e.type !== "TransactionReferenceGiven") acted = true;
     }
     if (lateAnswer) acted = following = true;
-    else if (keyed !== null) following = keyed === key;
+    else if (keyed !== null) following = mine;
     if (following) answer = { answer: snapshot, through: e };
   }
   if (!last) return undefined;

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifySchema } from "fastify";
 import type { z } from "zod";
 import { sha256, type ApiKeyOwner } from "../api-keys.js";
-import type { CommandContext } from "../engine.js";
+import { CLIENT_SECRET_ACTOR, type CommandContext } from "../engine.js";
 import { InvalidRequest } from "../errors.js";
 import { parseInput } from "../inputs.js";
 import { fingerprintOf, type Idempotency } from "../idempotency.js";
@@ -98,7 +98,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         if (def.auth === "api_key_or_client_secret" && account === null && secret === undefined) {
           throw new HttpProblem(401, "unauthorized", "send an API key (Authorization: Bearer <key>) or the payment's client_secret");
         }
-        const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? (secret === undefined ? def.auth : "client_secret") };
+        const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? (secret === undefined ? def.auth : CLIENT_SECRET_ACTOR) };
         if (def.contentType) reply.type(def.contentType);
         const key = req.headers[IDEMPOTENCY_HEADER];
         // no closures on this path (reads): it runs on every status poll

@@ -64,6 +64,19 @@ describe("Idempotency-Key", () => {
     expect(rb.body.payment_id).not.toBe(ra.body.payment_id);
   });
 
+  it("a client secret's keys are not the account's: the merchant's request under the key of the SDK's call on the same payment acts", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_sdk_keys", "B");
+    const sdk = (path: string, body: object, key: string) => api.request("POST", path, { body, headers: { "idempotency-key": key } });
+    for (const step of ["capture", "cancel"] as const) {
+      const { body: intent } = await m.post("/v2/payment/intent", { amount: "6.00", payment_method_types: "card", capture_method: "manual", allow_saving_card: true });
+      expect((await sdk("/v2/sdk/payment-method", { client_secret: intent.client_secret }, `k-${step}`)).body.status).toBe("requires_capture");
+      const body = step === "capture" ? { payment_id: intent.payment_id, amount: "6.00" } : { payment_id: intent.payment_id };
+      const answer = await m.post(`/v2/payment/${step}`, body, { "idempotency-key": `k-${step}` });
+      expect([answer.headers.get("idempotent-replayed"), answer.body.status]).toEqual(["false", step === "capture" ? "succeeded" : "canceled"]);
+    }
+  });
+
   it("refused requests are not remembered: the same key works once the request is valid", async () => {
     api = await startApi();
     const m = await api.merchant("acct_i");

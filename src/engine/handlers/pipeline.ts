@@ -21,7 +21,7 @@ import type { Processors, RecordedOutcome } from "../../processors/port.js";
 import { WrongExpectedRevision } from "../../store/port.js";
 import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secret.js";
 import type { Clock } from "../../clock.js";
-import { attemptClock, withoutAnswer, type CommandContext } from "../context.js";
+import { attemptClock, byClientSecret, withoutAnswer, type CommandContext } from "../context.js";
 import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js";
 import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, refusedAttempt, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
@@ -96,7 +96,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
   async function answeredBefore<D extends Exclude<Decision<string>, { need: string }>>(loaded: Loaded, decision: D, ctx: CommandContext): Promise<{ answer: Loaded } | { decision: D }> {
     const key = ctx.idempotency_key;
     if (!key || !("attempt" in decision || "refuse" in decision) || !loaded.attemptKeys.includes(key)) return { decision };
-    const earlier = await payments.earlierTry(paymentIdOf(loaded), key);
+    const earlier = await payments.earlierTry(paymentIdOf(loaded), key, byClientSecret(ctx.actor));
     if (!earlier) return { decision };
     if ("anew" in earlier) return { decision: "attempt" in decision ? { ...decision, attempt: sameCallAgain(decision.attempt, earlier.reuse) } : decision };
     if ("open" in earlier) throw unknownOutcome(earlier.open);

@@ -11,20 +11,20 @@ import { earlierTry, sameCallAgain } from "../../../src/engine/outcomes.js";
 import type { RecordedEvent } from "../../../src/store/port.js";
 import { CARD_NOT_PRESENT, clientSdkIntent, ev, storedCardAuthorized } from "./events.js";
 
-/** The stream as stored: [event, key of the request that appended it]. */
-function stream(...entries: [PaymentEvent, string | null][]): RecordedEvent[] {
-  return entries.map(([e, key], revision) => ({
+/** The stream as stored: [event, key of the request that appended it, its actor (a merchant's key id unless given)]. */
+function stream(...entries: [PaymentEvent, string | null, string?][]): RecordedEvent[] {
+  return entries.map(([e, key, actor = "key_merchant"], revision) => ({
     ...e,
     id: `ev_${revision}`,
     stream: "payment-pay_1",
     revision,
     position: revision + 1,
-    metadata: { timestamp: "2026-01-01T00:00:00.000Z", request_id: revision + 1, idempotency_key: key },
+    metadata: { timestamp: "2026-01-01T00:00:00.000Z", request_id: revision + 1, idempotency_key: key, actor },
   }));
 }
 const authorized = () => storedCardAuthorized().map((e): [PaymentEvent, string | null] => [e, "auth"]);
 const answered = (events: RecordedEvent[], key: string) => {
-  const earlier = earlierTry(events, key);
+  const earlier = earlierTry(events, key, false);
   return earlier && "answer" in earlier ? { status: stateOf(earlier.answer).status, context: earlier.answer.context, through: earlier.through.revision } : earlier;
 };
 
@@ -42,11 +42,11 @@ describe("which event closes an attempt (machines/events.ts)", () => {
 
 describe("a retry of a capture whose answer was lost", () => {
   test("given no call under the key, then nothing is answered from the stream (a first try)", () => {
-    expect(earlierTry(stream(...authorized()), "cap")).toBeUndefined();
+    expect(earlierTry(stream(...authorized()), "cap", false)).toBeUndefined();
   });
 
   test("given the capture attempted and no outcome yet, then its call is open: 503 again, no second call", () => {
-    expect(earlierTry(stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"]), "cap")).toEqual({ open: "att_2" });
+    expect(earlierTry(stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"]), "cap", false)).toEqual({ open: "att_2" });
   });
 
   test("given the reconciler recorded the capture, then the answer is the payment captured", () => {
@@ -67,12 +67,22 @@ describe("a retry of a capture whose answer was lost", () => {
 
   test("given the reconciler abandoned it (the processor never received it), then the capture is decided anew: the same call, made again under its attempt id", () => {
     const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2"), null]);
-    expect(earlierTry(events, "cap")).toEqual({ anew: true, reuse: ev.captureAttempted("10.00", "att_2") });
+    expect(earlierTry(events, "cap", false)).toEqual({ anew: true, reuse: ev.captureAttempted("10.00", "att_2") });
+  });
+
+  test("given the client SDK's request under the same key (its client secret's, not the merchant's), then the merchant's request is a first try, and the other way round", () => {
+    // a probe: the merchant's capture with the key of the SDK's collect was answered as its replay, and nothing captured
+    const events = stream(...authorized().map(([e, key]): [PaymentEvent, string | null, string] => [e, key, "client_secret"]));
+    expect(earlierTry(events, "auth", false)).toBeUndefined();
+    expect(answered(stream(...authorized()), "auth")).toMatchObject({ status: "requires_capture" });
+    expect(earlierTry(stream(...authorized()), "auth", true)).toBeUndefined();
+    const byClient = earlierTry(events, "auth", true);
+    expect(byClient && "answer" in byClient && stateOf(byClient.answer).status).toBe("requires_capture");
   });
 
   test("given the processor refused it without acting, then the capture is decided anew as a new call (the refusal is its key's answer)", () => {
     const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2", "processor_unavailable"), "cap"]);
-    expect(earlierTry(events, "cap")).toEqual({ anew: true });
+    expect(earlierTry(events, "cap", false)).toEqual({ anew: true });
   });
 });
 
@@ -101,7 +111,7 @@ describe("a retry of a card-form collect that made two calls (its authorization,
   ];
 
   test("given its capture open, then 503 again", () => {
-    expect(earlierTry(stream(...intent, ...authorizedUnder("auth")), "auth")).toEqual({ open: "att_2" });
+    expect(earlierTry(stream(...intent, ...authorizedUnder("auth")), "auth", false)).toEqual({ open: "att_2" });
   });
 
   test("given its capture abandoned after the authorization took effect, then the answer is the payment authorized, not a new try", () => {

@@ -71,6 +71,8 @@ export class IdempotencyKeysExhausted extends CardflowError {
 /** What a command receives to record its answer with its events (spread into its CommandContext). */
 export interface IdempotentContext {
   idempotency_key: string;
+  /** When the keeping time of keys ends for a key first used now minus it (ISO 8601): a try under this key before it was another request. */
+  idempotency_since: string;
   idempotency: (answer: any) => IdempotencyRecord;
   /** The command answered from what an earlier try with this key did: the answer is a replay. */
   answeredFromStore: () => void;
@@ -245,7 +247,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       let body: unknown;
       let replayed = false;
       try {
-        body = present(await execute({ idempotency_key: key, idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }), answeredFromStore: () => void (replayed = true) }));
+        body = present(await execute({ idempotency_key: key, idempotency_since: at(-ttlMs), idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }), answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
         await release(claimed);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;

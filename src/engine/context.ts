@@ -18,6 +18,11 @@ export interface CommandContext {
   now?: string;
   request_id?: number;
   idempotency_key?: string | null;
+  /**
+   * Keys are kept for a time (src/idempotency.ts), then free to use again: a try under the same key
+   * before this moment (ISO 8601) was another request, not an earlier try of this one.
+   */
+  idempotency_since?: string;
   /** e.g. an API key id, CLIENT_SECRET_ACTOR; defaults to "library". */
   actor?: string;
   /**

@@ -113,11 +113,13 @@ function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, ca
  * request's behalf (the reconciler's outcome, its follow-ups), before another request's: what the
  * try would have answered. Undefined when no call was made under the key. The try's events are
  * those under the key sent by the same side (`byClient`: the payment's client secret, else the
- * merchant's keys; ./context.ts CLIENT_SECRET_ACTOR): the other side's same key is another request.
+ * merchant's keys; ./context.ts CLIENT_SECRET_ACTOR) since the key's keeping time began (`since`):
+ * the other side's same key is another request, and so is the same key used again once it was free.
  */
 export type EarlierTry = { open: string } | { anew: true; reuse?: AttemptEvent } | { answer: PaymentSnapshot; through: RecordedEvent };
 
-export function earlierTry(events: readonly RecordedEvent[], key: string, byClient: boolean): EarlierTry | undefined {
+export function earlierTry(events: readonly RecordedEvent[], key: string, byClient: boolean, since?: string): EarlierTry | undefined {
+  const after = since === undefined ? -Infinity : Date.parse(since);
   let snapshot = initialPaymentSnapshot;
   let last: { attempt: AttemptEvent; closed: "answered" | "abandoned" | null; neverReceived: boolean } | undefined;
   let acted = false;
@@ -133,7 +135,7 @@ export function earlierTry(events: readonly RecordedEvent[], key: string, byClie
     const keyed = e.metadata.idempotency_key ?? null;
     // the processor's late answer to the try's abandoned call (recorded by whichever process): the try acted
     const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt.data.attempt_id;
-    const mine = keyed === key && byClientSecret(e.metadata.actor) === byClient;
+    const mine = keyed === key && byClientSecret(e.metadata.actor) === byClient && Date.parse(e.metadata.timestamp) >= after;
     if (mine) {
       if (isAttempt(e)) last = { attempt: { type: e.type, version: e.version, data: e.data } as AttemptEvent, closed: null, neverReceived: false };
       // a reference is given with the try's call, and given back when the processor refuses it: not an effect of its own

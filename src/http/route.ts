@@ -109,7 +109,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         const scope = account ?? (secret === undefined ? "public" : `client:${sha256(String(secret))}`);
         const answer = await idempotency.run(
           { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${url}`, req.body) },
-          ({ idempotency_key, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
+          ({ idempotency_key, idempotency_since, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, idempotency_since, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
           present,
         );
         reply.header("idempotent-replayed", String(answer.replayed));

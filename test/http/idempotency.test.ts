@@ -135,6 +135,16 @@ describe("Idempotency-Key", () => {
     expect(later.body.payment_id).not.toBe(first.body.payment_id);
   });
 
+  it("a key used again once free is a new request on the payment too: a capture under the key its authorization used, once the key's keeping time is over, captures", async () => {
+    api = await startApi({ idempotencyTtlMs: 60_000 });
+    const m = await api.merchant("acct_i");
+    const { body: intent } = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "order-1" });
+    expect((await m.post("/v2/payment/auth", { payment_id: intent.payment_id }, { "idempotency-key": "order-1-pay" })).body.status).toBe("requires_capture");
+    await api.clock.advance(61_000);
+    const captured = await m.post("/v2/payment/capture", { payment_id: intent.payment_id, amount: "3.00" }, { "idempotency-key": "order-1-pay" });
+    expect([captured.headers.get("idempotent-replayed"), captured.body.status, captured.body.amount_captured]).toEqual(["false", "succeeded", "3.00"]);
+  });
+
   it("the same key while the first request is in flight is 409", async () => {
     api = await startApi();
     const m = await api.merchant("acct_i");

@@ -96,7 +96,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
   async function answeredBefore<D extends Exclude<Decision<string>, { need: string }>>(loaded: Loaded, decision: D, ctx: CommandContext): Promise<{ answer: Loaded } | { decision: D }> {
     const key = ctx.idempotency_key;
     if (!key || !("attempt" in decision || "refuse" in decision) || !loaded.attemptKeys.includes(key)) return { decision };
-    const earlier = await payments.earlierTry(paymentIdOf(loaded), key, byClientSecret(ctx.actor));
+    const earlier = await payments.earlierTry(paymentIdOf(loaded), key, byClientSecret(ctx.actor), ctx.idempotency_since);
     if (!earlier) return { decision };
     if ("anew" in earlier) return { decision: "attempt" in decision ? { ...decision, attempt: sameCallAgain(decision.attempt, earlier.reuse) } : decision };
     if ("open" in earlier) throw unknownOutcome(earlier.open);

@@ -118,9 +118,9 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
    * read from the store as it is now (the answer as a payment, as of its last event). Only for a
    * key in the payment's attemptKeys: any other is a first try.
    */
-  async function earlierTry(paymentId: string, idempotencyKey: string, byClient: boolean): Promise<{ open: string } | { anew: true; reuse?: AttemptEvent } | { answer: Loaded } | undefined> {
+  async function earlierTry(paymentId: string, idempotencyKey: string, byClient: boolean, since?: string): Promise<{ open: string } | { anew: true; reuse?: AttemptEvent } | { answer: Loaded } | undefined> {
     const events = await store.readStream(streams.payment(paymentId));
-    const earlier = earlierTryIn(events, idempotencyKey, byClient);
+    const earlier = earlierTryIn(events, idempotencyKey, byClient, since);
     if (!earlier || !("answer" in earlier)) return earlier;
     const { answer: snapshot, through: e } = earlier;
     const attemptKeys = events.filter((x) => x.revision <= e.revision).reduce<readonly string[]>((keys, x) => withAttemptKey(keys, x, x.metadata.idempotency_key), []);

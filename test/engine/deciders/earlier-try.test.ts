@@ -80,6 +80,12 @@ describe("a retry of a capture whose answer was lost", () => {
     expect(byClient && "answer" in byClient && stateOf(byClient.answer).status).toBe("requires_capture");
   });
 
+  test("given a try under the key before its keeping time began (the key was free again since), then it is another request: a first try", () => {
+    // the stream's events are at 2026-01-01T00:00:00.000Z
+    expect(earlierTry(stream(...authorized()), "auth", false, "2026-01-01T00:00:00.001Z")).toBeUndefined();
+    expect(earlierTry(stream(...authorized()), "auth", false, "2026-01-01T00:00:00.000Z")).toMatchObject({ answer: expect.anything() });
+  });
+
   test("given the processor refused it without acting, then the capture is decided anew as a new call (the refusal is its key's answer)", () => {
     const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2", "processor_unavailable"), "cap"]);
     expect(earlierTry(events, "cap", false)).toEqual({ anew: true });

@@ -64,5 +64,6 @@ export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./
 export { asOf, type AsOf } from "./audit/as-of.js";
 export { diagram, machineGraph, type MachineGraph, type DiagramFormat, type DiagramOptions } from "./audit/diagram.js";
 export { eventsStore, type AuditSource } from "./audit/source.js";
+export { catchUpReadModels } from "./audit/read-models.js";
 // webhooks and the event feed (src/webhooks)
 export { createWebhooks, verifyWebhook, signatureHeader, SIGNATURE_HEADER, PUBLIC_EVENT_TYPES, type Webhooks, type WebhooksOptions, type PublicEvent, type PublicEventType } from "./webhooks/index.js";

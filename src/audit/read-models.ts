@@ -1,10 +1,27 @@
 // Read models against a fresh fold of the events: which are behind, which documents are missing or
 // differ. What the audits compare (./audit.ts).
+import { TransitionRefused } from "../../machines/fold.js";
 import type { Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
+import { createProjectionRunner } from "../../projections/runner.js";
 import { sameJson } from "../events/canonical-json.js";
-import type { ReadModelStore, RecordedEvent } from "../store/port.js";
+import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
 import type { Finding } from "./findings.js";
+
+/**
+ * Brings the read models up to the events, as the service does before it reads them: what an audit
+ * that compares them does first (`cardflow audit`, unless --no-catch-up). An event the fold
+ * refuses, or one that cannot be read, stops the catch-up there: the audit then reports it (the
+ * read models it did not reach are behind, and said so) instead of ending without its findings.
+ */
+export async function catchUpReadModels({ store, readModels }: { store: EventStore; readModels?: ReadModelStore }): Promise<void> {
+  if (!readModels) return;
+  await createProjectionRunner({ store, readModels, projections: PROJECTIONS })
+    .catchUp()
+    .catch((error: unknown) => {
+      if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
+    });
+}
 
 /** Fresh documents of every projection from these events (in global order). */
 export function foldProjections(events: Iterable<RecordedEvent>, projections: readonly Projection<any>[] = PROJECTIONS): Map<string, Map<string, unknown>> {

@@ -3,32 +3,18 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { z } from "zod";
-import { TransitionRefused } from "../../machines/fold.js";
-import { PROJECTIONS } from "../../projections/registry.js";
-import { createProjectionRunner } from "../../projections/runner.js";
 import { asOf } from "../audit/as-of.js";
 import { audit, auditAll, type Anchors } from "../audit/audit.js";
 import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from "../audit/format.js";
+import { catchUpReadModels } from "../audit/read-models.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
-import { UnreadableEvent } from "../store/port.js";
 import { action, processIo, show, withProgress, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, type OpenedStore } from "./store-option.js";
 
-/**
- * Read models are brought up to date first (what the service does when read), unless told not to.
- * An event the fold refuses, or one that cannot be read, stops the catch-up there: the audit goes on
- * and reports it (the read models it did not reach are behind, and said so), instead of ending
- * without its findings.
- */
+/** Read models are brought up to date first (what the service does when read), unless told not to. */
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
-  if (opened.readModels && catchUp) {
-    await createProjectionRunner({ store: opened.store, readModels: opened.readModels, projections: PROJECTIONS })
-      .catchUp()
-      .catch((error: unknown) => {
-        if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
-      });
-  }
+  if (catchUp) await catchUpReadModels(opened);
   return { store: opened.store, readModels: opened.readModels };
 }
 

@@ -311,3 +311,19 @@ describe("every tampering at every place of every flow's stream is detected and 
     expect(cases).toBeGreaterThan(25);
   });
 });
+
+describe("the library's audits and the catch-up the commands make first", () => {
+  it("audit and auditAll compare the read models as they are; after catchUpReadModels (exported from cardflow), equal", async () => {
+    const { createEngine, audit: auditOne, auditAll: auditStore, catchUpReadModels } = await import("../../src/index.js");
+    const engine = createEngine();
+    await engine.openAccount({ external_account_id: "a", processor: "A", currency: "USD" });
+    const intent = await engine.createIntent({ external_account_id: "a", amount: "25.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" });
+    await engine.authorize({ external_account_id: "a", payment_id: intent.payment_id });
+    const of = { store: engine.store, readModels: engine.readModels };
+    expect((await auditStore(of)).findings.map((f) => f.kind)).toContain("read_model_behind");
+    await catchUpReadModels(of);
+    expect(await auditStore(of)).toMatchObject({ findings: [], read_models: "equal" });
+    expect(await auditOne(of, intent.payment_id)).toMatchObject({ findings: [], read_models: "equal" });
+    await engine.close();
+  });
+});

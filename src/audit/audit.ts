@@ -141,9 +141,10 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   const machineVersions: Record<string, number> = {};
   const allowedByEarlier: StoreAudit["allowed_by_earlier_machines"] = [];
   for (const stream of streams) {
-    // in global order, as the store committed them (a reordered stream shows as such)
+    // by revision, as audit() and the service read a stream (events stored in another order than
+    // their links say show as reordered)
     const read = await readUpToUnreadable(store, stream);
-    const streamEvents = read.events.sort((a, b) => a.position - b.position);
+    const streamEvents = read.events;
     findings.push(...read.unreadable);
     let foldable = read.unreadable.length === 0;
     if (paymentIdOf(stream) === null) findings.push(...checkOtherStream(streamEvents));

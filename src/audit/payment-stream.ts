@@ -10,8 +10,14 @@ import { eventDetail } from "./event-detail.js";
 import type { Finding, TimelineRow } from "./findings.js";
 import { auditReplay, type MachineDefinitions } from "./machine-history.js";
 
-const chainFindings = (events: readonly RecordedEvent[]): Finding[] =>
-  verifyChain(events).map(({ kind, stream, event_id, revision, message }) => ({ kind, subject: stream, event_id, revision, message }));
+const chainFindings = (events: readonly RecordedEvent[]): Finding[] => {
+  const broken = verifyChain(events).map(({ kind, stream, event_id, revision, message }): Finding => ({ kind, subject: stream, event_id, revision, message }));
+  if (broken.length) return broken;
+  // the chain and the revisions agree: the store's global order must too (read models fold in it)
+  return events
+    .filter((e, i) => i > 0 && e.position < events[i - 1]!.position)
+    .map((e) => ({ kind: "reordered", subject: e.stream, event_id: e.id, revision: e.revision, message: `${e.type} ${e.id} (${e.stream}@${e.revision}) is stored at position ${e.position}, before the stream's earlier revisions: the store's order is not the stream's` }));
+};
 
 /** Each late answer a payment did not take and no operator settled yet: money moved at the processor that the payment's stream does not show. */
 const unappliedFindings = (events: readonly RecordedEvent[]): Finding[] =>

@@ -165,6 +165,24 @@ describe("tampering is detected and named", () => {
     for (const finding of one) expect(edited.slice(6).map((e) => e.id)).toContain(finding.event_id);
   });
 
+  it("audit and auditAll read a stream alike: revisions swapped with positions left, or positions swapped with revisions left, are reordered in both", async () => {
+    // a probe: with the two refunds' revisions swapped, auditAll (reading in position order) found
+    // revision gaps and read models equal, where audit found the stream reordered and read models differing
+    const swap = (field: "revision" | "position") => (events: RecordedEvent[]) => {
+      const slots = events.map((e) => ({ revision: e.revision, position: e.position }));
+      const moved = [...events.slice(0, 6), events[8]!, events[9]!, events[6]!, events[7]!];
+      return events.map((e, i) => ({ ...e, [field]: slots[moved.indexOf(e)]![field] }));
+    };
+    for (const field of ["revision", "position"] as const) {
+      const others = stored.filter((e) => e.stream !== streamOf());
+      const store = eventsStore([...others, ...swap(field)(structuredClone(stored.filter((e) => e.stream === streamOf())))]);
+      const one = (await audit({ store }, paymentOf())).findings;
+      const all = (await auditAll({ store })).findings;
+      expect(new Set(kinds(one)), field).toEqual(new Set(["reordered"]));
+      expect(all, field).toEqual(one);
+    }
+  });
+
   it("an inserted event with a forged, valid-looking link", async () => {
     const { one, edited } = await tampered((events) => {
       const [forged] = chainEvents(streamOf(), events[7]!.metadata.hash as string, [

@@ -6,13 +6,17 @@ import { batchesOf, type AuditSource } from "./source.js";
 
 /**
  * An anchored head must still be in its stream's chain (streams only grow): when it is not, the
- * stream was truncated or rewritten since, which the chain alone cannot show.
+ * stream was truncated or rewritten since, which the chain alone cannot show. `cut`: streams read
+ * only up to an event that cannot be read, whose head past it cannot be looked for.
  */
-export function checkAnchors(byStream: ReadonlyMap<string, readonly RecordedEvent[]>, anchors: Anchors): Finding[] {
+export function checkAnchors(byStream: ReadonlyMap<string, readonly RecordedEvent[]>, anchors: Anchors, cut: ReadonlySet<string> = new Set()): Finding[] {
   const findings: Finding[] = [];
   for (const [stream, hash] of Object.entries(anchors)) {
     if (!(byStream.get(stream) ?? []).some((e) => e.metadata.hash === hash)) {
-      findings.push({ kind: "anchor_missing", subject: stream, message: `${stream} no longer holds its anchored head ${hash.slice(0, 12)}…: truncated or rewritten since it was anchored` });
+      const message = cut.has(stream)
+        ? `${stream}: its anchored head ${hash.slice(0, 12)}… cannot be looked for past an event that cannot be read (above)`
+        : `${stream} no longer holds its anchored head ${hash.slice(0, 12)}…: truncated or rewritten since it was anchored`;
+      findings.push({ kind: "anchor_missing", subject: stream, message });
     }
   }
   return findings;

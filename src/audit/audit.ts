@@ -58,7 +58,8 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
   const lateAnswers = await readUpToUnreadable(source.store, streamNames.lateAnswers(paymentId));
   findings.push(...lateAnswers.unreadable, ...checkOtherStream(lateAnswers.events));
   const read = new Map([[stream, events], [streamNames.lateAnswers(paymentId), lateAnswers.events]]);
-  findings.push(...checkAnchors(read, Object.fromEntries(Object.entries(anchors).filter(([s]) => read.has(s)))));
+  const cut = new Set([...(unreadable.length ? [stream] : []), ...(lateAnswers.unreadable.length ? [streamNames.lateAnswers(paymentId)] : [])]);
+  findings.push(...checkAnchors(read, Object.fromEntries(Object.entries(anchors).filter(([s]) => read.has(s))), cut));
   const compared = source.readModels !== undefined && foldable && unreadable.length === 0 && !findings.some(isRefusal);
   if (compared) {
     const fresh = foldProjections(events);
@@ -160,7 +161,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       }
     }
     if (!foldable) unfoldable++;
-    if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }));
+    if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }, new Set(read.unreadable.length ? [stream] : [])));
     if (readModels && comparable.size && foldable) {
       const owned = projections.filter((p) => comparable.has(p.name));
       const fresh = foldProjections(streamEvents, owned);

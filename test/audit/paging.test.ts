@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { defineProjection } from "../../projections/projection.js";
-import { auditAll } from "../../src/audit/audit.js";
+import { auditAll, streamHeads } from "../../src/audit/audit.js";
 import { eventsStore, lastPosition } from "../../src/audit/source.js";
 import { createMemoryReadModels } from "../../src/store/memory/index.js";
 import { UnreadableEvent, type EventStore, type RecordedEvent } from "../../src/store/port.js";
@@ -105,6 +105,12 @@ describe("auditAll past events that cannot be read", () => {
     expect(report).toMatchObject({ events: stored.length, streams: new Set(stored.map((e) => e.stream)).size, read_models: "not_compared", read_models_not_compared: 2 });
     expect(report.findings).toEqual(bad.map((e) => expect.objectContaining({ kind: "unreadable", subject: e.stream, event_id: e.id, revision: e.revision })));
     for (const r of reads.filter((r) => r.kind === "all")) expect(r.asked!).toBeLessThanOrEqual(5);
+    // a head anchored past the event that cannot be read is not said truncated (a probe): it cannot be looked for
+    const anchors = await streamHeads(flows.engine.store);
+    const anchored = await auditAll({ store }, { pageSize: 5, anchors });
+    expect(anchored.findings.filter((f) => f.kind === "anchor_missing").map((f) => f.message)).toEqual(
+      bad.map((e) => `${e.stream}: its anchored head ${anchors[e.stream]!.slice(0, 12)}… cannot be looked for past an event that cannot be read (above)`),
+    );
   });
 });
 

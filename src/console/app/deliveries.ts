@@ -38,7 +38,7 @@ export function DeliveriesPage({ session, onUnauthorized, endpointId, route }: P
     <p><a href="#/webhooks">All webhook endpoints</a></p>
     <${ErrorAlert} error=${list.error} />
     <${Table} testid="deliveries" caption=${list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} deliver${rows.length === 1 ? "y" : "ies"}${after ? `, older than ${after}` : ""}`}
-      columns=${["Event", "Status", "Attempts", "Last answer", "Next retry", ""]}
+      columns=${["Event", "Status", "Attempts", "Last answer", "Next retry", "Actions"]}
       rows=${rows.map((d) => [
         html`${d.event_type}<br /><span class="muted">${d.payment_id ? html`<a href=${`#/payments/${encodeURIComponent(d.payment_id)}`} title=${`Payment ${d.payment_id}`}>${d.id}</a>` : d.id}</span>`,
         statusOf(d),

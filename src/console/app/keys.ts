@@ -28,7 +28,7 @@ export function KeysPage({ session, onUnauthorized }: PageProps) {
     <p class="muted">Issue a key with <code>${`npx cardflow accounts key ${account}`}</code>; it is shown once, then only its first characters.</p>
     <${ErrorAlert} error=${list.error} />
     <${Table} testid="keys" caption=${list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} key${rows.length === 1 ? "" : "s"}`}
-      columns=${["Key", "Starts with", "Status", "Created", "Last used", "Expires", ""]}
+      columns=${["Key", "Starts with", "Status", "Created", "Last used", "Expires", "Actions"]}
       rows=${rows.map((k) => [
         `${k.id}${k.id === mine ? " (this tab)" : ""}`,
         k.prefix ? `${k.prefix}…` : "—",

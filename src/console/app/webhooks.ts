@@ -45,7 +45,7 @@ export function WebhooksPage({ session, onUnauthorized }: PageProps) {
   return html`<h1>Webhooks</h1>
     <${ErrorAlert} error=${list.error} />
     <${Table} testid="endpoints" caption=${list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} endpoint${rows.length === 1 ? "" : "s"}`}
-      columns=${["Endpoint", "URL", "Events", "Status", "Created", ""]}
+      columns=${["Endpoint", "URL", "Events", "Status", "Created", "Actions"]}
       rows=${rows.map((w) => [html`<a href=${`#/webhooks/${encodeURIComponent(w.id)}`} title="Its deliveries">${w.id}</a>`, w.url, w.event_types?.join(", ") ?? "all", w.status, time(w.created), html`<button type="button" class="secondary" onClick=${() => setDeleting(w.id)}>Delete…</button>`])} />
     ${outcome.done && html`<div class="notice" role="status">${outcome.done}</div>`}
     <${ErrorAlert} error=${outcome.error} />

@@ -661,6 +661,15 @@ describe("the web console in Chromium", () => {
       await api.clock.advance(1_000); // past the keys' cache
       await tab.getByLabel("API key").waitFor(); // back to sign-in: the stream ended, its reconnection answered 401
       expect(await tab.evaluate(() => sessionStorage.length)).toBe(0);
+      // and it says why (a probe: the tab went back to sign-in without a word)
+      expect(await tab.getByTestId("signed-out").innerText()).toContain("the API key this tab used is no longer valid");
+      // signing in clears it; signing out on purpose says nothing of the kind
+      const fresh = await createApiKeys(api.engine).issue("acct_console", "test");
+      await tab.getByLabel("API key").fill(fresh.key);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await tab.getByRole("button", { name: "Sign out" }).click();
+      await tab.getByLabel("API key").waitFor();
+      expect(await tab.getByTestId("signed-out").count()).toBe(0);
     } finally {
       await tab.close();
     }

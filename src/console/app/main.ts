@@ -15,7 +15,10 @@ import { ErrorAlert, html } from "./ui.js";
 import { DeliveriesPage } from "./deliveries.js";
 import { EventsPage, WebhooksPage } from "./webhooks.js";
 
-function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => void; error?: unknown }) {
+/** Said on the sign-in page after a tab was signed out because its key stopped working. */
+const KEY_STOPPED = "Signed out: the API key this tab used is no longer valid (revoked or expired). Sign in with another key.";
+
+function SignIn({ onSignedIn, error: initial, notice }: { onSignedIn: (s: Session) => void; error?: unknown; notice?: string | null }) {
   const [error, setError] = useState<unknown>(initial ?? null);
   const [busy, setBusy] = useState(false);
   const [key, setKey] = useState("");
@@ -33,6 +36,7 @@ function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => vo
   }
   return html`<main id="main" class="signin"><section class="card">
     <h1>cardflow console</h1>
+    ${notice && html`<div class="notice" role="status" data-testid="signed-out">${notice}</div>`}
     <form onSubmit=${submit}>
       <label>API key<input name="key" type="password" autocomplete="off" required autofocus value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} /></label>
       <p class="muted">Kept in this browser tab only (sessionStorage); closing the tab signs you out. Create a key with <code>${"npx cardflow accounts key <account>"}</code>.</p>
@@ -51,7 +55,7 @@ const NAV = [
   ["keys", "API keys"],
 ] as const;
 
-function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Shell({ session, onSignOut, onUnauthorized }: { session: Session; onSignOut: () => void; onUnauthorized: () => void }) {
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
   const [page, id] = route.parts;
@@ -65,7 +69,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
       if (document.activeElement === document.body && (!from.isConnected || from.matches(":disabled"))) main.current?.focus();
     });
   };
-  const props: PageProps = { session, onUnauthorized: onSignOut };
+  const props: PageProps = { session, onUnauthorized };
   const content =
     page === "payments" && id ? html`<${PaymentPage} key=${id} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
@@ -76,7 +80,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
     page === "events" ? html`<${EventsPage} ...${props} route=${route} />` :
     page === "keys" ? html`<${KeysPage} ...${props} />` :
     html`<${PaymentsPage} ...${props} route=${route} />`;
-  return html`<${LiveProvider} session=${session} onUnauthorized=${onSignOut}>
+  return html`<${LiveProvider} session=${session} onUnauthorized=${onUnauthorized}>
     <a class="skip" href="#main" onClick=${(e: Event) => (e.preventDefault(), main.current?.focus())}>Skip to content</a>
     <header>
       <span class="brand">cardflow</span>
@@ -97,6 +101,7 @@ function App() {
   // undefined: resuming; an error: the service did not answer (the key is kept: not a sign-out)
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [unreachable, setUnreachable] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const resume = () => {
     setUnreachable(null);
     setSession(undefined);
@@ -107,8 +112,9 @@ function App() {
     return html`<main id="main" class="signin"><section class="card"><h1>cardflow console</h1><${ErrorAlert} error=${unreachable} /><button type="button" onClick=${resume}>Try again</button></section></main>`;
   }
   if (session === undefined) return html`<p role="status">Loading…</p>`;
-  if (session === null) return html`<${SignIn} onSignedIn=${setSession} error=${unreachable} />`;
-  return html`<${Shell} session=${session} onSignOut=${() => (signOut(), setSession(null))} />`;
+  if (session === null) return html`<${SignIn} onSignedIn=${(s: Session) => (setNotice(null), setSession(s))} error=${unreachable} notice=${notice} />`;
+  const end = (why: string | null) => (signOut(), setNotice(why), setSession(null));
+  return html`<${Shell} session=${session} onSignOut=${() => end(null)} onUnauthorized=${() => end(KEY_STOPPED)} />`;
 }
 
 render(html`<${App} />`, document.getElementById("app")!);

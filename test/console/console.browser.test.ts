@@ -674,4 +674,21 @@ describe("the web console in Chromium", () => {
       await tab.close();
     }
   });
+
+  // last: the payments it adds would change the lists the tests above read
+  it("says when more payments follow on the next page, and pages to them", async () => {
+    for (let i = 0; i < 18; i++) await api.engine.createIntent({ external_account_id: "acct_console", amount: "1.00", payment_method_types: "card", capture_method: "manual" });
+    // a new key: a test above revoked the one this page signed in with
+    const { key } = await createApiKeys(api.engine).issue("acct_console", "test");
+    const all = await api.request("GET", "/v2/payments?external_account_id=acct_console&limit=100", { key });
+    const total = all.body.data.length as number;
+    expect(total).toBeGreaterThan(20);
+    await page.goto(`${api.base}/console#/payments`);
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await poll(listState).toBe("20 payments; more on the next page");
+    await page.getByRole("link", { name: "Next page" }).click();
+    const second = Math.min(20, total - 20);
+    await poll(listState).toBe(`${second} payment${second === 1 ? "" : "s"}, a later page${total > 40 ? "; more on the next page" : ""}`);
+  });
 });

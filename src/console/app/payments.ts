@@ -75,7 +75,7 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   }
   const rows = list.data?.data ?? [];
   const described = problem ? "filters-hint filters-problem" : "filters-hint";
-  const caption = list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}`;
+  const caption = list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}${list.data?.has_more ? "; more on the next page" : ""}`;
   return html`<h1>Payments</h1>
     <form class="filters" role="search" onSubmit=${apply}>
       <label>Search<input name="q" type="search" ...${bind("q")} aria-describedby="filters-hint" placeholder="start of a pi_… id or of your reference" title="Payments whose id or reference starts with this (3 characters or more; a shorter one must be the whole id or reference)" /></label>

@@ -169,23 +169,45 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
    * Per scope: records counted in the store at `at`, plus the keys this process claimed since; and,
    * once refused, when its first record frees (ms; null: unknown), so refusals read the store once a recount.
    */
-  const counts = new Map<string, { count: number; at: number; frees?: number | null }>();
+  type Counted = { count: number; at: number; frees?: number | null };
+  const counts = new Map<string, Counted>();
+  /** A recount under way, per scope: the requests that need it meanwhile share it (and then count on from it one by one). */
+  const recounts = new Map<string, Promise<Counted>>();
 
-  /** Refuses the key just claimed when its scope is past the cap (counted with it). */
+  function counted(scope: string): Counted | Promise<Counted> {
+    const known = counts.get(scope);
+    if (known && clock.now() - known.at < recountMs) return known;
+    let recount = recounts.get(scope);
+    if (!recount) {
+      recount = store.countIdempotency!(scope, at())
+        .then((count) => {
+          const fresh = { count, at: clock.now() };
+          setBounded(counts, scope, fresh, 10_000);
+          return fresh;
+        })
+        .finally(() => recounts.delete(scope));
+      recounts.set(scope, recount);
+    }
+    return recount;
+  }
+
+  /**
+   * Refuses the key just claimed when its scope is past the cap. The store counts the records that
+   * keep a key (answered, or in flight with an effect): not the claims of requests still deciding,
+   * which may yet be refused and released (counted, concurrent first uses of an account refused
+   * each other). Each process adds the keys it took since its last count.
+   */
   async function withinCap(scope: string): Promise<void> {
     if (!store.countIdempotency) return;
-    let counted = counts.get(scope);
-    if (!counted || clock.now() - counted.at >= recountMs) {
-      counted = { count: await store.countIdempotency(scope, at()), at: clock.now() };
-      setBounded(counts, scope, counted, 10_000);
-    } else counted.count++;
-    if (counted.count > maxKeysPerScope) {
-      counted.count--; // released by the caller
-      if (counted.frees === undefined) {
+    const scoped = await counted(scope);
+    scoped.count++;
+    if (scoped.count > maxKeysPerScope) {
+      scoped.count--; // released by the caller
+      if (scoped.frees === undefined) {
         const next = (await store.nextIdempotencyRelease?.(scope, at())) ?? null;
-        counted.frees = next === null ? null : Date.parse(next);
+        scoped.frees = next === null ? null : Date.parse(next);
       }
-      throw new IdempotencyKeysExhausted(maxKeysPerScope, counted.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((counted.frees - clock.now()) / 1000)));
+      throw new IdempotencyKeysExhausted(maxKeysPerScope, scoped.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((scoped.frees - clock.now()) / 1000)));
     }
   }
 

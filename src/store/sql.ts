@@ -56,6 +56,8 @@ export function sharedConnection(close: () => void | Promise<void>) {
 
 /** SQL for "the idempotency record no longer holds its key at `now`": the negation of holdsKey (port.ts). */
 export const RELEASED_SQL = (table: string, now: string) => `${table}.expires_at < ${now} AND (${table}.state = 'done' OR ${table}.status = 0)`;
+/** keepsKey (./port/idempotency.ts) in SQL: answered and not expired, or in flight with an effect. */
+export const KEEPS_KEY_SQL = (table: string, now: string) => `((${table}.state = 'done' AND ${table}.expires_at >= ${now}) OR (${table}.state = 'in_flight' AND ${table}.status <> 0))`;
 
 /**
  * The first string after every string that starts with `prefix` (its last character moved up by

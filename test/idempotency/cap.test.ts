@@ -72,6 +72,28 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s s
   });
 });
 
+describe.each(Object.keys(STORES))("Idempotency-Key cap, first uses at once, on the %s store", (kind) => {
+  it("takes exactly the cap of twelve new keys sent together, the claims still deciding not counted against each other", async () => {
+    // a probe on PostgreSQL: twelve new keys at once on a fresh account, cap 5, gave 1 (one process) or 0 (three) accepted
+    const { events, readModels } = await STORES[kind]!();
+    const clock = manualClock();
+    const ids = sequentialIds();
+    const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
+    try {
+      await engine.openAccount({ external_account_id: "acct_burst" });
+      const idempotency = createIdempotency({ store: events, clock, maxKeysPerScope: 5 });
+      const run = (key: string) => idempotency.run({ scope: "acct_burst", key, fingerprint: fingerprintOf("create", input("acct_burst")) }, (ctx) => engine.createIntent(input("acct_burst"), ctx));
+      const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => run(`k${i}`)));
+      expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(5);
+      for (const s of settled) if (s.status === "rejected") expect(s.reason).toBeInstanceOf(IdempotencyKeysExhausted);
+      expect(await events.countIdempotency!("acct_burst", new Date(clock.now()).toISOString())).toBe(5);
+      await expect(run("k12")).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe("the cap over HTTP", () => {
   it("is a 429 problem+json with Retry-After naming Idempotency-Key; requests without a key still run", async () => {
     const api = await startApi({ server: { idempotencyMaxKeysPerAccount: 2 } });

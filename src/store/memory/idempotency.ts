@@ -1,5 +1,5 @@
 // In-memory Idempotency-Key records.
-import { holdsKey, IdempotencyClaimLost, type IdempotencyRecord, type IdempotencyStore } from "../port/idempotency.js";
+import { holdsKey, keepsKey, IdempotencyClaimLost, type IdempotencyRecord, type IdempotencyStore } from "../port/idempotency.js";
 
 export interface MemoryIdempotency extends IdempotencyStore {
   /** Replaces the record of the same key and token inside an append; throws IdempotencyClaimLost when the key is no longer this token's. */
@@ -41,7 +41,7 @@ export function createMemoryIdempotency(): MemoryIdempotency {
     },
     async countIdempotency(scope, now) {
       let n = 0;
-      for (const [k, r] of records) if (k.startsWith(`${scope}:`) && holdsKey(r, now)) n++;
+      for (const [k, r] of records) if (k.startsWith(`${scope}:`) && keepsKey(r, now)) n++;
       return n;
     },
     async nextIdempotencyRelease(scope, now) {

@@ -31,6 +31,13 @@ export interface IdempotencyRecord {
 export const holdsKey = (r: Pick<IdempotencyRecord, "state" | "status" | "expires_at">, now: string) =>
   r.expires_at >= now || (r.state === "in_flight" && r.status !== 0);
 
+/**
+ * A record that keeps its key whatever its request still does: answered and not expired, or in
+ * flight with an effect (what the cap counts; a claim still deciding may yet be released).
+ */
+export const keepsKey = (r: Pick<IdempotencyRecord, "state" | "status" | "expires_at">, now: string) =>
+  r.state === "done" ? r.expires_at >= now : r.status !== 0;
+
 /** The request's claim on its Idempotency-Key was taken over by another (its lease ran out). */
 export class IdempotencyClaimLost extends Error {
   override readonly name = "IdempotencyClaimLost";
@@ -57,8 +64,8 @@ export interface IdempotencyStore {
   /** Deletes records that no longer hold their key at `now` (ISO 8601); returns how many. */
   purgeIdempotency(now: string): Promise<number>;
   /**
-   * How many records of one scope (keys `${scope}:…`) hold their key at `now`: the per-account
-   * cap (src/idempotency.ts). Optional: a store that cannot answer it cheaply has no cap.
+   * How many records of one scope (keys `${scope}:…`) keep their key at `now` (keptKey): the
+   * per-account cap (src/idempotency.ts). Optional: a store that cannot answer it cheaply has no cap.
    */
   countIdempotency?(scope: string, now: string): Promise<number>;
   /**

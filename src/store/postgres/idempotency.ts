@@ -2,7 +2,7 @@
 // released the key>: the primary key refuses a second claimant, in any process. An append replaces
 // the claim in its own statement (./append.ts: SQLSTATE CF002 when the claim was lost).
 import type { IdempotencyRecord, IdempotencyStore } from "../port/idempotency.js";
-import { RELEASED_SQL } from "../sql.js";
+import { KEEPS_KEY_SQL, RELEASED_SQL } from "../sql.js";
 import type { Statements } from "./pool.js";
 
 const COLUMNS = "key, fingerprint, token, state, status, body, expires_at";
@@ -55,7 +55,7 @@ export function postgresIdempotency({ run, query }: Statements): IdempotencyStor
     async countIdempotency(scope, now) {
       // the range on the "C" collation (byte order) is the scope's keys, served by idempotency_key_c (migration 008)
       const [r] = await query<{ n: string }>(
-        `SELECT count(*) AS n FROM idempotency i WHERE (i.key COLLATE "C") >= $1 AND (i.key COLLATE "C") < $2 AND NOT (${RELEASED_SQL("i", "$3")})`,
+        `SELECT count(*) AS n FROM idempotency i WHERE (i.key COLLATE "C") >= $1 AND (i.key COLLATE "C") < $2 AND ${KEEPS_KEY_SQL("i", "$3")}`,
         [`${scope}:`, `${scope};`, now],
       );
       return Number(r!.n);

@@ -2,7 +2,7 @@
 // WHERE <the holder released the key>: the primary key refuses a second claimant.
 import type Database from "better-sqlite3";
 import type { IdempotencyRecord, IdempotencyStore } from "../port/idempotency.js";
-import { RELEASED_SQL } from "../sql.js";
+import { KEEPS_KEY_SQL, RELEASED_SQL } from "../sql.js";
 import type { Write } from "./open.js";
 
 interface IdempotencyRow {
@@ -37,7 +37,7 @@ export function sqliteIdempotency(db: Database.Database, write: Write): SqliteId
     read: db.prepare<[string], IdempotencyRow>("SELECT * FROM idempotency WHERE key = ?"),
     purge: db.prepare(`DELETE FROM idempotency WHERE ${RELEASED_SQL("idempotency", "?")}`),
     // the scope's keys are the primary key's range [scope + ":", scope + ";") (BINARY collation)
-    count: db.prepare<[string, string, string], { n: number }>(`SELECT count(*) AS n FROM idempotency WHERE key >= ? AND key < ? AND NOT (${RELEASED_SQL("idempotency", "?")})`),
+    count: db.prepare<[string, string, string], { n: number }>(`SELECT count(*) AS n FROM idempotency WHERE key >= ? AND key < ? AND ${KEEPS_KEY_SQL("idempotency", "?")}`),
     nextRelease: db.prepare<[string, string, string], { t: string | null }>(
       `SELECT min(expires_at) AS t FROM idempotency WHERE key >= ? AND key < ? AND expires_at >= ? AND state = 'done'`,
     ),

@@ -9,7 +9,7 @@ import { stateOf } from "../../../machines/fold.js";
 import { UNRECORDED } from "../../../src/engine/deciders/decision.js";
 import { earlierTry, sameCallAgain } from "../../../src/engine/outcomes.js";
 import type { RecordedEvent } from "../../../src/store/port.js";
-import { CARD_NOT_PRESENT, clientSdkIntent, ev, storedCardAuthorized } from "./events.js";
+import { CARD_NOT_PRESENT, clientSdkIntent, collectingOnTerminal, ev, storedCardAuthorized } from "./events.js";
 
 /** The stream as stored: [event, key of the request that appended it, its actor (a merchant's key id unless given)]. */
 function stream(...entries: [PaymentEvent, string | null, string?][]): RecordedEvent[] {
@@ -89,6 +89,14 @@ describe("a retry of a capture whose answer was lost", () => {
   test("given the processor refused it without acting, then the capture is decided anew as a new call (the refusal is its key's answer)", () => {
     const events = stream(...authorized(), [ev.captureAttempted("10.00", "att_2"), "cap"], [ev.abandoned("att_2", "processor_unavailable"), "cap"]);
     expect(earlierTry(events, "cap", false)).toEqual({ anew: true });
+  });
+});
+
+describe("a retry of a blocking auth cut off by a crash (README: Idempotency-Key)", () => {
+  test("given its terminal collection timed out by the reconciler (USER_TIMEOUT), then the answer is that: no second collection under the key", () => {
+    const [intent, attempted, started] = collectingOnTerminal("A_sync");
+    const events = stream([intent!, "create"], [attempted!, "auth"], [started!, "auth"], [ev.timedOut(), null]);
+    expect(answered(events, "auth")).toMatchObject({ status: "requires_payment_method", context: { last_error_code: "USER_TIMEOUT" }, through: 3 });
   });
 });
 

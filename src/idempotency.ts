@@ -21,7 +21,7 @@ import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, Conflict, InvalidRequest } from "./errors.js";
 import { setBounded } from "./bounded.js";
-import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
+import { IdempotencyClaimLost, keepsKey, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 const HOUR = 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -197,8 +197,8 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
    * which may yet be refused and released (counted, concurrent first uses of an account refused
    * each other). Each process adds the keys it took since its last count.
    */
-  async function withinCap(scope: string): Promise<void> {
-    if (!store.countIdempotency) return;
+  async function withinCap(scope: string): Promise<Counted | undefined> {
+    if (!store.countIdempotency) return undefined;
     const scoped = await counted(scope);
     scoped.count++;
     if (scoped.count > maxKeysPerScope) {
@@ -209,6 +209,17 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       }
       throw new IdempotencyKeysExhausted(maxKeysPerScope, scoped.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((scoped.frees - clock.now()) / 1000)));
     }
+    return scoped;
+  }
+
+  /**
+   * After a failed request's release: its key no longer counts against the cap when the store no
+   * longer keeps it (a refusal with no effect: not remembered). Unknown (the store unreachable): still counted.
+   */
+  async function uncountReleased(claimed: IdempotencyRecord, scoped: Counted | undefined): Promise<void> {
+    if (!scoped) return;
+    const held = await store.readIdempotency(claimed.key).catch(() => claimed);
+    if (held?.token !== claimed.token || !keepsKey(held, at())) scoped.count--;
   }
 
   /**
@@ -260,8 +271,9 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       const replay = await claim(claimed);
       if (replay) return replay;
       // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
+      let scoped: Counted | undefined;
       try {
-        await withinCap(scopePart(scope));
+        scoped = await withinCap(scopePart(scope));
       } catch (error) {
         await store.releaseIdempotency(claimed.key, claimed.token, at()).catch(() => undefined);
         throw error;
@@ -272,6 +284,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         body = present(await execute({ idempotency_key: key, idempotency_since: at(-ttlMs), idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }), answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
         await release(claimed);
+        await uncountReleased(claimed, scoped);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;
       }
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):

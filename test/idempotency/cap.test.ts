@@ -92,6 +92,25 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap, first uses at once, on 
       await engine.close();
     }
   });
+
+  it("a refused request's key is not remembered, nor counted: the next new key is taken while the account is under the cap", async () => {
+    // a probe: four keys kept, a 404 under a fifth, then a new key refused 429 ("holds 5") with four in the store
+    const { events, readModels } = await STORES[kind]!();
+    const clock = manualClock();
+    const ids = sequentialIds();
+    const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
+    try {
+      await engine.openAccount({ external_account_id: "acct_refused" });
+      const idempotency = createIdempotency({ store: events, clock, maxKeysPerScope: 5 });
+      const run = (key: string, execute: () => Promise<unknown>) => idempotency.run({ scope: "acct_refused", key, fingerprint: fingerprintOf(key, {}) }, execute);
+      for (let i = 0; i < 4; i++) await run(`k${i}`, () => engine.createIntent(input("acct_refused")));
+      for (let i = 0; i < 3; i++) await expect(run(`missing${i}`, () => engine.capture({ external_account_id: "acct_refused", payment_id: "pi_missing", amount: "1.00" }))).rejects.toMatchObject({ status: 404 });
+      expect((await run("k4", () => engine.createIntent(input("acct_refused")))).replayed).toBe(false);
+      await expect(run("k5", () => engine.createIntent(input("acct_refused")))).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
+    } finally {
+      await engine.close();
+    }
+  });
 });
 
 describe("the cap over HTTP", () => {

@@ -41,16 +41,18 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
   if (!guardHolds(payment, "isCardPresent")) {
     return { refuse: refusal(payment, "authorize", "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
   }
-  if (input.terminal_id === undefined) return { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };
+  // past authorization (a reader's payment the SDK processed), the status is what refuses (409), not the missing field
+  const TERMINAL_STEP = "a terminal authorization is allowed from requires_payment_method or error";
+  if (input.terminal_id === undefined) return unlessAllowed(payment, "authorize", TERMINAL_STEP) ?? { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };
   if (!terminal) return { need: "terminal" };
   if (terminal.terminal_type === "B_reader") {
     // past authorization, the status is what refuses (409 with the next steps), not the reader
-    return unlessAllowed(payment, "authorize", "a terminal authorization is allowed from requires_payment_method or error") ?? { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
+    return unlessAllowed(payment, "authorize", TERMINAL_STEP) ?? { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
   }
   // refused before the terminal is asked: a second auth must not disturb a collection in progress
   const { terminal_id, terminal_type } = terminal;
   return (
-    unlessAllowed(payment, "authorize", "a terminal authorization is allowed from requires_payment_method or error") ?? {
+    unlessAllowed(payment, "authorize", TERMINAL_STEP) ?? {
       attempt: { type: "TerminalAuthorizationAttempted", version: 1, data: { attempt_id: UNRECORDED, terminal_id, terminal_type } },
       terminal,
     }

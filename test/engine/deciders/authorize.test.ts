@@ -105,6 +105,8 @@ describe("authorize refuses", () => {
   test("given a payment past authorization, when it is authorized on a processor B reader, then 409 in its status, not 400 about the reader", () => {
     const captured = [...collectedOnReader(), ev.authAttempted("10.00", "att_1"), ev.authorized("10.00", "att_1", CARD)];
     authorize.given(captured).when({ ...ref, terminal_id: "rdr_1" }, { terminal: terminal("B_reader", "rdr_1") }).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture" });
+    // and with no terminal_id at all (a probe: 400 parameter_missing for a payment the SDK had processed)
+    authorize.given(captured).when(ref).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture" });
   });
 
   test("given a terminal collecting the card, when it is authorized again, then 409 before the terminal is disturbed", () => {

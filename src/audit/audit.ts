@@ -13,7 +13,7 @@ import { headOf } from "../events/chain.js";
 import { checkAnchors } from "./anchors.js";
 import { isRefusal, type Anchors, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
 import { checkOtherStream, checkPaymentStream } from "./payment-stream.js";
-import { compareDocuments, foldProjections, readModelsBehind, readModelVerdict } from "./read-models.js";
+import { compareDocuments, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict } from "./read-models.js";
 import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, readableStream, type AuditSource, type OnProgress } from "./source.js";
 
 export { streamHeads } from "./anchors.js";
@@ -128,7 +128,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // a read model behind the events is reported as such, and its documents are not compared
   const comparable = new Set<string>();
   if (readModels) {
-    readModelFindings.push(...(await readModelsBehind(readModels, projections.map((p) => p.name), last)));
+    readModelFindings.push(...(await readModelsBehind(readModels, projections.map((p) => p.name), last)), ...(await readModelsAhead(readModels, projections.map((p) => p.name), last)));
     for (const p of projections) if (!readModelFindings.some((f) => f.subject === `read_model:${p.name}`)) comparable.add(p.name);
   }
 

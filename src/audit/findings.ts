@@ -18,7 +18,9 @@ export type FindingKind =
   | "late_answer_unapplied"
   | "read_model_mismatch"
   | "read_model_missing"
-  | "read_model_behind";
+  | "read_model_behind"
+  /** A read model past the store's last event: events it folded are gone (removed, or the store restored from an older backup). */
+  | "read_model_ahead";
 
 /** Head hashes of streams recorded earlier, outside the store (`streamHeads`): stream -> hash. */
 export type Anchors = Record<string, string>;

@@ -7,6 +7,7 @@ import { createProjectionRunner } from "../../projections/runner.js";
 import { sameJson } from "../events/canonical-json.js";
 import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
 import type { Finding } from "./findings.js";
+import { lastPosition } from "./source.js";
 
 /**
  * Brings the read models up to the events, as the service does before it reads them: what an audit
@@ -16,6 +17,9 @@ import type { Finding } from "./findings.js";
  */
 export async function catchUpReadModels({ store, readModels }: { store: EventStore; readModels?: ReadModelStore }): Promise<void> {
   if (!readModels) return;
+  // read models past the events would be rebuilt (the service's answer to a restored backup): an
+  // audit keeps them as they are, the evidence of events removed (readModelsAhead)
+  if ((await readModelsAhead(readModels, PROJECTIONS.map((p) => p.name), await lastPosition(store))).length) return;
   await createProjectionRunner({ store, readModels, projections: PROJECTIONS })
     .catchUp()
     .catch((error: unknown) => {
@@ -35,6 +39,18 @@ export function foldProjections(events: Iterable<RecordedEvent>, projections: re
     }
   }
   return docs;
+}
+
+/** Read models whose checkpoint is past the store's `lastPosition`: events they folded are no longer stored. */
+export async function readModelsAhead(readModels: ReadModelStore, names: Iterable<string>, lastPosition: number): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  for (const name of names) {
+    const checkpoint = await readModels.checkpoint(name);
+    if (checkpoint > lastPosition) {
+      findings.push({ kind: "read_model_ahead", subject: `read_model:${name}`, message: `read model ${name} is at position ${checkpoint}, past the events' last (${lastPosition}): events it folded are no longer stored (removed, or the store restored from an older backup)` });
+    }
+  }
+  return findings;
 }
 
 /** Read models whose checkpoint is behind `lastPosition` (catch them up first: the projection runner's catchUp). */

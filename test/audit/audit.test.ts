@@ -7,6 +7,7 @@ import { eventsStore } from "../../src/audit/source.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
 import { paymentsProjection } from "../../projections/payments.js";
+import * as library from "../../src/index.js";
 
 let flows: Flows;
 let stored: RecordedEvent[];
@@ -331,12 +332,18 @@ describe("every tampering at every place of every flow's stream is detected and 
 });
 
 describe("the library's audits and the catch-up the commands make first", () => {
-  it("audit and auditAll compare the read models as they are; after catchUpReadModels (exported from cardflow), equal", async () => {
-    const { createEngine, audit: auditOne, auditAll: auditStore, catchUpReadModels } = await import("../../src/index.js");
+  const { createEngine, audit: auditOne, auditAll: auditStore, catchUpReadModels } = library;
+  /** An in-memory engine (as an embedder makes one, from the package's entry) with a stored-card payment authorized. */
+  async function authorizedPayment(capture_method: "manual" | "automatic") {
     const engine = createEngine();
     await engine.openAccount({ external_account_id: "a", processor: "A", currency: "USD" });
-    const intent = await engine.createIntent({ external_account_id: "a", amount: "25.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" });
+    const intent = await engine.createIntent({ external_account_id: "a", amount: "25.00", payment_method_types: "card", capture_method, payment_method_id: "pm_card_visa", external_customer_id: "c" });
     await engine.authorize({ external_account_id: "a", payment_id: intent.payment_id });
+    return { engine, intent };
+  }
+
+  it("audit and auditAll compare the read models as they are; after catchUpReadModels (exported from cardflow), equal", async () => {
+    const { engine, intent } = await authorizedPayment("manual");
     const of = { store: engine.store, readModels: engine.readModels };
     expect((await auditStore(of)).findings.map((f) => f.kind)).toContain("read_model_behind");
     await catchUpReadModels(of);
@@ -347,11 +354,7 @@ describe("the library's audits and the catch-up the commands make first", () => 
 
   it("a tail of events removed after the read models folded it: the catch-up leaves them, and the audits say so", async () => {
     // a probe: the audit's catch-up rebuilt the read models of a store whose last events were deleted, and reported it clean
-    const { createEngine, audit: auditOne, auditAll: auditStore, catchUpReadModels } = await import("../../src/index.js");
-    const engine = createEngine();
-    await engine.openAccount({ external_account_id: "a", processor: "A", currency: "USD" });
-    const intent = await engine.createIntent({ external_account_id: "a", amount: "25.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "c" });
-    await engine.authorize({ external_account_id: "a", payment_id: intent.payment_id });
+    const { engine, intent } = await authorizedPayment("automatic");
     await engine.refund({ external_account_id: "a", payment_id: intent.payment_id, amount: "3.00" });
     await catchUpReadModels({ store: engine.store, readModels: engine.readModels });
     const events = await engine.store.readAll();

@@ -28,14 +28,23 @@ const STORES: Record<string, () => Promise<{ events: EventStore; readModels: Rea
 };
 const input = (account: string) => ({ external_account_id: account, amount: "5.00", payment_method_types: "card", capture_method: "manual" });
 
+/** An engine on a fresh store of this kind with these accounts open, its manual clock: given to `body`, closed after. */
+async function withEngine(kind: string, accounts: string[], body: (t: { events: EventStore; clock: ReturnType<typeof manualClock>; engine: ReturnType<typeof createEngine> }) => Promise<void>) {
+  const { events, readModels } = await STORES[kind]!();
+  const clock = manualClock();
+  const ids = sequentialIds();
+  const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
+  try {
+    for (const account of accounts) await engine.openAccount({ external_account_id: account });
+    await body({ events, clock, engine });
+  } finally {
+    await engine.close();
+  }
+}
+
 describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s store", (kind) => {
   it("refuses a new key past the cap (429, no effect), replays kept keys, leaves other accounts alone, frees up on expiry", async () => {
-    const { events, readModels } = await STORES[kind]!();
-    const clock = manualClock();
-    const ids = sequentialIds();
-    const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
-    try {
-      for (const account of ["acct_full", "acct_other", "acct_full:x", "acct_full%3Ax"]) await engine.openAccount({ external_account_id: account });
+    await withEngine(kind, ["acct_full", "acct_other", "acct_full:x", "acct_full%3Ax"], async ({ events, clock, engine }) => {
       const idempotency = createIdempotency({ store: events, clock, ttlMs: 60_000, maxKeysPerScope: 3, recountMs: 0 });
       const run = (account: string, key: string) => idempotency.run({ scope: account, key, fingerprint: fingerprintOf("create", input(account)) }, (ctx) => engine.createIntent(input(account), ctx));
       const created = async () => (await events.readAll()).filter((e) => e.type === "PaymentIntentCreated").length;
@@ -66,21 +75,14 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap per account, on the %s s
       expect((await run("acct_full", "k4")).replayed).toBe(false);
       expect((await run("acct_full", "x:k1")).replayed).toBe(false);
       expect(await created()).toBe(8);
-    } finally {
-      await engine.close();
-    }
+    });
   });
 });
 
 describe.each(Object.keys(STORES))("Idempotency-Key cap, first uses at once, on the %s store", (kind) => {
   it("takes exactly the cap of twelve new keys sent together, the claims still deciding not counted against each other", async () => {
     // a probe on PostgreSQL: twelve new keys at once on a fresh account, cap 5, gave 1 (one process) or 0 (three) accepted
-    const { events, readModels } = await STORES[kind]!();
-    const clock = manualClock();
-    const ids = sequentialIds();
-    const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
-    try {
-      await engine.openAccount({ external_account_id: "acct_burst" });
+    await withEngine(kind, ["acct_burst"], async ({ events, clock, engine }) => {
       const idempotency = createIdempotency({ store: events, clock, maxKeysPerScope: 5 });
       const run = (key: string) => idempotency.run({ scope: "acct_burst", key, fingerprint: fingerprintOf("create", input("acct_burst")) }, (ctx) => engine.createIntent(input("acct_burst"), ctx));
       const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => run(`k${i}`)));
@@ -88,28 +90,19 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap, first uses at once, on 
       for (const s of settled) if (s.status === "rejected") expect(s.reason).toBeInstanceOf(IdempotencyKeysExhausted);
       expect(await events.countIdempotency!("acct_burst", new Date(clock.now()).toISOString())).toBe(5);
       await expect(run("k12")).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
-    } finally {
-      await engine.close();
-    }
+    });
   });
 
   it("a refused request's key is not remembered, nor counted: the next new key is taken while the account is under the cap", async () => {
     // a probe: four keys kept, a 404 under a fifth, then a new key refused 429 ("holds 5") with four in the store
-    const { events, readModels } = await STORES[kind]!();
-    const clock = manualClock();
-    const ids = sequentialIds();
-    const engine = createEngine({ store: events, readModels, clock, ids, processors: createSimulators({ clock, ids }) });
-    try {
-      await engine.openAccount({ external_account_id: "acct_refused" });
+    await withEngine(kind, ["acct_refused"], async ({ events, clock, engine }) => {
       const idempotency = createIdempotency({ store: events, clock, maxKeysPerScope: 5 });
       const run = (key: string, execute: () => Promise<unknown>) => idempotency.run({ scope: "acct_refused", key, fingerprint: fingerprintOf(key, {}) }, execute);
       for (let i = 0; i < 4; i++) await run(`k${i}`, () => engine.createIntent(input("acct_refused")));
       for (let i = 0; i < 3; i++) await expect(run(`missing${i}`, () => engine.capture({ external_account_id: "acct_refused", payment_id: "pi_missing", amount: "1.00" }))).rejects.toMatchObject({ status: 404 });
       expect((await run("k4", () => engine.createIntent(input("acct_refused")))).replayed).toBe(false);
       await expect(run("k5", () => engine.createIntent(input("acct_refused")))).rejects.toBeInstanceOf(IdempotencyKeysExhausted);
-    } finally {
-      await engine.close();
-    }
+    });
   });
 });
 

@@ -21,7 +21,7 @@ import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, Conflict, InvalidRequest } from "./errors.js";
 import { setBounded } from "./bounded.js";
-import { IdempotencyClaimLost, keepsKey, type EventStore, type IdempotencyRecord } from "./store/port.js";
+import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 const HOUR = 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -212,15 +212,6 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
     return scoped;
   }
 
-  /**
-   * After a failed request's release: its key no longer counts against the cap when the store no
-   * longer keeps it (a refusal with no effect: not remembered). Unknown (the store unreachable): still counted.
-   */
-  async function uncountReleased(claimed: IdempotencyRecord, scoped: Counted | undefined): Promise<void> {
-    if (!scoped) return;
-    const held = await store.readIdempotency(claimed.key).catch(() => claimed);
-    if (held?.token !== claimed.token || !keepsKey(held, at())) scoped.count--;
-  }
 
   /**
    * Ends a failed request's claim. The store may be what failed (a 503 store_unavailable, whose
@@ -280,11 +271,15 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       }
       let body: unknown;
       let replayed = false;
+      /** An answer went to an append with the record: the release may then keep the key (it acted). */
+      let answered = false;
+      const record = (answer: unknown): IdempotencyRecord => ((answered = true), { ...claimed, status: 200, body: seal(present(answer)) });
       try {
-        body = present(await execute({ idempotency_key: key, idempotency_since: at(-ttlMs), idempotency: (answer) => ({ ...claimed, status: 200, body: seal(present(answer)) }), answeredFromStore: () => void (replayed = true) }));
+        body = present(await execute({ idempotency_key: key, idempotency_since: at(-ttlMs), idempotency: record, answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
         await release(claimed);
-        await uncountReleased(claimed, scoped);
+        // released with no effect, it is not remembered: nor counted against the cap
+        if (scoped && !answered) scoped.count--;
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;
       }
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):

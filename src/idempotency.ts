@@ -20,8 +20,10 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID }
 import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, Conflict, InvalidRequest } from "./errors.js";
-import { setBounded } from "./bounded.js";
+import { keyCap, type Counted } from "./idempotency-cap.js";
 import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
+
+export { IdempotencyKeysExhausted } from "./idempotency-cap.js";
 
 const HOUR = 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -47,24 +49,6 @@ export class IdempotencyKeyReused extends CardflowError {
   override readonly param = "Idempotency-Key";
   constructor() {
     super("this Idempotency-Key was used with another request; use a new key");
-  }
-}
-
-/** Retry-After of a full account whose records all wait on requests in flight (they free as those are answered). */
-const RETRY_WHEN_UNKNOWN_S = 60;
-
-/** 429: the scope (an account) holds as many kept keys as it may; they free up as they expire. */
-export class IdempotencyKeysExhausted extends CardflowError {
-  override readonly name = "IdempotencyKeysExhausted";
-  readonly status = 429;
-  readonly code = "idempotency_keys_exhausted";
-  override readonly param = "Idempotency-Key";
-  /** When the account's first record gives its key up (RETRY_WHEN_UNKNOWN_S when none will by time, or the store cannot tell). */
-  constructor(
-    limit: number,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(`this account holds ${limit} Idempotency-Key records, the most kept at once; retry in ${retryAfterSeconds} s, when the first expires, or send the request without a key`);
   }
 }
 
@@ -165,53 +149,7 @@ const RELEASE_RETRY_MS = 1_000;
 export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
   const { seal, open } = answerSeal(sealKey);
-  /**
-   * Per scope: records counted in the store at `at`, plus the keys this process claimed since; and,
-   * once refused, when its first record frees (ms; null: unknown), so refusals read the store once a recount.
-   */
-  type Counted = { count: number; at: number; frees?: number | null };
-  const counts = new Map<string, Counted>();
-  /** A recount under way, per scope: the requests that need it meanwhile share it (and then count on from it one by one). */
-  const recounts = new Map<string, Promise<Counted>>();
-
-  function counted(scope: string): Counted | Promise<Counted> {
-    const known = counts.get(scope);
-    if (known && clock.now() - known.at < recountMs) return known;
-    let recount = recounts.get(scope);
-    if (!recount) {
-      recount = store.countIdempotency!(scope, at())
-        .then((count) => {
-          const fresh = { count, at: clock.now() };
-          setBounded(counts, scope, fresh, 10_000);
-          return fresh;
-        })
-        .finally(() => recounts.delete(scope));
-      recounts.set(scope, recount);
-    }
-    return recount;
-  }
-
-  /**
-   * Refuses the key just claimed when its scope is past the cap. The store counts the records that
-   * keep a key (answered, or in flight with an effect): not the claims of requests still deciding,
-   * which may yet be refused and released (counted, concurrent first uses of an account refused
-   * each other). Each process adds the keys it took since its last count.
-   */
-  async function withinCap(scope: string): Promise<Counted | undefined> {
-    if (!store.countIdempotency) return undefined;
-    const scoped = await counted(scope);
-    scoped.count++;
-    if (scoped.count > maxKeysPerScope) {
-      scoped.count--; // released by the caller
-      if (scoped.frees === undefined) {
-        const next = (await store.nextIdempotencyRelease?.(scope, at())) ?? null;
-        scoped.frees = next === null ? null : Date.parse(next);
-      }
-      throw new IdempotencyKeysExhausted(maxKeysPerScope, scoped.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((scoped.frees - clock.now()) / 1000)));
-    }
-    return scoped;
-  }
-
+  const cap = keyCap({ store, clock, maxKeysPerScope, recountMs });
 
   /**
    * Ends a failed request's claim. The store may be what failed (a 503 store_unavailable, whose
@@ -264,7 +202,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
       let scoped: Counted | undefined;
       try {
-        scoped = await withinCap(scopePart(scope));
+        scoped = await cap.take(scopePart(scope));
       } catch (error) {
         await store.releaseIdempotency(claimed.key, claimed.token, at()).catch(() => undefined);
         throw error;
@@ -279,7 +217,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       } catch (error) {
         await release(claimed);
         // released with no effect, it is not remembered: nor counted against the cap
-        if (scoped && !answered) scoped.count--;
+        if (!answered) cap.giveBack(scoped);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;
       }
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):

@@ -22,6 +22,9 @@ function withReference(input: AuthorizeInput, payment: PaymentSnapshot, decision
   return { ...decision, before: [{ type: "TransactionReferenceGiven", version: 2, data: { external_transaction_id: given } }] };
 }
 
+/** Why a terminal authorization is refused in a status that does not allow it. */
+const TERMINAL_STEP = "a terminal authorization is allowed from requires_payment_method or error";
+
 function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
   const intent = payment.context.intent!;
   if (guardHolds(payment, "isStoredCard")) {
@@ -42,7 +45,6 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
     return { refuse: refusal(payment, "authorize", "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
   }
   // past authorization (a reader's payment the SDK processed), the status is what refuses (409), not the missing field
-  const TERMINAL_STEP = "a terminal authorization is allowed from requires_payment_method or error";
   if (input.terminal_id === undefined) return unlessAllowed(payment, "authorize", TERMINAL_STEP) ?? { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };
   if (!terminal) return { need: "terminal" };
   if (terminal.terminal_type === "B_reader") {

@@ -256,13 +256,15 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
   }
 
   /**
-   * Load: runs `body` on the payment of a client secret, once the secret is checked. A secret
-   * naming no payment is refused like a wrong one (401), not as a missing payment.
+   * Load: runs `body` on the payment of a client secret, once the secret is checked; `named`, the
+   * payment the request names besides (the card saved from a client), which must be the secret's, in
+   * that account. A secret naming no payment, or the payment not there, is refused like a wrong
+   * secret (401), not as a missing payment: a guesser learns nothing.
    */
-  async function onPaymentOfSecret(clientSecret: string, body: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
-    const paymentId = paymentIdOfSecret(clientSecret);
+  async function onPaymentOfSecret(clientSecret: string, body: (loaded: Loaded) => Promise<Loaded>, named?: { accountId: string; paymentId: string }): Promise<Loaded> {
+    const paymentId = named?.paymentId ?? paymentIdOfSecret(clientSecret);
     try {
-      return await payments.onPayment(null, paymentId, async (loaded) => {
+      return await payments.onPayment(named?.accountId ?? null, paymentId, async (loaded) => {
         requireSecret(viewOf(loaded), clientSecret);
         return body(loaded);
       });

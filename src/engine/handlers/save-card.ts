@@ -8,8 +8,6 @@ import { parseInput, SaveCardInput } from "../../inputs.js";
 import type { StreamReader } from "../../store/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideSaveCard } from "../deciders/save-card.js";
-import { NotFound } from "../../errors.js";
-import { requireSecret, unknownSecret } from "../client-secret.js";
 import { viewOf, type Loaded } from "../streams/payment-streams.js";
 import type { Pipeline } from "./pipeline.js";
 
@@ -24,27 +22,13 @@ export function saveCardHandler({ pipeline, store, clock }: Deps) {
     const input = parseInput(SaveCardInput, raw);
     ctx = commandClock(clock, ctx);
     const save = (loaded: Loaded) => pipeline.run(loaded, { command: "save_card", decide: decideSaveCard }, input, ctx);
-    const loaded = await (input.client_secret === undefined ? pipeline.onPayment(input.external_account_id, input.payment_id, save) : onPaymentWithSecret(input, save));
+    // called from a client (spec §4.7): with the payment's secret
+    const named = { accountId: input.external_account_id, paymentId: input.payment_id };
+    const loaded = await (input.client_secret === undefined ? pipeline.onPayment(named.accountId, named.paymentId, save) : pipeline.onPaymentOfSecret(input.client_secret, save, named));
     const { saved_card } = viewOf(loaded);
     const events = await store.readStream(streams.payment(input.payment_id), { direction: "backwards" });
     const saved = events.find((e) => e.type === "CardSaved" && (e.data as { payment_method_id: string }).payment_method_id === saved_card?.payment_method_id);
     if (!saved) throw new Error(`payment ${input.payment_id}: no card saved`);
     return customerCardsProjection.apply(undefined, saved);
   };
-
-  /**
-   * Called from a client (spec §4.7): the secret must be the payment's. A payment that is not the
-   * account's, or not there, is refused like a wrong secret (401): a guesser learns nothing.
-   */
-  async function onPaymentWithSecret(input: SaveCardInput, body: (loaded: Loaded) => Promise<Loaded>): Promise<Loaded> {
-    try {
-      return await pipeline.onPayment(input.external_account_id, input.payment_id, async (loaded) => {
-        requireSecret(viewOf(loaded), input.client_secret!);
-        return body(loaded);
-      });
-    } catch (error) {
-      if (error instanceof NotFound && error.id === input.payment_id) throw unknownSecret();
-      throw error;
-    }
-  }
 }

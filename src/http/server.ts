@@ -94,6 +94,13 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+
+/** The credential a request authenticates with: its route's, or, where it takes either, an API key when it sends an Authorization header. */
+function credentialOf(req: FastifyRequest): "api_key" | "client_secret" | null {
+  const { auth } = req.routeOptions.config as { auth?: Auth };
+  if (auth === "api_key_or_client_secret") return req.headers.authorization === undefined ? "client_secret" : "api_key";
+  return auth === "api_key" || auth === "client_secret" ? auth : null;
+}
 const presentedKey = (headers: IncomingHttpHeaders) => BEARER.exec(headers.authorization ?? "")?.[1];
 
 export function createServer(options: ServerOptions): FastifyInstance {
@@ -133,11 +140,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
-    const { auth } = req.routeOptions.config as { auth?: Auth };
-    if (auth !== "api_key" && auth !== "api_key_or_client_secret") return;
+    // a client secret is checked by its route, in the body (./route.ts)
+    if (credentialOf(req) !== "api_key") return;
     const presented = presentedKey(req.headers);
-    // no key at all: the route checks the client secret in its body (./route.ts)
-    if (auth === "api_key_or_client_secret" && req.headers.authorization === undefined) return;
     if (!presented) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>"));
     const owner = await apiKeys.authenticate(presented);
     if (!owner) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "the API key is not valid"));
@@ -153,9 +158,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // a client secret missing or wrong (its route's 401, or the engine's) counts like a wrong key;
   // a wrong key was counted when the onRequest hook refused it
   app.setErrorHandler(async (error, req, reply) => {
-    const { auth } = req.routeOptions.config as { auth?: Auth };
-    const bySecret = auth === "client_secret" || (auth === "api_key_or_client_secret" && req.headers.authorization === undefined);
-    return replyProblem(bySecret && (error as { status?: unknown }).status === 401 ? await failedAuthentication(req, error) : error, req, reply);
+    const bySecret = credentialOf(req) === "client_secret" && (error as { status?: unknown }).status === 401;
+    return replyProblem(bySecret ? await failedAuthentication(req, error) : error, req, reply);
   });
 
   const allowedMethods = collectAllowedMethods(app);

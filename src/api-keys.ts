@@ -139,6 +139,14 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     };
   };
 
+  /** When each key was last used (recorded at most once a minute per key). */
+  async function lastUsed(keyIds: string[]): Promise<Map<string, { at: string }>> {
+    await lastUsedReady();
+    return readModels.getMany<{ at: string }>(LAST_USED, keyIds);
+  }
+  /** A key as the API shows it, its last use included. */
+  const presentOne = async (k: ApiKeyRecord) => present(k, (await lastUsed([k.key_id])).get(k.key_id)?.at ?? null);
+
   return {
     issue,
 
@@ -171,8 +179,7 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       await engine.getAccount(external_account_id);
       await current();
       const keys = await readModels.list<ApiKeyRecord>(apiKeysProjection.name, `${external_account_id}/`);
-      await lastUsedReady();
-      const used = await readModels.getMany<{ at: string }>(LAST_USED, keys.map((k) => k.key_id));
+      const used = await lastUsed(keys.map((k) => k.key_id));
       return keys.map((k) => present(k, used.get(k.key_id)?.at ?? null)).sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
     },
 
@@ -180,7 +187,7 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     async revoke(keyId: string, { account, actor = "cli" }: { account?: string; actor?: string } = {}): Promise<ApiKeyInfo> {
       const record = await find(keyId, account);
       if (!record.revoked_at) await append(record, { type: "ApiKeyRevoked", version: 1, data: { key_id: keyId, external_account_id: record.external_account_id, revoked_at: isoTimestamp(clock.now()) } }, actor);
-      return present(await find(keyId, account), null);
+      return presentOne(await find(keyId, account));
     },
 
     /** Issues a key that replaces this one; the old one keeps working for `graceMs` (default 0: stops now). */
@@ -201,7 +208,7 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
       const now = clock.now();
       const data = { key_id: keyId, external_account_id: record.external_account_id, replaced_by: next.key_id, rotated_at: isoTimestamp(now), grace_until: isoTimestamp(now + graceMs) };
       await append(record, { type: "ApiKeyRotated", version: 1, data }, actor);
-      return { ...next, replaced: present(await find(keyId, account), null) };
+      return { ...next, replaced: await presentOne(await find(keyId, account)) };
     },
   };
 }

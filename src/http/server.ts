@@ -191,13 +191,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.addHook("preClose", async () => streams.drain());
   app.addHook("onClose", async () => streams.stop());
   const ready = readiness(engine, drain, options.readiness);
-  for (const route of apiRoutes(engine, simulators, webhooks, streams, ready)) registerRoute(app, route, idempotency);
+  for (const route of apiRoutes(engine, simulators, webhooks, streams, ready, apiKeys)) registerRoute(app, route, idempotency);
   for (const extend of extensions) extend(app);
   return app;
 }
 
 /** Every endpoint, the OpenAPI document's included (it describes them all). */
-export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams(), ready = readiness(engine, undefined)): RouteDef[] {
+export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Webhooks = createWebhooks({ engine }), streams: EventStreams = createEventStreams(), ready = readiness(engine, undefined), apiKeys: ApiKeys = createApiKeys(engine)): RouteDef[] {
   let document: unknown;
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
@@ -209,7 +209,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
     ...eventStreamRoutes(webhooks, streams),
     ...webhookEndpointRoutes(webhooks),
     ...clientSdkRoutes(engine),
-    ...apiKeyRoutes(engine),
+    ...apiKeyRoutes(apiKeys),
     ...(simulators ? simulatorRoutes(engine, simulators) : []),
   ];
   routes.push(...serviceRoutes(() => (document ??= openApiDocument(routes)), ready));

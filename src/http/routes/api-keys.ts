@@ -1,8 +1,7 @@
 // API keys (extension, for the console): a merchant's key lists its own account's keys (never a
 // key itself) and revokes one of them; another account's key is not found, as an unknown one.
 import { z } from "zod";
-import { createApiKeys, type ApiKeyInfo } from "../../api-keys.js";
-import type { Engine } from "../../engine.js";
+import type { ApiKeyInfo, ApiKeys } from "../../api-keys.js";
 import { Id } from "../../inputs.js";
 import { defineRoute } from "../route.js";
 
@@ -21,8 +20,8 @@ export const ApiKeyOut = z
   })
   .meta({ title: "ApiKey" });
 
-export function apiKeyRoutes(engine: Engine) {
-  const apiKeys = createApiKeys(engine);
+/** On the server's own keys (the ones it authenticates with), so a key revoked here is 401 here at once. */
+export function apiKeyRoutes(apiKeys: ApiKeys) {
   return [
     defineRoute({
       method: "GET",
@@ -42,7 +41,7 @@ export function apiKeyRoutes(engine: Engine) {
       path: "/api_keys/:key_id",
       versions: ["v2"],
       summary: "Revoke one of the account's API keys",
-      description: "Every request with it answers 401 from then on, in every process within a second (the key used for this request included, if it is this one). Another account's key is 404.",
+      description: "Every request with it answers 401 from then on: at once in the process that revoked it, in every other process within a second (the key used for this request included, if it is this one). Another account's key is 404.",
       extension: true,
       auth: "api_key",
       input: z.strictObject({ external_account_id: Id, key_id: Id }),

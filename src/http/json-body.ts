@@ -57,12 +57,21 @@ export function ambiguity(text: string): InvalidRequest | undefined {
       const keys = open.at(-1);
       if (keys?.has(key)) return new InvalidRequest(`${key}: given twice in one object; send each field once`, key, "parameter_invalid");
       keys?.add(key);
+    } else if (key === "external_payment_id" && /[.eE]/.test(token)) {
+      // a numeric reference is kept as sent: 100.0 or 1e3 would come back as 100 or 1000
+      return new InvalidRequest(`external_payment_id: the JSON number ${token} is not written as a whole number (it would be kept as ${Number(token)}); send a whole number, or the reference as a string`, key, "parameter_invalid");
     } else if (token.length > 15 || /[eE]/.test(token)) {
       // up to 15 digits a double holds exactly: only longer numbers, or exponents, are examined
       const value = Number(token);
-      if (Number.isFinite(value) && !new Decimal(token).equals(new Decimal(value))) {
-        const code = key === "amount" || key === "tip" ? "amount_invalid" : "parameter_invalid";
-        return new InvalidRequest(`${key ?? "body"}: the JSON number ${token} has more digits than a JSON number keeps exactly (it would be read as ${value}); send it as a string, e.g. "${token}"`, key, code);
+      const amount = key === "amount" || key === "tip";
+      const code = amount ? "amount_invalid" : "parameter_invalid";
+      if (!Number.isFinite(value)) return new InvalidRequest(`${key ?? "body"}: the JSON number ${token} is beyond the range of a JSON number`, key, code);
+      if (!new Decimal(token).equals(new Decimal(value))) {
+        // an amount's string is plain decimal text (no exponent): suggest that form when it is short
+        const plain = new Decimal(token).toFixed();
+        const asString = !amount ? `"${token}"` : plain.length <= 40 ? `"${plain}"` : null;
+        const advice = asString ? `send it as a string, e.g. ${asString}` : "send it as a plain decimal string";
+        return new InvalidRequest(`${key ?? "body"}: the JSON number ${token} has more digits than a JSON number keeps exactly (it would be read as ${value}); ${advice}`, key, code);
       }
     }
   }

@@ -110,18 +110,29 @@ describe("malformed requests", () => {
       const problem = await refused(() => m.post("/v2/payment/intent", { ...intent, amount }), 400, "parameter_invalid", "amount");
       expect(problem.detail).toBe('amount: expected a decimal string such as "25.00", or a number');
     }
-    // 1e400 is valid JSON that parses to Infinity
-    await refused(
-      () => api.request("POST", "/v2/payment/intent", { key: m.key, raw: JSON.stringify({ ...intent, external_account_id: "acct_err" }).replace('"10.00"', "1e400") }),
+    // 1e400 is valid JSON that parses to Infinity: named as out of range, not as "not a number"
+    const infinite = await refused(
+      () => api.request("POST", "/v2/payment/intent", { key: m.key, raw: JSON.stringify({ ...intent, external_account_id: "acct_err" }).replace('"10.00"', "1E400") }),
       400,
-      "parameter_invalid",
+      "amount_invalid",
       "amount",
     );
+    expect(infinite.detail).toBe("amount: the JSON number 1E400 is beyond the range of a JSON number");
     // a JSON number with more digits than a double keeps would reach the checks rounded (10.01): refused, never rounded
     const raw = (body: object, literal: string) => JSON.stringify(body).replace('"LITERAL"', literal);
     for (const literal of ["10.0099999999999999", "9999999999.989999", "20.0000000000000001"]) {
       const problem = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, literal) }), 400, "amount_invalid", "amount");
       expect(problem.detail).toBe(`amount: the JSON number ${literal} has more digits than a JSON number keeps exactly (it would be read as ${Number(literal)}); send it as a string, e.g. "${literal}"`);
+    }
+    // the advice is a form the API takes: an amount's string has no exponent
+    const tiny = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "1.00000000000000000001e-5") }), 400, "amount_invalid", "amount");
+    expect(tiny.detail).toMatch(/send it as a string, e\.g\. "0\.0000100000000000000000001"$/);
+    const vanishing = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "1e-400") }), 400, "amount_invalid", "amount");
+    expect(vanishing.detail).toMatch(/send it as a plain decimal string$/);
+    // a numeric reference is kept as sent: one written with a fraction or an exponent would not be
+    for (const literal of ["100.0", "1e3", "1E3"]) {
+      const written = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, literal) }), 400, "parameter_invalid", "external_payment_id");
+      expect(written.detail).toBe(`external_payment_id: the JSON number ${literal} is not written as a whole number (it would be kept as ${Number(literal)}); send a whole number, or the reference as a string`);
     }
     const reference = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, "12345678901234567890") }), 400, "parameter_invalid", "external_payment_id");
     expect(reference.detail).toMatch(/^external_payment_id: the JSON number 12345678901234567890 has more digits/);

@@ -28,7 +28,8 @@ export function decideCreateIntent(input: CreateIntentInput, _none: PaymentSnaps
   const { account, stored_card, payment_id, client_secret } = context;
   // spec §2.1: external_payment_id "comes back as external_transaction_id": one reference, never two
   const { external_payment_id: reference, external_transaction_id: also } = input;
-  if (reference !== undefined && also !== undefined && String(reference) !== also) {
+  // exactly: the number 5 and the string "5" are two forms, and a reference is kept as sent
+  if (reference !== undefined && also !== undefined && reference !== also) {
     return { refuse: new InvalidRequest(`external_transaction_id: ${JSON.stringify(also)} differs from external_payment_id ${JSON.stringify(reference)}; they are one reference (returned as external_transaction_id): give one`, "external_transaction_id", "parameter_invalid") };
   }
   if (!account) return { need: "account" };

@@ -34,10 +34,12 @@ describe("create intent decides", () => {
     nothing.when(intent({ amount: 500 }), context({ account: { ...accountA, currency: "JPY" } })).thenAppends([created({ amount: "500", currency: "JPY" })]);
   });
 
-  test("given an external_payment_id or an external_transaction_id, when an intent is created, then it is the one reference recorded; both, only when they agree", () => {
+  test("given an external_payment_id or an external_transaction_id, when an intent is created, then it is the one reference recorded; both, only when they are the same value in the same form", () => {
     nothing.when(intent({ external_payment_id: 12345 }), context()).thenAppends([created({ external_transaction_id: 12345 })]);
     nothing.when(intent({ external_transaction_id: "txn_1" }), context()).thenAppends([created({ external_transaction_id: "txn_1" })]);
-    nothing.when(intent({ external_payment_id: 12345, external_transaction_id: "12345" }), context()).thenAppends([created({ external_transaction_id: 12345 })]);
+    nothing.when(intent({ external_payment_id: "12345", external_transaction_id: "12345" }), context()).thenAppends([created({ external_transaction_id: "12345" })]);
+    // the number and the string are two forms: which one would be kept "as sent"?
+    nothing.when(intent({ external_payment_id: 12345, external_transaction_id: "12345" }), context()).thenRefuses("parameter_invalid", { status: 400, param: "external_transaction_id", message: "differs from external_payment_id" });
     nothing.when(intent({ external_payment_id: 12345, external_transaction_id: "txn_1" }), context()).thenRefuses("parameter_invalid", { status: 400, param: "external_transaction_id", message: "differs from external_payment_id" });
   });
 

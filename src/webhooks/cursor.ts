@@ -19,7 +19,7 @@ export interface CursorCodec {
 
 export function cursorCodec(key: Buffer): CursorCodec {
   const sealed = sealedCursors(key, "cur_");
-  const refuse = () => new InvalidRequest("after: not a cursor of this account's feed; pass a next_cursor this endpoint returned, or omit after to start from the beginning", "after", "cursor_invalid");
+  const refuse = () => new InvalidRequest("after: not a cursor of this account's feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed", "after", "cursor_invalid");
   return {
     encode(account, position) {
       if (position === 0) return BEGINNING;

@@ -424,6 +424,9 @@ describe("the routes no flow above reads", () => {
     const account = await m.get("/v2/account");
     expect(account.status).toBe(200);
     expect(account.body).toMatchObject({ external_account_id: "acct_rest" });
+    // external_account_id "in every call" (spec §1): its own is the same answer, another's 403
+    expect((await m.get("/v2/account?external_account_id=acct_rest")).body).toEqual(account.body);
+    expect((await m.get("/v2/account?external_account_id=acct_other")).status).toBe(403);
     expect((await api.request("GET", "/readyz")).body).toEqual({ status: "ok" });
     const { body: a } = await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "c" });
     await m.post("/v1/payment/auth", { payment_id: a.payment_id });

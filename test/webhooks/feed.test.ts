@@ -101,7 +101,9 @@ describe("GET /v2/events", () => {
     expect((await page(a, "limit=5&after=0")).data).toEqual(first.data);
     const edited = cursor.slice(0, -2) + (cursor.endsWith("AA") ? "AB" : "AA");
     for (const bad of [`${b.account}`, "00", "1e16", "10000000000000000", "-1", "evt_1", edited, "cur_", `${cursor}x`]) {
-      expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${encodeURIComponent(bad)}`), 400, "cursor_invalid", "after");
+      const problem = expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${encodeURIComponent(bad)}`), 400, "cursor_invalid", "after");
+      // advice that holds for the list and the stream alike (the stream without after starts from now on)
+      expect(problem.detail).toBe("after: not a cursor of this account's feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed");
     }
     // B's own cursor is refused on A's feed (and A's on B's)
     const ofB = await page(b, "limit=2");

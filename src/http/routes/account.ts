@@ -2,6 +2,7 @@
 // with a key alone, and a cheap way to check that a key is valid.
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
+import { Id } from "../../inputs.js";
 import { defineRoute } from "../route.js";
 
 export const AccountOut = z.strictObject({ external_account_id: z.string(), processor: z.enum(["A", "B"]), currency: z.string(), key_id: z.string() }).meta({ title: "Account" });
@@ -13,10 +14,10 @@ export function accountRoutes(engine: Engine) {
       path: "/account",
       versions: ["v2"],
       summary: "The merchant account of the API key",
-      description: "401 when the key is not valid.",
+      description: "401 when the key is not valid. `external_account_id` may be sent as in every call (spec §1): another account's is 403.",
       extension: true,
       auth: "api_key",
-      input: z.strictObject({}),
+      input: z.strictObject({ external_account_id: Id.optional() }),
       response: () => AccountOut,
       async run(_input, { account, command }) {
         const { external_account_id, processor, currency } = await engine.getAccount(account!);

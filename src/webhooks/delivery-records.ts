@@ -6,6 +6,7 @@
 // retries never grow the streams an auditor replays nor slow another tenant's reads.
 // (Attempts were events on `webhook_deliveries-<endpoint>` streams before: those stay as they
 // were, readable by the audit and the golden replays; nothing new is appended to them.)
+import { NotFound } from "../errors.js";
 import { prepareOnce, type ReadModelShape, type ReadModelStore } from "../store/port.js";
 
 export const DELIVERIES = "webhook_deliveries";
@@ -76,10 +77,14 @@ export function deliveryRecords(readModels: ReadModelStore) {
     get: async (endpointId: string, eventId: string) => (await ready(), readModels.get<DeliveryRecord>(DELIVERIES, deliveryKey(endpointId, eventId))),
     /**
      * A page of the endpoint's deliveries, newest first (event ids are time-ordered), after the
-     * delivery `startingAfter` names: `limit` rows read by its index, plus one that says whether more follow.
+     * delivery `startingAfter` names (404 when the endpoint has none by that id): `limit` rows read by its index, plus one that says whether more follow.
      */
     async page(endpointId: string, { limit, startingAfter }: { limit: number; startingAfter?: string | undefined }): Promise<{ data: DeliveryRecord[]; has_more: boolean }> {
       await ready();
+      // a stale or mistyped id would otherwise page from wherever it sorts (the first page, again and again)
+      if (startingAfter !== undefined && !(await readModels.get(DELIVERIES, deliveryKey(endpointId, startingAfter)))) {
+        throw new NotFound("delivery", startingAfter, "starting_after", "of this endpoint");
+      }
       const rows = await readModels.query<DeliveryRecord>(DELIVERIES, { where: { endpoint_id: endpointId }, order: ["key"], direction: "desc", ...(startingAfter !== undefined && { after: [deliveryKey(endpointId, startingAfter)] }), limit: limit + 1 });
       return { data: rows.slice(0, limit), has_more: rows.length > limit };
     },

@@ -239,6 +239,8 @@ describe("webhook tenant isolation", () => {
     expect([last.data.map((r: { payment_id: string }) => r.payment_id), last.has_more]).toEqual([[payments[0]], false]);
     expect((await m.get(path)).body.data).toHaveLength(5); // 20 by default
     expectProblem(await m.get(`${path}&limit=101`), 400, "parameter_invalid", "limit");
+    // an id that is no delivery of this endpoint is named, never read as "from the start" again
+    expectProblem(await m.get(`${path}&limit=2&starting_after=evt_nope`), 404, "resource_missing", "starting_after");
   });
 
   it("a delivery waiting in backoff is retried at once on request; an acknowledged one is 409, over HTTP too", async () => {

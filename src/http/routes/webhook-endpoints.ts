@@ -87,7 +87,7 @@ export function webhookEndpointRoutes(webhooks: Webhooks) {
       path: "/webhook_endpoints/:endpoint_id/deliveries",
       versions: ["v2"],
       summary: "List an endpoint's deliveries",
-      description: "One row per event posted to the endpoint (its id is the event's), updated on each attempt: `attempts`, `delivered`, the last `status_code` or `error`, `next_attempt_at` while it is retried. Newest first; `limit` (1–100, default 20) and `starting_after` (the last `id` of the page before) page through them, `has_more` says whether another page follows. Delivery state, not events: it never grows the payments' streams.",
+      description: "One row per event posted to the endpoint (its id is the event's), updated on each attempt: `attempts`, `delivered`, the last `status_code` or `error`, `next_attempt_at` while it is retried. Newest first; `limit` (1–100, default 20) and `starting_after` (the last `id` of the page before; 404 for an id that is no delivery of this endpoint) page through them, `has_more` says whether another page follows. Delivery state, not events: it never grows the payments' streams.",
       extension: true,
       auth: "api_key",
       input: ListDeliveriesInput,

@@ -42,7 +42,9 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
   // a card present on a reader too: whatever terminal is named, the collect already processed it
   if (processedByCollect(payment)) return { refuse: refusal(payment, "authorize", ALREADY_PROCESSED) };
   if (!guardHolds(payment, "isCardPresent")) {
-    return { refuse: refusal(payment, "authorize", "a card not present is charged from a card on file, or collected by the processor B client SDK first") };
+    // processor A has no client SDK: only a card on file, given at creation, is charged without a terminal
+    const how = intent.processor === "B" ? "from a card on file, or collected by the processor B client SDK first" : "from a card on file (payment_method_id, given at creation), which this intent has none of";
+    return { refuse: refusal(payment, "authorize", `a card not present is charged ${how}`) };
   }
   // past authorization (a reader's payment the SDK processed), the status is what refuses (409), not the missing field
   if (input.terminal_id === undefined) return unlessAllowed(payment, "authorize", TERMINAL_STEP) ?? { refuse: new InvalidRequest("terminal_id: required to authorize a card-present payment", "terminal_id", "parameter_missing") };

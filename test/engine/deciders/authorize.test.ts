@@ -124,6 +124,10 @@ describe("authorize refuses", () => {
     authorize.given(clientSdkIntent()).when(ref).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_payment_method", message: "collected by the processor B client SDK first" });
   });
 
+  test("given a processor A card-not-present intent with no card on file, when it is authorized, then 409 naming the card on file, not an SDK it has none of", () => {
+    authorize.given(clientSdkIntent({ processor: "A" })).when(ref).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_payment_method", message: "from a card on file (payment_method_id, given at creation), which this intent has none of" });
+  });
+
   test("given a card form the collect processed already, when it is authorized, then 409 saying the collect processed it", () => {
     authorize.given(processedByCollect()).when(ref).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "collecting the payment method already processed the payment" });
   });

@@ -44,18 +44,27 @@ const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]
  * or a number written with more digits than a double keeps exactly.
  */
 export function ambiguity(text: string): InvalidRequest | undefined {
-  // per open object its keys (null for an array); the nearest key names a number
-  const open: Array<Set<string> | null> = [];
+  // per open object its keys (null for an array) and the field it is the value of (its path, for
+  // the error: "extra.a"); the nearest key names a number
+  const open: Array<{ keys: Set<string> | null; path: string | null }> = [];
   let key: string | null = null;
   for (const [token, colon] of text.matchAll(TOKENS)) {
-    if (token === "{") open.push(new Set());
-    else if (token === "[") open.push(null);
-    else if (token === "}" || token === "]") open.pop();
+    if (token === "{" || token === "[") {
+      // the key names this container (taken), or it is an array's item (its array's path)
+      open.push({ keys: token === "{" ? new Set() : null, path: key === null ? (open.at(-1)?.path ?? null) : pathOf(open, key) });
+      key = null;
+    } else if (token === "}" || token === "]") {
+      open.pop();
+      key = null;
+    }
     else if (token.startsWith('"')) {
       if (!colon) continue;
       key = JSON.parse(token.slice(0, token.lastIndexOf('"') + 1)) as string;
-      const keys = open.at(-1);
-      if (keys?.has(key)) return new InvalidRequest(`${key}: given twice in one object; send each field once`, key, "parameter_invalid");
+      const keys = open.at(-1)?.keys;
+      if (keys?.has(key)) {
+        const param = pathOf(open, key);
+        return new InvalidRequest(`${param}: given twice in one object; send each field once`, param, "parameter_invalid");
+      }
       keys?.add(key);
     } else if (key === "external_payment_id" && /[.eE]/.test(token)) {
       // a numeric reference is kept as sent: 100.0 or 1e3 would come back as 100 or 1000
@@ -63,17 +72,24 @@ export function ambiguity(text: string): InvalidRequest | undefined {
     } else if (token.length > 15 || /[eE]/.test(token)) {
       // up to 15 digits a double holds exactly: only longer numbers, or exponents, are examined
       const value = Number(token);
+      const field = key === null ? (open.at(-1)?.path ?? null) : pathOf(open, key);
       const amount = key === "amount" || key === "tip";
       const code = amount ? "amount_invalid" : "parameter_invalid";
-      if (!Number.isFinite(value)) return new InvalidRequest(`${key ?? "body"}: the JSON number ${token} is beyond the range of a JSON number`, key, code);
+      if (!Number.isFinite(value)) return new InvalidRequest(`${field ?? "body"}: the JSON number ${token} is beyond the range of a JSON number`, field, code);
       if (!new Decimal(token).equals(new Decimal(value))) {
         // an amount's string is plain decimal text (no exponent): suggest that form when it is short
         const plain = new Decimal(token).toFixed();
         const asString = !amount ? `"${token}"` : plain.length <= 40 ? `"${plain}"` : null;
         const advice = asString ? `send it as a string, e.g. ${asString}` : "send it as a plain decimal string";
-        return new InvalidRequest(`${key ?? "body"}: the JSON number ${token} has more digits than a JSON number keeps exactly (it would be read as ${value}); ${advice}`, key, code);
+        return new InvalidRequest(`${field ?? "body"}: the JSON number ${token} has more digits than a JSON number keeps exactly (it would be read as ${value}); ${advice}`, field, code);
       }
     }
   }
   return undefined;
 }
+
+/** A field's path among the open objects: "amount" at the top, "extra.a" inside `extra` (array items are not numbered). */
+const pathOf = (open: ReadonlyArray<{ path: string | null }>, key: string) => {
+  const within = open.at(-1)?.path;
+  return within ? `${within}.${key}` : key;
+};

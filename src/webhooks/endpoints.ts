@@ -100,6 +100,9 @@ export async function checkEndpointUrl(raw: string, outbound: Outbound): Promise
   try {
     url = new URL(raw);
   } catch {
+    // the one part WHATWG URL parsing refuses that a reader would not see: a port past 65535
+    const port = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(raw)?.[1];
+    if (port !== undefined && Number(port) > 65_535) throw new InvalidRequest(`url: port ${port} is not a port (1 to 65535)`, "url", "url_invalid");
     throw new InvalidRequest("url: not an absolute URL", "url", "url_invalid");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidRequest("url: only http and https URLs receive webhooks", "url", "url_invalid");

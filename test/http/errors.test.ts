@@ -146,7 +146,11 @@ describe("malformed requests", () => {
     // the same name in two objects (nested, or array items) is no duplicate; an escaped spelling is the same name
     expect(ambiguity('{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"\\"a\\":"}')).toBeUndefined();
     expect(ambiguity('{"amount":1,"\\u0061mount":2}')?.param).toBe("amount");
-    expect(ambiguity('{"a":[1,{"b":1,"b":2}]}')?.param).toBe("b");
+    // named by its path: the field given twice, and where
+    expect(ambiguity('{"a":[1,{"b":1,"b":2}]}')?.param).toBe("a.b");
+    expect(ambiguity('{"amount":"1.00","extra":{"a":1,"a":2}}')?.message).toBe("extra.a: given twice in one object; send each field once");
+    expect(ambiguity('{"x":{"y":[1]},"b":{"c":2},"b":3}')?.param).toBe("b");
+    expect(ambiguity('{"list":[{"v":1},12345678901234567890]}')?.param).toBe("list");
     // JPY has no minor units
     const yen = await api.merchant("acct_yen", "A", "JPY");
     await refused(() => yen.post("/v2/payment/intent", { ...intent, amount: "500.5" }), 400, "amount_invalid", "amount");

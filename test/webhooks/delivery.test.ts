@@ -171,6 +171,7 @@ describe("what a delivery may reach", () => {
     }
     await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://hooks.example.com/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url" });
     await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com:0/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url", message: expect.stringContaining("port 0") });
+    await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com:99999/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url", message: "url: port 99999 is not a port (1 to 65535)" });
     expect((await webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "https://hooks.example.com/x" })).status).toBe("enabled");
     await engine.close();
 

@@ -79,7 +79,10 @@ export function parseAmount(input: unknown, currency: string): Decimal {
   const point = text.indexOf(".");
   if (point >= 0 && text.length - point - 1 > units) {
     // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent, no ISO 4217 currency has 1 minor unit (currency-codes' data)
-    throw new InvalidAmount(`has more than ${units} decimal place${units === 1 ? "" : "s"}, the minor units of ${currency}`);
+    const written = `has more than ${units} decimal place${units === 1 ? "" : "s"}, the minor units of ${currency}`;
+    // only zeros past them: the same value, but written finer than the currency counts (a unit mix-up shows so)
+    const exact = value.toFixed(units);
+    throw new InvalidAmount(value.equals(exact) ? `${written} (trailing zeros count in an amount's text: send "${exact}")` : written);
   }
   if (value.times(new Decimal(10).pow(units)).greaterThan(MAX_AMOUNT_MINOR_UNITS)) {
     throw new InvalidAmount(`must be at most ${maxAmount(currency)} ${currency} (12 digits of minor units, what card networks carry)`);

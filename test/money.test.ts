@@ -39,6 +39,10 @@ describe("money", () => {
     expect(reasons("1.5", "JPY")).toMatch(/more than 0 decimal places/);
     // the decimals as written, trailing zeros too (README: more decimals than the currency's minor units)
     for (const [text, currency] of [["1.000", "USD"], ["1.50000", "USD"], ["100.00", "JPY"], ["100.0", "JPY"], ["1.0000", "KWD"]] as const) expect(reasons(text, currency), text).toMatch(/more than \d decimal place/);
+    // saying so, with the text to send (the same value in the currency's minor units); other digits past them are no such case
+    expect(reasons("12.500", "USD")).toBe('has more than 2 decimal places, the minor units of USD (trailing zeros count in an amount\'s text: send "12.50")');
+    expect(reasons("100.0", "JPY")).toBe('has more than 0 decimal places, the minor units of JPY (trailing zeros count in an amount\'s text: send "100")');
+    expect(reasons("12.501", "USD")).toBe("has more than 2 decimal places, the minor units of USD");
     expect([parseAmount("1.50", "USD").toString(), parseAmount("100", "JPY").toString(), parseAmount("1.500", "KWD").toString()]).toEqual(["1.5", "100", "1.5"]);
     expect(reasons("0")).toMatch(/greater than 0/);
     expect(reasons(-5)).toMatch(/greater than 0/);

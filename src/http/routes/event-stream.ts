@@ -160,7 +160,7 @@ export function eventStreamRoutes(webhooks: Webhooks, streams: EventStreams) {
       versions: ["v2"],
       summary: "Follow the account's events as server-sent events",
       description:
-        "`text/event-stream`: each public event (as in GET /v2/events) as it happens, one `data:` line of JSON with the event's cursor as `id:`. Without `after`, from now on; with `after` (or the `Last-Event-ID` header a reconnecting EventSource sends), every event after that cursor first. Filters: `type` (comma-separated), `payment_id`. A comment line every 15 s keeps a quiet connection open. When the server shuts down the stream ends with `event: end` and `data: {\"reason\":\"draining\",\"next_cursor\":\"…\"}`: reconnect with that cursor. Once the API key is revoked or expires the stream ends the same way with `\"reason\":\"unauthorized\"` (reconnecting answers 401).",
+        "`text/event-stream`: each public event (as in GET /v2/events) as it happens, one `data:` line of JSON with the event's cursor as `id:`. Without `after`, from now on; with `after` (or the `Last-Event-ID` header a reconnecting EventSource sends), every event after that cursor first. Filters: `type` (comma-separated), `payment_id`. A comment line every 15 s keeps a quiet connection open. When the server shuts down the stream ends with `event: end` and `data: {\"reason\":\"draining\",\"next_cursor\":\"…\"}`: reconnect with that cursor. Once the API key is revoked or expires the stream ends the same way with `\"reason\":\"unauthorized\"` (reconnecting answers 401); one that cannot go on (its store unreachable) with `\"reason\":\"error\"` and the cursor it reached, to reconnect with.",
       extension: true,
       auth: "api_key",
       contentType: EVENT_STREAM_TYPE,

@@ -17,6 +17,7 @@ import { ConfigurationError, outboundOf, type ServiceConfig } from "../config.js
 import { InvalidRequest } from "../errors.js";
 import type { Ids } from "../ids.js";
 import type { IdSequences } from "../store/port/ids.js";
+import { prepareOnce, type ReadModelStore } from "../store/port.js";
 import type { Outbound } from "../outbound/client.js";
 import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
 import { fileSide, processorSideIn } from "./processor-side.js";
@@ -31,6 +32,40 @@ export interface AdapterContext {
   env: NodeJS.ProcessEnv;
   /** The server's pino logger (JSON lines on stdout), where an operator looks for processor failures. */
   logger: Logger;
+  /** Where an adapter keeps its own operational state (a poll's cursor) across restarts. */
+  state: AdapterState;
+}
+
+/**
+ * An adapter's own operational state by key (the example adapter's poll cursor), in the read-model
+ * store: every process on the store, and the next start, reads what the last one wrote, so what a
+ * processor reported while no process ran is still read. Not events: it is no fact of a payment.
+ */
+export interface AdapterState {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
+}
+
+const ADAPTER_STATE = "processor_adapter_state";
+const prepareAdapterState = prepareOnce(ADAPTER_STATE, { version: 1, table: { columns: {}, indexes: [], row: () => ({}) } });
+
+export function adapterState(readModels: ReadModelStore): AdapterState {
+  return {
+    async get(key) {
+      await prepareAdapterState(readModels);
+      return (await readModels.get<{ value: string }>(ADAPTER_STATE, key))?.value ?? null;
+    },
+    async set(key, value) {
+      await prepareAdapterState(readModels);
+      await readModels.commitBatch([{ projection: ADAPTER_STATE, docs: [{ key, doc: { value } }], checkpoint: 0 }]);
+    },
+  };
+}
+
+/** State kept by this process only (a caller with no read-model store). */
+export function memoryAdapterState(): AdapterState {
+  const kept = new Map<string, string>();
+  return { get: async (key) => kept.get(key) ?? null, set: async (key, value) => void kept.set(key, value) };
 }
 
 export interface ProcessorAdapters {
@@ -97,7 +132,15 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
  */
 export async function serviceProcessors(
   config: ServiceConfig,
-  { clock, ids, store, logger, env = process.env, ledgerMustExist = false }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv; ledgerMustExist?: boolean },
+  {
+    clock,
+    ids,
+    store,
+    logger,
+    env = process.env,
+    ledgerMustExist = false,
+    state = memoryAdapterState(),
+  }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv; ledgerMustExist?: boolean; state?: AdapterState },
 ): Promise<ServiceProcessors> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
@@ -116,7 +159,7 @@ export async function serviceProcessors(
       `production mode (${env.SANDBOX ? "SANDBOX=off" : "NODE_ENV=production"}) runs no simulated processor: set PROCESSORS_MODULE to a module exporting createProcessors() with an adapter for processor ${ROUTED_PROCESSORS.join(" and ")} (README: Running in production), or run the sandbox with SANDBOX=on`,
     );
   }
-  const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env, logger });
+  const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env, logger, state });
   await markOrRefuseProductionStore(store, false);
   return { processors: adapters, mode: `production (adapters: ${config.processorsModule})`, close: adapters.close };
 }

@@ -27,6 +27,7 @@ import { LAST_ERROR_CODES } from "../../machines/failures.js";
 import type { Clock } from "../clock.js";
 import { Conflict, ProcessorRefused } from "../errors.js";
 import { OutboundRefused, type Outbound } from "../outbound/client.js";
+import type { AdapterState } from "./adapters.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorEvent, ProcessorPort, ProcessorReport, RecordedOutcome } from "./port.js";
 
 export interface HttpProcessorOptions {
@@ -45,6 +46,11 @@ export interface HttpProcessorOptions {
    */
   onError?: (error: unknown) => void;
   onRecovered?: () => void;
+  /**
+   * Where the poll's cursor is kept (AdapterState: the service's read-model store), so a start
+   * reads on from where the last process left off. Absent: each start polls from its own "now".
+   */
+  state?: AdapterState;
 }
 
 const Outcome: z.ZodType<AuthorizationOutcome> = z.discriminatedUnion("kind", [
@@ -140,19 +146,23 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
     retrieveStoredCard: (req) => call<Card | undefined>("POST", "/v1/cards/retrieve", req, Card, undefined, () => undefined),
 
     /**
-     * Asks the processor for late outcomes every pollMs, from now on. What was reported while no
-     * process polled is not read again here (a capture settled meanwhile stays capture_requested):
-     * a production adapter keeps its cursor (README, Running in production).
+     * Asks the processor for late outcomes every pollMs: from the cursor kept in `state` (what was
+     * reported while no process polled, a capture settled meanwhile, is read then), else from now on.
      */
     connect(report) {
       stopPolling?.();
       if (pollMs <= 0) return;
+      const { state } = options;
+      const kept = `http-adapter ${base} events cursor`;
       let cursor: string | null = null;
       let stopped = false;
       let cancel = () => undefined as void;
       // a processor that does not answer fails every poll: said once, and once it answers again
       let failing = false;
+      /** The cursor last written to `state` (a failed write is tried again after the next poll). */
+      let written: string | null = null;
       const polled = (c: string | null) => {
+        if (state && c !== null && c !== written) void state.set(kept, c).then(() => void (written = c), () => undefined);
         cursor = c;
         if (failing) onRecovered();
         failing = false;
@@ -163,12 +173,19 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
         failing = true;
         next();
       };
+      // from the cursor kept (read again until it is read: a poll from "now" would pass what it
+      // holds); with none, the first poll only learns where "now" is
+      let started = false;
+      const start = async () => {
+        cursor = written = state ? await state.get(kept) : null;
+        started = true;
+      };
+      const pollOnce = () => void (started ? poll(report, cursor) : start().then(() => poll(report, cursor))).then(polled, failed);
       const next = () => {
         if (stopped) return;
-        cancel = clock.setTimer(pollMs, () => void poll(report, cursor).then(polled, failed));
+        cancel = clock.setTimer(pollMs, pollOnce);
       };
-      // the first poll only learns where "now" is
-      void poll(report, null).then(polled, failed);
+      pollOnce();
       stopPolling = () => ((stopped = true), cancel());
     },
     close: () => stopPolling?.(),

@@ -9,7 +9,7 @@ import type { AdapterContext, ProcessorAdapters } from "./adapters.js";
 import { createHttpProcessor } from "./http-adapter.js";
 
 // Each setting is checked at start: one that cannot work would fail every call later, while /readyz says ready.
-export function createProcessors({ outbound, clock, env, logger }: AdapterContext): ProcessorAdapters {
+export function createProcessors({ outbound, clock, env, logger, state }: AdapterContext): ProcessorAdapters {
   const required = (name: string) => {
     const value = env[name];
     if (!value) throw new ConfigurationError(`${name}: required by the HTTP processor adapters (src/processors/http-processors.ts)`);
@@ -34,6 +34,8 @@ export function createProcessors({ outbound, clock, env, logger }: AdapterContex
       apiKey: required(`PROCESSOR_${p}_API_KEY`),
       timeoutMs,
       pollMs,
+      // the poll's cursor, kept in the service's store: a restart reads what was reported meanwhile
+      state,
       // in the JSON log an operator collects, once per outage (the adapter says when polls start failing, and when they succeed again)
       onError: (err) => logger.warn({ processor: p, err }, `processor ${p}: ${err instanceof Error ? err.message : String(err)}`),
       onRecovered: () => logger.info({ processor: p }, `processor ${p}: late outcomes read again`),

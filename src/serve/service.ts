@@ -14,7 +14,7 @@ import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
 import { registerServiceGauges } from "./service-gauges.js";
-import { serviceProcessors } from "../processors/adapters.js";
+import { adapterState, serviceProcessors } from "../processors/adapters.js";
 import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
@@ -67,7 +67,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count));
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
-  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store, logger });
+  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store, logger, state: adapterState(readModels) });
   const { engine, metrics, notes } = createObservedEngine(
     { store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs },
     { defaults: true },

@@ -1,11 +1,17 @@
 // The example adapter's poll of late outcomes (GET /v1/events): a report cardflow refuses for good
 // (a payment it does not have) is told and passed, so the reports after it are applied; a store
-// that does not answer holds the page, read again on the next poll.
+// that does not answer holds the page, read again on the next poll; the cursor is kept in the
+// service's state, so a restart reads what was reported while no process polled.
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { NotFound } from "../../src/errors.js";
 import { StoreUnavailable } from "../../src/store/port/unavailable.js";
 import type { Outbound } from "../../src/outbound/client.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { adapterState, memoryAdapterState } from "../../src/processors/adapters.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { createHttpProcessor } from "../../src/processors/http-adapter.js";
 
 const settled = (payment_id: string) => ({ payment_id, event: { kind: "capture_settled", amount: "5.00" } });
@@ -48,6 +54,44 @@ describe("the HTTP adapter's poll of late outcomes", () => {
     expect(applied).toEqual(["pi_1", "pi_2"]);
     expect(errors.map(String)).toEqual([expect.stringContaining("processor report for payment pi_not_ours refused")]);
     expect(asked.slice(0, 3).map((u) => new URL(u).search)).toEqual(["", "?after=0", "?after=3"]);
+  });
+
+  it("the cursor is kept: a start reads on from where the last process left off, not from its own now", async () => {
+    const clock = manualClock();
+    const { outbound, asked } = processorFeed();
+    const state = memoryAdapterState();
+    const first = createHttpProcessor({ outbound, baseUrl: "https://processor.test", apiKey: "k", clock, state });
+    first.connect(async () => {
+      throw new StoreUnavailable("stopped before it applied anything"); // the process "dies" with the page unread
+    });
+    await polls(clock, 1);
+    first.close();
+    // it learnt where now was ("0") and kept it; the page after it was never applied
+    expect(await state.get("http-adapter https://processor.test events cursor")).toBe("0");
+    asked.length = 0;
+    const applied: string[] = [];
+    const second = createHttpProcessor({ outbound, baseUrl: "https://processor.test", apiKey: "k", clock, state });
+    second.connect(async (payment_id) => void (payment_id !== "pi_not_ours" && applied.push(payment_id)));
+    await polls(clock, 1);
+    second.close();
+    expect(asked.map((u) => new URL(u).search)[0]).toBe("?after=0");
+    expect(applied).toEqual(["pi_1", "pi_2"]);
+    expect(await state.get("http-adapter https://processor.test events cursor")).toBe("3");
+  });
+
+  it("the service keeps it in its read-model store: another handle (a process started later) reads it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cardflow-adapter-state-"));
+    try {
+      const path = join(dir, "cardflow.sqlite");
+      const one = createSqliteStore({ path });
+      await adapterState(one.readModels).set("k", "cur_1");
+      await adapterState(one.readModels).set("k", "cur_2");
+      const two = createSqliteStore({ path });
+      expect([await adapterState(two.readModels).get("k"), await adapterState(two.readModels).get("other")]).toEqual(["cur_2", null]);
+      for (const s of [one, two]) (await s.readModels.close?.(), await s.events.close?.());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a store that does not answer holds the page: read again on the next poll, nothing skipped", async () => {

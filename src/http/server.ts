@@ -91,7 +91,16 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers
   reply.header("request-id", req.id).headers(SECURITY_HEADERS);
+  closeIfBodyUnread(req, reply);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+/**
+ * An answer given before the request's body arrived (a 401 in the onRequest hook, a malformed
+ * URL) closes the connection: kept alive, Node would wait for the rest of the body, and a client
+ * that never sends it would get a second answer for the same request (408).
+ */
+function closeIfBodyUnread(req: FastifyRequest, reply: FastifyReply) {
+  if (!req.raw.complete) reply.header("connection", "close");
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
@@ -152,6 +161,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // callback-style hooks (not async): no promise per request on the status read's hot path
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("request-id", req.id).headers(SECURITY_HEADERS);
+    closeIfBodyUnread(req, reply);
     done(null, payload);
   });
 

@@ -1,6 +1,7 @@
 // Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 as
 // problem+json, slow clients cut off by the header and request timeouts while a blocking auth
-// longer than those still answers, and 429 after repeated failed authentication.
+// longer than those still answers, an error answered before the body arrived closing its
+// connection, and 429 after repeated failed authentication.
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectProblem, startApi, type Api } from "./harness.js";
@@ -73,6 +74,18 @@ describe("HTTP hardening", () => {
       expect(problemIn(text)).toMatchObject({ status: 408, code: "request_timeout" });
       expect(closedAfterMs).toBeLessThan(10_000);
     }
+  });
+
+  it("an error answered before the body arrived closes the connection: one request, one answer", async () => {
+    api = await startApi({ server: { timeouts: { headersMs: 500, requestMs: 1_000, checkIntervalMs: 50 } } });
+    // no API key, and a body shorter than its Content-Length: 401 at once, then nothing more (a 408
+    // for the same request, once the request timeout passed, was a second answer)
+    const head = `POST /v2/hardware HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"terminal_type":`;
+    const { text, closedAfterMs } = await rawExchange(api.base, [head]);
+    expect(text.match(/HTTP\/1\.1 \d{3} /g)).toEqual(["HTTP/1.1 401 "]);
+    expect(text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(problemIn(text)).toMatchObject({ status: 401, code: "unauthorized" });
+    expect(closedAfterMs).toBeLessThan(1_000);
   });
 
   it("a blocking auth that answers after the request timeout still answers", async () => {

@@ -3,8 +3,8 @@
 //   body one byte at a time is cut off); an idle keep-alive connection is closed. The time a
 //   handler takes is not bounded by them: the blocking auth may answer after 120 s;
 // - every answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff;
-// - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 408
-//   request timeout, 400 malformed) are problem+json too;
+// - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 414
+//   a request line too long, 408 request timeout, 400 malformed) are problem+json too;
 // - repeated failed API-key authentication from one client address: 429 with Retry-After
 //   (@fastify/rate-limit counts the failures, per process).
 import rateLimit from "@fastify/rate-limit";
@@ -44,8 +44,23 @@ export function timeoutOptions({ headersMs = 10_000, requestMs = 30_000, keepAli
 
 const CLIENT_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, code: "headers_too_large", detail: "the request's headers are larger than this API accepts" },
+  URI_TOO_LONG: { status: 414, code: "uri_too_long", detail: "the request's URL is longer than this API accepts" },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: "request_timeout", detail: "the request did not arrive in time" },
 };
+
+/**
+ * A header overflow while the request line was still being read: the URL is what is too long.
+ * The parser stops at the end of the part that overflowed (bytesParsed in the packet read last);
+ * the line it is in is the request line if it starts with a method and a space (a header line
+ * starts with its name and a colon). A line begun in an earlier packet is not known: 431.
+ */
+function requestLineOverflowed(error: Error & { rawPacket?: unknown; bytesParsed?: unknown }): boolean {
+  const { rawPacket: packet, bytesParsed: end } = error;
+  if (!Buffer.isBuffer(packet) || typeof end !== "number" || end <= 0) return false;
+  const crlf = packet.lastIndexOf("\r\n", end - 1);
+  const start = crlf < 0 ? 0 : crlf + 2;
+  return /^[A-Z-]+ [^\s:]/.test(packet.toString("latin1", start, Math.min(start + 32, end)));
+}
 
 /** Answers errors of Node's HTTP parser as problem+json, with a request id of its own. */
 export function clientErrorHandler(requestId: () => number) {
@@ -54,7 +69,7 @@ export function clientErrorHandler(requestId: () => number) {
       socket.destroy();
       return;
     }
-    const { status, code, detail } = CLIENT_ERRORS[error.code ?? ""] ?? { status: 400, code: "bad_request", detail: "the request is not valid HTTP" };
+    const { status, code, detail } = CLIENT_ERRORS[error.code === "HPE_HEADER_OVERFLOW" && requestLineOverflowed(error) ? "URI_TOO_LONG" : (error.code ?? "")] ?? { status: 400, code: "bad_request", detail: "the request is not valid HTTP" };
     const id = requestId();
     const body = JSON.stringify(problem(status, code, detail, null, id));
     const headers = {

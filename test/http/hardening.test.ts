@@ -1,5 +1,5 @@
-// Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 as
-// problem+json, slow clients cut off by the header and request timeouts while a blocking auth
+// Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 and
+// 414 (a request line too long) as problem+json, slow clients cut off by the header and request timeouts while a blocking auth
 // longer than those still answers, an error answered before the body arrived closing its
 // connection, and 429 after repeated failed authentication.
 import { connect } from "node:net";
@@ -59,6 +59,17 @@ describe("HTTP hardening", () => {
     expect(text).toMatch(/content-type: application\/problem\+json/i);
     expect(text).toMatch(/cache-control: no-store/i);
     expect(problemIn(text)).toMatchObject({ status: 431, code: "headers_too_large", type: "urn:cardflow:problem:headers_too_large" });
+  });
+
+  it("a request line longer than the server accepts: 414 problem+json naming the URL, not 431", async () => {
+    api = await startApi();
+    const { text } = await rawExchange(api.base, [`GET /healthz?q=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`]);
+    expect(text).toMatch(/^HTTP\/1\.1 414 /);
+    expect(text).toMatch(/content-type: application\/problem\+json/i);
+    expect(problemIn(text)).toMatchObject({ status: 414, code: "uri_too_long", detail: "the request's URL is longer than this API accepts" });
+    // pipelined after another request in the same packet, too (the request line is the one the parser stopped in)
+    const pipelined = await rawExchange(api.base, [`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz?q=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`]);
+    expect(pipelined.text.match(/HTTP\/1\.1 4\d\d /g)).toEqual(["HTTP/1.1 414 "]);
   });
 
   it("a client sending its body a byte at a time, or nothing at all, is cut off with 408", async () => {

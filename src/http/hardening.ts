@@ -4,12 +4,13 @@
 //   handler takes is not bounded by them: the blocking auth may answer after 120 s;
 // - every answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff;
 // - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 414
-//   a request line too long, 408 request timeout, 400 malformed) are problem+json too;
+//   a request line too long, 408 request timeout, 400 malformed) are problem+json too, and so is
+//   an HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
 // - repeated failed API-key authentication from one client address: 429 with Retry-After
 //   (@fastify/rate-limit counts the failures, per process).
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from "./problem.js";
 
@@ -33,13 +34,21 @@ export interface AuthFailureLimit {
 
 export const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const;
 
-/** Fastify options for the timeouts. */
-export function timeoutOptions({ headersMs = 10_000, requestMs = 30_000, keepAliveMs = 72_000, checkIntervalMs = 1_000 }: Timeouts = {}) {
+/** Fastify options for the timeouts; Node's Host check is off (refusedHeaders answers it as problem+json). */
+export function serverOptions({ headersMs = 10_000, requestMs = 30_000, keepAliveMs = 72_000, checkIntervalMs = 1_000 }: Timeouts = {}) {
   return {
     requestTimeout: requestMs,
     keepAliveTimeout: keepAliveMs,
-    http: { headersTimeout: Math.min(headersMs, requestMs), connectionsCheckingInterval: checkIntervalMs },
+    http: { headersTimeout: Math.min(headersMs, requestMs), connectionsCheckingInterval: checkIntervalMs, requireHostHeader: false },
   };
+}
+
+/** A request's headers refused before anything else: an HTTP/1.1 request without Host (as Node's own check, which answers a bare 400). */
+export function refusedHeaders(req: IncomingMessage): HttpProblem | undefined {
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+    return new HttpProblem(400, "host_header_missing", "Host: an HTTP/1.1 request must send a Host header", "Host");
+  }
+  return undefined;
 }
 
 const CLIENT_ERRORS: Record<string, { status: number; code: string; detail: string }> = {

@@ -16,7 +16,7 @@ import type { RequestNotes } from "../observability/instrument-engine.js";
 import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
+import { authFailureLimit, clientErrorHandler, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { strictJsonBodies } from "./json-body.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -137,7 +137,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     frameworkErrors: replyProblem,
     // and before fastify sees a request (headers too large, too slow): src/http/hardening.ts
     clientErrorHandler: clientErrorHandler(() => engine.ids.requestId()),
-    ...timeoutOptions(timeouts),
+    ...serverOptions(timeouts),
     trustProxy,
   });
   app.removeContentTypeParser("text/plain");
@@ -149,6 +149,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
+    // a request without Host: refused before the key is read (./hardening.ts)
+    const refused = refusedHeaders(req.raw);
+    if (refused) throw refused;
     // a client secret is checked by its route, in the body (./route.ts)
     if (credentialOf(req) !== "api_key") return;
     const presented = presentedKey(req.headers);

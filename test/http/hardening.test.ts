@@ -1,7 +1,8 @@
 // Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 and
-// 414 (a request line too long) as problem+json, slow clients cut off by the header and request timeouts while a blocking auth
-// longer than those still answers, an error answered before the body arrived closing its
-// connection, and 429 after repeated failed authentication.
+// 414 (a request line too long) as problem+json, an HTTP/1.1 request without Host as problem+json,
+// slow clients cut off by the header and request timeouts while a blocking auth longer than those
+// still answers, an error answered before the body arrived closing its connection, and 429 after
+// repeated failed authentication.
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectProblem, startApi, type Api } from "./harness.js";
@@ -70,6 +71,18 @@ describe("HTTP hardening", () => {
     // pipelined after another request in the same packet, too (the request line is the one the parser stopped in)
     const pipelined = await rawExchange(api.base, [`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz?q=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`]);
     expect(pipelined.text.match(/HTTP\/1\.1 4\d\d /g)).toEqual(["HTTP/1.1 414 "]);
+  });
+
+  it("an HTTP/1.1 request without Host: 400 problem+json naming the header, with its Request-Id; HTTP/1.0 without Host is served", async () => {
+    api = await startApi();
+    const { text } = await rawExchange(api.base, ["GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"]);
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toMatch(/content-type: application\/problem\+json/i);
+    const body = problemIn(text);
+    expect(body).toMatchObject({ status: 400, code: "host_header_missing", param: "Host", detail: "Host: an HTTP/1.1 request must send a Host header" });
+    expect(text).toMatch(new RegExp(`\r\nrequest-id: ${body.request_id}\r\n`, "i"));
+    const old = await rawExchange(api.base, ["GET /healthz HTTP/1.0\r\n\r\n"]);
+    expect(old.text).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it("a client sending its body a byte at a time, or nothing at all, is cut off with 408", async () => {

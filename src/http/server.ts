@@ -149,7 +149,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
-    // a request without Host: refused before the key is read (./hardening.ts)
+    // no Host, Authorization or Idempotency-Key twice: refused before the key is read (./hardening.ts)
     const refused = refusedHeaders(req.raw);
     if (refused) throw refused;
     // a client secret is checked by its route, in the body (./route.ts)

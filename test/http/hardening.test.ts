@@ -1,8 +1,9 @@
 // Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 and
 // 414 (a request line too long) as problem+json, an HTTP/1.1 request without Host as problem+json,
-// slow clients cut off by the header and request timeouts while a blocking auth longer than those
-// still answers, an error answered before the body arrived closing its connection, and 429 after
-// repeated failed authentication.
+// Authorization or Idempotency-Key sent twice refused naming the header, slow clients cut off by
+// the header and request timeouts while a blocking auth longer than those still answers, an error
+// answered before the body arrived closing its connection, and 429 after repeated failed
+// authentication.
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectProblem, startApi, type Api } from "./harness.js";
@@ -83,6 +84,24 @@ describe("HTTP hardening", () => {
     expect(text).toMatch(new RegExp(`\r\nrequest-id: ${body.request_id}\r\n`, "i"));
     const old = await rawExchange(api.base, ["GET /healthz HTTP/1.0\r\n\r\n"]);
     expect(old.text).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("Authorization or Idempotency-Key sent twice: 400 header_duplicated naming the header, in either order, nothing appended", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_h");
+    const exchange = async (headers: string[]) => {
+      const body = JSON.stringify({ external_account_id: "acct_h", terminal_type: "A_sync" });
+      const head = ["POST /v2/hardware HTTP/1.1", "Host: x", "Connection: close", "Content-Type: application/json", `Content-Length: ${body.length}`, ...headers];
+      const { text } = await rawExchange(api.base, [`${head.join("\r\n")}\r\n\r\n${body}`]);
+      return { status: Number(text.slice(9, 12)), body: problemIn(text) };
+    };
+    const valid = `Authorization: Bearer ${m.key}`;
+    for (const headers of [[valid, "Authorization: Bearer garbage"], ["authorization: Bearer garbage", valid], [valid, "Idempotency-Key: k1", "idempotency-key: k2"]]) {
+      const header = headers.at(-1)!.toLowerCase().startsWith("idempotency") ? "Idempotency-Key" : "Authorization";
+      expect(await exchange(headers), headers.join(" | ")).toMatchObject({ status: 400, body: { code: "header_duplicated", param: header, detail: `${header}: sent twice; send the header once` } });
+    }
+    expect((await exchange([valid, "Idempotency-Key: k1"])).status).toBe(200);
+    expect((await m.get("/v2/hardware?external_account_id=acct_h")).body.data).toHaveLength(1);
   });
 
   it("a client sending its body a byte at a time, or nothing at all, is cut off with 408", async () => {

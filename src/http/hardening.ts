@@ -3,13 +3,17 @@
 //   body one byte at a time is cut off); an idle keep-alive connection is closed. The time a
 //   handler takes is not bounded by them: the blocking auth may answer after 120 s;
 // - every answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff;
-// - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 408
-//   request timeout, 400 malformed) are problem+json too;
+// - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 414
+//   a request line too long, 408 request timeout, 400 malformed) are problem+json too, and so is
+//   an HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
+// - Authorization or Idempotency-Key sent twice is refused (400 header_duplicated): Node keeps
+//   the first Authorization and joins Idempotency-Keys, so a proxy reading the other one would
+//   see another request;
 // - repeated failed API-key authentication from one client address: 429 with Retry-After
 //   (@fastify/rate-limit counts the failures, per process).
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from "./problem.js";
 
@@ -33,19 +37,63 @@ export interface AuthFailureLimit {
 
 export const SECURITY_HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const;
 
-/** Fastify options for the timeouts. */
-export function timeoutOptions({ headersMs = 10_000, requestMs = 30_000, keepAliveMs = 72_000, checkIntervalMs = 1_000 }: Timeouts = {}) {
+/** Fastify options for the timeouts; Node's Host check is off (refusedHeaders answers it as problem+json). */
+export function serverOptions({ headersMs = 10_000, requestMs = 30_000, keepAliveMs = 72_000, checkIntervalMs = 1_000 }: Timeouts = {}) {
   return {
     requestTimeout: requestMs,
     keepAliveTimeout: keepAliveMs,
-    http: { headersTimeout: Math.min(headersMs, requestMs), connectionsCheckingInterval: checkIntervalMs },
+    http: { headersTimeout: Math.min(headersMs, requestMs), connectionsCheckingInterval: checkIntervalMs, requireHostHeader: false },
   };
+}
+
+/** `name` is `lower` in any case (`lower`: letters and '-'), compared without allocating. */
+function isHeader(name: string, lower: string): boolean {
+  if (name.length !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) if ((name.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * A request's headers refused before anything else (every request, the status read's hot path
+ * too: one pass over rawHeaders, nothing allocated unless refused): an HTTP/1.1 request without
+ * Host (as Node's own check, which answers a bare 400), Authorization or Idempotency-Key twice.
+ */
+export function refusedHeaders(req: IncomingMessage): HttpProblem | undefined {
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+    return new HttpProblem(400, "host_header_missing", "Host: an HTTP/1.1 request must send a Host header", "Host");
+  }
+  const raw = req.rawHeaders;
+  let authorization = 0;
+  let idempotencyKey = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if ((isHeader(name, "authorization") && ++authorization > 1) || (isHeader(name, "idempotency-key") && ++idempotencyKey > 1)) {
+      const header = authorization > 1 ? "Authorization" : "Idempotency-Key";
+      return new HttpProblem(400, "header_duplicated", `${header}: sent twice; send the header once`, header);
+    }
+  }
+  return undefined;
 }
 
 const CLIENT_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, code: "headers_too_large", detail: "the request's headers are larger than this API accepts" },
+  URI_TOO_LONG: { status: 414, code: "uri_too_long", detail: "the request's URL is longer than this API accepts" },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: "request_timeout", detail: "the request did not arrive in time" },
 };
+
+/**
+ * A header overflow while the request line was still being read: the URL is what is too long.
+ * The parser stops at the end of the part that overflowed (bytesParsed in the packet read last);
+ * the line it is in is the request line if it starts with a method and a space (a header line
+ * starts with its name and a colon). A line begun in an earlier packet is not known: 431.
+ */
+function requestLineOverflowed(error: Error & { rawPacket?: unknown; bytesParsed?: unknown }): boolean {
+  const { rawPacket: packet, bytesParsed: end } = error;
+  if (!Buffer.isBuffer(packet) || typeof end !== "number" || end <= 0) return false;
+  const crlf = packet.lastIndexOf("\r\n", end - 1);
+  const start = crlf < 0 ? 0 : crlf + 2;
+  return /^[A-Z-]+ [^\s:]/.test(packet.toString("latin1", start, Math.min(start + 32, end)));
+}
 
 /** Answers errors of Node's HTTP parser as problem+json, with a request id of its own. */
 export function clientErrorHandler(requestId: () => number) {
@@ -54,7 +102,7 @@ export function clientErrorHandler(requestId: () => number) {
       socket.destroy();
       return;
     }
-    const { status, code, detail } = CLIENT_ERRORS[error.code ?? ""] ?? { status: 400, code: "bad_request", detail: "the request is not valid HTTP" };
+    const { status, code, detail } = CLIENT_ERRORS[error.code === "HPE_HEADER_OVERFLOW" && requestLineOverflowed(error) ? "URI_TOO_LONG" : (error.code ?? "")] ?? { status: 400, code: "bad_request", detail: "the request is not valid HTTP" };
     const id = requestId();
     const body = JSON.stringify(problem(status, code, detail, null, id));
     const headers = {

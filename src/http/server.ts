@@ -16,7 +16,7 @@ import type { RequestNotes } from "../observability/instrument-engine.js";
 import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { authFailureLimit, clientErrorHandler, SECURITY_HEADERS, timeoutOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
+import { authFailureLimit, clientErrorHandler, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { strictJsonBodies } from "./json-body.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -91,7 +91,16 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers
   reply.header("request-id", req.id).headers(SECURITY_HEADERS);
+  closeIfBodyUnread(req, reply);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+/**
+ * An answer given before the request's body arrived (a 401 in the onRequest hook, a malformed
+ * URL) closes the connection: kept alive, Node would wait for the rest of the body, and a client
+ * that never sends it would get a second answer for the same request (408).
+ */
+function closeIfBodyUnread(req: FastifyRequest, reply: FastifyReply) {
+  if (!req.raw.complete) reply.header("connection", "close");
 }
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
 
@@ -128,7 +137,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     frameworkErrors: replyProblem,
     // and before fastify sees a request (headers too large, too slow): src/http/hardening.ts
     clientErrorHandler: clientErrorHandler(() => engine.ids.requestId()),
-    ...timeoutOptions(timeouts),
+    ...serverOptions(timeouts),
     trustProxy,
   });
   app.removeContentTypeParser("text/plain");
@@ -140,6 +149,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const failedAuthentication = authFailureLimit(app, authFailures);
 
   app.addHook("onRequest", async (req) => {
+    // no Host, Authorization or Idempotency-Key twice: refused before the key is read (./hardening.ts)
+    const refused = refusedHeaders(req.raw);
+    if (refused) throw refused;
     // a client secret is checked by its route, in the body (./route.ts)
     if (credentialOf(req) !== "api_key") return;
     const presented = presentedKey(req.headers);
@@ -152,6 +164,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // callback-style hooks (not async): no promise per request on the status read's hot path
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("request-id", req.id).headers(SECURITY_HEADERS);
+    closeIfBodyUnread(req, reply);
     done(null, payload);
   });
 

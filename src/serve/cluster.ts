@@ -11,7 +11,7 @@ import { configFromEnv, refusedStart } from "../config.js";
 import { serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
-import { WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
+import { repeatsOfFirstSignal, WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
 
 /** What a worker says once it listens. */
 export interface WorkerListening {
@@ -114,8 +114,12 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     if (live().length === 0) void metrics?.close().finally(() => process.exit(failed ? 1 : 0));
   });
 
+  const repeatsFirst = repeatsOfFirstSignal();
   const onSignal = (signal: NodeJS.Signals) => {
+    const repeat = repeatsFirst();
     if (!stopping) return stopAll(signal);
+    // the group's signal forwarded by npm too is no second one
+    if (repeat) return;
     // a second signal: the workers end their grace now
     for (const worker of live()) if (worker.isConnected()) worker.send(WORKER_END_GRACE);
   };

@@ -11,7 +11,9 @@
 // A processor call still running is left to the reconciler: its attempt is recorded. At the
 // deadline less a second, requests still running are answered 503 (retry with the same
 // Idempotency-Key) so the rest of the stop has that second; a stop still hanging at
-// SHUTDOWN_DEADLINE_MS exits 1. A second signal ends the grace at once.
+// SHUTDOWN_DEADLINE_MS exits 1. A second signal ends the grace at once, if it comes
+// SECOND_SIGNAL_AFTER_MS or more after the first: a signal to the process group (Ctrl+C,
+// systemd's KillMode=control-group) reaches node twice, from the group and forwarded by npm.
 import type { Logger } from "pino";
 import { STOP_MARGIN_MS, type ServeConfig } from "./config.js";
 import type { Service } from "./service.js";
@@ -20,9 +22,24 @@ import type { Service } from "./service.js";
 export const WORKER_STOP = "cardflow:stop";
 export const WORKER_END_GRACE = "cardflow:end-grace";
 
+/** A signal sooner than this after the first is the same one delivered twice (by the process group and by npm): not a second signal. */
+export const SECOND_SIGNAL_AFTER_MS = 1_000;
+
+/** Tells, for each signal, whether it repeats the first: it comes less than SECOND_SIGNAL_AFTER_MS after it (the first itself does not). */
+export function repeatsOfFirstSignal(now: () => number = () => performance.now()): () => boolean {
+  let first: number | undefined;
+  return () => {
+    if (first === undefined) {
+      first = now();
+      return false;
+    }
+    return now() - first < SECOND_SIGNAL_AFTER_MS;
+  };
+}
+
 export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
   let stopping = false;
-  let signals = 0;
+  const repeatsFirst = repeatsOfFirstSignal();
   let endGrace: () => void = () => undefined;
 
   async function stop(reason: string) {
@@ -61,12 +78,19 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
   }
 
   // A worker may get a signal twice over: from the primary's relay and from its process group
-  // (Ctrl+C, systemd's default KillMode): only a second signal the worker itself got ends the grace.
+  // (Ctrl+C, systemd's default KillMode): only a second signal the worker itself got ends the grace,
+  // and only one a moment after the first (npm forwards the group's signal to a process that got it too).
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (++signals > 1) {
+    const repeat = repeatsFirst();
+    if (!signalled) {
+      signalled = true;
+      if (!stopping) void stop(signal);
+    } else if (repeat) logger.info({ signal }, "the first signal again (from the process group and from npm): the grace goes on");
+    else {
       logger.info({ signal }, "second signal: the grace ends now");
       endGrace();
-    } else if (!stopping) void stop(signal);
+    }
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);

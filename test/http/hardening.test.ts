@@ -1,6 +1,9 @@
-// Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 as
-// problem+json, slow clients cut off by the header and request timeouts while a blocking auth
-// longer than those still answers, and 429 after repeated failed authentication.
+// Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 and
+// 414 (a request line too long) as problem+json, an HTTP/1.1 request without Host as problem+json,
+// Authorization or Idempotency-Key sent twice refused naming the header, slow clients cut off by
+// the header and request timeouts while a blocking auth longer than those still answers, an error
+// answered before the body arrived closing its connection, and 429 after repeated failed
+// authentication.
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectProblem, startApi, type Api } from "./harness.js";
@@ -60,6 +63,47 @@ describe("HTTP hardening", () => {
     expect(problemIn(text)).toMatchObject({ status: 431, code: "headers_too_large", type: "urn:cardflow:problem:headers_too_large" });
   });
 
+  it("a request line longer than the server accepts: 414 problem+json naming the URL, not 431", async () => {
+    api = await startApi();
+    const { text } = await rawExchange(api.base, [`GET /healthz?q=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`]);
+    expect(text).toMatch(/^HTTP\/1\.1 414 /);
+    expect(text).toMatch(/content-type: application\/problem\+json/i);
+    expect(problemIn(text)).toMatchObject({ status: 414, code: "uri_too_long", detail: "the request's URL is longer than this API accepts" });
+    // pipelined after another request in the same packet, too (the request line is the one the parser stopped in)
+    const pipelined = await rawExchange(api.base, [`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz?q=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`]);
+    expect(pipelined.text.match(/HTTP\/1\.1 4\d\d /g)).toEqual(["HTTP/1.1 414 "]);
+  });
+
+  it("an HTTP/1.1 request without Host: 400 problem+json naming the header, with its Request-Id; HTTP/1.0 without Host is served", async () => {
+    api = await startApi();
+    const { text } = await rawExchange(api.base, ["GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"]);
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toMatch(/content-type: application\/problem\+json/i);
+    const body = problemIn(text);
+    expect(body).toMatchObject({ status: 400, code: "host_header_missing", param: "Host", detail: "Host: an HTTP/1.1 request must send a Host header" });
+    expect(text).toMatch(new RegExp(`\r\nrequest-id: ${body.request_id}\r\n`, "i"));
+    const old = await rawExchange(api.base, ["GET /healthz HTTP/1.0\r\n\r\n"]);
+    expect(old.text).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("Authorization or Idempotency-Key sent twice: 400 header_duplicated naming the header, in either order, nothing appended", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_h");
+    const exchange = async (headers: string[]) => {
+      const body = JSON.stringify({ external_account_id: "acct_h", terminal_type: "A_sync" });
+      const head = ["POST /v2/hardware HTTP/1.1", "Host: x", "Connection: close", "Content-Type: application/json", `Content-Length: ${body.length}`, ...headers];
+      const { text } = await rawExchange(api.base, [`${head.join("\r\n")}\r\n\r\n${body}`]);
+      return { status: Number(text.slice(9, 12)), body: problemIn(text) };
+    };
+    const valid = `Authorization: Bearer ${m.key}`;
+    for (const headers of [[valid, "Authorization: Bearer garbage"], ["authorization: Bearer garbage", valid], [valid, "Idempotency-Key: k1", "idempotency-key: k2"]]) {
+      const header = headers.at(-1)!.toLowerCase().startsWith("idempotency") ? "Idempotency-Key" : "Authorization";
+      expect(await exchange(headers), headers.join(" | ")).toMatchObject({ status: 400, body: { code: "header_duplicated", param: header, detail: `${header}: sent twice; send the header once` } });
+    }
+    expect((await exchange([valid, "Idempotency-Key: k1"])).status).toBe(200);
+    expect((await m.get("/v2/hardware?external_account_id=acct_h")).body.data).toHaveLength(1);
+  });
+
   it("a client sending its body a byte at a time, or nothing at all, is cut off with 408", async () => {
     api = await startApi({ server: { timeouts: { headersMs: 300, requestMs: 600, checkIntervalMs: 50 } } });
     // a route authorised by its body (client_secret): the server must read the body to answer
@@ -73,6 +117,18 @@ describe("HTTP hardening", () => {
       expect(problemIn(text)).toMatchObject({ status: 408, code: "request_timeout" });
       expect(closedAfterMs).toBeLessThan(10_000);
     }
+  });
+
+  it("an error answered before the body arrived closes the connection: one request, one answer", async () => {
+    api = await startApi({ server: { timeouts: { headersMs: 500, requestMs: 1_000, checkIntervalMs: 50 } } });
+    // no API key, and a body shorter than its Content-Length: 401 at once, then nothing more (a 408
+    // for the same request, once the request timeout passed, was a second answer)
+    const head = `POST /v2/hardware HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"terminal_type":`;
+    const { text, closedAfterMs } = await rawExchange(api.base, [head]);
+    expect(text.match(/HTTP\/1\.1 \d{3} /g)).toEqual(["HTTP/1.1 401 "]);
+    expect(text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(problemIn(text)).toMatchObject({ status: 401, code: "unauthorized" });
+    expect(closedAfterMs).toBeLessThan(1_000);
   });
 
   it("a blocking auth that answers after the request timeout still answers", async () => {

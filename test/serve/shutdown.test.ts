@@ -6,7 +6,8 @@
 // deadline, a request still running (a blocking terminal auth) is answered 503, not cut (with the
 // headers and the log line of every answer), and a server-sent event stream ends with its final
 // event. A SIGTERM right after the first /healthz answer, to `npm start` itself, or while the
-// process still starts ends it cleanly, exit 0.
+// process still starts ends it cleanly, exit 0. A SIGINT to npm start's process group (npm
+// forwards it: the server gets it twice) keeps the grace.
 import { request } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshStores, merchantKey, startServer, storedEvents, type StoreEnv } from "../multiprocess/servers.js";
@@ -180,6 +181,53 @@ describe("SIGTERM to the process that started the server", () => {
   it("npx cardflow serve: the server stops gracefully too, the port closed", () => signalOnlyTheStarter("npx", (port) => ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1"]), 120_000);
   // with --workers the primary watches its parent too (the workers' parent is the primary, which stays)
   it("npx cardflow serve --workers 2: the primary and its workers stop gracefully too, the port closed", () => signalOnlyTheStarter("npx", (port) => ["cardflow", "serve", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"]), 120_000);
+});
+
+describe("SIGINT to the process group of npm start (Ctrl+C; systemd's KillMode=control-group)", () => {
+  // the server gets the signal from its group and again from npm, which forwards it: that is one
+  // signal, not a second one ending the grace at once. Here the group is even signalled twice, a
+  // few milliseconds apart: still one stop, served through the grace
+  it("the grace is kept: /readyz 503 while /healthz is served; a signal a moment later ends it, a graceful stop", async () => {
+    const { spawn } = await import("node:child_process");
+    const { freePort } = await import("../support/postgres.js");
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const npm = spawn("npm", ["start", "--silent"], {
+      env: { ...process.env, ...stores.sqlite(), PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "20000", SHUTDOWN_DEADLINE_MS: "30000", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let output = "";
+    npm.stdout.on("data", (d) => (output += d));
+    npm.stderr.on("data", (d) => (output += d));
+    try {
+      for (let i = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
+        if (i > 600) throw new Error(`npm start did not come up:\n${output}`);
+        await sleep(100);
+      }
+      process.kill(-npm.pid!, "SIGINT");
+      await sleep(5);
+      process.kill(-npm.pid!, "SIGINT");
+      await sleep(500);
+      expect([await probe(`${base}/readyz`), await probe(`${base}/healthz`)], output).toEqual([503, 200]);
+      await sleep(1_000);
+      expect([await probe(`${base}/readyz`), await probe(`${base}/healthz`)], output).toEqual([503, 200]);
+      expect(output).not.toContain("second signal");
+      // a second signal, a moment after the first: the grace (20 s) ends now
+      const secondAt = Date.now();
+      process.kill(-npm.pid!, "SIGINT");
+      await expect.poll(() => probe(`${base}/healthz`), { timeout: 10_000, interval: 100 }).toBe("ECONNREFUSED");
+      expect(Date.now() - secondAt).toBeLessThan(10_000);
+      await expect.poll(() => output, { timeout: 10_000 }).toContain('"msg":"stopped"');
+      expect(output).toContain("second signal: the grace ends now");
+    } finally {
+      try {
+        process.kill(-npm.pid!, "SIGKILL");
+      } catch {
+        // the group is gone: everything stopped
+      }
+    }
+  }, 120_000);
 });
 
 describe("SIGTERM while the process starts", () => {

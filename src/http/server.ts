@@ -87,6 +87,8 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   const { problem: body, internal, retryAfterSeconds: retryAfter } = problemOf(error, Number(req.id), req.routeOptions.url?.startsWith("/v1/") ? "v1" : "v2");
   if (internal) req.log.error({ err: error }, "request failed");
   req.problemCode = body.code;
+  // the limit is the server's setting: named, so a client knows what to send instead
+  if (body.code === "body_too_large" && req.routeOptions.bodyLimit) body.detail = `${body.detail}: ${req.routeOptions.bodyLimit} bytes at most`;
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers

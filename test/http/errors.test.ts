@@ -51,7 +51,8 @@ describe("malformed requests", () => {
   it("a prototype-poisoning body, an oversized body, another media type", async () => {
     const poisoned = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"__proto__": {"x": 1}}' }), 400, "invalid_json");
     expect(poisoned.detail).toContain("__proto__");
-    await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: "x".repeat(5000) }), 413, "body_too_large");
+    const large = await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: "x".repeat(5000) }), 413, "body_too_large");
+    expect(large.detail).toBe("the body is larger than this API accepts: 4096 bytes at most");
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "amount=1", headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type");
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
   });

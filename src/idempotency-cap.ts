@@ -16,12 +16,19 @@ export class IdempotencyKeysExhausted extends CardflowError {
   readonly status = 429;
   readonly code = "idempotency_keys_exhausted";
   override readonly param = "Idempotency-Key";
-  /** When the account's first record gives its key up (RETRY_WHEN_UNKNOWN_S when none will by time, or the store cannot tell). */
+  /**
+   * When the account's first record gives its key up (RETRY_WHEN_UNKNOWN_S when none will by time,
+   * or the store cannot tell). "At least" the cap: processes sharing a store may together pass it
+   * by the keys the others took since their last count (`recountSeconds`).
+   */
   constructor(
     limit: number,
     readonly retryAfterSeconds: number,
+    recountSeconds: number,
   ) {
-    super(`this account holds ${limit} Idempotency-Key records, the most kept at once; retry in ${retryAfterSeconds} s, when the first expires, or send the request without a key`);
+    super(
+      `this account holds at least ${limit} Idempotency-Key records, the most kept at once (processes sharing the store may together pass it by the keys taken in ${recountSeconds} s); retry in ${retryAfterSeconds} s, when the first expires, or send the request without a key`,
+    );
   }
 }
 
@@ -70,7 +77,8 @@ export function keyCap({ store, clock, maxKeysPerScope, recountMs }: { store: Ev
         const next = (await store.nextIdempotencyRelease?.(scope, at())) ?? null;
         scoped.frees = next === null ? null : Date.parse(next);
       }
-      throw new IdempotencyKeysExhausted(maxKeysPerScope, scoped.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((scoped.frees - clock.now()) / 1000)));
+      const retryAfter = scoped.frees === null ? RETRY_WHEN_UNKNOWN_S : Math.max(1, Math.ceil((scoped.frees - clock.now()) / 1000));
+      throw new IdempotencyKeysExhausted(maxKeysPerScope, retryAfter, Math.ceil(recountMs / 1000));
     }
     return scoped;
   }

@@ -28,17 +28,41 @@ export { IdempotencyKeysExhausted } from "./idempotency-cap.js";
 const HOUR = 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-/** 409: a request with this key is still running (in this or another process). */
+/**
+ * 409: a request with this key is still running (in this or another process), or its process died
+ * and its claim holds the key until `claimEnds` (the lease's end).
+ */
 export class IdempotencyKeyInUse extends CardflowError {
   override readonly name = "IdempotencyKeyInUse";
   readonly status = 409;
   readonly code = "idempotency_key_in_use";
   override readonly param = "Idempotency-Key";
-  /** Seconds after which a retry is worth it (the HTTP Retry-After). */
-  readonly retryAfterSeconds = 1;
-  constructor() {
-    super("a request with this Idempotency-Key is still being processed; retry later");
+  constructor(
+    /** Seconds after which a retry is worth it (the HTTP Retry-After): claimRetryAfter. */
+    readonly retryAfterSeconds = 1,
+    /** When the claim ends at the latest (ISO 8601), when known. */
+    claimEnds?: string,
+  ) {
+    super(
+      `a request with this Idempotency-Key is still being processed; retry later${claimEnds ? `; its claim ends by ${claimEnds} at the latest, if the request that holds it has stopped` : ""}`,
+    );
   }
+}
+
+/** Up to this age a claim is a request that normally answers soon: retried every second. */
+const YOUNG_CLAIM_MS = 5_000;
+
+/**
+ * Retry-After of a claim held by another process (or a dead one), claimed `ageMs` ago and holding
+ * the key `leftMs` more at most. Young: 1 s. Older, half its age: a request that has run a while
+ * (a blocking auth, a slow processor) is as likely to be dead as to run on, so the retries come at
+ * ages a, 1.5a, 2.25a…: a handful over the whole lease instead of one a second, and a live request's
+ * answer is seen at most half its run late. Never past the lease's end (+1 s, strictly after it),
+ * when a dead request's key is freed and its retry gets the answer.
+ */
+export function claimRetryAfter(ageMs: number, leftMs: number): number {
+  if (ageMs < YOUNG_CLAIM_MS) return 1;
+  return Math.max(1, Math.min(Math.floor(leftMs / 1000) + 1, Math.ceil(ageMs / 2000)));
 }
 
 /** 422: the key was used with another request. */
@@ -150,6 +174,12 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
   const { seal, open } = answerSeal(sealKey);
   const cap = keyCap({ store, clock, maxKeysPerScope, recountMs });
+  /**
+   * The claims this process holds (record key -> token), told apart from a dead process's: of the
+   * requests running here, and of failed ones whose release waits on the store (freed once it answers).
+   */
+  const running = new Map<string, string>();
+  const forget = ({ key, token }: IdempotencyRecord) => void (running.get(key) === token && running.delete(key));
 
   /**
    * Ends a failed request's claim. The store may be what failed (a 503 store_unavailable, whose
@@ -164,8 +194,9 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs));
       } catch {
         // real time, not the clock's, and unref'd: a process that stops does not wait for it
-        if (clock.now() + RELEASE_RETRY_MS < until) setTimeout(() => void attempt(), RELEASE_RETRY_MS).unref();
+        if (clock.now() + RELEASE_RETRY_MS < until) return void setTimeout(() => void attempt(), RELEASE_RETRY_MS).unref();
       }
+      forget(claimed);
     };
     await attempt();
   }
@@ -178,11 +209,22 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       if (!held) return undefined;
       if (held.fingerprint !== claimed.fingerprint) throw new IdempotencyKeyReused();
       if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };
-      if (held.expires_at >= now) throw new IdempotencyKeyInUse();
+      if (held.expires_at >= now) throw inUse(held);
       // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
       if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: open(held.body), replayed: true };
     }
     throw new IdempotencyKeyInUse();
+  }
+
+  /**
+   * The 409 of a key held by `held`. Claimed `leaseMs` before its expiry (a process with another
+   * lease, SYNC_AUTH_TIMEOUT_MS, is seen a little younger or older: still never past its end). A
+   * claim of a request running in this process is alive: retried every second.
+   */
+  function inUse(held: IdempotencyRecord): IdempotencyKeyInUse {
+    if (running.get(held.key) === held.token) return new IdempotencyKeyInUse(1, held.expires_at);
+    const ends = Date.parse(held.expires_at);
+    return new IdempotencyKeyInUse(claimRetryAfter(clock.now() - (ends - leaseMs), ends - clock.now()), held.expires_at);
   }
 
   return {
@@ -199,12 +241,14 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       const claimed: IdempotencyRecord = { key: recordKey(scope, key), fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
       const replay = await claim(claimed);
       if (replay) return replay;
+      running.set(claimed.key, claimed.token);
       // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
       let scoped: Counted | undefined;
       try {
         scoped = await cap.take(scopePart(scope));
       } catch (error) {
         await store.releaseIdempotency(claimed.key, claimed.token, at()).catch(() => undefined);
+        forget(claimed);
         throw error;
       }
       let body: unknown;
@@ -223,6 +267,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       // Not saved (the lease ran out and a retry took the key over, or the store just went away):
       // the effect stands all the same, and the answer recorded with its events is kept.
       await store.saveIdempotency({ ...claimed, state: "done", status: 200, body: seal(body), expires_at: at(ttlMs) }).catch(() => false);
+      forget(claimed);
       return { status: 200, body, replayed };
     },
 

@@ -155,6 +155,15 @@ describe("Idempotency-Key", () => {
     const busy = await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" });
     expectProblem(busy, 409, "idempotency_key_in_use", "Idempotency-Key");
     expect(busy.headers.get("retry-after")).toBe("1");
+    // the same request under a key claimed by a process SIGKILLed then: retried after half the
+    // claim's age, told when the claim ends; the claim running here is still retried every second
+    const held = (await api.store.readIdempotency("acct_i:auth-1"))!;
+    await api.store.claimIdempotency({ ...held, key: "acct_i:auth-dead", token: "killed" }, held.expires_at);
+    await api.clock.advance(60_000);
+    const dead = await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-dead" });
+    expectProblem(dead, 409, "idempotency_key_in_use", "Idempotency-Key");
+    expect([dead.headers.get("retry-after"), dead.body.detail]).toEqual(["30", expect.stringContaining(`its claim ends by ${held.expires_at} at the latest, if the request that holds it has stopped`)]);
+    expect((await m.post("/v1/payment/auth", { payment_id: body.payment_id, terminal_id: terminal }, { "idempotency-key": "auth-1" })).headers.get("retry-after")).toBe("1");
     // the started collection is no answer of the blocking call: none is recorded with it (a request
     // cut off now leaves nothing to replay; its retry runs once the claim is freed)
     expect(await api.store.readIdempotency("acct_i:auth-1")).toMatchObject({ state: "in_flight", status: 0, body: null });

@@ -106,6 +106,24 @@ describe.each(Object.keys(STORES))("Idempotency-Key cap, first uses at once, on 
   });
 });
 
+describe("Idempotency-Key cap, two processes on one store", () => {
+  it("may be passed by the keys each took since its last count, and the 429 says 'at least' the cap, not a count it does not know", async () => {
+    // a probe: two processes, cap 5, 7 records held, and the 429 said "this account holds 5 Idempotency-Key records"
+    await withEngine("memory", ["acct_two"], async ({ events, clock, engine }) => {
+      const [a, b] = [0, 1].map(() => createIdempotency({ store: events, clock, maxKeysPerScope: 5 }));
+      const run = (process: typeof a, key: string) => process!.run({ scope: "acct_two", key, fingerprint: fingerprintOf("create", input("acct_two")) }, (ctx) => engine.createIntent(input("acct_two"), ctx));
+      await run(a, "a0"); // a counts 0, then 1
+      await run(b, "b0"); // b counts 1, then 2
+      for (let i = 1; i <= 3; i++) await run(a, `a${i}`); // a: 4
+      for (let i = 1; i <= 3; i++) await run(b, `b${i}`); // b: 5
+      const refused = await run(b, "b4").catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(IdempotencyKeysExhausted);
+      expect(await events.countIdempotency!("acct_two", new Date(clock.now()).toISOString())).toBe(8);
+      expect((refused as Error).message).toMatch(/^this account holds at least 5 Idempotency-Key records, the most kept at once \(processes sharing the store may together pass it by the keys taken in 10 s\); retry in 86400 s/);
+    });
+  });
+});
+
 describe("the cap over HTTP", () => {
   it("is a 429 problem+json with Retry-After naming Idempotency-Key; requests without a key still run", async () => {
     const api = await startApi({ server: { idempotencyMaxKeysPerAccount: 2 } });

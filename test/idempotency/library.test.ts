@@ -38,13 +38,15 @@ describe("idempotency keys for library callers", () => {
   });
 
   it("a request the store failed under frees its key once the store answers again, not at the lease's end: its retry runs", async () => {
-    const { engine, idempotency, created, request, store } = await setup();
+    const { clock, engine, idempotency, created, request, store } = await setup();
     // the store is down for the request and its release, then back (a second later)
     let down = true;
     const releaseIdempotency = store.releaseIdempotency.bind(store);
     store.releaseIdempotency = async (...args) => (down ? Promise.reject(new StoreUnavailable("connection refused")) : releaseIdempotency(...args));
     await expect(idempotency.run(request("order-down"), async () => Promise.reject(new StoreUnavailable("connection refused")))).rejects.toBeInstanceOf(StoreUnavailable);
-    await expect(idempotency.run(request("order-down"), (ctx) => engine.createIntent(input, ctx))).rejects.toBeInstanceOf(IdempotencyKeyInUse);
+    // held by this process, freed as soon as the store answers: retried every second, however old
+    await clock.advance(30_000);
+    await expect(idempotency.run(request("order-down"), (ctx) => engine.createIntent(input, ctx))).rejects.toMatchObject({ status: 409, retryAfterSeconds: 1 });
     down = false;
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // real time: the release is tried again every second
     const retried = await idempotency.run(request("order-down"), (ctx) => engine.createIntent(input, ctx));
@@ -72,6 +74,37 @@ describe("idempotency keys for library callers", () => {
     await clock.advance(181_000);
     expect((await idempotency.run(request("early"), (ctx) => engine.createIntent(input, ctx))).replayed).toBe(false);
     expect(await created()).toBe(1);
+  });
+
+  it("a dead process's claim is retried after half its age (1 s while young), never past its lease's end, which the 409 names", async () => {
+    const { clock, store, engine, idempotency, request } = await setup();
+    // claimed at 00:00:00 by a process that was then SIGKILLed: the lease (180 s) ends at 00:03:00
+    await store.claimIdempotency({ key: "acct:dead", fingerprint: request("dead").fingerprint, token: "killed", state: "in_flight", status: 0, body: null, expires_at: "2026-01-01T00:03:00.000+00:00" }, "2026-01-01T00:00:00.000+00:00");
+    const retryAfter = async () => {
+      const refused = await idempotency.run(request("dead"), (ctx) => engine.createIntent(input, ctx)).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(IdempotencyKeyInUse);
+      expect((refused as IdempotencyKeyInUse).message).toContain("its claim ends by 2026-01-01T00:03:00.000+00:00 at the latest, if the request that holds it has stopped");
+      return (refused as IdempotencyKeyInUse).retryAfterSeconds;
+    };
+    const seen: number[] = [];
+    for (const at of [0, 4_000, 10_000, 60_000, 100_000, 170_000, 179_500, 180_000]) {
+      await clock.advance(at - (clock.now() - Date.parse("2026-01-01T00:00:00.000Z")));
+      seen.push(await retryAfter());
+    }
+    expect(seen).toEqual([1, 1, 5, 30, 50, 11, 1, 1]);
+    await clock.advance(1);
+    expect((await idempotency.run(request("dead"), (ctx) => engine.createIntent(input, ctx))).replayed).toBe(false);
+  });
+
+  it("a claim of a request still running in this process is retried every second, however old", async () => {
+    const { clock, engine, idempotency, request } = await setup();
+    let refused: unknown;
+    await idempotency.run(request("long"), async (ctx) => {
+      await clock.advance(100_000); // a blocking auth, say
+      refused = await idempotency.run(request("long"), (c) => engine.createIntent(input, c)).catch((e: unknown) => e);
+      return engine.createIntent(input, ctx);
+    });
+    expect(refused).toMatchObject({ status: 409, retryAfterSeconds: 1, message: expect.stringContaining("its claim ends by 2026-01-01T00:03:00.000+00:00 at the latest") });
   });
 
   it("a request that outlived its lease and lost its key appends nothing", async () => {

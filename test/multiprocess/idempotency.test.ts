@@ -2,7 +2,8 @@
 // Idempotency-Key sent concurrently to both, 2 of 4 copies to each, for create, auth, capture,
 // refund and cancel. Exactly one request acts per key (checked in the stored events), every answer
 // is the first answer or 409 idempotency_key_in_use, another body with the key is 422, no 5xx,
-// and request ids are unique across the two processes. Prints the run's figures.
+// and request ids are unique across the two processes. Prints the run's figures. And a key held by
+// a SIGKILLed process's request, retried on the other: Retry-After grows with the claim's age.
 import { describe, expect, it } from "vitest";
 import { type Answer, client, freshStores, merchantKey, type ServerProcess, startServer, storedEvents } from "./servers.js";
 
@@ -97,6 +98,42 @@ describe.each(["sqlite", "postgres"] as const)("two server processes on one %s s
       if (codes.some((c) => c !== 0)) console.error(servers.map((s) => s.output()).join("\n---\n"));
       else if (failed.length) console.error(failed.join("\n"));
       expect(codes).toEqual([0, 0]);
+    }
+  });
+});
+
+describe.each([["sqlite", 4760] as const, ["postgres", 4762] as const])("a key held by a SIGKILLed process, retried on another (%s)", (kind, port) => {
+  it("is 409 with Retry-After 1 while the claim is young, then half its age, and the detail names when the claim ends", { timeout: 90_000 }, async () => {
+    const store = stores[kind]();
+    const key = await merchantKey(store, ACCOUNT);
+    // the auth's processor call takes a minute: its request is running when its process is killed
+    const env = { SIM_PROCESSOR_LATENCY_MS: "60000" };
+    const [doomed, survivor] = [await startServer(store, env, { port }), await startServer(store, env, { port: port + 1 })];
+    const http = client(key);
+    try {
+      const intent = { external_account_id: ACCOUNT, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_k" };
+      const { payment_id } = (await http.post(survivor.url, "/v2/payment/intent", intent)).body;
+      const auth = { external_account_id: ACCOUNT, payment_id };
+      const claimedAt = Date.now();
+      const cut = http.post(doomed.url, "/v2/payment/auth", auth, { "idempotency-key": "auth-killed" });
+      for (let i = 0; i < 100 && !(await storedEvents(store)).some((e) => e.type === "AuthorizationAttempted"); i++) await sleep(50);
+      doomed.child.kill("SIGKILL");
+      expect((await cut).status).toBe(0);
+      const young = await http.post(survivor.url, "/v2/payment/auth", auth, { "idempotency-key": "auth-killed" });
+      expect([young.status, young.body.code, young.headers.get("retry-after")]).toEqual([409, "idempotency_key_in_use", "1"]);
+      const ends = /its claim ends by (\S+) at the latest, if the request that holds it has stopped/.exec(young.body.detail)?.[1];
+      // the lease (180 s) from the claim
+      expect(Math.abs(Date.parse(ends!) - (claimedAt + 180_000))).toBeLessThan(5_000);
+      await sleep(Math.max(0, claimedAt + 8_000 - Date.now()));
+      const older = await http.post(survivor.url, "/v2/payment/auth", auth, { "idempotency-key": "auth-killed" });
+      const ageS = (Date.now() - claimedAt) / 1000;
+      expect([older.status, older.body.code]).toEqual([409, "idempotency_key_in_use"]);
+      // half the claim's age (measured here a little longer than the server's)
+      expect(Number(older.headers.get("retry-after"))).toBeGreaterThanOrEqual(4);
+      expect(Number(older.headers.get("retry-after"))).toBeLessThanOrEqual(Math.ceil(ageS / 2));
+    } finally {
+      await doomed.exited;
+      expect(await survivor.stop()).toBe(0);
     }
   });
 });

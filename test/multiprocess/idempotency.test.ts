@@ -102,13 +102,13 @@ describe.each(["sqlite", "postgres"] as const)("two server processes on one %s s
   });
 });
 
-describe.each([["sqlite", 4760] as const, ["postgres", 4762] as const])("a key held by a SIGKILLed process, retried on another (%s)", (kind, port) => {
+describe.each(["sqlite", "postgres"] as const)("a key held by a SIGKILLed process, retried on another (%s)", (kind) => {
   it("is 409 with Retry-After 1 while the claim is young, then half its age, and the detail names when the claim ends", { timeout: 90_000 }, async () => {
     const store = stores[kind]();
     const key = await merchantKey(store, ACCOUNT);
     // the auth's processor call takes a minute: its request is running when its process is killed
     const env = { SIM_PROCESSOR_LATENCY_MS: "60000" };
-    const [doomed, survivor] = [await startServer(store, env, { port }), await startServer(store, env, { port: port + 1 })];
+    const [doomed, survivor] = [await startServer(store, env), await startServer(store, env)];
     const http = client(key);
     try {
       const intent = { external_account_id: ACCOUNT, amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_k" };
@@ -120,7 +120,10 @@ describe.each([["sqlite", 4760] as const, ["postgres", 4762] as const])("a key h
       doomed.child.kill("SIGKILL");
       expect((await cut).status).toBe(0);
       const young = await http.post(survivor.url, "/v2/payment/auth", auth, { "idempotency-key": "auth-killed" });
-      expect([young.status, young.body.code, young.headers.get("retry-after")]).toEqual([409, "idempotency_key_in_use", "1"]);
+      const youngS = (Date.now() - claimedAt) / 1000;
+      // 1 while the claim is under 5 s old (a loaded machine may have taken longer to get here: then half its age)
+      expect([young.status, young.body.code, youngS < 4.5 ? young.headers.get("retry-after") : "1"]).toEqual([409, "idempotency_key_in_use", "1"]);
+      if (youngS >= 4.5) expect(Number(young.headers.get("retry-after"))).toBeLessThanOrEqual(Math.ceil(youngS / 2));
       const ends = /its claim ends by (\S+) at the latest, if the request that holds it has stopped/.exec(young.body.detail)?.[1];
       // the lease (180 s) from the claim
       expect(Math.abs(Date.parse(ends!) - (claimedAt + 180_000))).toBeLessThan(5_000);

@@ -65,9 +65,9 @@ const hostRoot = mkdtempSync(join(tmpdir(), "cardflow-hosts-"));
 process.once("exit", () => rmSync(hostRoot, { recursive: true, force: true }));
 export const hostDir = (store: StoreEnv) => ("DATA_DIR" in store ? store.DATA_DIR : hostDirs.get(store) ?? hostDirs.set(store, mkdtempSync(join(hostRoot, "host-"))).get(store)!);
 
-/** Starts a server (on `port`, default a free one) and resolves once its /healthz answered (asked every `pollMs`). */
-export async function startServer(store: StoreEnv, env: Record<string, string> = {}, { pollMs = 100, port: given }: { pollMs?: number; port?: number } = {}): Promise<ServerProcess> {
-  const port = given ?? (await freePort());
+/** Starts a server and resolves once its /healthz answered (asked every `pollMs`). */
+export async function startServer(store: StoreEnv, env: Record<string, string> = {}, { pollMs = 100 } = {}): Promise<ServerProcess> {
+  const port = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, MAIN], {
     env: { ...process.env, DATABASE_URL: "", ...store, DATA_DIR: hostDir(store), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBHOOK_ALLOW_PRIVATE: "1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -21,6 +21,7 @@ import { eventsStore } from "../audit/source.js";
 import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
 import { parseLine } from "../audit/transfer.js";
+import { blockRequestIds, randomIds, type Ids } from "../ids.js";
 import type { CliIo } from "./io.js";
 
 export interface OpenedStore {
@@ -127,6 +128,12 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
       throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH or memory`, "store");
   }
 }
+
+/**
+ * Ids for a command that appends: request ids from the store's counter, as the server takes them
+ * (one counter for every process of a deployment), in small blocks (a command appends few events).
+ */
+export const storeIds = (store: EventStore): Promise<Ids> => blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count), 100);
 
 /** An event store and its read models, closed together. */
 const both = (description: string, { store, readModels }: { store: EventStore; readModels: ReadModelStore }): OpenedStore => ({

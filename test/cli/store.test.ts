@@ -121,6 +121,10 @@ describe("cardflow accounts' store", () => {
     const { events, readModels } = createSqliteStore({ path: other });
     const engine = createEngine({ store: events, readModels });
     expect((await engine.getAccount("acct_other")).external_account_id).toBe("acct_other");
+    // its events' request ids from the store's counter, as the server's (not random 16-digit ones)
+    const all = await events.readAll();
+    expect(all.length).toBeGreaterThan(0);
+    for (const event of all) expect(event.metadata.request_id, event.type).toBeLessThan(1_000_000);
     await engine.close();
 
     const exported = join(dir, "accounts", "export.jsonl");

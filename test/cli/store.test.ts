@@ -157,6 +157,21 @@ describe("cardflow events import", () => {
     const heads = await cardflow("events", "heads", "--store", `sqlite:${existing}`);
     expect(Object.keys(JSON.parse(heads.out))).toHaveLength(1);
   });
+
+  it("refuses a file with no events (no new store left behind), and a missing one before any store is touched", async () => {
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "\n");
+    const target = join(dir, "made-empty", "cardflow.sqlite");
+    const refused = await cardflow("events", "import", empty, "--store", `sqlite:${target}`);
+    expect(refused).toMatchObject({ code: 2, out: "" });
+    expect(refused.err).toContain(`cardflow: ${empty} holds no events: nothing imported\n`);
+    expect(existsSync(join(dir, "made-empty"))).toBe(false);
+
+    const missing = join(dir, "no-such.jsonl");
+    expect(await cardflow("events", "import", missing, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: cannot read ${missing}: no such file\n` });
+    expect(await cardflow("events", "import", dir, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: cannot read ${dir}: it is a directory, not an export file\n` });
+    expect(existsSync(join(dir, "made-empty"))).toBe(false);
+  });
 });
 
 describe("a PostgreSQL schema that does not exist", () => {

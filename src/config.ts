@@ -9,6 +9,8 @@ import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/optional.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
 import { StoreMissing, type EventStore, type ReadModelStore } from "./store/port.js";
+import { StoreOpenFailed, StoreUnavailable } from "./store/port/unavailable.js";
+import { SCHEMA_NAME, SCHEMA_RULE } from "./store/sql.js";
 
 export interface ServiceConfig {
   port: number;
@@ -145,7 +147,16 @@ function outbound(env: NodeJS.ProcessEnv, isSandbox: boolean): OutboundConfig {
 
 function databaseUrl(raw: string | undefined): string | null {
   if (!raw) return null;
-  if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error(`DATABASE_URL: expected a postgres:// URL, got ${JSON.stringify(raw.split("@").pop())}`);
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigurationError(`DATABASE_URL: expected a postgres:// URL, got ${JSON.stringify(withoutPassword(raw))}`);
+  return raw;
+}
+
+/** A connection URL without its password (user:PASSWORD@, ?password=), for messages. */
+export const withoutPassword = (url: string) => url.replace(/^([a-z][a-z0-9+.-]*:\/\/)?([^:/@?#]*):[^@/?#]*@/i, "$1$2:***@").replace(/([?&]password=)[^&#]*/gi, "$1***");
+
+function databaseSchema(raw: string | undefined): string {
+  if (raw === undefined || raw === "") return "cardflow";
+  if (!SCHEMA_NAME.test(raw)) throw new ConfigurationError(`DATABASE_SCHEMA: expected a schema name of ${SCHEMA_RULE}, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
@@ -156,7 +167,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     host: env.HOST || "0.0.0.0",
     dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL),
-    databaseSchema: env.DATABASE_SCHEMA || "cardflow",
+    databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
     databasePoolSize: poolSize(env.PG_POOL_SIZE),
     sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
     syncAuthTimeoutMs: envNumber(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0: every blocking authorization would give up at once)` }),
@@ -223,17 +234,36 @@ export async function openStores(
   { mustExist = false }: { mustExist?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
-    const url = new URL(config.databaseUrl);
-    const description = `PostgreSQL ${url.host}${url.pathname} (schema ${config.databaseSchema})`;
+    const description = `PostgreSQL ${withoutPassword(config.databaseUrl)} (schema ${config.databaseSchema})`;
     const { events, readModels, discard } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, mustExist, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }) }).catch((error: unknown) => {
-      throw error instanceof StoreMissing ? new StoreMissing(`no store in ${description}: nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATABASE_SCHEMA`) : error;
+      throw error instanceof StoreMissing ? new StoreMissing(`no store in ${description}: nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATABASE_SCHEMA`) : openFailed(error, description, { source: "DATABASE_URL", url: config.databaseUrl! });
     });
     return { store: events, readModels, description, ...(discard && { discard }) };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
   if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
-  const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
-  return { store: events, readModels, description: `SQLite ${path}` };
+  const description = `SQLite ${path}`;
+  try {
+    const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+    return { store: events, readModels, description };
+  } catch (error) {
+    throw openFailed(error, description);
+  }
+}
+
+/**
+ * What stopped a store's opening, said naming it (StoreOpenFailed): a SQLite store's message names
+ * its file already; a PostgreSQL one gets where the URL was given (`source`: DATABASE_URL, --store)
+ * and the URL, password masked. A refusal (StoreMissing) or a setting's error is left as it is.
+ */
+export function openFailed(error: unknown, store: string, postgres?: { source: string; url: string }): unknown {
+  if (error instanceof StoreMissing || error instanceof ConfigurationError || error instanceof StoreOpenFailed) return error;
+  const unavailable = error instanceof StoreUnavailable;
+  if (!postgres) return new StoreOpenFailed(store, error instanceof Error ? error.message : String(error), unavailable, { cause: error });
+  const cause = ((unavailable ? error.cause : error) ?? {}) as { code?: string; message?: string };
+  const login = ["28P01", "28000"].includes(cause.code ?? "");
+  const what = unavailable ? "cannot be reached" : login ? "refused the login" : "cannot be opened";
+  return new StoreOpenFailed(store, `${postgres.source}: PostgreSQL ${withoutPassword(postgres.url)} ${what} (${cause.message || cause.code || String(error)})`, unavailable, { cause: error });
 }
 
 /**

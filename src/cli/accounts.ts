@@ -11,7 +11,7 @@ import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
 import { StoreMissing } from "../store/port.js";
 import { action, processIo, type CliIo } from "./io.js";
-import { openStore, READS, storeOption, WRITES, type StoreUse } from "./store-option.js";
+import { openStore, READS, storeIds, storeOption, WRITES, type StoreUse } from "./store-option.js";
 
 /** Opens the service's stores under this data directory (undefined: DATA_DIR, as `npm start`). */
 export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promise<Stores>;
@@ -66,7 +66,12 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
       throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --data-dir or --store`, "data_dir") : error;
     });
     io.err(`cardflow: store: ${description}\n`);
-    const engine = createEngine({ store, readModels });
+    // request ids from the store's counter, as the server's (one counter for the deployment)
+    const ids = await storeIds(store).catch(async (error: unknown) => {
+      await Promise.all([store.close(), readModels.close()]);
+      throw error;
+    });
+    const engine = createEngine({ store, readModels, ids });
     try {
       await run(engine, description);
     } finally {

@@ -1,12 +1,13 @@
 // `cardflow events export` and `cardflow events import`: move streams between stores as JSONL,
 // losslessly; import refuses (and appends nothing) when a stream's hash chain or transitions fail.
-import { createReadStream } from "node:fs";
+import { createReadStream, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
+import { InvalidRequest } from "../errors.js";
 import { createMemoryReadModels } from "../store/memory/index.js";
 import { coalesced } from "../coalesced.js";
 import { stopWithParent } from "../serve/parent.js";
@@ -46,13 +47,18 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .argument("<file>", "a JSONL file written by `cardflow events export` (- for stdin)")
     .addOption(storeOption({ readOnly: false }))
     .action(
-      action(io, async (file: string, opts: { store?: string }) =>
-        withStore(io, opts.store, WRITES, async ({ store }) => {
+      action(io, async (file: string, opts: { store?: string }) => {
+        // the file first: one that cannot be read touches no store (a new one would be made, then removed)
+        if (file !== "-") readable(file);
+        const named = file === "-" ? "the standard input" : file;
+        return withStore(io, opts.store, WRITES, async ({ store }) => {
           const input = file === "-" ? process.stdin : createReadStream(file, "utf8");
           const result = await importEvents(store, createInterface({ input, crlfDelay: Infinity }));
+          // nothing to import is a mistake (the wrong file, an export that failed), not a store to leave made
+          if (result.events === 0) throw new InvalidRequest(`${named} holds no events: nothing imported`, "file");
           io.err(`imported ${result.events - result.already} events in ${result.streams} streams${result.already ? ` (${result.already} of the file's events were in the store already)` : ""}\n`);
-        }),
-      ),
+        });
+      }),
     );
 
   events
@@ -101,4 +107,16 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
         }),
       ),
     );
+}
+
+/** An import file that is there and not a directory (a pipe, <(...), is read), else refused naming it (before any store is opened). */
+function readable(file: string): void {
+  let directory: boolean;
+  try {
+    directory = statSync(file).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InvalidRequest(`cannot read ${file}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message}`, "file");
+  }
+  if (directory) throw new InvalidRequest(`cannot read ${file}: it is a directory, not an export file`, "file");
 }

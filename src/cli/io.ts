@@ -1,5 +1,6 @@
 // Where commands write: the process's streams, or a test's buffers.
 import type { OnProgress } from "../audit/source.js";
+import { StoreOpenFailed } from "../store/port/unavailable.js";
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
@@ -24,6 +25,8 @@ export function action<A extends unknown[]>(io: CliIo, run: (...args: A) => Prom
       const code = await run(...args);
       if (code) process.exitCode = code;
     } catch (error) {
+      // a store that could not be opened is said as every command says its store, then why
+      if (error instanceof StoreOpenFailed) io.err(`cardflow: store: ${error.store}\n`);
       io.err(`cardflow: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exitCode = EXIT_ERROR;
     }

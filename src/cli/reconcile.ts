@@ -14,10 +14,9 @@ import { createEngine, type ReconcileReport } from "../engine.js";
 import { serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
 import { createLateAnswers } from "../engine/streams/late-answers.js";
-import { randomIds } from "../ids.js";
 import { InvalidRequest } from "../errors.js";
 import { action, processIo, show, type CliIo } from "./io.js";
-import { READS, storeOption, withStore } from "./store-option.js";
+import { READS, storeIds, storeOption, withStore } from "./store-option.js";
 
 function text(report: ReconcileReport): string {
   const lines = report.resolved.map((r) => `  ${r.payment_id}: ${r.open} ${r.attempt_id ?? ""} — processor: ${r.processor}${r.late ? " (after the call was abandoned as never received: its late answer)" : ""} → ${r.appended.join(" + ") || "closed meanwhile"}${r.unapplied ? " (the payment no longer takes it: recorded for an operator, see cardflow audit)" : ""}`);
@@ -45,14 +44,14 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
         const config = configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) });
 
         const clock = systemClock;
-        const ids = randomIds();
         // the store first: a store that is not there is refused before any processor is set up
         return withStore(
           io,
           opts.store,
           READS,
           async ({ store, readModels }) => {
-
+            // request ids from the store's counter, as the server's reconciler takes them
+            const ids = await storeIds(store);
             // the adapters' log (processor failures) on stderr: stdout is the report
             const logger = pino({ level: config.logLevel }, pino.destination(2));
             // the sandbox processor's ledger says what the simulated processor did: one made up here
@@ -85,7 +84,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .action(
       action(io, async (payment_id: string, attempt_id: string, opts: { note: string; store?: string }) =>
         withStore(io, opts.store, READS, async ({ store }) => {
-          await createLateAnswers({ store, clock: systemClock, ids: randomIds() }).settle({ payment_id, attempt_id, note: opts.note }, { actor: "cli" });
+          await createLateAnswers({ store, clock: systemClock, ids: await storeIds(store) }).settle({ payment_id, attempt_id, note: opts.note }, { actor: "cli" });
           io.out(`settled: the late answer to ${attempt_id} of payment ${payment_id}\n`);
         }),
       ),

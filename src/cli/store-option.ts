@@ -13,7 +13,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option } from "commander";
-import { configFromEnv, openStores, type ServiceConfig as Config } from "../config.js";
+import { configFromEnv, openFailed, openStores, withoutPassword, type ServiceConfig as Config } from "../config.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import { StoreMissing, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
@@ -21,6 +21,7 @@ import { eventsStore } from "../audit/source.js";
 import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
 import { parseLine } from "../audit/transfer.js";
+import { blockRequestIds, randomIds, type Ids } from "../ids.js";
 import type { CliIo } from "./io.js";
 
 export interface OpenedStore {
@@ -77,8 +78,6 @@ export const READS: StoreUse = { mustExist: true };
 /** Commands that write (events import): a new store may be created. */
 export const WRITES: StoreUse = { mustExist: false };
 
-/** A connection URL without its password, for messages. */
-const withoutPassword = (url: string) => url.replace(/^([a-z+]+:\/\/[^:/@]+):[^@]*@/i, "$1:***@");
 
 export async function openStore(spec: string | undefined, { mustExist }: StoreUse, config: Config = configFromEnv()): Promise<OpenedStore> {
   if (!spec) {
@@ -100,21 +99,31 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
       const path = resolve(location);
       if (mustExist && !existsSync(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}; nothing was created (check the path)`, "store");
       const discard = discarder(path);
-      const { events, readModels } = createSqliteStore({ path });
-      return { ...both(`SQLite ${path}`, { store: events, readModels }), ...(discard ? { discard } : {}) };
+      const description = `SQLite ${path}`;
+      let opened: ReturnType<typeof createSqliteStore>;
+      try {
+        opened = createSqliteStore({ path });
+      } catch (error) {
+        discard?.(); // what the failed open made (the directories for a path under a file, say)
+        throw openFailed(error, description);
+      }
+      return { ...both(description, { store: opened.events, readModels: opened.readModels }), ...(discard ? { discard } : {}) };
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
       const description = `PostgreSQL ${withoutPassword(location)} (schema ${config.databaseSchema})`;
       const { events, readModels, discard } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema, mustExist }).catch((error: unknown) => {
-        throw error instanceof StoreMissing ? new InvalidRequest(`--store: no store in ${description}; nothing was created (check DATABASE_SCHEMA)`, "store") : error;
+        throw error instanceof StoreMissing ? new InvalidRequest(`--store: no store in ${description}; nothing was created (check DATABASE_SCHEMA)`, "store") : openFailed(error, description, { source: "--store", url: location });
       });
       return { ...both(description, { store: events, readModels }), ...(discard ? { discard } : {}) };
     }
     case "kurrentdb": {
       if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
-      const store = await createKurrentStore({ url: location });
-      return { description: `KurrentDB ${withoutPassword(location)}`, store, close: () => store.close() };
+      const description = `KurrentDB ${withoutPassword(location)}`;
+      const store = await createKurrentStore({ url: location }).catch((error: unknown) => {
+        throw openFailed(error, description, { source: "--store", url: location });
+      });
+      return { description, store, close: () => store.close() };
     }
     case "jsonl": {
       if (!location) throw new InvalidRequest("--store: jsonl:PATH needs a path", "store");
@@ -127,6 +136,12 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
       throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH or memory`, "store");
   }
 }
+
+/**
+ * Ids for a command that appends: request ids from the store's counter, as the server takes them
+ * (one counter for every process of a deployment), in small blocks (a command appends few events).
+ */
+export const storeIds = (store: EventStore): Promise<Ids> => blockRequestIds(randomIds(), (count) => store.reserveIds("request_id", count), 100);
 
 /** An event store and its read models, closed together. */
 const both = (description: string, { store, readModels }: { store: EventStore; readModels: ReadModelStore }): OpenedStore => ({

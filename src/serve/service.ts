@@ -8,7 +8,7 @@ import { openStores, outboundOf, type ServiceConfig, type Stores } from "../conf
 import type { ReconcileReport } from "../engine.js";
 import { registerConsole } from "../console/routes.js";
 import { createServer } from "../http/server.js";
-import { StoreUnavailable } from "../store/port/unavailable.js";
+import { StoreOpenFailed } from "../store/port/unavailable.js";
 import { blockRequestIds, randomIds } from "../ids.js";
 import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -52,7 +52,8 @@ async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: L
     try {
       return await openStores(config);
     } catch (error) {
-      if (!(error instanceof StoreUnavailable) || Date.now() + pauseMs > deadline) throw error;
+      if (!(error instanceof StoreOpenFailed && error.unavailable)) throw error;
+      if (Date.now() + pauseMs > deadline) throw waitSeconds > 0 ? new StartFailure(`${error.message}; waited ${waitSeconds} s for it (STORE_START_WAIT_SECONDS)`) : error;
       logger.warn({ err: error, retry_in_ms: pauseMs, gives_up_in_s: Math.round((deadline - Date.now()) / 1_000) }, "waiting for the store at start (STORE_START_WAIT_SECONDS)");
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }

@@ -60,6 +60,8 @@ describe("cardflow settle-late-answer", () => {
       ["LateAnswerUnapplied", "test"],
       ["LateAnswerSettled", "cli"],
     ]);
+    // a request id from the store's counter, as the server's (not a random 16-digit one)
+    expect(recorded[1]!.metadata.request_id).toBeLessThan(1_000_000);
     expect(recorded[1]!.data).toEqual({ payment_id, attempt_id: "att_late", note: "refund re_late voided at the processor" });
     expect((await cardflow("audit", payment_id, "--store", store)).code).toBe(0);
     expect((await cardflow("audit", "--all", "--store", store, "--no-progress")).code).toBe(0);

@@ -83,11 +83,60 @@ describe("cardflow reconcile's store", () => {
     const env = { ...process.env, DATABASE_URL: url, DATABASE_SCHEMA: schema, DATA_DIR: mkdtempSync(join(dir, "host-")), CARDFLOW_STORE: "" };
     writeFileSync(join(env.DATA_DIR, "simulators.sqlite"), ""); // the sandbox processor's ledger, as the service leaves it
     const { stdout, stderr } = await run(process.execPath, [BIN, "reconcile", "--json", "--grace", "0"], { env });
-    expect(stderr).toMatch(new RegExp(`^cardflow: store: PostgreSQL \\S+ \\(schema ${schema}\\)\\n$`));
+    // one form whichever names it: the URL, its password masked
+    const line = `cardflow: store: PostgreSQL ${url.replace(/:[^:/@]*@/, ":***@")} (schema ${schema})\n`;
+    expect(stderr).toBe(line);
     expect(JSON.parse(stdout)).toMatchObject({ found: 0 });
     // the same store by --store: the same words
     const byOption = await run(process.execPath, [BIN, "events", "heads", "--store", url], { env: { ...env, DATABASE_URL: "" } });
-    expect(byOption.stderr).toMatch(/^cardflow: store: PostgreSQL /);
+    expect(byOption.stderr).toBe(line);
+  });
+});
+
+describe("a store that cannot be opened", () => {
+  it("a SQLite file that is not one: the store line, then the file at fault and what it is (exit 2)", async () => {
+    const garbage = mkdtempSync(join(dir, "garbage-"));
+    writeFileSync(join(garbage, "cardflow.sqlite"), "hello world\n");
+    const notADatabase = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${join(garbage, "cardflow.sqlite")}`);
+    expect(notADatabase).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${join(garbage, "cardflow.sqlite")}\ncardflow: ${join(garbage, "cardflow.sqlite")} (the event store) is not a SQLite database (file is not a database)\n` });
+    // a good events' file beside a read models' file that is not one: the read models' file is named, not the events'
+    const beside = await sqliteStore("beside.sqlite");
+    writeFileSync(join(dir, "beside.read-models.sqlite"), "hello world\n");
+    const readModels = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${beside}`);
+    expect(readModels).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${beside}\ncardflow: ${join(dir, "beside.read-models.sqlite")} (the read models' file) is not a SQLite database (file is not a database)\n` });
+    // the service's own (DATA_DIR), and a directory
+    const saved = { ...process.env };
+    Object.assign(process.env, { DATA_DIR: garbage, DATABASE_URL: "", CARDFLOW_STORE: "" });
+    try {
+      expect((await cardflow("replay")).err).toBe(`cardflow: store: SQLite ${join(garbage, "cardflow.sqlite")}\ncardflow: ${join(garbage, "cardflow.sqlite")} (the event store) is not a SQLite database (file is not a database)\n`);
+    } finally {
+      process.env = saved;
+    }
+    const directory = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${garbage}`);
+    expect(directory).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${garbage}\ncardflow: ${garbage} (the event store) is a directory, not a SQLite file\n` });
+  });
+
+  it("PostgreSQL that cannot be reached or has no such database: the store line in one form (the masked URL), then why, naming where the URL was given", { timeout: 60_000 }, async () => {
+    const unreachable = "postgres://u:secret@127.0.0.1:1/db";
+    const saved = { ...process.env };
+    Object.assign(process.env, { DATABASE_URL: unreachable, DATABASE_SCHEMA: "", CARDFLOW_STORE: "" });
+    try {
+      expect(await cardflow("audit", "--all", "--no-progress")).toEqual({
+        code: 2,
+        out: "",
+        err: "cardflow: store: PostgreSQL postgres://u:***@127.0.0.1:1/db (schema cardflow)\ncardflow: DATABASE_URL: PostgreSQL postgres://u:***@127.0.0.1:1/db cannot be reached (connect ECONNREFUSED 127.0.0.1:1)\n",
+      });
+    } finally {
+      process.env = saved;
+    }
+    const noDatabase = new URL(await testDatabase());
+    noDatabase.pathname = "/no_such_database";
+    const shown = noDatabase.href.replace(/:[^:/@]*@/, ":***@");
+    expect(await cardflow("replay", "--store", noDatabase.href)).toEqual({
+      code: 2,
+      out: "",
+      err: `cardflow: store: PostgreSQL ${shown} (schema cardflow)\ncardflow: --store: PostgreSQL ${shown} cannot be opened (database "no_such_database" does not exist)\n`,
+    });
   });
 });
 
@@ -121,6 +170,10 @@ describe("cardflow accounts' store", () => {
     const { events, readModels } = createSqliteStore({ path: other });
     const engine = createEngine({ store: events, readModels });
     expect((await engine.getAccount("acct_other")).external_account_id).toBe("acct_other");
+    // its events' request ids from the store's counter, as the server's (not random 16-digit ones)
+    const all = await events.readAll();
+    expect(all.length).toBeGreaterThan(0);
+    for (const event of all) expect(event.metadata.request_id, event.type).toBeLessThan(1_000_000);
     await engine.close();
 
     const exported = join(dir, "accounts", "export.jsonl");
@@ -152,6 +205,21 @@ describe("cardflow events import", () => {
     expect((await cardflow("events", "import", bad, "--store", `sqlite:${existing}`)).code).toBe(2);
     const heads = await cardflow("events", "heads", "--store", `sqlite:${existing}`);
     expect(Object.keys(JSON.parse(heads.out))).toHaveLength(1);
+  });
+
+  it("refuses a file with no events (no new store left behind), and a missing one before any store is touched", async () => {
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "\n");
+    const target = join(dir, "made-empty", "cardflow.sqlite");
+    const refused = await cardflow("events", "import", empty, "--store", `sqlite:${target}`);
+    expect(refused).toMatchObject({ code: 2, out: "" });
+    expect(refused.err).toContain(`cardflow: ${empty} holds no events: nothing imported\n`);
+    expect(existsSync(join(dir, "made-empty"))).toBe(false);
+
+    const missing = join(dir, "no-such.jsonl");
+    expect(await cardflow("events", "import", missing, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: cannot read ${missing}: no such file\n` });
+    expect(await cardflow("events", "import", dir, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: cannot read ${dir}: it is a directory, not an export file\n` });
+    expect(existsSync(join(dir, "made-empty"))).toBe(false);
   });
 });
 

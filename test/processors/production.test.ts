@@ -9,14 +9,15 @@
 // production served (its simulators would answer for a real call); a refund slower than the reconciler's
 // grace, abandoned and retried through another process, is one refund at the processor.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { configFromEnv, openStores } from "../../src/config.js";
 import { createEngine } from "../../src/engine.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { client, startServer, storedEvents, type ServerProcess } from "../multiprocess/servers.js";
 import { PROCESSOR_API_KEY, startHttpsProcessor, TEST_CA_FILE } from "../support/https-processor.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
@@ -25,6 +26,24 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const EXAMPLE_ADAPTERS = join(ROOT, "src/processors/http-processors.ts");
 const dir = mkdtempSync(join(tmpdir(), "cardflow-production-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The test server's URL with a password it does not take. */
+function wrongPassword(): string {
+  const url = new URL(inject("postgresUrl"));
+  url.password = "not-the-password";
+  return url.href;
+}
+
+/** A data directory whose `name` holds words, not a database (beside a good events' file when it is the read models'). */
+async function garbageDir(name: string): Promise<string> {
+  const data = mkdtempSync(join(dir, "garbage-"));
+  if (name !== "cardflow.sqlite") {
+    const { events, readModels } = createSqliteStore({ path: join(data, "cardflow.sqlite") });
+    await Promise.all([events.close(), readModels.close()]);
+  }
+  writeFileSync(join(data, name), "hello world\n");
+  return data;
+}
 
 /** `npm start` that must not start: its exit code and what it wrote. */
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
@@ -88,7 +107,7 @@ describe("production mode refuses to start without what it needs", () => {
       [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected a positive number/],
       [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
       // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once)
-      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /database is unavailable/],
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /cannot be reached/],
       [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
       // a time that keeps no answer: the same Idempotency-Key would act twice
@@ -98,6 +117,31 @@ describe("production mode refuses to start without what it needs", () => {
       [{ SHUTDOWN_GRACE_MS: "abc" }, /SHUTDOWN_GRACE_MS: expected a whole number/],
       [{ READY_MAX_LAG_SECONDS: "-5" }, /READY_MAX_LAG_SECONDS: expected a whole number/],
       [{ PORT: "18080", METRICS_PORT: "18080" }, /METRICS_PORT: 18080 is the API's port/],
+    ];
+    for (const [env, said] of cases) {
+      const { code, stderr } = await refusedStart(env);
+      expect(code, JSON.stringify(env)).toBe(1);
+      expect(stderr, JSON.stringify(env)).toMatch(new RegExp(`^cardflow: refusing to start: .*${said.source}`));
+      expect(stderr.trim().split("\n"), JSON.stringify(env)).toHaveLength(1);
+    }
+  });
+});
+
+describe("a store that cannot be opened stops the start naming it (the variable, the URL with its password masked, the file at fault)", () => {
+  it("PostgreSQL and SQLite: one line and exit 1", { timeout: 120_000 }, async () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      // the value as it was set, its password masked
+      [{ DATABASE_URL: "mysql://x:secret@127.0.0.1/x" }, /DATABASE_URL: expected a postgres:\/\/ URL, got "mysql:\/\/x:\*\*\*@127\.0\.0\.1\/x"\n/],
+      // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once): the variable and its URL named
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /DATABASE_URL: PostgreSQL postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:1\)\n/],
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "1" }, /DATABASE_URL: PostgreSQL postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db cannot be reached .*; waited 1 s for it \(STORE_START_WAIT_SECONDS\)\n/],
+      // a wrong password: the variable named, not only PostgreSQL's words
+      [{ DATABASE_URL: wrongPassword(), STORE_START_WAIT_SECONDS: "0" }, /DATABASE_URL: PostgreSQL postgres:\/\/\w+:\*\*\*@\S+ refused the login \(password authentication failed for user "\w+"\)\n/],
+      // a schema name cardflow does not take: the variable and the rule
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", DATABASE_SCHEMA: "bad-schema" }, /DATABASE_SCHEMA: expected a schema name of lower-case letters, digits and _, .*got "bad-schema"\n/],
+      // a store file that is not one: the file at fault, and what it is
+      [{ DATA_DIR: await garbageDir("cardflow.sqlite") }, /\/cardflow\.sqlite \(the event store\) is not a SQLite database \(file is not a database\)\n/],
+      [{ DATA_DIR: await garbageDir("cardflow.read-models.sqlite") }, /\/cardflow\.read-models\.sqlite \(the read models' file\) is not a SQLite database \(file is not a database\)\n/],
     ];
     for (const [env, said] of cases) {
       const { code, stderr } = await refusedStart(env);

@@ -14,6 +14,18 @@ export class StoreUnavailable extends CardflowError {
 }
 
 /**
+ * A store that could not be opened, said naming it: the file at fault (SQLite), or where its URL
+ * was given and that URL, password masked (PostgreSQL). `store` describes it as commands say which
+ * store they use; `unavailable` when it could not be reached (a start waits for it).
+ */
+export class StoreOpenFailed extends Error {
+  override readonly name = "StoreOpenFailed";
+  constructor(readonly store: string, message: string, readonly unavailable: boolean, options: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/**
  * Runs `attempt` until it succeeds, pausing after each failure (firstMs, doubling up to maxMs):
  * a background loop (a feed's or the read models' first catch-up) waits an outage out instead of
  * failing the process. Resolves undefined, without trying again, once `signal` aborts (a stop).

@@ -5,7 +5,7 @@
 import type { EventStore } from "../port.js";
 import type { ReadModelStore } from "../port/read-models.js";
 import { createPump } from "../pump.js";
-import { sharedConnection } from "../sql.js";
+import { SCHEMA_NAME, SCHEMA_RULE, sharedConnection } from "../sql.js";
 import { postgresAppender } from "./append.js";
 import { postgresIdempotency } from "./idempotency.js";
 import { postgresSequences } from "./ids.js";
@@ -42,7 +42,7 @@ export interface PostgresStore {
 }
 
 export async function createPostgresStore({ connectionString, schema = "cardflow", mustExist = false, poolSize = DEFAULT_POOL_SIZE, pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}: expected ${SCHEMA_RULE}`);
   const pool = createPool({ connectionString, schema, poolSize, connectionTimeoutMillis });
   let created: boolean;
   try {

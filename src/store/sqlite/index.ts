@@ -50,11 +50,18 @@ export interface SqliteStore {
 const READ_MODEL_PAGE_SIZE = 16_384;
 
 export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, onCommit }: SqliteStoreOptions): SqliteStore {
-  const db = openDatabase(path, busyTimeoutMs, { migrations: new URL("./migrations/events/", import.meta.url), synchronous: "FULL" });
+  const db = openDatabase(path, busyTimeoutMs, { migrations: new URL("./migrations/events/", import.meta.url), synchronous: "FULL", role: "the event store" });
   const rmPath = readModelsPath(path);
-  settleReadModels(db, rmPath, busyTimeoutMs);
-  const rm = openDatabase(rmPath, busyTimeoutMs, { migrations: new URL("./migrations/read-models/", import.meta.url), synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE });
-  moveReadModels(db, rm, busyTimeoutMs);
+  let rm: ReturnType<typeof openDatabase> | undefined;
+  try {
+    settleReadModels(db, rmPath, busyTimeoutMs);
+    rm = openDatabase(rmPath, busyTimeoutMs, { migrations: new URL("./migrations/read-models/", import.meta.url), synchronous: "NORMAL", pageSize: READ_MODEL_PAGE_SIZE, role: "the read models' file" });
+    moveReadModels(db, rm, busyTimeoutMs);
+  } catch (error) {
+    rm?.close();
+    db.close();
+    throw error;
+  }
   // WAL checkpoints in a worker thread (./checkpoints.ts). A bulk catch-up checkpoints on its own
   // connection, unsynced, every 100 pages (1.6 MB at 16 KB pages: SQLite's 1,000 copied 16 MB at once).
   const onDisk = path !== ":memory:";

@@ -29,7 +29,38 @@ export interface OpenOptions {
   pageSize?: number;
 }
 
-export function openDatabase(path: string, busyTimeoutMs: number, { migrations, synchronous, pageSize }: OpenOptions): Database.Database {
+/**
+ * A store's file that cannot be opened as one: the message names the file, what it is to the store
+ * (`role`) and what is wrong with it, so a damaged read models' file is not blamed on the events.
+ */
+export class StoreFileUnusable extends Error {
+  override readonly name = "StoreFileUnusable";
+}
+
+const unusable: Record<string, string> = {
+  EISDIR: "is a directory, not a SQLite file",
+  SQLITE_NOTADB: "is not a SQLite database",
+  SQLITE_CORRUPT: "is damaged",
+  EACCES: "cannot be opened",
+  EPERM: "cannot be opened",
+  ENOTDIR: "cannot be opened",
+  SQLITE_CANTOPEN: "cannot be opened",
+  SQLITE_READONLY: "cannot be written",
+};
+
+export function openDatabase(path: string, busyTimeoutMs: number, options: OpenOptions & { role: string }): Database.Database {
+  try {
+    return openFile(path, busyTimeoutMs, options);
+  } catch (error) {
+    const { code = "", message } = error as { code?: string; message: string };
+    const what = unusable[code] ?? unusable[code.replace(/_[A-Z]+$/, "")];
+    if (!what) throw error;
+    // node's own message repeats the path ("EISDIR: illegal operation on a directory, open '/tmp'")
+    throw new StoreFileUnusable(`${path} (${options.role}) ${what}${code === "EISDIR" ? "" : ` (${code.startsWith("E") ? code : message})`}`, { cause: error });
+  }
+}
+
+function openFile(path: string, busyTimeoutMs: number, { migrations, synchronous, pageSize }: OpenOptions): Database.Database {
   // private: the directory 0700 and the file 0600 when created here (SQLite gives its -wal and
   // -shm files the database file's mode); an existing file is tightened to 0600 too
   if (path !== ":memory:") {

@@ -52,5 +52,9 @@ it("dry run, then a pass that appends the processor's recorded capture", async (
   const reopened = await openStores(configFromEnv({ DATA_DIR: dir }));
   const after = createEngine({ store: reopened.store, readModels: reopened.readModels });
   expect(await after.getPayment(prepared.ref)).toMatchObject({ status: "succeeded", amount_captured: "10.00" });
+  // its request id from the store's counter, as the server's reconciler takes it (not a random 16-digit one)
+  const captured = (await reopened.store.readStream(`payment-${prepared.ref.payment_id}`)).at(-1)!;
+  expect(captured.type).toBe("PaymentCaptured");
+  expect(captured.metadata.request_id).toBeLessThan(1_000_000);
   await after.close();
 });

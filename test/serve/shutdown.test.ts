@@ -139,35 +139,53 @@ describe("SIGTERM right after start-up", () => {
  * does), and checks the server behind it stopped gracefully: the port closed, "stopped" logged.
  */
 async function signalOnlyTheStarter(command: string, args: (port: number) => string[], env: Record<string, string> = {}) {
+  const starter = await startInGroup(command, args, { ...stores.sqlite(), SHUTDOWN_GRACE_MS: "0", ...env });
+  try {
+    starter.child.kill("SIGTERM");
+    let gone = false;
+    for (let i = 0; i < 150 && !gone; i++) gone = (await sleep(200), (await probe(`http://127.0.0.1:${starter.port}/healthz`)) === "ECONNREFUSED");
+    expect(gone, starter.output).toBe(true);
+    await expect.poll(() => starter.output, { timeout: 10_000 }).toContain('"msg":"stopped"');
+  } finally {
+    starter.killGroup();
+  }
+}
+
+/**
+ * Runs `command` in a process group of its own (as a shell runs a job) on a free port, and resolves
+ * once its server's /healthz answers; killGroup() ends whatever of the group is left.
+ */
+async function startInGroup(command: string, args: (port: number) => string[], env: Record<string, string>) {
   const { spawn } = await import("node:child_process");
   const { freePort } = await import("../support/postgres.js");
   const port = await freePort();
-  const store: StoreEnv = stores.sqlite();
-  const starter = spawn(command, args(port), {
-    env: { ...process.env, ...store, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "0", LOG_LEVEL: "info", ...env },
+  const child = spawn(command, args(port), {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  let output = "";
-  starter.stdout.on("data", (d) => (output += d));
-  starter.stderr.on("data", (d) => (output += d));
-  try {
-    for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
-      if (i > 600) throw new Error(`${command} ${args(port).join(" ")} did not come up:\n${output}`);
-      await sleep(100);
+  const started = {
+    child,
+    port,
+    output: "",
+    killGroup() {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // the group is gone: everything stopped
+      }
+    },
+  };
+  child.stdout.on("data", (d) => (started.output += d));
+  child.stderr.on("data", (d) => (started.output += d));
+  for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); i++) {
+    if (i > 600) {
+      started.killGroup();
+      throw new Error(`${command} ${args(port).join(" ")} did not come up:\n${started.output}`);
     }
-    starter.kill("SIGTERM");
-    let gone = false;
-    for (let i = 0; i < 150 && !gone; i++) gone = (await sleep(200), (await probe(`http://127.0.0.1:${port}/healthz`)) === "ECONNREFUSED");
-    expect(gone, output).toBe(true);
-    await expect.poll(() => output, { timeout: 10_000 }).toContain('"msg":"stopped"');
-  } finally {
-    try {
-      process.kill(-starter.pid!, "SIGKILL");
-    } catch {
-      // the group is gone: everything stopped
-    }
+    await sleep(100);
   }
+  return started;
 }
 
 describe("SIGTERM to the process that started the server", () => {
@@ -188,44 +206,27 @@ describe("SIGINT to the process group of npm start (Ctrl+C; systemd's KillMode=c
   // signal, not a second one ending the grace at once. Here the group is even signalled twice, a
   // few milliseconds apart: still one stop, served through the grace
   it("the grace is kept: /readyz 503 while /healthz is served; a signal a moment later ends it, a graceful stop", async () => {
-    const { spawn } = await import("node:child_process");
-    const { freePort } = await import("../support/postgres.js");
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const npm = spawn("npm", ["start", "--silent"], {
-      env: { ...process.env, ...stores.sqlite(), PORT: String(port), HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "20000", SHUTDOWN_DEADLINE_MS: "30000", LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    let output = "";
-    npm.stdout.on("data", (d) => (output += d));
-    npm.stderr.on("data", (d) => (output += d));
+    const npm = await startInGroup("npm", () => ["start", "--silent"], { ...stores.sqlite(), SHUTDOWN_GRACE_MS: "20000", SHUTDOWN_DEADLINE_MS: "30000" });
+    const base = `http://127.0.0.1:${npm.port}`;
+    const group = -npm.child.pid!;
     try {
-      for (let i = 0; !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false)); i++) {
-        if (i > 600) throw new Error(`npm start did not come up:\n${output}`);
-        await sleep(100);
-      }
-      process.kill(-npm.pid!, "SIGINT");
+      process.kill(group, "SIGINT");
       await sleep(5);
-      process.kill(-npm.pid!, "SIGINT");
+      process.kill(group, "SIGINT");
       await sleep(500);
-      expect([await probe(`${base}/readyz`), await probe(`${base}/healthz`)], output).toEqual([503, 200]);
+      expect([await probe(`${base}/readyz`), await probe(`${base}/healthz`)], npm.output).toEqual([503, 200]);
       await sleep(1_000);
-      expect([await probe(`${base}/readyz`), await probe(`${base}/healthz`)], output).toEqual([503, 200]);
-      expect(output).not.toContain("second signal");
+      expect([await probe(`${base}/readyz`), await probe(`${base}/healthz`)], npm.output).toEqual([503, 200]);
+      expect(npm.output).not.toContain("second signal");
       // a second signal, a moment after the first: the grace (20 s) ends now
       const secondAt = Date.now();
-      process.kill(-npm.pid!, "SIGINT");
+      process.kill(group, "SIGINT");
       await expect.poll(() => probe(`${base}/healthz`), { timeout: 10_000, interval: 100 }).toBe("ECONNREFUSED");
       expect(Date.now() - secondAt).toBeLessThan(10_000);
-      await expect.poll(() => output, { timeout: 10_000 }).toContain('"msg":"stopped"');
-      expect(output).toContain("second signal: the grace ends now");
+      await expect.poll(() => npm.output, { timeout: 10_000 }).toContain('"msg":"stopped"');
+      expect(npm.output).toContain("second signal: the grace ends now");
     } finally {
-      try {
-        process.kill(-npm.pid!, "SIGKILL");
-      } catch {
-        // the group is gone: everything stopped
-      }
+      npm.killGroup();
     }
   }, 120_000);
 });

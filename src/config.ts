@@ -151,8 +151,16 @@ function databaseUrl(raw: string | undefined): string | null {
   return raw;
 }
 
-/** A connection URL without its password (user:PASSWORD@, ?password=), for messages. */
-export const withoutPassword = (url: string) => url.replace(/^([a-z][a-z0-9+.-]*:\/\/)?([^:/@?#]*):[^@/?#]*@/i, "$1$2:***@").replace(/([?&]password=)[^&#]*/gi, "$1***");
+/**
+ * A connection URL without its password (user:PASSWORD@, ?password=), for messages. The user part
+ * runs to the last "@": a password written with "/", "#", "?" or "@" unencoded is masked whole too
+ * (a host or path with an "@" is masked a little more than needed, never less).
+ */
+export function withoutPassword(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
+  const rest = url.slice(scheme.length).replace(/^([^:/@?#]*):.*@/, "$1:***@");
+  return (scheme + rest).replace(/([?&]password=)[^&#]*/gi, "$1***");
+}
 
 function databaseSchema(raw: string | undefined): string {
   if (raw === undefined || raw === "") return "cardflow";
@@ -256,14 +264,17 @@ export async function openStores(
  * its file already; a PostgreSQL one gets where the URL was given (`source`: DATABASE_URL, --store)
  * and the URL, password masked. A refusal (StoreMissing) or a setting's error is left as it is.
  */
-export function openFailed(error: unknown, store: string, postgres?: { source: string; url: string }): unknown {
+export function openFailed(error: unknown, store: string, server?: { source: string; url: string; kind?: "PostgreSQL" | "KurrentDB" }): unknown {
   if (error instanceof StoreMissing || error instanceof ConfigurationError || error instanceof StoreOpenFailed) return error;
   const unavailable = error instanceof StoreUnavailable;
-  if (!postgres) return new StoreOpenFailed(store, error instanceof Error ? error.message : String(error), unavailable, { cause: error });
-  const cause = ((unavailable ? error.cause : error) ?? {}) as { code?: string; message?: string };
+  if (!server) return new StoreOpenFailed(store, error instanceof Error ? error.message : String(error), unavailable, { cause: error });
+  const cause = ((unavailable ? error.cause : error) ?? {}) as { code?: string; message?: string; name?: string };
   const login = ["28P01", "28000"].includes(cause.code ?? "");
-  const what = unavailable ? "cannot be reached" : login ? "refused the login" : "cannot be opened";
-  return new StoreOpenFailed(store, `${postgres.source}: PostgreSQL ${withoutPassword(postgres.url)} ${what} (${cause.message || cause.code || String(error)})`, unavailable, { cause: error });
+  // a client's error may carry only its name (KurrentDB's UnavailableError): said as not reached
+  const unreached = unavailable || /unavailable/i.test(`${cause.name ?? ""} ${cause.message ?? ""}`);
+  const what = unreached ? "cannot be reached" : login ? "refused the login" : "cannot be opened";
+  const why = cause.message || cause.code || cause.name || String(error);
+  return new StoreOpenFailed(store, `${server.source}: ${server.kind ?? "PostgreSQL"} ${withoutPassword(server.url)} ${what} (${why})`, unavailable, { cause: error });
 }
 
 /**

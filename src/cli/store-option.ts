@@ -120,9 +120,19 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
     case "kurrentdb": {
       if (!location) throw new InvalidRequest("--store: kurrentdb:URL needs a connection URL", "store");
       const description = `KurrentDB ${withoutPassword(location)}`;
-      const store = await createKurrentStore({ url: location }).catch((error: unknown) => {
-        throw openFailed(error, description, { source: "--store", url: location });
-      });
+      // the client connects on its first call: asked for the head here, so a server that cannot be
+      // reached is said as such, naming it, not as a bare client error in the middle of a command
+      const store = await createKurrentStore({ url: location })
+        .then(async (opened) => {
+          await opened.head().catch(async (error: unknown) => {
+            await opened.close().catch(() => undefined);
+            throw error;
+          });
+          return opened;
+        })
+        .catch((error: unknown) => {
+          throw openFailed(error, description, { source: "--store", url: location, kind: "KurrentDB" });
+        });
       return { description, store, close: () => store.close() };
     }
     case "jsonl": {

@@ -138,6 +138,14 @@ describe("a store that cannot be opened", () => {
       err: `cardflow: store: PostgreSQL ${shown} (schema cardflow)\ncardflow: --store: PostgreSQL ${shown} cannot be opened (database "no_such_database" does not exist)\n`,
     });
   });
+
+  it("KurrentDB that cannot be reached: asked at open, said naming it, its password masked", { timeout: 60_000 }, async () => {
+    const url = "kurrentdb://admin:changeit@127.0.0.1:1?tls=false";
+    const { code, err } = await cardflow("audit", "--all", "--no-progress", "--store", `kurrentdb:${url}`);
+    const shown = "kurrentdb://admin:***@127.0.0.1:1?tls=false";
+    expect([code, err.split("\n")[0], err.split("\n")[1]?.startsWith(`cardflow: --store: KurrentDB ${shown} cannot be reached (`)]).toEqual([2, `cardflow: store: KurrentDB ${shown}`, true]);
+    expect(err).not.toContain("changeit");
+  });
 });
 
 describe("cardflow accounts' store", () => {

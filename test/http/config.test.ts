@@ -3,11 +3,21 @@
 // CIDRs only, the outbound allowlist checked, WEBHOOK_ALLOW_PRIVATE only in the sandbox, numbers
 // that would turn off what they are for refused.
 import { describe, expect, it } from "vitest";
-import { ConfigurationError, configFromEnv } from "../../src/config.js";
+import { ConfigurationError, configFromEnv, withoutPassword } from "../../src/config.js";
 
 const env = (vars: Record<string, string>) => configFromEnv({ DATA_DIR: "/tmp/cardflow-config-test", ...vars });
 
 describe("configuration", () => {
+  it("a URL's password is masked in every message, however it is written (/, #, ?, @ unencoded too)", () => {
+    for (const password of ["S3cret", "S3c/ret", "S3c#ret", "S3c?ret", "S3c@ret", "p:w"]) {
+      const masked = withoutPassword(`postgres://alice:${password}@127.0.0.1:4851/db`);
+      expect(masked, password).toBe("postgres://alice:***@127.0.0.1:4851/db");
+    }
+    expect(withoutPassword("postgres://u@h:5432/db?password=x&a=1")).toBe("postgres://u@h:5432/db?password=***&a=1");
+    expect(withoutPassword("postgres://h:5432/db")).toBe("postgres://h:5432/db");
+    expect(withoutPassword("kurrentdb://admin:changeit@127.0.0.1:2113")).toBe("kurrentdb://admin:***@127.0.0.1:2113");
+  });
+
   it("the sandbox unless NODE_ENV=production; SANDBOX decides when set", () => {
     expect(env({}).sandbox).toBe(true);
     expect(env({ NODE_ENV: "production" }).sandbox).toBe(false);

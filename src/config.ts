@@ -19,6 +19,8 @@ export interface ServiceConfig {
   dataDir: string;
   /** PostgreSQL (postgres://…): several processes share it. Unset: SQLite under dataDir. */
   databaseUrl: string | null;
+  /** Where databaseUrl was given, for messages: DATABASE_URL, or the option or variable `serve` took it from (CARDFLOW_DATABASE_URL_FROM). */
+  databaseUrlFrom?: string;
   /** The PostgreSQL schema holding cardflow's tables (default "cardflow"). */
   databaseSchema: string;
   /** PG_POOL_SIZE: PostgreSQL connections per process; null: the store's default (10). */
@@ -175,6 +177,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     host: env.HOST || "0.0.0.0",
     dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL),
+    databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
     databasePoolSize: poolSize(env.PG_POOL_SIZE),
     sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
@@ -238,13 +241,13 @@ export interface Stores {
  * (StoreMissing) instead of created.
  */
 export async function openStores(
-  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
+  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseUrlFrom" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
   { mustExist = false }: { mustExist?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
     const description = `PostgreSQL ${withoutPassword(config.databaseUrl)} (schema ${config.databaseSchema})`;
     const { events, readModels, discard } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, mustExist, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }) }).catch((error: unknown) => {
-      throw error instanceof StoreMissing ? new StoreMissing(`no store in ${description}: nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATABASE_SCHEMA`) : openFailed(error, description, { source: "DATABASE_URL", url: config.databaseUrl! });
+      throw error instanceof StoreMissing ? new StoreMissing(`no store in ${description}: nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATABASE_SCHEMA`) : openFailed(error, description, { source: config.databaseUrlFrom ?? "DATABASE_URL", url: config.databaseUrl! });
     });
     return { store: events, readModels, description, ...(discard && { discard }) };
   }

@@ -7,6 +7,6 @@ import { refusedStart } from "./config.js";
 
 const store = process.env.CARDFLOW_STORE || undefined;
 // a store that cannot be opened is a refusal to start like any other (named as the variable it came from)
-await serve({ workers: "1", ...(store ? { store } : {}) }).catch((error: unknown) =>
+await serve({ workers: "1", ...(store ? { store } : {}) }, { storeFrom: "CARDFLOW_STORE" }).catch((error: unknown) =>
   refusedStart(error instanceof Error ? new Error(error.message.replace(/^--store\b/, "CARDFLOW_STORE")) : error),
 );

@@ -39,7 +39,7 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
 }
 
 /** The served process with these options: `cardflow serve`, and `npm start` (src/main.ts: CARDFLOW_STORE as --store). */
-export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHint"> = {}): Promise<void> {
+export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHint"> & { storeFrom?: string } = {}): Promise<void> {
   const workers = Number(opts.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
   const env = { ...process.env };
@@ -49,9 +49,9 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   // an empty one would be this folder here, and the default data/ for the other commands: neither is meant
   if (opts.dataDir?.trim() === "") throw new InvalidRequest("--data-dir: needs a directory", "data-dir");
   if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });
-  if (opts.databaseUrl !== undefined) env.DATABASE_URL = opts.databaseUrl;
+  if (opts.databaseUrl !== undefined) Object.assign(env, { DATABASE_URL: opts.databaseUrl, CARDFLOW_DATABASE_URL_FROM: "--database-url" });
   // a store the environment can name is opened as npm start opens it (same files, same settings)
-  const store = opts.store === undefined ? null : storeInEnv(opts.store, env);
+  const store = opts.store === undefined ? null : storeInEnv(opts.store, env, hints.storeFrom ?? "--store");
   // a setting that cannot work is refused as npm start refuses it (one form, exit 1), before a store is opened
   try {
     configFromEnv(env);
@@ -75,10 +75,12 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
  * cardflow.sqlite file is its DATA_DIR): null then. Else the spec to open: memory, or a SQLite file
  * of another name (its directory is the data directory unless DATA_DIR is set).
  */
-function storeInEnv(spec: string, env: NodeJS.ProcessEnv): string | null {
+function storeInEnv(spec: string, env: NodeJS.ProcessEnv, from: string): string | null {
   const url = spec.replace(/^postgres(ql)?:(?=postgres(ql)?:\/\/)/, "");
   if (/^postgres(ql)?:\/\//.test(url)) {
     env.DATABASE_URL = url;
+    // a refusal names where the URL was given (the workers read it from their environment too)
+    env.CARDFLOW_DATABASE_URL_FROM = from;
     return null;
   }
   if (spec.startsWith("sqlite:")) {

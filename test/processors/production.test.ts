@@ -123,6 +123,7 @@ describe("production mode refuses to start without what it needs", () => {
       expect(code, JSON.stringify(env)).toBe(1);
       expect(stderr, JSON.stringify(env)).toMatch(new RegExp(`^cardflow: refusing to start: .*${said.source}`));
       expect(stderr.trim().split("\n"), JSON.stringify(env)).toHaveLength(1);
+      expect(stderr, JSON.stringify(env)).not.toMatch(/secret|s3c/);
     }
   });
 });
@@ -135,6 +136,10 @@ describe("a store that cannot be opened stops the start naming it (the variable,
       // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once): the variable and its URL named
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /DATABASE_URL: PostgreSQL postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:1\)\n/],
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "1" }, /DATABASE_URL: PostgreSQL postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db cannot be reached .*; waited 1 s for it \(STORE_START_WAIT_SECONDS\)\n/],
+      // given as CARDFLOW_STORE (npm start's --store): that variable named, not DATABASE_URL
+      [{ CARDFLOW_STORE: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /CARDFLOW_STORE: PostgreSQL postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db cannot be reached/],
+      // a password with an unencoded "/" is masked whole
+      [{ DATABASE_URL: "postgres://u:s3c/ret@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /DATABASE_URL: PostgreSQL postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db cannot be/],
       // a wrong password: the variable named, not only PostgreSQL's words
       [{ DATABASE_URL: wrongPassword(), STORE_START_WAIT_SECONDS: "0" }, /DATABASE_URL: PostgreSQL postgres:\/\/\w+:\*\*\*@\S+ refused the login \(password authentication failed for user "\w+"\)\n/],
       // a schema name cardflow does not take: the variable and the rule

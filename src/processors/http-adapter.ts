@@ -51,6 +51,8 @@ export interface HttpProcessorOptions {
    * reads on from where the last process left off. Absent: each start polls from its own "now".
    */
   state?: AdapterState;
+  /** The adapter's name in `state` ("A", "B"): two adapters of one processor URL keep their cursors apart. */
+  name?: string;
 }
 
 const Outcome: z.ZodType<AuthorizationOutcome> = z.discriminatedUnion("kind", [
@@ -153,7 +155,7 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
       stopPolling?.();
       if (pollMs <= 0) return;
       const { state } = options;
-      const kept = `http-adapter ${base} events cursor`;
+      const kept = `http-adapter ${options.name ?? ""} ${base} events cursor`;
       let cursor: string | null = null;
       let stopped = false;
       let cancel = () => undefined as void;

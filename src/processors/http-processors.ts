@@ -36,6 +36,7 @@ export function createProcessors({ outbound, clock, env, logger, state }: Adapte
       pollMs,
       // the poll's cursor, kept in the service's store: a restart reads what was reported meanwhile
       state,
+      name: p,
       // in the JSON log an operator collects, once per outage (the adapter says when polls start failing, and when they succeed again)
       onError: (err) => logger.warn({ processor: p, err }, `processor ${p}: ${err instanceof Error ? err.message : String(err)}`),
       onRecovered: () => logger.info({ processor: p }, `processor ${p}: late outcomes read again`),

@@ -67,7 +67,7 @@ describe("the HTTP adapter's poll of late outcomes", () => {
     await polls(clock, 1);
     first.close();
     // it learnt where now was ("0") and kept it; the page after it was never applied
-    expect(await state.get("http-adapter https://processor.test events cursor")).toBe("0");
+    expect(await state.get("http-adapter  https://processor.test events cursor")).toBe("0");
     asked.length = 0;
     const applied: string[] = [];
     const second = createHttpProcessor({ outbound, baseUrl: "https://processor.test", apiKey: "k", clock, state });
@@ -76,7 +76,15 @@ describe("the HTTP adapter's poll of late outcomes", () => {
     second.close();
     expect(asked.map((u) => new URL(u).search)[0]).toBe("?after=0");
     expect(applied).toEqual(["pi_1", "pi_2"]);
-    expect(await state.get("http-adapter https://processor.test events cursor")).toBe("3");
+    expect(await state.get("http-adapter  https://processor.test events cursor")).toBe("3");
+    // two adapters of one processor URL (two accounts there, A and B) keep their cursors apart
+    const named = createHttpProcessor({ outbound, baseUrl: "https://processor.test", apiKey: "k2", clock, state, name: "B" });
+    asked.length = 0;
+    named.connect(async () => undefined);
+    await polls(clock, 1);
+    named.close();
+    expect(asked.map((u) => new URL(u).search)[0]).toBe(""); // its own "now", not the other's cursor
+    expect(await state.get("http-adapter B https://processor.test events cursor")).toEqual(expect.any(String));
   });
 
   it("the service keeps it in its read-model store: another handle (a process started later) reads it", async () => {

@@ -35,8 +35,8 @@ export function strictJsonBodies(app: FastifyInstance, bodyLimit: number): void 
   });
 }
 
-/** Strings (skipped whole: digits inside them are not numbers; a key's with its colon), numbers, brackets. */
-const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]]/g;
+/** Strings (skipped whole: digits inside them are not numbers; a key's with its colon), numbers, brackets, commas (an array's items). */
+const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\],]/g;
 
 /**
  * What a (valid) JSON text says ambiguously, refused naming its field: a key given twice in one
@@ -46,12 +46,15 @@ const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]
 export function ambiguity(text: string): InvalidRequest | undefined {
   // per open object its keys (null for an array) and the field it is the value of (its path, for
   // the error: "extra.a"); the nearest key names a number
-  const open: Array<{ keys: Set<string> | null; path: string | null }> = [];
+  const open: Array<{ keys: Set<string> | null; path: string | null; item: number }> = [];
   let key: string | null = null;
   for (const [token, colon] of text.matchAll(TOKENS)) {
-    if (token === "{" || token === "[") {
-      // the key names this container (taken), or it is an array's item (its array's path)
-      open.push({ keys: token === "{" ? new Set() : null, path: key === null ? (open.at(-1)?.path ?? null) : pathOf(open, key) });
+    if (token === ",") {
+      const top = open.at(-1);
+      if (top && top.keys === null) top.item++;
+    } else if (token === "{" || token === "[") {
+      // the key names this container (taken), or it is an array's item (the array's path and its place)
+      open.push({ keys: token === "{" ? new Set() : null, path: key === null ? itemPath(open) : pathOf(open, key), item: 0 });
       key = null;
     } else if (token === "}" || token === "]") {
       open.pop();
@@ -66,13 +69,14 @@ export function ambiguity(text: string): InvalidRequest | undefined {
         return new InvalidRequest(`${param}: given twice in one object; send each field once`, param, "parameter_invalid");
       }
       keys?.add(key);
-    } else if (key === "external_payment_id" && /[.eE]/.test(token)) {
-      // a numeric reference is kept as sent: 100.0 or 1e3 would come back as 100 or 1000
-      return new InvalidRequest(`external_payment_id: the JSON number ${token} is not written as a whole number (it would be kept as ${Number(token)}); send a whole number, or the reference as a string`, key, "parameter_invalid");
+    } else if (key === "external_payment_id" && Number.isInteger(Number(token)) && String(Number(token)) !== token && !/^-?\d{16,}$/.test(token)) {
+      // a numeric reference is kept as sent: 100.0, 1e3 or -0 would come back as 100, 1000 or 0
+      // (a fraction, 1.5, is refused by its schema; a whole number too long to keep, below)
+      return new InvalidRequest(`external_payment_id: the JSON number ${token} would be kept as ${String(Number(token))}, not as written; send it written as a whole number, or the reference as a string`, key, "parameter_invalid");
     } else if (token.length > 15 || /[eE]/.test(token)) {
       // up to 15 digits a double holds exactly: only longer numbers, or exponents, are examined
       const value = Number(token);
-      const field = key === null ? (open.at(-1)?.path ?? null) : pathOf(open, key);
+      const field = key === null ? itemPath(open) : pathOf(open, key);
       const amount = key === "amount" || key === "tip";
       const code = amount ? "amount_invalid" : "parameter_invalid";
       if (!Number.isFinite(value)) return new InvalidRequest(`${field ?? "body"}: the JSON number ${token} is beyond the range of a JSON number`, field, code);
@@ -88,8 +92,17 @@ export function ambiguity(text: string): InvalidRequest | undefined {
   return undefined;
 }
 
-/** A field's path among the open objects: "amount" at the top, "extra.a" inside `extra` (array items are not numbered). */
-const pathOf = (open: ReadonlyArray<{ path: string | null }>, key: string) => {
+type Open = ReadonlyArray<{ keys: Set<string> | null; path: string | null; item: number }>;
+
+/** A field's path among the open containers, as input errors name it: "amount", "extra.a", "event_types.1.a". */
+const pathOf = (open: Open, key: string) => {
   const within = open.at(-1)?.path;
   return within ? `${within}.${key}` : key;
+};
+
+/** The path of the value being read in the innermost array ("event_types.1"); in an object, or at the top, the container's own. */
+const itemPath = (open: Open): string | null => {
+  const top = open.at(-1);
+  if (!top) return null;
+  return top.keys === null ? (top.path === null ? String(top.item) : `${top.path}.${top.item}`) : top.path;
 };

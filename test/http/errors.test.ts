@@ -131,9 +131,16 @@ describe("malformed requests", () => {
     const vanishing = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "1e-400") }), 400, "amount_invalid", "amount");
     expect(vanishing.detail).toMatch(/send it as a plain decimal string$/);
     // a numeric reference is kept as sent: one written with a fraction or an exponent would not be
-    for (const literal of ["100.0", "1e3", "1E3"]) {
+    for (const literal of ["100.0", "1e3", "1E3", "-0"]) {
       const written = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, literal) }), 400, "parameter_invalid", "external_payment_id");
-      expect(written.detail).toBe(`external_payment_id: the JSON number ${literal} is not written as a whole number (it would be kept as ${Number(literal)}); send a whole number, or the reference as a string`);
+      expect(written.detail).toBe(`external_payment_id: the JSON number ${literal} would be kept as ${String(Number(literal))}, not as written; send it written as a whole number, or the reference as a string`);
+    }
+    // a fraction is refused as one (its schema); whole numbers, negative ones and 0 are kept as sent
+    const fraction = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, "1.5") }), 400, "parameter_invalid", "external_payment_id");
+    expect(fraction.detail).toMatch(/must be a whole number/);
+    for (const literal of ["0", "-12", "9007199254740991"]) {
+      const kept = await api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, literal) });
+      expect([kept.status, kept.body.external_transaction_id], literal).toEqual([200, Number(literal)]);
     }
     const reference = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", external_payment_id: "LITERAL" }, "12345678901234567890") }), 400, "parameter_invalid", "external_payment_id");
     expect(reference.detail).toMatch(/^external_payment_id: the JSON number 12345678901234567890 has more digits/);
@@ -148,10 +155,12 @@ describe("malformed requests", () => {
     expect(ambiguity('{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"\\"a\\":"}')).toBeUndefined();
     expect(ambiguity('{"amount":1,"\\u0061mount":2}')?.param).toBe("amount");
     // named by its path: the field given twice, and where
-    expect(ambiguity('{"a":[1,{"b":1,"b":2}]}')?.param).toBe("a.b");
+    expect(ambiguity('{"a":[1,{"b":1,"b":2}]}')?.param).toBe("a.1.b");
+    expect(ambiguity('{"event_types":["x,y",{"x":{"a":1,"a":2}}]}')?.param).toBe("event_types.1.x.a");
+    expect(ambiguity('[{"a":1},{"a":1,"a":2}]')?.param).toBe("1.a");
     expect(ambiguity('{"amount":"1.00","extra":{"a":1,"a":2}}')?.message).toBe("extra.a: given twice in one object; send each field once");
     expect(ambiguity('{"x":{"y":[1]},"b":{"c":2},"b":3}')?.param).toBe("b");
-    expect(ambiguity('{"list":[{"v":1},12345678901234567890]}')?.param).toBe("list");
+    expect(ambiguity('{"list":[{"v":1},12345678901234567890]}')?.param).toBe("list.1");
     // JPY has no minor units
     const yen = await api.merchant("acct_yen", "A", "JPY");
     await refused(() => yen.post("/v2/payment/intent", { ...intent, amount: "500.5" }), 400, "amount_invalid", "amount");

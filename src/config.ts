@@ -1,7 +1,7 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
 import { X509Certificate } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { coverEveryAddress, parseCidr } from "./outbound/address-policy.js";
 import { createOutbound, type Outbound } from "./outbound/client.js";
@@ -252,7 +252,7 @@ export async function openStores(
     return { store: events, readModels, description, ...(discard && { discard }) };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
-  if (mustExist && !existsSync(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
+  if (mustExist && !holdsSqliteStore(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}${existsSync(path) ? "; the file is empty" : ""}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
   const description = `SQLite ${path}`;
   try {
     const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
@@ -261,6 +261,9 @@ export async function openStores(
     throw openFailed(error, description);
   }
 }
+
+/** Whether a SQLite store is at `path`: a file with something in it (an empty file would become a new, empty store). */
+export const holdsSqliteStore = (path: string): boolean => existsSync(path) && (!statSync(path).isFile() || statSync(path).size > 0);
 
 /**
  * What stopped a store's opening, said naming it (StoreOpenFailed): a SQLite store's message names

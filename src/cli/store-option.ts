@@ -13,7 +13,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option } from "commander";
-import { configFromEnv, openFailed, openStores, withoutPassword, type ServiceConfig as Config } from "../config.js";
+import { configFromEnv, holdsSqliteStore, openFailed, openStores, withoutPassword, type ServiceConfig as Config } from "../config.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import { StoreMissing, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
@@ -97,7 +97,7 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
     case "sqlite": {
       if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
       const path = resolve(location);
-      if (mustExist && !existsSync(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}; nothing was created (check the path)`, "store");
+      if (mustExist && !holdsSqliteStore(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}${existsSync(path) ? " (the file is empty)" : ""}; nothing was created (check the path)`, "store");
       const discard = discarder(path);
       const description = `SQLite ${path}`;
       let opened: ReturnType<typeof createSqliteStore>;

@@ -3,7 +3,7 @@
 // like the others; `accounts` takes --store too; a refused import into a new SQLite store or
 // PostgreSQL schema leaves nothing behind; a PostgreSQL schema that does not exist is refused like a missing file.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -49,6 +49,12 @@ describe("cardflow reconcile's store", () => {
     expect(byDir.err).toMatch(/^cardflow: no store at .*cardflow\.sqlite .*nothing was created.*or give --store\n$/);
     expect(existsSync(join(dir, "nowhere"))).toBe(false);
     expect(readdirSync(empty)).toEqual([]);
+    // an empty file is no store either (SQLite would make it a new, empty one, and the audit call it clean)
+    const blank = mkdtempSync(join(dir, "blank-"));
+    writeFileSync(join(blank, "cardflow.sqlite"), "");
+    expect(await cardflow("reconcile", "--data-dir", blank)).toMatchObject({ code: 2, err: expect.stringMatching(/no store at .*cardflow\.sqlite .*the file is empty.*nothing was created/) });
+    expect(await cardflow("replay", "--store", `sqlite:${join(blank, "cardflow.sqlite")}`)).toMatchObject({ code: 2, err: expect.stringContaining("(the file is empty); nothing was created") });
+    expect([readdirSync(blank), readFileSync(join(blank, "cardflow.sqlite"), "utf8")]).toEqual([["cardflow.sqlite"], ""]);
 
     const path = await sqliteStore("reconcile.sqlite");
     // the sandbox processor's ledger the service keeps beside its store: missing, refused, nothing created

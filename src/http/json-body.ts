@@ -44,8 +44,8 @@ const TOKENS = /"(?:[^"\\]|\\.)*"(\s*:)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]
  * or a number written with more digits than a double keeps exactly.
  */
 export function ambiguity(text: string): InvalidRequest | undefined {
-  // per open object its keys (null for an array) and the field it is the value of (its path, for
-  // the error: "extra.a"); the nearest key names a number
+  // per open container its keys (null for an array), the field it is the value of (its path, for
+  // the error: "extra.a", "event_types.1") and, in an array, the item being read; the nearest key names a number
   const open: Array<{ keys: Set<string> | null; path: string | null; item: number }> = [];
   let key: string | null = null;
   for (const [token, colon] of text.matchAll(TOKENS)) {
@@ -59,8 +59,7 @@ export function ambiguity(text: string): InvalidRequest | undefined {
     } else if (token === "}" || token === "]") {
       open.pop();
       key = null;
-    }
-    else if (token.startsWith('"')) {
+    } else if (token.startsWith('"')) {
       if (!colon) continue;
       key = JSON.parse(token.slice(0, token.lastIndexOf('"') + 1)) as string;
       const keys = open.at(-1)?.keys;

@@ -276,9 +276,7 @@ export function openFailed(error: unknown, store: string, server?: { source: str
   if (!server) return new StoreOpenFailed(store, error instanceof Error ? error.message : String(error), unavailable, { cause: error });
   const cause = ((unavailable ? error.cause : error) ?? {}) as { code?: string; message?: string; name?: string };
   const login = ["28P01", "28000"].includes(cause.code ?? "");
-  // a client's error may carry only its name (KurrentDB's UnavailableError): said as not reached
-  const unreached = unavailable || /unavailable/i.test(`${cause.name ?? ""} ${cause.message ?? ""}`);
-  const what = unreached ? "cannot be reached" : login ? "refused the login" : "cannot be opened";
+  const what = unavailable ? "cannot be reached" : login ? "refused the login" : "cannot be opened";
   const why = cause.message || cause.code || cause.name || String(error);
   return new StoreOpenFailed(store, `${server.source}: ${server.kind ?? "PostgreSQL"} ${withoutPassword(server.url)} ${what} (${why})`, unavailable, { cause: error });
 }

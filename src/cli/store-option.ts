@@ -17,6 +17,7 @@ import { configFromEnv, holdsSqliteStore, openFailed, openStores, withoutPasswor
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import { StoreMissing, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
+import { StoreUnavailable } from "../store/port/unavailable.js";
 import { eventsStore } from "../audit/source.js";
 import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
@@ -122,11 +123,12 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
       const description = `KurrentDB ${withoutPassword(location)}`;
       // the client connects on its first call: asked for the head here, so a server that cannot be
       // reached is said as such, naming it, not as a bare client error in the middle of a command
+      // (the client's ErrorType "unavailable" is the store unavailable, as the other adapters say it)
       const store = await createKurrentStore({ url: location })
         .then(async (opened) => {
           await opened.head().catch(async (error: unknown) => {
             await opened.close().catch(() => undefined);
-            throw error;
+            throw (error as { type?: unknown })?.type === "unavailable" ? new StoreUnavailable("KurrentDB cannot be reached", { cause: error }) : error;
           });
           return opened;
         })

@@ -62,7 +62,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function urlOf(baseUrl: string, { path, query = {} }: Request): string {
-  const url = new URL(path, baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
+  // resolved as a relative path, so a base under a prefix (a gateway's /cardflow/) keeps it
+  const url = new URL(path.replace(/^\/+/, ""), baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
   for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
   return url.href;
 }

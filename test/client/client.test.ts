@@ -132,6 +132,25 @@ describe("the typed client", () => {
     expect((error as Error).message).toMatch(/after 3 tries/);
   });
 
+  it("keeps the path of its base URL: a server behind a gateway's prefix", async () => {
+    const { key } = await api.merchant("acct_prefix");
+    const paths: string[] = [];
+    // the gateway serves cardflow under /cardflow/ and nothing else
+    const gateway = async (url: string | URL | Request, init?: RequestInit) => {
+      const { pathname, search } = new URL(String(url));
+      paths.push(pathname);
+      if (!pathname.startsWith("/cardflow/")) return new Response("no such route", { status: 404 });
+      return fetch(`${api.base}${pathname.slice("/cardflow".length)}${search}`, init);
+    };
+    for (const baseUrl of [`${api.base}/cardflow`, `${api.base}/cardflow/`]) {
+      const client = createClient({ baseUrl, apiKey: key, fetch: gateway });
+      const terminal = await client.registerTerminal({ external_account_id: "acct_prefix", terminal_type: "A_async" });
+      expect((await client.listTerminals({ external_account_id: "acct_prefix" })).data.map((t) => t.terminal_id)).toContain(terminal.terminal_id);
+    }
+    expect(paths.length).toBe(4);
+    expect(paths.every((p) => p.startsWith("/cardflow/v2/"))).toBe(true);
+  });
+
   it("a listed payment is its status read's record, written out again after each change (a page's records are written once per stored document)", async () => {
     const client = await merchantClient("acct_listed");
     const created = { external_account_id: "acct_listed", payment_method_types: "card" as const, capture_method: "manual" as const, payment_method_id: "pm_card_visa", external_customer_id: "cus_listed" };

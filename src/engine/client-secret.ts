@@ -10,7 +10,7 @@ export const secretDigest = (secret: string) => createHash("sha256").update(secr
 
 // 401 whatever is wrong with it (unknown payment, wrong secret): a secret is a credential, and the
 // answer must not tell a guesser whether the payment exists
-export const unknownSecret = () => new Unauthorized("client_secret: not a valid client secret of any payment", "client_secret");
+export const unknownSecret = () => new Unauthorized("client_secret: not a valid client secret of this payment", "client_secret");
 
 /** The payment a client secret names (its prefix); the secret itself is checked by requireSecret. */
 export function paymentIdOfSecret(clientSecret: string): string {

@@ -30,6 +30,11 @@ function whyNot(payment: PaymentSnapshot): string {
   if (!card) return "no card has been collected for it yet";
   if (intent?.allow_saving_card === false) return "it was created with allow_saving_card false: its card may not be saved";
   if (intent && intent.allow_saving_card === null && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
-  if (commandAllowed(payment, "capture")) return "capture it first: its card is saved once captured (spec §4.6)";
+  if (commandAllowed(payment, "capture")) {
+    // before capture only a card-not-present card of an intent that allows saving (spec §4.8)
+    return intent?.payment_method_types === "card"
+      ? "saving before capture needs an intent created with allow_saving_card true (spec §4.8): capture it first, then save its card"
+      : "capture it first: a card-present card can be saved once the payment is captured (spec §4.6)";
+  }
   return "this payment's card cannot be saved now";
 }

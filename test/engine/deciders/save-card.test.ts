@@ -50,7 +50,14 @@ describe("save card refuses", () => {
     saveCard
       .given(terminalAuthorized("A_sync", { capture_method: "manual", external_customer_id: "cus_1" }))
       .when(save("cus_1"))
-      .thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "capture it first" });
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "capture it first: a card-present card can be saved once the payment is captured (spec §4.6)" });
+  });
+
+  test("given a processor B card form authorized for manual capture without allow_saving_card, when its card is saved, then 409 saying saving before capture needs allow_saving_card true (spec §4.8)", () => {
+    saveCard
+      .given(processedByCollect({ external_customer_id: "cus_1" }))
+      .when(save("cus_1"))
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "saving before capture needs an intent created with allow_saving_card true (spec §4.8)" });
   });
 
   test("given a payment created for customer cus_1, when its card is saved for cus_2, then 400 naming external_customer_id and the payment's customer", () => {

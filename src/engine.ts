@@ -24,7 +24,7 @@ import { createLateAnswers } from "./engine/streams/late-answers.js";
 import { createPaymentStreams, type Loaded } from "./engine/streams/payment-streams.js";
 import { createSingleEventStreams } from "./engine/streams/single-event-streams.js";
 import { randomIds, type Ids } from "./ids.js";
-import { GetPaymentInput, parseInput } from "./inputs.js";
+import { GetPaymentInput, parseInput, type CreateIntentRequest, type GetPaymentRequest } from "./inputs.js";
 import { refuseUndefinedOptions } from "./options.js";
 import { recordOf, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
 import type { Processors } from "./processors/port.js";
@@ -120,11 +120,11 @@ export function createEngine(options: EngineOptions = {}) {
     startStream: streamsOfOne.startStream,
     firstEvent: streamsOfOne.firstEvent,
 
-    async createIntent(input: unknown, ctx?: Parameters<typeof createIntent>[1]): Promise<CreatedIntent> {
+    async createIntent(input: CreateIntentRequest, ctx?: Parameters<typeof createIntent>[1]): Promise<CreatedIntent> {
       const { payment, client_secret } = await createIntent(input, ctx);
       return { ...present(payment), client_secret };
     },
-    async getPayment(input: unknown): Promise<PaymentRecord> {
+    async getPayment(input: GetPaymentRequest): Promise<PaymentRecord> {
       const { external_account_id, payment_id } = parseInput(GetPaymentInput, input);
       return present(await payments.loadOwned(external_account_id, payment_id));
     },
@@ -138,6 +138,7 @@ export function createEngine(options: EngineOptions = {}) {
 
     /** The commands the machine allows a payment now (for error messages and tooling). */
     async allowedNextSteps(accountId: string, paymentId: string): Promise<string[]> {
+      parseInput(GetPaymentInput, { external_account_id: accountId, payment_id: paymentId });
       return allowedCommands((await payments.loadOwned(accountId, paymentId)).snapshot);
     },
 

@@ -44,6 +44,20 @@ export { judgeAddress, type AddressPolicy, type Verdict } from "./outbound/addre
 export { TEST_CARDS, TEST_AMOUNTS, TEST_PAYMENT_METHODS, cardFailingWith, amountFailingWith, testAmountIn } from "./processors/test-cards.js";
 export { createReaderSdk, engineTransport, type ReaderSdk, type ReaderTransport, type ReaderCall, type CollectOptions } from "./client-sdk.js";
 export { paymentRecord, type PaymentRecord } from "./present/payment-record.js";
+// what a caller sends each command (the inputs' zod schemas, before parsing)
+export type {
+  OpenAccountRequest,
+  RegisterTerminalRequest,
+  CreateIntentRequest,
+  AuthorizeRequest,
+  CaptureRequest,
+  CancelRequest,
+  RefundRequest,
+  SaveCardRequest,
+  GetPaymentRequest,
+  CollectPaymentMethodRequest,
+  ProcessPaymentRequest,
+} from "./inputs.js";
 export type { TerminalRecord } from "../projections/terminals.js";
 export type { CustomerCardRecord } from "../projections/customer-cards.js";
 // the HTTP API as `npm start` serves it (fastify), and its API keys

@@ -99,6 +99,10 @@ export const SaveCardInput = z.strictObject({ ...PaymentRef, external_customer_i
 
 export const GetPaymentInput = z.strictObject(PaymentRef);
 
+/** The ids the lists take as arguments (`listTerminals(accountId)`…), checked as the commands' fields are. */
+export const AccountIds = z.strictObject({ external_account_id: Id });
+export const CustomerIds = z.strictObject({ external_account_id: Id, external_customer_id: Id });
+
 /** Processor B client SDK: collect a card for an intent, authorised by its client secret. */
 export const CollectPaymentMethodInput = z.strictObject({
   client_secret: Id,
@@ -110,6 +114,19 @@ export const CollectPaymentMethodInput = z.strictObject({
 
 /** Processor B client SDK: process the payment whose card was collected, authorised by its client secret. */
 export const ProcessPaymentInput = z.strictObject({ client_secret: Id });
+
+/** What a caller sends each command (as the schemas take it: amounts as text or numbers, defaults left out). */
+export type OpenAccountRequest = z.input<typeof OpenAccountInput>;
+export type RegisterTerminalRequest = z.input<typeof RegisterTerminalInput>;
+export type CreateIntentRequest = z.input<typeof CreateIntentInput>;
+export type AuthorizeRequest = z.input<typeof AuthorizeInput>;
+export type CaptureRequest = z.input<typeof CaptureInput>;
+export type CancelRequest = z.input<typeof CancelInput>;
+export type RefundRequest = z.input<typeof RefundInput>;
+export type SaveCardRequest = z.input<typeof SaveCardInput>;
+export type GetPaymentRequest = z.input<typeof GetPaymentInput>;
+export type CollectPaymentMethodRequest = z.input<typeof CollectPaymentMethodInput>;
+export type ProcessPaymentRequest = z.input<typeof ProcessPaymentInput>;
 
 /** The inputs as the commands receive them, parsed. */
 export type OpenAccountInput = z.output<typeof OpenAccountInput>;

@@ -6,6 +6,7 @@ import { sequentialIds } from "../../src/ids.js";
 import { createSimulators, type Simulators } from "../../src/processors/simulator.js";
 import { cardFailingWith } from "../../src/processors/test-cards.js";
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
 export interface Flows {
   engine: Engine;
@@ -38,7 +39,7 @@ export async function runFlows(
   const syncTerminal = (await engine.registerTerminal({ external_account_id: A, terminal_type: "A_sync" })).terminal_id;
   const reader = (await engine.registerTerminal({ external_account_id: B, terminal_type: "B_reader" })).terminal_id;
 
-  const intent = async (name: string, input: Record<string, unknown>, account = A) => {
+  const intent = async (name: string, input: Omit<CreateIntentRequest, "external_account_id" | "amount">, account = A) => {
     await step();
     const created = await engine.createIntent({ external_account_id: account, amount: "25.00", ...input }, ctx("key_1"));
     payments[name] = created.payment_id;
@@ -92,7 +93,7 @@ export async function runFlows(
   // processor B reader collects through the client SDK, manual capture
   p = await intent("reader_manual", { payment_method_types: "card_present", capture_method: "manual" }, B);
   await step();
-  await engine.collectPaymentMethod({ client_secret: p.client_secret, terminal_id: reader }, ctx("sdk"));
+  await engine.collectPaymentMethod({ client_secret: p.client_secret!, terminal_id: reader }, ctx("sdk"));
   await step();
   await engine.authorize(ref(p), ctx("key_b"));
   await step();
@@ -102,7 +103,7 @@ export async function runFlows(
   // collect processes the payment
   p = await intent("card_form_automatic", { payment_method_types: "card", capture_method: "automatic", allow_saving_card: true }, B);
   await step();
-  await engine.collectPaymentMethod({ client_secret: p.client_secret }, ctx("sdk"));
+  await engine.collectPaymentMethod({ client_secret: p.client_secret! }, ctx("sdk"));
   await step();
   await engine.saveCard({ ...ref(p), external_customer_id: "cus_2" }, ctx("key_b"));
 

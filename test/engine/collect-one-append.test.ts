@@ -40,7 +40,7 @@ describe("card-form collect: the card and the authorization attempt in one appen
     const { store, appends } = recordingStore();
     const engine = createEngine({ store, processors: createSimulators({ clock: systemClock, ids: randomIds() }) });
     const { client_secret } = await cardFormPayment(engine);
-    const paid = await engine.collectPaymentMethod({ client_secret });
+    const paid = await engine.collectPaymentMethod({ client_secret: client_secret! });
     expect(paid.status).toBe("requires_capture");
     expect(appends).toContainEqual(["PaymentMethodCollected", "AuthorizationAttempted"]);
     expect(appends.filter((types) => types.includes("PaymentMethodCollected"))).toHaveLength(1);
@@ -55,7 +55,7 @@ describe("card-form collect: the card and the authorization attempt in one appen
     other = createEngine({ store: raw, processors: sims });
     const { client_secret, payment_id } = await cardFormPayment(engine);
     paymentId = payment_id;
-    await expect(engine.collectPaymentMethod({ client_secret })).rejects.toBeInstanceOf(TransitionNotAllowed);
+    await expect(engine.collectPaymentMethod({ client_secret: client_secret! })).rejects.toBeInstanceOf(TransitionNotAllowed);
     const types = (await raw.readStream(`payment-${payment_id}`)).map((e) => e.type);
     expect(types).toEqual(["PaymentIntentCreated", "PaymentCanceled"]);
     expect(sims.ledger.entries()).toEqual([]);

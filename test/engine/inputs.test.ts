@@ -6,6 +6,7 @@ import { CardflowError, InvalidRequest, NotFound, TransitionNotAllowed } from ".
 import { sequentialIds } from "../../src/ids.js";
 import { CreateIntentInput, parseInput } from "../../src/inputs.js";
 import { z } from "zod";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
 async function setup() {
   const engine = createEngine({ clock: manualClock(), ids: sequentialIds() });
@@ -14,7 +15,7 @@ async function setup() {
   return engine;
 }
 
-const intent = { external_account_id: "acct", amount: "10.00", payment_method_types: "card_present", capture_method: "manual" };
+const intent: CreateIntentRequest = { external_account_id: "acct", amount: "10.00", payment_method_types: "card_present", capture_method: "manual" };
 
 describe("bad input appends nothing and names the problem", () => {
   it.each([
@@ -31,7 +32,8 @@ describe("bad input appends nothing and names the problem", () => {
   ])("createIntent %#", async (input, param, message) => {
     const engine = await setup();
     const before = (await engine.store.readAll()).length;
-    const error = await engine.createIntent(input).catch((e: unknown) => e);
+    // what an untyped caller (JavaScript, a parsed body) may send: the types would refuse it
+    const error = await engine.createIntent(input as unknown as CreateIntentRequest).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidRequest);
     expect((error as InvalidRequest).param).toBe(param);
     expect((error as Error).message).toMatch(message);
@@ -49,6 +51,20 @@ describe("bad input appends nothing and names the problem", () => {
     expect(unknownCard).toBeInstanceOf(NotFound);
     expect(unknownCard).toMatchObject({ param: "payment_method_id", message: 'no card on file "pm_nope" for customer "c" of this account' });
     expect((await engine.store.readAll()).length).toBe(before);
+  });
+
+  it("the commands that take ids as arguments name a missing, empty or mistyped id (InvalidRequest, not NotFound)", async () => {
+    const engine = await setup();
+    const wrong = (call: () => Promise<unknown>) => call().catch((e: unknown) => e as InvalidRequest);
+    expect(await wrong(() => engine.listTerminals(undefined as unknown as string))).toMatchObject({ name: "InvalidRequest", param: "external_account_id", code: "parameter_missing" });
+    expect(await wrong(() => engine.listTerminals({ external_account_id: "acct" } as unknown as string))).toMatchObject({ name: "InvalidRequest", param: "external_account_id", code: "parameter_invalid" });
+    expect(await wrong(() => engine.listCustomerCards("acct", ""))).toMatchObject({ name: "InvalidRequest", param: "external_customer_id", message: "external_customer_id: must not be empty" });
+    expect(await wrong(() => engine.listCustomerCards("acct", undefined as unknown as string))).toMatchObject({ name: "InvalidRequest", param: "external_customer_id" });
+    expect(await wrong(() => engine.allowedNextSteps("acct", undefined as unknown as string))).toMatchObject({ name: "InvalidRequest", param: "payment_id" });
+    // well-formed ids still answer as before
+    expect(await engine.listTerminals("acct")).toEqual([]);
+    expect(await engine.listCustomerCards("acct", "cus_none")).toEqual([]);
+    await expect(engine.allowedNextSteps("acct", "pi_nope")).rejects.toBeInstanceOf(NotFound);
   });
 
   it("a step the machine does not allow names the status and the allowed next steps", async () => {

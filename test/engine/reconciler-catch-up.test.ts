@@ -10,6 +10,7 @@ import { sequentialIds } from "../../src/ids.js";
 import { memorySide } from "../../src/processors/processor-side.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
 describe("the reconciler's reads", () => {
   it("reads in batches of CATCH_UP_BATCH, each in a turn of its own, up to the first short one, and finds the open attempts", async () => {
@@ -24,7 +25,7 @@ describe("the reconciler's reads", () => {
     const engine = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
     try {
       await engine.openAccount({ external_account_id: "acct_rc", processor: "B" });
-      const intent = { external_account_id: "acct_rc", amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_rc" };
+      const intent: CreateIntentRequest = { external_account_id: "acct_rc", amount: "10.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_rc" };
       for (let i = 0; i < 1_100; i++) await engine.createIntent(intent);
       // one payment whose authorize lost its processor's answer: an attempt left open
       const { payment_id } = (await engine.createIntent(intent)) as { payment_id: string };

@@ -17,6 +17,7 @@ import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 import { expectProblem, startApi } from "../http/harness.js";
 import { openDurable } from "../store/processes/stores.js";
 import { testDatabase } from "../support/postgres.js";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-cap-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +27,7 @@ const STORES: Record<string, () => Promise<{ events: EventStore; readModels: Rea
   sqlite: () => openDurable({ kind: "sqlite", path: join(dir, `${randomUUID()}.db`) }),
   postgres: () => openDurable({ kind: "postgres", url: database, schema: `t_${randomUUID().replaceAll("-", "").slice(0, 12)}` }),
 };
-const input = (account: string) => ({ external_account_id: account, amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+const input = (account: string): CreateIntentRequest => ({ external_account_id: account, amount: "5.00", payment_method_types: "card", capture_method: "manual" });
 
 /** An engine on a fresh store of this kind with these accounts open, its manual clock: given to `body`, closed after. */
 async function withEngine(kind: string, accounts: string[], body: (t: { events: EventStore; clock: ReturnType<typeof manualClock>; engine: ReturnType<typeof createEngine> }) => Promise<void>) {

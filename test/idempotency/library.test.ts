@@ -9,8 +9,9 @@ import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 import { StoreUnavailable } from "../../src/store/port.js";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
-const input = { external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual" };
+const input: CreateIntentRequest = { external_account_id: "acct", amount: "5.00", payment_method_types: "card", capture_method: "manual" };
 
 async function setup() {
   const clock = manualClock();

@@ -16,6 +16,7 @@ import { createWebhooks } from "../../src/webhooks/index.js";
 import { startPostgres } from "../support/postgres.js";
 import { startReceiver, until } from "../webhooks/receiver.js";
 import { client, freshSchema, merchantKey, startServer, type StoreEnv } from "./servers.js";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
 const postgres = await startPostgres();
 afterAll(() => postgres.stop());
@@ -28,7 +29,7 @@ const startDatabase = async () => {
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const intent = (account: string) => ({ external_account_id: account, amount: "4.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_b" });
+const intent = (account: string): CreateIntentRequest => ({ external_account_id: account, amount: "4.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_b" });
 
 /** How a promise has settled so far. */
 function watch(promise: Promise<unknown>) {

@@ -148,7 +148,9 @@ describe("the npm package", () => {
       `import { createEngine, type PaymentRecord } from "cardflow";\nimport { createClient } from "cardflow/client";\nimport { paymentMachine } from "cardflow/machines";\n` +
         `const engine = createEngine();\nconst record: Promise<PaymentRecord> = engine.getPayment({ external_account_id: "a", payment_id: "p" });\n` +
         `const client = createClient({ baseUrl: "http://localhost:8080", apiKey: "k" });\nconst read: Promise<{ status: string }> = client.getPayment({ external_account_id: "a", payment_id: "p" });\n` +
-        `// @ts-expect-error: amount is required by the capture schema\nvoid client.capture({ external_account_id: "a", payment_id: "p" });\nexport { record, read, paymentMachine };\n`,
+        `// @ts-expect-error: amount is required by the capture schema\nvoid client.capture({ external_account_id: "a", payment_id: "p" });\n` +
+        `// @ts-expect-error: the engine's inputs are typed too (a misspelt field)\nvoid engine.createIntent({ external_account_id: "a", ammount: "1.00", payment_method_types: "card", capture_method: "manual" });\n` +
+        `export { record, read, paymentMachine };\n`,
     );
     // every module resolution that reads package.json's exports: node16, nodenext, bundler
     const tsc = join(root, "node_modules/typescript/bin/tsc");

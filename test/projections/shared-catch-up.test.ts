@@ -9,6 +9,7 @@ import { createMemoryReadModels, createMemoryStore } from "../../src/store/memor
 import type { EventStore, ReadModelStore } from "../../src/store/port.js";
 import { createEventFeed, FEED } from "../../src/webhooks/feed.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
+import type { CreateIntentRequest } from "../../src/inputs.js";
 
 /** The stores, counting the events each readAll returned and each commitBatch's projections. */
 function counted() {
@@ -28,7 +29,7 @@ function counted() {
   return { store, readModels, reads, commits };
 }
 
-const intent = (n: number) => ({ external_account_id: "acct_shared", amount: `${n}.00`, payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+const intent = (n: number): CreateIntentRequest => ({ external_account_id: "acct_shared", amount: `${n}.00`, payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
 
 describe("one catch-up for the read models and the webhook feed", () => {
   it("a batch is read once and committed in one transaction with every projection's and the feed's checkpoint", async () => {

@@ -76,7 +76,7 @@ describe("webhooks over every flow", () => {
     expect(receiver.received.filter((r) => r.event.type === "terminal.registered")).toHaveLength(3);
     // each payment event carries the v2 status read as it stood right after
     const last = delivered.get(flows.payments.terminal_manual!)!.at(-1)!;
-    expect(last.data.object).toEqual(await flows.engine.getPayment({ external_account_id: "acct_a", payment_id: flows.payments.terminal_manual }));
+    expect(last.data.object).toEqual(await flows.engine.getPayment({ external_account_id: "acct_a", payment_id: flows.payments.terminal_manual! }));
     expect(delivered.get(flows.payments.terminal_manual!)![3]!.data.object).toMatchObject({ status: "succeeded", amount_captured: "20.00", amount_refunded: "0.00" });
   });
 

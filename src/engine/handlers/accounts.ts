@@ -7,7 +7,7 @@ import { streams } from "../../../machines/events.js";
 import type { Clock } from "../../clock.js";
 import { Conflict } from "../../errors.js";
 import type { Ids } from "../../ids.js";
-import { OpenAccountInput, parseInput, RegisterTerminalInput } from "../../inputs.js";
+import { AccountIds, CustomerIds, OpenAccountInput, type OpenAccountRequest, parseInput, RegisterTerminalInput, type RegisterTerminalRequest } from "../../inputs.js";
 import { WrongExpectedRevision } from "../../store/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideOpenAccount, decideRegisterTerminal } from "../deciders/accounts.js";
@@ -22,7 +22,7 @@ interface Deps {
 }
 
 export function openAccountHandler({ streamsOfOne, clock }: Pick<Deps, "streamsOfOne" | "clock">) {
-  return async (raw: unknown, ctx: CommandContext = {}): Promise<Account> => {
+  return async (raw: OpenAccountRequest, ctx: CommandContext = {}): Promise<Account> => {
     const input = parseInput(OpenAccountInput, raw);
     const decision = decideOpenAccount(input);
     if ("refuse" in decision) throw decision.refuse;
@@ -38,7 +38,7 @@ export function openAccountHandler({ streamsOfOne, clock }: Pick<Deps, "streamsO
 }
 
 export function registerTerminalHandler({ streamsOfOne, accounts, clock, ids }: Deps) {
-  return async (raw: unknown, ctx: CommandContext = {}): Promise<TerminalRecord> => {
+  return async (raw: RegisterTerminalRequest, ctx: CommandContext = {}): Promise<TerminalRecord> => {
     const input = parseInput(RegisterTerminalInput, raw);
     await accounts.getAccount(input.external_account_id);
     ctx = commandClock(clock, ctx);
@@ -58,6 +58,7 @@ interface ListDeps {
 
 export function listTerminalsHandler({ accounts, projections }: ListDeps) {
   return async (accountId: string): Promise<TerminalRecord[]> => {
+    parseInput(AccountIds, { external_account_id: accountId });
     await accounts.getAccount(accountId);
     // every terminal registered before the request (bounded wait: ReadModelBehind)
     return projections.fresh.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
@@ -66,6 +67,7 @@ export function listTerminalsHandler({ accounts, projections }: ListDeps) {
 
 export function listCustomerCardsHandler({ accounts, projections }: ListDeps) {
   return async (accountId: string, customerId: string): Promise<CustomerCardRecord[]> => {
+    parseInput(CustomerIds, { external_account_id: accountId, external_customer_id: customerId });
     await accounts.getAccount(accountId);
     // every card saved before the request (bounded wait: ReadModelBehind)
     return projections.fresh.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));

@@ -2,7 +2,7 @@
 // the outcome (the shopper pays or cancels), up to 120 s, then the terminal is stopped.
 import type { TerminalType } from "../../../machines/events.js";
 import type { Clock } from "../../clock.js";
-import { AuthorizeInput, parseInput } from "../../inputs.js";
+import { AuthorizeInput, type AuthorizeRequest, parseInput } from "../../inputs.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideAuthorize, decideShopperTimeout } from "../deciders/authorize.js";
 import type { AccountLookups } from "../lookups/accounts.js";
@@ -20,7 +20,7 @@ interface Deps {
 }
 
 export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuthTimeoutMs }: Deps) {
-  return async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+  return async (raw: AuthorizeRequest, ctx: CommandContext = {}): Promise<Loaded> => {
     const input = parseInput(AuthorizeInput, raw);
     ctx = commandClock(clock, ctx);
     const { external_account_id, payment_id } = input;

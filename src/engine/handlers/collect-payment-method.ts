@@ -2,7 +2,7 @@
 // no process step (§4.8: card not present, and a reader with automatic capture: collect, then save
 // the card) the collect also processes the payment, in the same command.
 import type { Clock } from "../../clock.js";
-import { CollectPaymentMethodInput, parseInput } from "../../inputs.js";
+import { CollectPaymentMethodInput, type CollectPaymentMethodRequest, parseInput } from "../../inputs.js";
 import type { Processors } from "../../processors/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { collectProcesses } from "../../../machines/client-sdk.js";
@@ -20,7 +20,7 @@ interface Deps {
 }
 
 export function collectPaymentMethodHandler({ pipeline, accounts, processors, clock }: Deps) {
-  return async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+  return async (raw: CollectPaymentMethodRequest, ctx: CommandContext = {}): Promise<Loaded> => {
     const input = parseInput(CollectPaymentMethodInput, raw);
     const { card_number = "4242424242424242" } = input;
     ctx = commandClock(clock, ctx);

@@ -2,7 +2,7 @@
 // client secret (shown this once; null when no client SDK collects the card).
 import type { Clock } from "../../clock.js";
 import type { Ids } from "../../ids.js";
-import { CreateIntentInput, parseInput } from "../../inputs.js";
+import { CreateIntentInput, type CreateIntentRequest, parseInput } from "../../inputs.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideCreateIntent, type CreateIntentContext, type CreateIntentNeed } from "../deciders/create-intent.js";
 import type { AccountLookups } from "../lookups/accounts.js";
@@ -19,7 +19,7 @@ interface Deps {
 }
 
 export function createIntentHandler({ pipeline, accounts, storedCards, clock, ids }: Deps) {
-  return async (raw: unknown, ctx: CommandContext = {}): Promise<{ payment: Loaded; client_secret: string | null }> => {
+  return async (raw: CreateIntentRequest, ctx: CommandContext = {}): Promise<{ payment: Loaded; client_secret: string | null }> => {
     const input = parseInput(CreateIntentInput, raw);
     ctx = commandClock(clock, ctx);
     // what the decision needs, gathered in the order it asks (a missing account before a bad amount...)

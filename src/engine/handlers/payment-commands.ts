@@ -2,7 +2,7 @@
 // command's clock reading and runs its decider through the pipeline (./pipeline.ts). They answer
 // the payment as it then stands; createEngine presents it.
 import type { Clock } from "../../clock.js";
-import { CancelInput, CaptureInput, parseInput, ProcessPaymentInput, RefundInput } from "../../inputs.js";
+import { CancelInput, type CancelRequest, CaptureInput, type CaptureRequest, parseInput, ProcessPaymentInput, type ProcessPaymentRequest, RefundInput, type RefundRequest } from "../../inputs.js";
 import type { ProcessorEvent } from "../../processors/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideCancel } from "../deciders/cancel.js";
@@ -20,7 +20,7 @@ interface Deps {
 
 /** Spec §4.6: capture (a payment that saves its card on a synchronous terminal does so once captured: the policy). */
 export const captureHandler = ({ pipeline, clock }: Deps) =>
-  async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+  async (raw: CaptureRequest, ctx: CommandContext = {}): Promise<Loaded> => {
     const input = parseInput(CaptureInput, raw);
     ctx = commandClock(clock, ctx);
     return pipeline.onPayment(input.external_account_id, input.payment_id, (loaded) => pipeline.run(loaded, { command: "capture", decide: decideCapture }, input, ctx, { followUps: true }));
@@ -28,7 +28,7 @@ export const captureHandler = ({ pipeline, clock }: Deps) =>
 
 /** Extension: cancel before capture. */
 export const cancelHandler = ({ pipeline, clock }: Deps) =>
-  async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+  async (raw: CancelRequest, ctx: CommandContext = {}): Promise<Loaded> => {
     const input = parseInput(CancelInput, raw);
     ctx = commandClock(clock, ctx);
     return pipeline.onPayment(input.external_account_id, input.payment_id, (loaded) => pipeline.run(loaded, { command: "cancel", decide: decideCancel }, input, ctx));
@@ -36,7 +36,7 @@ export const cancelHandler = ({ pipeline, clock }: Deps) =>
 
 /** Extension: full or partial refund. */
 export const refundHandler = ({ pipeline, clock }: Deps) =>
-  async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+  async (raw: RefundRequest, ctx: CommandContext = {}): Promise<Loaded> => {
     const input = parseInput(RefundInput, raw);
     ctx = commandClock(clock, ctx);
     return pipeline.onPayment(input.external_account_id, input.payment_id, (loaded) => pipeline.run(loaded, { command: "refund", decide: decideRefund }, input, ctx));
@@ -44,7 +44,7 @@ export const refundHandler = ({ pipeline, clock }: Deps) =>
 
 /** Processor B client SDK: process the payment whose card the SDK collected (automatic capture follows). */
 export const processPaymentHandler = ({ pipeline, clock }: Deps) =>
-  async (raw: unknown, ctx: CommandContext = {}): Promise<Loaded> => {
+  async (raw: ProcessPaymentRequest, ctx: CommandContext = {}): Promise<Loaded> => {
     const input = parseInput(ProcessPaymentInput, raw);
     ctx = commandClock(clock, ctx);
     return pipeline.onPaymentOfSecret(input.client_secret, (loaded) => pipeline.run(loaded, { command: "authorize", decide: decideProcessPayment }, input, ctx, { followUps: true }));

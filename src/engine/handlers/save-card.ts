@@ -4,7 +4,7 @@
 import { streams } from "../../../machines/events.js";
 import { customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
 import type { Clock } from "../../clock.js";
-import { parseInput, SaveCardInput } from "../../inputs.js";
+import { parseInput, SaveCardInput, type SaveCardRequest } from "../../inputs.js";
 import type { StreamReader } from "../../store/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideSaveCard } from "../deciders/save-card.js";
@@ -18,7 +18,7 @@ interface Deps {
 }
 
 export function saveCardHandler({ pipeline, store, clock }: Deps) {
-  return async (raw: unknown, ctx: CommandContext = {}): Promise<CustomerCardRecord> => {
+  return async (raw: SaveCardRequest, ctx: CommandContext = {}): Promise<CustomerCardRecord> => {
     const input = parseInput(SaveCardInput, raw);
     ctx = commandClock(clock, ctx);
     const save = (loaded: Loaded) => pipeline.run(loaded, { command: "save_card", decide: decideSaveCard }, input, ctx);

@@ -9,6 +9,7 @@ import type { EventStore, ReadModelStore } from "../../../src/store/port.js";
 import { createPostgresStore } from "../../../src/store/postgres/index.js";
 import { createSqliteStore } from "../../../src/store/sqlite/index.js";
 import { TEST_CARD } from "../../support/scripted-processor.js";
+import type { CreateIntentRequest } from "../../../src/inputs.js";
 
 export type StoreSpec = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; schema: string };
 
@@ -33,7 +34,7 @@ export const AUTHORIZED: AuthorizationOutcome = {
   },
 };
 
-export const STORED_CARD_INTENT = {
+export const STORED_CARD_INTENT: CreateIntentRequest = {
   external_account_id: ACCOUNT,
   amount: "100.00",
   payment_method_types: "card",

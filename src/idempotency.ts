@@ -167,8 +167,8 @@ function answerSeal(key: Buffer) {
   };
 }
 
-/** How often a claim is released again while the store is unreachable. */
-const RELEASE_RETRY_MS = 1_000;
+/** How often a claim's end (its release, or its answer kept) is written again while the store is unreachable. */
+const SETTLE_RETRY_MS = 1_000;
 
 export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
@@ -182,24 +182,27 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
   const forget = ({ key, token }: IdempotencyRecord) => void (running.get(key) === token && running.delete(key));
 
   /**
-   * Ends a failed request's claim. The store may be what failed (a 503 store_unavailable, whose
-   * retry with the same key is the advice): then it is tried again every second in the background
-   * until the store answers, so the retry is not held 409 for the whole lease; the lease ends it
-   * at the latest. The record's token guards it: a claim taken over meanwhile is left alone.
+   * Ends a claim in the store: `write` releases a failed request's key or keeps an answered one's
+   * answer. The store may be what failed (a 503 store_unavailable, whose retry with the same key is
+   * the advice; or an outage right after the command acted): then it is written again every second
+   * in the background until the store answers, so the retry is not held 409 for the whole lease;
+   * the lease ends it at the latest. Meanwhile the claim stays this process's (its 409s say 1 s).
+   * The record's token guards it: a claim taken over meanwhile is left alone.
    */
-  async function release(claimed: IdempotencyRecord): Promise<void> {
+  async function settle(claimed: IdempotencyRecord, write: () => Promise<unknown>): Promise<void> {
     const until = clock.now() + leaseMs;
     const attempt = async (): Promise<void> => {
       try {
-        await store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs));
+        await write();
       } catch {
         // real time, not the clock's, and unref'd: a process that stops does not wait for it
-        if (clock.now() + RELEASE_RETRY_MS < until) return void setTimeout(() => void attempt(), RELEASE_RETRY_MS).unref();
+        if (clock.now() + SETTLE_RETRY_MS < until) return void setTimeout(() => void attempt(), SETTLE_RETRY_MS).unref();
       }
       forget(claimed);
     };
     await attempt();
   }
+  const release = (claimed: IdempotencyRecord) => settle(claimed, () => store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)));
 
   /** Takes the key, or answers from the record holding it. */
   async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
@@ -264,10 +267,10 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         if (!answered) cap.giveBack(scoped);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;
       }
-      // Not saved (the lease ran out and a retry took the key over, or the store just went away):
-      // the effect stands all the same, and the answer recorded with its events is kept.
-      await store.saveIdempotency({ ...claimed, state: "done", status: 200, body: seal(body), expires_at: at(ttlMs) }).catch(() => false);
-      forget(claimed);
+      // Not saved (the lease ran out and a retry took the key over): the effect stands all the same,
+      // and the answer recorded with its events is kept. The store away: saved once it answers.
+      const sealed = seal(body);
+      await settle(claimed, () => store.saveIdempotency({ ...claimed, state: "done", status: 200, body: sealed, expires_at: at(ttlMs) }));
       return { status: 200, body, replayed };
     },
 

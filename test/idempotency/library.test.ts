@@ -54,6 +54,26 @@ describe("idempotency keys for library callers", () => {
     expect([retried.replayed, await created()]).toEqual([false, 1]);
   });
 
+  it("an answered request whose answer the store could not keep (it went away just then) has it kept once the store answers again: its retry replays", async () => {
+    const { clock, engine, idempotency, created, request, store } = await setup();
+    // the command acts, then the store is down when its answer is kept, and back a second later
+    let down = false;
+    const saveIdempotency = store.saveIdempotency.bind(store);
+    store.saveIdempotency = async (...args) => (down ? Promise.reject(new StoreUnavailable("connection refused")) : saveIdempotency(...args));
+    const first = await idempotency.run(request("order-kept"), async (ctx) => {
+      const answer = await engine.createIntent(input, ctx);
+      down = true;
+      return answer;
+    });
+    // held by this process meanwhile: retried every second, however old
+    await clock.advance(30_000);
+    await expect(idempotency.run(request("order-kept"), (ctx) => engine.createIntent(input, ctx))).rejects.toMatchObject({ status: 409, retryAfterSeconds: 1 });
+    down = false;
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // real time: the answer is written again every second
+    const retried = await idempotency.run(request("order-kept"), (ctx) => engine.createIntent(input, ctx));
+    expect([retried.replayed, retried.body, await created()]).toEqual([true, first.body, 1]);
+  });
+
   it("records the answer with the command's events, so a retry after a crash replays it (after the lease)", async () => {
     const { clock, store, engine, idempotency, created, request } = await setup();
     // the "crashed" request: claimed the key, appended its events, never saved its final answer

@@ -118,7 +118,8 @@ function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNot
       status,
       payment_id: paymentId,
       command: note?.command ?? null,
-      outcome: note?.outcome ?? req.problemCode ?? (status < 400 ? "ok" : null),
+      // a kept answer sent again: no command ran
+      outcome: note?.outcome ?? req.problemCode ?? (reply.getHeader("idempotent-replayed") === "true" ? "replayed" : status < 400 ? "ok" : null),
       latency_ms: Math.round(reply.elapsedTime * 10) / 10,
     },
     "request",

@@ -80,8 +80,9 @@ export function createEngine(options: EngineOptions = {}) {
   const accounts = createAccountLookups(streamsOfOne);
   const storedCards = createStoredCards({ payments, readModels, projections, processors, cacheSize });
   const lateAnswers = createLateAnswers({ store, clock, ids });
-  const pipeline = createPipeline({ payments, lateAnswers, processors, clock, ids, ...(options.fault ? { fault: options.fault } : {}) });
-  const reconciler = createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs: options.reconcileGraceMs ?? 30_000 });
+  const reconcileGraceMs = options.reconcileGraceMs ?? 30_000;
+  const pipeline = createPipeline({ payments, lateAnswers, processors, clock, ids, reconcileGraceMs, ...(options.fault ? { fault: options.fault } : {}) });
+  const reconciler = createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs });
   if (options.liveProjections) projections.start();
   const report = reportHandler({ pipeline, clock });
   processors.connect(report);

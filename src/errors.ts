@@ -137,8 +137,9 @@ export class ProcessorUnavailable extends CardflowError {
   readonly status = 503;
   readonly code = "processor_unavailable";
   /** Seconds after which a retry is worth it (the HTTP Retry-After): about when the reconciler has looked. */
-  readonly retryAfterSeconds = 30;
-  constructor(message: string, options?: ErrorOptions) {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, options?: ErrorOptions & { retryAfterSeconds?: number }) {
     super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 30;
   }
 }

@@ -11,6 +11,7 @@ import { decideCollect } from "../deciders/collect-payment-method.js";
 import type { AccountLookups } from "../lookups/accounts.js";
 import { viewOf, type Loaded } from "../streams/payment-streams.js";
 import type { Pipeline } from "./pipeline.js";
+import { withoutAttempt } from "./processor-calls.js";
 
 interface Deps {
   pipeline: Pipeline;
@@ -32,7 +33,7 @@ export function collectPaymentMethodHandler({ pipeline, accounts, processors, cl
         gather: async (need: "terminal" | "card", current: Loaded) =>
           need === "terminal"
             ? { terminal: await accounts.getTerminal(intent.external_account_id, input.terminal_id!) }
-            : { card: await processors.get("B").readCardFromClient({ payment: viewOf(current), card_number }) },
+            : { card: await withoutAttempt("B", "readCardFromClient", () => processors.get("B").readCardFromClient({ payment: viewOf(current), card_number })) },
       };
       if (!collectProcesses(intent)) return pipeline.run(loaded, collect, input, ctx);
       // the card collected and the authorization attempted in one append (pipeline.runBoth)

@@ -27,7 +27,7 @@ import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, refusedAttempt, sameC
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
 import { answeredLate, LateAnswerWaits, REFUSED_WHEN_ANSWERED, UnappliedLateAnswer, unappliedAnswer, type LateAnswers } from "../streams/late-answers.js";
-import { callProcessor, processorOf } from "./processor-calls.js";
+import { callProcessor, processorNameOf, processorOf, withoutAttempt } from "./processor-calls.js";
 
 /** Fault injection for crash tests: called at each point of an attempt (a throw there is a crash). */
 export type AttemptFault = (point: "after_attempt" | "after_call" | "after_outcome", attempt: AttemptEvent) => void;
@@ -46,7 +46,7 @@ export interface RunOptions {
   followUps?: boolean;
 }
 
-export function createPipeline({ payments, lateAnswers, processors, clock, ids, fault }: { payments: PaymentStreams; lateAnswers: LateAnswers; processors: Processors; clock: Clock; ids: Ids; fault?: AttemptFault }) {
+export function createPipeline({ payments, lateAnswers, processors, clock, ids, fault, reconcileGraceMs = 30_000 }: { payments: PaymentStreams; lateAnswers: LateAnswers; processors: Processors; clock: Clock; ids: Ids; fault?: AttemptFault; reconcileGraceMs?: number }) {
   const paymentIdOf = (loaded: Loaded) => loaded.snapshot.context.intent!.payment_id;
 
   /** Decide: the decider's answer, gathering what it asks for first (in the order it asks). */
@@ -107,7 +107,8 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
   const unknownOutcome = (attemptId: string, cause?: unknown) =>
     new ProcessorUnavailable(
       `the processor's answer to attempt ${attemptId} is not known${cause instanceof Error ? ` (${cause.message})` : ""}; it is settled with the processor shortly: retry with the same Idempotency-Key`,
-      { cause },
+      // the reconciler asks once the attempt is older than its grace
+      { cause, retryAfterSeconds: Math.max(1, Math.ceil(reconcileGraceMs / 1000)) },
     );
 
   /** A new payment: decide from nothing, then its first append, under its lock. */
@@ -132,7 +133,11 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
       after = await payments.append(paymentIdOf(loaded), loaded, before, ctx, command);
     } else if ("append" in decision) {
       // a terminal collecting is stopped first (no money moved yet, so no attempt)
-      if (decision.stopTerminal !== undefined) await processorOf(processors, viewOf(decidedOn)).cancelTerminalAuthorization({ payment: viewOf(decidedOn), terminal_id: decision.stopTerminal });
+      const { stopTerminal } = decision;
+      if (stopTerminal !== undefined) {
+        const payment = viewOf(decidedOn);
+        await withoutAttempt(processorNameOf(payment), "cancelTerminalAuthorization", () => processorOf(processors, payment).cancelTerminalAuthorization({ payment, terminal_id: stopTerminal }));
+      }
       after = await payments.append(paymentIdOf(loaded), loaded, [...before, ...decision.append], ctx, command);
     } else {
       after = await bracket(loaded, decision.attempt, decision.terminal, ctx, command, [...before, ...(decision.before ?? [])], decidedOn);

@@ -3,10 +3,30 @@
 // when the attempt was decided, and the attempt id as its idempotency key.
 import type { AttemptEvent } from "../../../machines/events.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
+import { CardflowError, ProcessorUnavailable } from "../../errors.js";
 import type { PaymentView, ProcessorPort, Processors, RecordedOutcome } from "../../processors/port.js";
 
+/** How soon a call that recorded nothing is worth trying again while its processor does not answer. */
+const UNANSWERED_RETRY_AFTER_S = 5;
+
+/**
+ * A call that moves no money and is recorded nowhere (a card on file looked up, a card read, a
+ * terminal stopped): a processor that does not answer is `503 processor_unavailable`, to be retried
+ * as it was sent; its own refusal (a CardflowError) stands.
+ */
+export async function withoutAttempt<T>(processor: string, call: string, made: () => Promise<T>): Promise<T> {
+  try {
+    return await made();
+  } catch (error) {
+    if (error instanceof CardflowError) throw error;
+    const why = error instanceof Error ? ` (${error.message})` : "";
+    throw new ProcessorUnavailable(`processor ${processor} did not answer ${call}${why}; nothing was recorded: retry`, { cause: error, retryAfterSeconds: UNANSWERED_RETRY_AFTER_S });
+  }
+}
+
 /** The processor of a payment: the one that collected its card, else its account's. */
-export const processorOf = (processors: Processors, payment: PaymentView): ProcessorPort => processors.get(payment.processor ?? payment.intent.processor);
+export const processorNameOf = (payment: PaymentView) => payment.processor ?? payment.intent.processor;
+export const processorOf = (processors: Processors, payment: PaymentView): ProcessorPort => processors.get(processorNameOf(payment));
 
 /** Makes the call `attempt` stands for; resolves to what the processor answered. */
 export async function callProcessor(processors: Processors, payment: PaymentView, attempt: AttemptEvent, terminal?: TerminalRecord): Promise<RecordedOutcome> {

@@ -13,6 +13,7 @@ import { TEST_PAYMENT_METHODS } from "../../processors/test-cards.js";
 import type { ReadModelStore } from "../../store/port.js";
 import type { PaymentStreams } from "../streams/payment-streams.js";
 import type { Account } from "./accounts.js";
+import { withoutAttempt } from "../handlers/processor-calls.js";
 
 /** A card on file and the processor that holds its token. */
 export interface StoredCard {
@@ -36,7 +37,8 @@ export function createStoredCards({ payments, readModels, projections, processor
     const known = storedCards.get(key);
     if (known) return known;
     const processor = async () => {
-      const card = await processors.get(account.processor).retrieveStoredCard({ external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId });
+      const asked = { external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId };
+      const card = await withoutAttempt(account.processor, "retrieveStoredCard", () => processors.get(account.processor).retrieveStoredCard(asked));
       return card && { card, processor: account.processor };
     };
     // a sandbox test token is anyone's and needs no read model: it never waits (outside the

@@ -11,6 +11,7 @@ import { auditReplay } from "./machine-history.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
 import { batchesOf, PAGE_SIZE, paymentIdOf } from "./source.js";
+import { REQUEST_ID_SEQUENCE } from "../ids.js";
 
 /** The shape of one exported line (what the store returned for an event). */
 const ExportedEvent = z.object({
@@ -125,6 +126,10 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     done.streams.add(first.stream);
     i = j;
   }
+  // request ids go on past the imported events' (one counter per store: src/ids.ts)
+  const highest = Math.max(0, ...events.map((e) => e.metadata.request_id));
+  const next = await store.reserveIds(REQUEST_ID_SEQUENCE, 0);
+  if (next <= highest) await store.reserveIds(REQUEST_ID_SEQUENCE, highest + 1 - next);
   return { streams: byStream.size, events: events.length, already: events.length - appended.length };
 }
 

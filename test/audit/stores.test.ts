@@ -97,15 +97,17 @@ describe("import into a SQLite or PostgreSQL store that holds part of the file",
   const golden = new URL("../fixtures/streams/v0.1.0/", import.meta.url).pathname;
   const file = readFileSync(join(golden, "events.jsonl"), "utf8").trim().split("\n");
   const heads = JSON.parse(readFileSync(join(golden, "heads.json"), "utf8")) as Record<string, string>;
+  const highest = Math.max(...file.map((l) => (JSON.parse(l) as { metadata: { request_id: number } }).metadata.request_id));
 
   for (const [kind, open] of [["SQLite", () => sqlite("overlap")], ["PostgreSQL", () => postgres("audit_overlap")]] as const) {
-    it(`${kind}: appends the events past what each stream holds, and ends with the file's heads`, { timeout: 60_000 }, async () => {
+    it(`${kind}: appends the events past what each stream holds, ends with the file's heads, and request ids go on past the file's`, { timeout: 60_000 }, async () => {
       const s = await open();
       expect(await importEvents(s.events, file.slice(0, 100))).toMatchObject({ events: 100, already: 0 });
       expect(await importEvents(s.events, file)).toEqual({ streams: Object.keys(heads).length, events: file.length, already: 100 });
       expect(await s.events.readAll()).toHaveLength(file.length);
       expect(await streamHeads(s.events)).toEqual(heads);
       expect((await auditAll({ store: s.events }, { anchors: heads })).findings).toEqual([]);
+      expect(await s.events.reserveIds("request_id", 1)).toBe(highest + 1);
     });
   }
 

@@ -158,4 +158,14 @@ describe("export -> import", () => {
     await refusedWith(file, /^account-acct_two: event id 00000000-0000-4000-8000-00000000cccc is also the id of an event of account-acct_one in the file$/);
   });
 
+  it("moves the store's request-id counter past the imported events' request ids", async () => {
+    const highest = Math.max(...lines.map((l) => (JSON.parse(l) as RecordedEvent).metadata.request_id));
+    expect(highest).toBeGreaterThan(1);
+    const target = createMemoryStore();
+    await importEvents(target, lines);
+    expect(await target.reserveIds("request_id", 1)).toBe(highest + 1);
+    // a counter already past them is left where it is
+    await importEvents(target, lines);
+    expect(await target.reserveIds("request_id", 1)).toBe(highest + 2);
+  });
 });

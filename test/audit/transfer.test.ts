@@ -158,6 +158,19 @@ describe("export -> import", () => {
     await refusedWith(file, /^account-acct_two: event id 00000000-0000-4000-8000-00000000cccc is also the id of an event of account-acct_one in the file$/);
   });
 
+  it("says what it had appended when an append fails after the checks (another writer in between)", async () => {
+    const target = createMemoryStore();
+    const file = openings([["acct_first", "00000000-0000-4000-8000-00000000dddd"], ["acct_raced", "00000000-0000-4000-8000-00000000eeee"]]);
+    // another writer opens acct_raced between the checks and its append
+    const append = target.append.bind(target);
+    target.append = async (stream, events, options) => {
+      if (stream === "account-acct_raced") await append(stream, [{ ...events[0]!, id: "00000000-0000-4000-8000-00000000ffff" }], { expectedRevision: "any" });
+      return append(stream, events, options);
+    };
+    const error = (await importEvents(target, file).catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/^import stopped: .*account-acct_raced.*; 1 of the file's events were appended \(to 1 stream\(s\)\), the rest were not$/);
+  });
+
   it("moves the store's request-id counter past the imported events' request ids", async () => {
     const highest = Math.max(...lines.map((l) => (JSON.parse(l) as RecordedEvent).metadata.request_id));
     expect(highest).toBeGreaterThan(1);

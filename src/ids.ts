@@ -74,6 +74,9 @@ export function randomIds(): Ids {
   };
 }
 
+/** The store's sequence (EventStore.reserveIds) request ids are taken from; an import moves it past the imported events' ids. */
+export const REQUEST_ID_SEQUENCE = "request_id";
+
 /**
  * Request ids unique across processes sharing a store: each process takes blocks of consecutive
  * integers reserved in the store (EventStore.reserveIds). requestId() must stay synchronous (the

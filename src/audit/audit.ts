@@ -87,8 +87,9 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
 
 /**
  * Every stream of the store: chains intact, transitions legal, amounts within their invariants,
- * and (with read models) every document equal to a fresh replay. Read models are compared only
- * when every payment stream replays legally (a fold of an illegal stream has no right answer).
+ * and (with read models) every document equal to a fresh replay, and none that no event explains.
+ * The documents a stream writes that does not replay legally are not compared (a fold of an illegal
+ * stream has no right answer); every other document still is.
  *
  * Memory stays bounded by a page of events and one stream, not by the store: (1) the events are
  * read once in global order, a page at a time, to learn the streams and which stream writes each
@@ -138,7 +139,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // a stream today's fold refuses (an illegal event, or one only an earlier machine allowed), or with
   // an event that cannot be read, has no fresh read models: its documents are not compared; every
   // other stream's still are
-  let unfoldable = 0;
+  const unfoldable = new Set<string>();
   const machineVersions: Record<string, number> = {};
   const allowedByEarlier: StoreAudit["allowed_by_earlier_machines"] = [];
   for (const stream of streams) {
@@ -160,7 +161,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
         if (row.allowed_by_machine) allowedByEarlier.push({ stream, revision: row.revision, type: row.type, machine_version: row.allowed_by_machine });
       }
     }
-    if (!foldable) unfoldable++;
+    if (!foldable) unfoldable.add(stream);
     if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }, new Set(read.unreadable.length ? [stream] : [])));
     if (readModels && comparable.size && foldable) {
       const owned = projections.filter((p) => comparable.has(p.name));
@@ -172,8 +173,8 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   }
   findings.push(...checkAnchors(new Map(), Object.fromEntries(Object.entries(anchors).filter(([stream]) => !streams.has(stream)))));
 
-  // (3) documents several streams write, folded in global order
-  if (readModels && !unfoldable) {
+  // (3) documents several streams write, folded in global order (but those an unfoldable stream writes)
+  if (readModels) {
     const shared = new Map([...writers].filter(([name]) => comparable.has(name)).map(([name, byKey]) => [name, new Set([...byKey].filter(([, w]) => w === null).map(([k]) => k))]));
     if ([...shared.values()].some((keys) => keys.size > 0)) {
       const docs = new Map([...shared.keys()].map((name) => [name, new Map<string, unknown>()]));
@@ -182,6 +183,11 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
           for (const p of projections) {
             const key = p.keyOf(e);
             if (key === null || !shared.get(p.name)?.has(key)) continue;
+            if (unfoldable.has(e.stream)) {
+              shared.get(p.name)!.delete(key);
+              docs.get(p.name)!.delete(key);
+              continue;
+            }
             docs.get(p.name)!.set(key, p.apply(docs.get(p.name)!.get(key), e));
           }
         }
@@ -201,8 +207,8 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
 
   findings.push(...readModelFindings);
   // "equal" only when every stream's documents were compared; a difference found elsewhere is still one
-  const verdict = readModels === undefined ? "not_compared" : readModelFindings.length ? "differ" : unfoldable ? "not_compared" : "equal";
-  return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable ? { read_models_not_compared: unfoldable } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
+  const verdict = readModels === undefined ? "not_compared" : readModelFindings.length ? "differ" : unfoldable.size ? "not_compared" : "equal";
+  return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable.size ? { read_models_not_compared: unfoldable.size } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
 }
 
 /** How many of a read model's keys are not among `known`, and the first five (keys read a page at a time). */

@@ -10,7 +10,8 @@ import { InvalidRequest, NotFound } from "../errors.js";
 import { auditReplay } from "./machine-history.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
-import { batchesOf, paymentIdOf } from "./source.js";
+import { batchesOf, PAGE_SIZE, paymentIdOf } from "./source.js";
+import { REQUEST_ID_SEQUENCE } from "../ids.js";
 
 /** The shape of one exported line (what the store returned for an event). */
 const ExportedEvent = z.object({
@@ -81,7 +82,8 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
   if (problems.length) throw new ImportRefused(problems);
 
   events.sort((a, b) => a.position - b.position);
-  let already = 0;
+  /** Of each stream, how many of its first events the store holds already (the same ones). */
+  const held = new Map<string, number>();
   const byStream = new Map<string, RecordedEvent[]>();
   for (const e of events) byStream.set(e.stream, [...(byStream.get(e.stream) ?? []), e]);
   for (const [stream, list] of byStream) {
@@ -90,26 +92,63 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
     if (paymentIdOf(stream) !== null) for (const s of auditReplay(list.map(upcast)).illegal) problems.push(`${stream}: ${s.refusal!.kind.replace("_", " ")}: ${s.type} at revision ${s.revision} is refused: ${s.refusal!.message}`);
     // a stream the store holds already must hold exactly the file's events where both have them
-    // (imported before: appending them again stores nothing); one that differs anywhere is another history
+    // (imported before: only the file's events past the store's are appended); one that differs anywhere is another history
     const existing = await store.readStream(stream);
     const differs = existing.slice(0, list.length).findIndex((e, i) => e.id !== list[i]!.id || e.metadata.hash !== list[i]!.metadata.hash);
     if (differs >= 0) problems.push(`${stream}: already exists in the target store with other events (from revision ${differs})`);
-    else already += Math.min(list.length, existing.length);
+    else held.set(stream, Math.min(list.length, existing.length));
   }
+  if (problems.length) throw new ImportRefused(problems);
+  const appended = events.filter((e) => e.revision >= held.get(e.stream)!);
+  // every check before the first append: the store appends one stream at a time
+  problems.push(...(await idsTaken(store, appended)));
   if (problems.length) throw new ImportRefused(problems);
 
   // consecutive events of one stream go in one append, as they were most likely appended
-  for (let i = 0; i < events.length; ) {
+  const done = { events: 0, streams: new Set<string>() };
+  for (let i = 0; i < appended.length; ) {
     let j = i + 1;
-    while (j < events.length && events[j]!.stream === events[i]!.stream) j++;
-    const group = events.slice(i, j);
+    while (j < appended.length && appended[j]!.stream === appended[i]!.stream) j++;
+    const group = appended.slice(i, j);
     const first = group[0]!;
-    await store.append(
-      first.stream,
-      group.map(({ id, type, version, data, metadata }) => ({ id, type, version, data, metadata })),
-      { expectedRevision: first.revision === 0 ? "no_stream" : first.revision - 1 },
-    );
+    try {
+      await store.append(
+        first.stream,
+        group.map(({ id, type, version, data, metadata }) => ({ id, type, version, data, metadata })),
+        { expectedRevision: first.revision === 0 ? "no_stream" : first.revision - 1 },
+      );
+    } catch (error) {
+      // verified above: another writer got there in between (the store appends one stream at a time)
+      const soFar = done.events ? `${done.events} of the file's events were appended (to ${done.streams.size} stream(s)), the rest were not` : "nothing was appended";
+      throw new Error(`import stopped: ${(error as Error).message}; ${soFar}`, { cause: error });
+    }
+    done.events += group.length;
+    done.streams.add(first.stream);
     i = j;
   }
-  return { streams: byStream.size, events: events.length, already };
+  // request ids go on past the imported events' (one counter per store: src/ids.ts)
+  const highest = Math.max(0, ...events.map((e) => e.metadata.request_id));
+  const next = await store.reserveIds(REQUEST_ID_SEQUENCE, 0);
+  if (next <= highest) await store.reserveIds(REQUEST_ID_SEQUENCE, highest + 1 - next);
+  return { streams: byStream.size, events: events.length, already: events.length - appended.length };
+}
+
+/** Problems with the ids of the events to append: one the file holds twice, or one the store holds (in another stream: the same stream's were compared above). */
+async function idsTaken(store: EventStore, appended: readonly RecordedEvent[]): Promise<string[]> {
+  const problems: string[] = [];
+  const streamOf = new Map<string, string>();
+  for (const e of appended) {
+    const other = streamOf.get(e.id);
+    if (other !== undefined) problems.push(`${e.stream}: event id ${e.id} is also the id of an event of ${other} in the file`);
+    else streamOf.set(e.id, e.stream);
+  }
+  if (streamOf.size === 0 || (await store.head()) === 0) return problems;
+  // the port looks events up by stream, not by id: the store is read once, a page at a time
+  for await (const page of batchesOf(store, PAGE_SIZE, () => undefined /* an unreadable event's id is not known */)) {
+    for (const e of page) {
+      const stream = streamOf.get(e.id);
+      if (stream !== undefined) problems.push(`${stream}: event id ${e.id} is already stored in stream ${e.stream}`);
+    }
+  }
+  return problems;
 }

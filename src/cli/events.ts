@@ -43,7 +43,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
   events
     .command("import")
     .summary("append a JSONL export to the store, verified first")
-    .description("append the events of a JSONL export to the store; refuses the whole file, appending nothing, when a stream's hash chain or transitions do not verify or the store already has it with other events")
+    .description("append the events of a JSONL export to the store; refuses the whole file, appending nothing, when a stream's hash chain or transitions do not verify, the store already has it with other events, or an event id is another stream's; of a stream the store holds in part, appends the events past the store's")
     .argument("<file>", "a JSONL file written by `cardflow events export` (- for stdin)")
     .addOption(storeOption({ readOnly: false }))
     .action(

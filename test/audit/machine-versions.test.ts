@@ -12,6 +12,11 @@ import { eventsStore } from "../../src/audit/source.js";
 import { chainEvents } from "../../src/events/chain.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { runFlows } from "./flows.js";
+import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../projections/customer-cards.js";
+import { defineProjection, type Projection } from "../../projections/projection.js";
+import { PROJECTIONS } from "../../projections/registry.js";
+import { foldProjections } from "../../src/audit/read-models.js";
+import { createMemoryReadModels } from "../../src/store/memory/index.js";
 
 // a payment of the v0.1.0 golden store: captured 20.00 of 25.00, refunded 5.00 then 15.00
 const golden = readFileSync(new URL("../fixtures/streams/v0.1.0/events.jsonl", import.meta.url), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordedEvent);
@@ -112,5 +117,51 @@ describe("machine versions in the audit", () => {
       { kind: "guard_failed", subject: stream, event_id: attempt.id, revision: original.length, guards: ["withinRefundable"], message: `RefundAttempted (${stream}@${original.length}) is refused: guard withinRefundable failed in succeeded` },
     ]);
     expect(formatAudit(report)).toContain(`[guard_failed] RefundAttempted (${stream}@${original.length}) is refused: guard withinRefundable failed in succeeded`);
+  });
+});
+
+describe("read models beside a stream only an earlier machine allowed", () => {
+  // the golden store's account streams, then the payment stream with its cancel an earlier machine allowed
+  const accounts = golden.filter((e) => e.stream.startsWith("account-"));
+  const last = Math.max(...accounts.map((e) => e.position));
+  const payment = written([...original, canceled(EARLIER)], () => EARLIER).map((e) => ({ ...e, position: last + 1 + e.revision }));
+  const events = [...accounts, ...payment];
+  /** Every account opened, one document all account streams write. */
+  const opened = defineProjection<string[]>({ name: "accounts_opened", keyOf: (e) => (e.stream.startsWith("account-") ? "all" : null), apply: (doc = [], e) => [...doc, e.stream] });
+
+  /** Read models as the events' fresh replay gives them (the payment stream's left out: today's fold refuses it), checkpoints at the last event. */
+  async function readModelsOf(projections: readonly Projection<any>[]) {
+    const readModels = createMemoryReadModels();
+    const fresh = foldProjections(accounts, projections);
+    await readModels.commitBatch(projections.map((p) => ({ projection: p.name, docs: [...fresh.get(p.name)!].map(([key, doc]) => ({ key, doc })), checkpoint: payment.at(-1)!.position })));
+    return readModels;
+  }
+
+  it("a document no event explains is still reported, and the other streams' documents compared", async () => {
+    const readModels = await readModelsOf(PROJECTIONS);
+    expect(await auditAll({ store: eventsStore(events), readModels, machines })).toMatchObject({ findings: [], read_models: "not_compared", read_models_not_compared: 1 });
+    // a card on file no CardSaved explains
+    const key = customerCardKey("acct_forged", "cus_forged", "pm_forged");
+    const card: CustomerCardRecord = { payment_method_id: "pm_forged", external_account_id: "acct_forged", external_customer_id: "cus_forged", brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "credit", payment_id: paymentId, date_created: original[0]!.metadata.timestamp };
+    await readModels.commitBatch([{ projection: customerCardsProjection.name, docs: [{ key, doc: card }], checkpoint: payment.at(-1)!.position }]);
+    const report = await auditAll({ store: eventsStore(events), readModels, machines });
+    expect(report.findings).toEqual([{ kind: "read_model_mismatch", subject: `read_model:${customerCardsProjection.name}`, message: `read model ${customerCardsProjection.name} has 1 document(s) no event explains: ${key}` }]);
+    expect(report).toMatchObject({ read_models: "differ", read_models_not_compared: 1 });
+  });
+
+  it("a document several other streams write is still compared", async () => {
+    const readModels = await readModelsOf([opened]);
+    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [opened] })).toMatchObject({ findings: [], read_models: "not_compared", read_models_not_compared: 1 });
+    await readModels.commitBatch([{ projection: opened.name, docs: [{ key: "all", doc: ["account-acct_forged"] }], checkpoint: payment.at(-1)!.position }]);
+    expect((await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [opened] })).findings).toEqual([
+      { kind: "read_model_mismatch", subject: `read_model:${opened.name}`, message: `read model ${opened.name}: document all differs from a fresh replay of its events` },
+    ]);
+  });
+
+  it("a document the payment stream writes too is not compared (it has no fresh replay)", async () => {
+    const every = defineProjection<string[]>({ name: "every_stream", keyOf: () => "all", apply: (doc = [], e) => [...doc, e.stream] });
+    // what today's fold has of it: the account streams' events only
+    const readModels = await readModelsOf([every]);
+    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [every] })).toMatchObject({ findings: [], read_models: "not_compared", read_models_not_compared: 1 });
   });
 });

@@ -1,9 +1,10 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProjectionRunner } from "../../projections/runner.js";
-import { auditAll } from "../../src/audit/audit.js";
+import { auditAll, streamHeads } from "../../src/audit/audit.js";
 import { canonicalJson } from "../../src/events/canonical-json.js";
 import { exportEvents, importEvents } from "../../src/audit/transfer.js";
 import { PROJECTIONS } from "../../projections/registry.js";
@@ -12,7 +13,7 @@ import { createPostgresStore } from "../../src/store/postgres/index.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { testDatabase } from "../support/postgres.js";
 import { runFlows } from "./flows.js";
-import { cardflow } from "./run-cli.js";
+import { cardflow, withoutStoreLine } from "./run-cli.js";
 
 const database = await testDatabase();
 const dir = await mkdtemp(join(tmpdir(), "cardflow-audit-stores-"));
@@ -89,5 +90,36 @@ describe("the CLI on SQLite and PostgreSQL", () => {
     expect(one.out).toContain("read models: equal to a fresh replay");
     expect(one.out).toContain("findings: none");
     expect((await cardflow("replay", "--json", "--store", `postgres:${database}`)).out).toContain('"payments": 11');
+  });
+});
+
+describe("import into a SQLite or PostgreSQL store that holds part of the file", () => {
+  const golden = new URL("../fixtures/streams/v0.1.0/", import.meta.url).pathname;
+  const file = readFileSync(join(golden, "events.jsonl"), "utf8").trim().split("\n");
+  const heads = JSON.parse(readFileSync(join(golden, "heads.json"), "utf8")) as Record<string, string>;
+  const highest = Math.max(...file.map((l) => (JSON.parse(l) as { metadata: { request_id: number } }).metadata.request_id));
+
+  for (const [kind, open] of [["SQLite", () => sqlite("overlap")], ["PostgreSQL", () => postgres("audit_overlap")]] as const) {
+    it(`${kind}: appends the events past what each stream holds, ends with the file's heads, and request ids go on past the file's`, { timeout: 60_000 }, async () => {
+      const s = await open();
+      expect(await importEvents(s.events, file.slice(0, 100))).toMatchObject({ events: 100, already: 0 });
+      expect(await importEvents(s.events, file)).toEqual({ streams: Object.keys(heads).length, events: file.length, already: 100 });
+      expect(await s.events.readAll()).toHaveLength(file.length);
+      expect(await streamHeads(s.events)).toEqual(heads);
+      expect((await auditAll({ store: s.events }, { anchors: heads })).findings).toEqual([]);
+      expect(await s.events.reserveIds("request_id", 1)).toBe(highest + 1);
+    });
+  }
+
+  it("the CLI says how many it appended and how many were there", async () => {
+    const first = join(dir, "first100.jsonl");
+    await writeFile(first, file.slice(0, 100).join("\n") + "\n");
+    const store = `sqlite:${join(dir, "overlap-cli", "cardflow.sqlite")}`;
+    expect(withoutStoreLine((await cardflow("events", "import", first, "--store", store)).err)).toBe("imported 100 events in 24 streams\n");
+    const again = await cardflow("events", "import", join(golden, "events.jsonl"), "--store", store);
+    expect({ code: again.code, err: withoutStoreLine(again.err) }).toEqual({ code: 0, err: `imported ${file.length - 100} events in ${Object.keys(heads).length} streams (100 of the file's events were in the store already)\n` });
+    const audited = await cardflow("audit", "--all", "--anchors", join(golden, "heads.json"), "--store", store);
+    expect(audited.out).toContain(`audited ${file.length} events`);
+    expect(audited.code).toBe(0);
   });
 });

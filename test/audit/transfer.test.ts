@@ -115,4 +115,70 @@ describe("export -> import", () => {
     expect(error.problems).toEqual([`${refund.stream}: already exists in the target store with other events (from revision ${refund.revision})`]);
     expect(await target.readAll()).toHaveLength(held);
   });
+
+  it("a file overlapping streams the store holds in part appends the rest of each, and says how many were there", async () => {
+    const target = createMemoryStore();
+    // the first events of the file: streams cut anywhere, some whole, some not begun
+    const cut = Math.floor(lines.length / 3);
+    expect(await importEvents(target, lines.slice(0, cut))).toMatchObject({ events: cut, already: 0 });
+    expect(await importEvents(target, lines)).toEqual({ streams: 16, events: lines.length, already: cut });
+    const source = await flows.engine.store.readAll();
+    expect(await target.readAll()).toHaveLength(source.length);
+    // every stream as in the source: same events, same heads
+    for (const stream of new Set(source.map((e) => e.stream))) {
+      const strip = (es: RecordedEvent[]) => es.map(({ position: _p, ...e }) => e);
+      expect(strip(await target.readStream(stream))).toEqual(strip(await flows.engine.store.readStream(stream)));
+    }
+    // again: nothing more
+    expect(await importEvents(target, lines)).toEqual({ streams: 16, events: lines.length, already: lines.length });
+    expect(await target.readAll()).toHaveLength(source.length);
+  });
+
+  /** A file of new account streams, each opened by one event with this id, chained on its own. */
+  const openings = (accounts: [string, string][]) => {
+    const template = lines.map((l) => JSON.parse(l) as RecordedEvent).find((e) => e.type === "AccountOpened")!;
+    return accounts.map(([account, id], i) => {
+      const [e] = chainEvents(`account-${account}`, null, [{ id, type: template.type, version: template.version, data: { ...(template.data as object), external_account_id: account }, metadata: { timestamp: template.metadata.timestamp, request_id: 7 } }]);
+      return JSON.stringify({ stream: `account-${account}`, revision: 0, position: i + 1, ...e });
+    });
+  };
+
+  it("refuses, appending nothing, a file whose event takes an id another stream of the store holds", async () => {
+    const target = createMemoryStore();
+    await importEvents(target, openings([["acct_held", "00000000-0000-4000-8000-00000000bbbb"]]));
+    const file = openings([["acct_new", "00000000-0000-4000-8000-00000000aaaa"], ["acct_taken", "00000000-0000-4000-8000-00000000bbbb"]]);
+    const error = (await importEvents(target, file).catch((e: unknown) => e)) as ImportRefused;
+    expect(error).toBeInstanceOf(ImportRefused);
+    expect(error.problems).toEqual(["account-acct_taken: event id 00000000-0000-4000-8000-00000000bbbb is already stored in stream account-acct_held"]);
+    expect((await target.readAll()).map((e) => e.stream)).toEqual(["account-acct_held"]);
+  });
+
+  it("refuses a file holding one event id in two streams", async () => {
+    const file = openings([["acct_one", "00000000-0000-4000-8000-00000000cccc"], ["acct_two", "00000000-0000-4000-8000-00000000cccc"]]);
+    await refusedWith(file, /^account-acct_two: event id 00000000-0000-4000-8000-00000000cccc is also the id of an event of account-acct_one in the file$/);
+  });
+
+  it("says what it had appended when an append fails after the checks (another writer in between)", async () => {
+    const target = createMemoryStore();
+    const file = openings([["acct_first", "00000000-0000-4000-8000-00000000dddd"], ["acct_raced", "00000000-0000-4000-8000-00000000eeee"]]);
+    // another writer opens acct_raced between the checks and its append
+    const append = target.append.bind(target);
+    target.append = async (stream, events, options) => {
+      if (stream === "account-acct_raced") await append(stream, [{ ...events[0]!, id: "00000000-0000-4000-8000-00000000ffff" }], { expectedRevision: "any" });
+      return append(stream, events, options);
+    };
+    const error = (await importEvents(target, file).catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/^import stopped: .*account-acct_raced.*; 1 of the file's events were appended \(to 1 stream\(s\)\), the rest were not$/);
+  });
+
+  it("moves the store's request-id counter past the imported events' request ids", async () => {
+    const highest = Math.max(...lines.map((l) => (JSON.parse(l) as RecordedEvent).metadata.request_id));
+    expect(highest).toBeGreaterThan(1);
+    const target = createMemoryStore();
+    await importEvents(target, lines);
+    expect(await target.reserveIds("request_id", 1)).toBe(highest + 1);
+    // a counter already past them is left where it is
+    await importEvents(target, lines);
+    expect(await target.reserveIds("request_id", 1)).toBe(highest + 2);
+  });
 });

@@ -149,8 +149,12 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
     const streamEvents = read.events;
     findings.push(...read.unreadable);
     let foldable = read.unreadable.length === 0;
-    if (paymentIdOf(stream) === null) findings.push(...checkOtherStream(streamEvents));
-    else {
+    if (paymentIdOf(stream) === null) {
+      const checked = checkOtherStream(streamEvents);
+      findings.push(...checked);
+      // a projection would fold what this release cannot read
+      foldable &&= !checked.some((f) => f.kind === "invalid_event");
+    } else {
       payments++;
       const checked = checkPaymentStream(streamEvents, source.machines);
       findings.push(...checked.findings);

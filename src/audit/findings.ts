@@ -8,6 +8,8 @@ export type FindingKind =
   | ChainFindingKind
   /** A stored event whose data or metadata is not JSON (edited in the database): it cannot be read, its stream is checked up to it. */
   | "unreadable"
+  /** An event of a stream other than a payment's that this release cannot read (unknown type, later version, data its schema refuses). */
+  | "invalid_event"
   | "anchor_missing"
   /** No transition for the event in the payment's status (or not a valid payment event). */
   | "illegal_transition"

@@ -9,6 +9,7 @@ import { verifyChain } from "./chain.js";
 import { eventDetail } from "./event-detail.js";
 import type { Finding, TimelineRow } from "./findings.js";
 import { auditReplay, type MachineDefinitions } from "./machine-history.js";
+import { invalidEvents } from "./stream-events.js";
 
 const chainFindings = (events: readonly RecordedEvent[]): Finding[] => {
   const broken = verifyChain(events).map(({ kind, stream, event_id, revision, message }): Finding => ({ kind, subject: stream, event_id, revision, message }));
@@ -29,7 +30,7 @@ const unappliedFindings = (events: readonly RecordedEvent[]): Finding[] =>
     });
 
 /** Chain of a stream other than a payment's, and what it holds for an operator. */
-export const checkOtherStream = (events: readonly RecordedEvent[]): Finding[] => [...chainFindings(events), ...unappliedFindings(events)];
+export const checkOtherStream = (events: readonly RecordedEvent[]): Finding[] => [...chainFindings(events), ...invalidEvents(events), ...unappliedFindings(events)];
 
 /** Chain, transitions and amounts of one payment stream. */
 export function checkPaymentStream(events: readonly RecordedEvent[], machines?: MachineDefinitions) {

@@ -10,6 +10,7 @@ import { InvalidRequest, NotFound } from "../errors.js";
 import { auditReplay } from "./machine-history.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
+import { invalidEvents } from "./stream-events.js";
 import { batchesOf, PAGE_SIZE, paymentIdOf } from "./source.js";
 import { REQUEST_ID_SEQUENCE } from "../ids.js";
 
@@ -91,6 +92,7 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
     if (paymentIdOf(stream) !== null) for (const s of auditReplay(list.map(upcast)).illegal) problems.push(`${stream}: ${s.refusal!.kind.replace("_", " ")}: ${s.type} at revision ${s.revision} is refused: ${s.refusal!.message}`);
+    else for (const f of invalidEvents(list)) problems.push(`${stream}: invalid event: ${f.message}`);
     // a stream the store holds already must hold exactly the file's events where both have them
     // (imported before: only the file's events past the store's are appended); one that differs anywhere is another history
     const existing = await store.readStream(stream);

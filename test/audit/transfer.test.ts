@@ -171,6 +171,34 @@ describe("export -> import", () => {
     expect(error.message).toMatch(/^import stopped: .*account-acct_raced.*; 1 of the file's events were appended \(to 1 stream\(s\)\), the rest were not$/);
   });
 
+  it("refuses, appending nothing, a stream other than a payment's holding an event this release cannot read; audit --all names one in a store", async () => {
+    const at = { timestamp: "2026-11-30T00:00:00.000Z", request_id: 7 };
+    const one = (stream: string, type: string, version: number, data: object) => {
+      const [e] = chainEvents(stream, null, [{ id: "00000000-0000-4000-8000-00000000dddd", type, version, data, metadata: at }]);
+      return { stream, revision: 0, position: 1, ...e! };
+    };
+    const cases: Array<[ReturnType<typeof one>, RegExp]> = [
+      [one("account-acct_x", "AccountRenamed", 1, { external_account_id: "acct_x" }), /^account-acct_x: invalid event: AccountRenamed version 1 at revision 0 of account-acct_x is not an event this release reads/],
+      [one("account-acct_x", "AccountOpened", 2, { external_account_id: "acct_x", processor: "A", currency: "USD" }), /AccountOpened version 2 .* is not an event this release reads \(version:/],
+      [one("terminal-trm_x", "TerminalRegistered", 1, { terminal_id: "trm_x" }), /TerminalRegistered version 1 .* is not an event this release reads \(data\./],
+    ];
+    for (const [event, problem] of cases) {
+      const target = createMemoryStore();
+      const error = (await importEvents(target, [JSON.stringify(event)]).catch((e: unknown) => e)) as ImportRefused;
+      expect(error).toBeInstanceOf(ImportRefused);
+      expect(error.problems).toEqual([expect.stringMatching(problem)]);
+      expect(await target.readAll()).toEqual([]);
+    }
+    // written to a store another way: the audit names it, and compares no document of its stream
+    const { auditAll } = await import("../../src/audit/audit.js");
+    const store = createMemoryStore();
+    const [unknown] = cases[0]!;
+    await store.append(unknown.stream, [{ id: unknown.id, type: unknown.type, version: unknown.version, data: unknown.data, metadata: unknown.metadata }], { expectedRevision: "no_stream" });
+    const report = await auditAll({ store, readModels: createMemoryReadModels() });
+    expect(report.findings).toContainEqual(expect.objectContaining({ kind: "invalid_event", subject: "account-acct_x", revision: 0, message: expect.stringContaining("(a type it does not know)") }));
+    expect(report.read_models_not_compared).toBe(1);
+  });
+
   it("moves the store's request-id counter past the imported events' request ids", async () => {
     const highest = Math.max(...lines.map((l) => (JSON.parse(l) as RecordedEvent).metadata.request_id));
     expect(highest).toBeGreaterThan(1);

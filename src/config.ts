@@ -180,7 +180,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
     databasePoolSize: poolSize(env.PG_POOL_SIZE),
-    sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
+    sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000, { max: MAX_TIMER_MS, integer: true, expected: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}` }),
     syncAuthTimeoutMs: envNumber(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0: every blocking authorization would give up at once)` }),
     reconcileGraceMs: envNumber(env, "RECONCILE_GRACE_MS", 30_000),
     reconcileIntervalMs: envNumber(env, "RECONCILE_INTERVAL_MS", 10_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0, or past a timer's longest, the reconciler would run without pause)` }),

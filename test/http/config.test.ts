@@ -52,6 +52,9 @@ describe("configuration", () => {
     expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected milliseconds, 1 or more/);
     expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more/);
     expect(() => env({ RECONCILE_INTERVAL_MS: String(2 ** 31) })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more and at most 2147483647/);
+    // what SQLite's library takes: whole milliseconds up to a 32-bit integer, said as the variable
+    expect(env({ SQLITE_BUSY_TIMEOUT_MS: "0" }).sqliteBusyTimeoutMs).toBe(0);
+    for (const bad of ["1.5", "99999999999", "-1", "5s"]) expect(() => env({ SQLITE_BUSY_TIMEOUT_MS: bad }), bad).toThrow(`SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got ${JSON.stringify(bad)}`);
     // 0 still means what it says where it can: the reconciler looks at every open attempt
     expect(env({ RECONCILE_GRACE_MS: "0" }).reconcileGraceMs).toBe(0);
   });

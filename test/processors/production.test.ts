@@ -20,6 +20,7 @@ import { createEngine } from "../../src/engine.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { client, startServer, storedEvents, type ServerProcess } from "../multiprocess/servers.js";
 import { PROCESSOR_API_KEY, startHttpsProcessor, TEST_CA_FILE } from "../support/https-processor.js";
+import { freePort } from "../support/postgres.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -108,7 +109,15 @@ describe("production mode refuses to start without what it needs", () => {
       [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
       // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once)
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /cannot be reached/],
-      [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
+      // a host that is no address of this host: named as HOST (METRICS_HOST for the metrics listener), not only the system's words
+      [{ HOST: "not_a_host.invalid" }, /HOST: cannot listen on "not_a_host\.invalid" \(getaddrinfo \w+ not_a_host\.invalid\); give an address of this host/],
+      [{ HOST: "192.0.2.1" }, /HOST: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL/],
+      [{ METRICS_PORT: String(await freePort()), METRICS_HOST: "not_a_host.invalid" }, /METRICS_HOST: cannot listen on "not_a_host\.invalid"/],
+      // a number the store's library would refuse in its own words
+      [{ SQLITE_BUSY_TIMEOUT_MS: "1.5" }, /SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got "1\.5"/],
+      [{ SQLITE_BUSY_TIMEOUT_MS: "99999999999" }, /SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got "99999999999"/],
+      // an adapters module whose createProcessors throws: the variable, the module, the error's message
+      [{ SANDBOX: "off", PROCESSORS_MODULE: "test/fixtures/processors/throws.mjs" }, /PROCESSORS_MODULE: createProcessors of test\/fixtures\/processors\/throws\.mjs failed \(boom in adapter\)/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
       // a time that keeps no answer: the same Idempotency-Key would act twice
       [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected at least 1 hour/],

@@ -77,9 +77,12 @@ describe("production mode refuses to start without what it needs", () => {
   });
 
   it("production with WEBHOOK_ALLOW_PRIVATE, TRUST_PROXY=true or a CIDR of every address, a malformed WEBHOOK_SIGNING_KEY: exit 1, naming the variable", { timeout: 60_000 }, async () => {
-    const privateHooks = await refusedStart({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: "1" });
-    expect(privateHooks.code).toBe(1);
-    expect(privateHooks.stderr).toContain("WEBHOOK_ALLOW_PRIVATE: only in the sandbox");
+    // in every form it is written on (yes, as SANDBOX takes it)
+    for (const on of ["1", "yes"]) {
+      const privateHooks = await refusedStart({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: on });
+      expect(privateHooks.code, on).toBe(1);
+      expect(privateHooks.stderr, on).toContain("WEBHOOK_ALLOW_PRIVATE: only in the sandbox");
+    }
     const trustAll = await refusedStart({ TRUST_PROXY: "true" });
     expect(trustAll.code).toBe(1);
     expect(trustAll.stderr).toContain("TRUST_PROXY: true (trust every hop)");
@@ -105,6 +108,8 @@ describe("production mode refuses to start without what it needs", () => {
   it("a setting a library, the network or the store refuses is one line and exit 1 too, never a stack trace (docs/OPERATIONS.md)", { timeout: 120_000 }, async () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ LOG_LEVEL: "verbose" }, /LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"/],
+      [{ SIM_CAPTURES: "foo" }, /SIM_CAPTURES: expected one of immediate, requested, got "foo"/],
+      [{ WEBHOOK_ALLOW_PRIVATE: "2" }, /WEBHOOK_ALLOW_PRIVATE: expected on or off \(on: on, 1, true, yes; off: off, 0, false, no\), got "2"/],
       [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected a positive number/],
       [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
       // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once)

@@ -61,7 +61,7 @@ export interface ServiceConfig {
 export interface OutboundConfig {
   /** OUTBOUND_ALLOWLIST: addresses or CIDRs allowed whatever they are (a processor on a private network). */
   allowlist: string[];
-  /** WEBHOOK_ALLOW_PRIVATE=1, sandbox only: loopback and private-use receivers (local development). */
+  /** WEBHOOK_ALLOW_PRIVATE=on (1, true, yes), sandbox only: loopback and private-use receivers (local development). */
   allowPrivate: boolean;
   /** OUTBOUND_CA_FILE: PEM certificates trusted besides the system's (a processor's private CA). */
   caFile: string | null;
@@ -94,27 +94,32 @@ export function envNumber(env: NodeJS.ProcessEnv, name: string, fallback: number
 /** The longest delay a timer holds: Node runs a longer one at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-function logLevel(raw: string | undefined): string {
-  if (raw === undefined || raw === "") return "info";
-  if (!LOG_LEVELS.includes(raw)) throw new ConfigurationError(`LOG_LEVEL: expected one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(raw)}`);
-  return raw;
+/** One of `values`, as written; unset or empty: `fallback`; anything else refused naming the variable and its values. */
+export function envChoice<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigurationError(`${name}: expected one of ${values.join(", ")}, got ${JSON.stringify(raw)}`);
+  return raw as T;
+}
+
+const ON = ["on", "1", "true", "yes"];
+const OFF = ["off", "0", "false", "no"];
+
+/** Every on/off setting (SANDBOX, WEBHOOK_ALLOW_PRIVATE): on, 1, true, yes or off, 0, false, no (any case); unset or empty: `fallback`; anything else refused. */
+export function envBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const value = (env[name] ?? "").trim().toLowerCase();
+  if (value === "") return fallback;
+  if (ON.includes(value)) return true;
+  if (OFF.includes(value)) return false;
+  throw new ConfigurationError(`${name}: expected on or off (on: ${ON.join(", ")}; off: ${OFF.join(", ")}), got ${JSON.stringify(env[name])}`);
 }
 
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = envNumber(env, name, fallback);
   if (!Number.isInteger(value) || value > 65535) throw new ConfigurationError(`${name}: expected a port number from 0 to 65535, got ${JSON.stringify(env[name])}`);
   return value;
-}
-
-/** SANDBOX wins when set; otherwise NODE_ENV=production means production. */
-function sandbox(raw: string | undefined, nodeEnv: string | undefined): boolean {
-  const value = (raw ?? "").trim().toLowerCase();
-  if (value === "") return nodeEnv !== "production";
-  if (["on", "true", "1"].includes(value)) return true;
-  if (["off", "false", "0"].includes(value)) return false;
-  throw new ConfigurationError(`SANDBOX: expected on or off, got ${JSON.stringify(raw)}`);
 }
 
 /** A comma-separated list of addresses or CIDRs; each entry checked. */
@@ -142,7 +147,7 @@ function trustProxy(raw: string | undefined): string[] | false {
 }
 
 function outbound(env: NodeJS.ProcessEnv, isSandbox: boolean): OutboundConfig {
-  const allowPrivate = ["1", "true", "on"].includes((env.WEBHOOK_ALLOW_PRIVATE ?? "").trim().toLowerCase());
+  const allowPrivate = envBoolean(env, "WEBHOOK_ALLOW_PRIVATE", false);
   if (allowPrivate && !isSandbox) throw new ConfigurationError("WEBHOOK_ALLOW_PRIVATE: only in the sandbox; in production allow a private receiver's or processor's address with OUTBOUND_ALLOWLIST");
   return { allowlist: cidrList("OUTBOUND_ALLOWLIST", env.OUTBOUND_ALLOWLIST), allowPrivate, caFile: env.OUTBOUND_CA_FILE || null };
 }
@@ -171,7 +176,8 @@ function databaseSchema(raw: string | undefined): string {
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  const isSandbox = sandbox(env.SANDBOX, env.NODE_ENV);
+  // SANDBOX wins when set; otherwise NODE_ENV=production means production
+  const isSandbox = envBoolean(env, "SANDBOX", env.NODE_ENV !== "production");
   return {
     port: port(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
@@ -180,16 +186,16 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
     databasePoolSize: poolSize(env.PG_POOL_SIZE),
-    sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000),
+    sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000, { max: MAX_TIMER_MS, integer: true, expected: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}` }),
     syncAuthTimeoutMs: envNumber(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0: every blocking authorization would give up at once)` }),
     reconcileGraceMs: envNumber(env, "RECONCILE_GRACE_MS", 30_000),
     reconcileIntervalMs: envNumber(env, "RECONCILE_INTERVAL_MS", 10_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0, or past a timer's longest, the reconciler would run without pause)` }),
     idempotencyTtlMs: envNumber(env, "IDEMPOTENCY_TTL_HOURS", 24, { min: 1, expected: "at least 1 hour (shorter, a client's retry with the same Idempotency-Key could act again)" }) * 3_600_000,
     idempotencyMaxKeysPerAccount: envNumber(env, "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", 1_000_000, { min: 1, expected: "at least 1 (0: every request with an Idempotency-Key would be refused)" }),
-    captures: env.SIM_CAPTURES === "requested" ? "requested" : "immediate",
+    captures: envChoice(env, "SIM_CAPTURES", ["immediate", "requested"], "immediate"),
     captureSettleMs: envNumber(env, "SIM_CAPTURE_SETTLE_MS", 1_000),
     processorLatencyMs: envNumber(env, "SIM_PROCESSOR_LATENCY_MS", 0),
-    logLevel: logLevel(env.LOG_LEVEL),
+    logLevel: envChoice(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     sandbox: isSandbox,
     processorsModule: env.PROCESSORS_MODULE || null,
     outbound: outbound(env, isSandbox),

@@ -152,6 +152,23 @@ export function judgeAddress(text: string, policy: AddressPolicy, own: readonly 
   return { allowed: true };
 }
 
+/** The addresses `localhost` stands for (RFC 6761: always loopback, whatever a resolver says). */
+export const LOOPBACK_NAME_ADDRESSES = ["127.0.0.1", "::1"] as const;
+
+/**
+ * Why a host name that names this host (`localhost`, `*.localhost`, with or without the final
+ * dot) may not be requested, or null: allowed only when the policy allows every address it stands
+ * for (127.0.0.1 and ::1). The registration of a webhook and a processor adapter's URL both judge
+ * it so, by name, before any resolution.
+ */
+export function loopbackNameRefusal(host: string, policy: AddressPolicy): string | null {
+  if (!/^(?:[^.]+\.)*localhost\.?$/i.test(host)) return null;
+  const refused = LOOPBACK_NAME_ADDRESSES.filter((a) => !judgeAddress(a, policy, []).allowed);
+  if (refused.length === 0) return null;
+  const partly = refused.length < LOOPBACK_NAME_ADDRESSES.length ? `; ${refused.join(", ")} is not allowed` : "";
+  return `${host} names this host (loopback: ${LOOPBACK_NAME_ADDRESSES.join(" and ")}); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST${partly} (or, in the sandbox, WEBHOOK_ALLOW_PRIVATE=1)`;
+}
+
 function sameAddress(a: Address, b: Address): boolean {
   const norm = (x: Address) => (x.kind() === "ipv6" && (x as ipaddr.IPv6).isIPv4MappedAddress() ? (x as ipaddr.IPv6).toIPv4Address() : x);
   const [x, y] = [norm(a), norm(b)];

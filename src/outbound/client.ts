@@ -10,7 +10,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import { rootCertificates } from "node:tls";
-import { judgeAddress, type AddressPolicy } from "./address-policy.js";
+import { judgeAddress, loopbackNameRefusal, type AddressPolicy } from "./address-policy.js";
 
 export interface OutboundOptions extends AddressPolicy {
   /** Sandbox: plain http allowed too. Outside it, https only. */
@@ -99,18 +99,16 @@ export function createOutbound(options: OutboundOptions) {
     return addresses && nameVerdict(host, addresses);
   }
 
-  /** Why this URL may not be requested (checked again on the resolved addresses at connection time), or null. */
+  /** Why this URL may not be requested (an address literal, a name of this host; a name is checked again on its resolved addresses at connection time), or null. */
   function refusal(target: URL): string | null {
     if (target.protocol !== "https:" && !(sandbox && target.protocol === "http:")) {
       return sandbox ? `${target.protocol} URLs are not requested (http or https)` : `${target.protocol} URLs are not requested outside the sandbox: https only`;
     }
     if (target.username || target.password) return "credentials in the URL are not sent";
     const host = target.hostname.replace(/^\[|\]$/g, "");
-    if (isIP(host)) {
-      const verdict = judgeAddress(host, policy);
-      if (!verdict.allowed) return verdict.reason;
-    }
-    return null;
+    if (!isIP(host)) return loopbackNameRefusal(host, policy);
+    const verdict = judgeAddress(host, policy);
+    return verdict.allowed ? null : verdict.reason;
   }
 
   function request(url: string, { method = "POST", headers = {}, body, timeoutMs = defaultTimeout, statusOnly = false }: OutboundRequest = {}): Promise<OutboundAnswer> {

@@ -108,7 +108,14 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
   }
   const create = (loaded.createProcessors ?? loaded.default) as CreateProcessors | undefined;
   if (typeof create !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports no createProcessors(context) function`);
-  const adapters = await create(context);
+  let adapters: ProcessorAdapters;
+  try {
+    adapters = await create(context);
+  } catch (error) {
+    // a setting the module refuses names its own variable already (the example adapter's PROCESSOR_A_URL...)
+    if (error instanceof ConfigurationError) throw error;
+    throw new ConfigurationError(`PROCESSORS_MODULE: createProcessors of ${specifier} failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
   const missing = ROUTED_PROCESSORS.filter((p) => !adapters?.[p]);
   if (missing.length) {
     throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} has no adapter for processor ${missing.join(" and ")}; cardflow routes payments to ${ROUTED_PROCESSORS.join(" and ")} (terminal types, account processors), so each needs one`);

@@ -8,7 +8,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { configFromEnv, refusedStart } from "../config.js";
-import { serveConfigFromEnv } from "./config.js";
+import { listenFailure, serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { repeatsOfFirstSignal, WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
@@ -44,7 +44,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     // live one does (start-up, a restart), the scrape would wait for it and time out after 5 s
     const scrape = { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics(), ready: () => live().every((w) => listeners.has(w)) };
     metrics = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (error) => say(`metrics: ${String(error)}`)).catch((error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return refusedStart(listenFailure(error, ["METRICS_HOST", serve.metricsHost], ["METRICS_PORT", serve.metricsPort]));
       return refusedStart(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);
     });
   }

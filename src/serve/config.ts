@@ -45,3 +45,16 @@ export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort
   }
   return config;
 }
+
+/**
+ * A listener that cannot bind, said naming the variables (HOST and PORT, METRICS_HOST and
+ * METRICS_PORT): a host that is no address of this host (a name that does not resolve, an address
+ * of another machine), a port the process may not bind. Anything else (a port in use: the caller
+ * says it) is returned as it is.
+ */
+export function listenFailure(error: unknown, host: [variable: string, value: string], port: [variable: string, value: number]): unknown {
+  const { code, message } = (error ?? {}) as NodeJS.ErrnoException;
+  if (code === "EACCES") return new ConfigurationError(`${port[0]}: ${port[1]} on ${host[1]} may not be bound by this process (${message}); ports under 1024 need privileges`);
+  if (!["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EADDRNOTAVAIL", "EAFNOSUPPORT", "EINVAL"].includes(code ?? "")) return error;
+  return new ConfigurationError(`${host[0]}: cannot listen on ${JSON.stringify(host[1])} (${message}); give an address of this host (0.0.0.0: every interface)`);
+}

@@ -18,7 +18,7 @@ import { adapterState, serviceProcessors } from "../processors/adapters.js";
 import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
 import { loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
-import type { ServeConfig } from "./config.js";
+import { listenFailure, type ServeConfig } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 
 export interface ServiceOptions {
@@ -112,7 +112,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     const scrape = { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() };
     metricsServer = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (err) => logger.warn({ err }, "metrics collection failed")).catch(async (error: unknown) => {
       await closeStores();
-      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw listenFailure(error, ["METRICS_HOST", serve.metricsHost], ["METRICS_PORT", serve.metricsPort]);
       throw new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
     });
   }
@@ -134,7 +134,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     await stopDeliveryAndStores();
     await metricsServer?.close();
     // a port taken by another process is a setup problem to explain, not a crash to trace
-    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw listenFailure(error, ["HOST", config.host], ["PORT", config.port]);
     throw new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
   }
   // processor calls a crash left without outcome: resolved at start-up, then on an interval

@@ -108,11 +108,8 @@ export async function checkEndpointUrl(raw: string, outbound: Outbound): Promise
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidRequest("url: only http and https URLs receive webhooks", "url", "url_invalid");
   if (url.username || url.password) throw new InvalidRequest("url: credentials in the URL are not accepted", "url", "url_invalid");
   if (url.port === "0") throw new InvalidRequest("url: port 0 cannot be connected to; give the receiver's port, or none for the scheme's", "url", "url_invalid");
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  const refused =
-    outbound.refusal(url.toString()) ??
-    ((host === "localhost" || host.endsWith(".localhost")) && !outbound.policy.allowPrivate ? `${host} names this host (loopback)` : null) ??
-    (await outbound.nameRefusal(url.toString()));
+  // refusal() judges an address literal, and a name of this host (localhost) on every address it stands for
+  const refused = outbound.refusal(url.toString()) ?? (await outbound.nameRefusal(url.toString()));
   if (refused) throw new InvalidRequest(`url: ${refused}`, "url", url.protocol === "http:" && !outbound.sandbox ? "url_invalid" : "url_not_allowed");
   return url.toString();
 }

@@ -26,6 +26,33 @@ describe("configuration", () => {
     expect(() => env({ SANDBOX: "maybe" })).toThrow(ConfigurationError);
   });
 
+  it("every on/off variable takes the same forms (on, 1, true, yes; off, 0, false, no; any case), anything else refused naming the variable and its values", () => {
+    for (const on of ["on", "1", "true", "yes", "YES", " On "]) {
+      expect(env({ NODE_ENV: "production", SANDBOX: on }).sandbox, on).toBe(true);
+      expect(env({ WEBHOOK_ALLOW_PRIVATE: on }).outbound.allowPrivate, on).toBe(true);
+      expect(() => env({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: on }), on).toThrow(/^WEBHOOK_ALLOW_PRIVATE: only in the sandbox/);
+    }
+    for (const off of ["off", "0", "false", "no", "NO"]) {
+      expect(env({ SANDBOX: off }).sandbox, off).toBe(false);
+      expect(env({ WEBHOOK_ALLOW_PRIVATE: off }).outbound.allowPrivate, off).toBe(false);
+      expect(env({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: off }).outbound.allowPrivate, off).toBe(false);
+    }
+    for (const name of ["SANDBOX", "WEBHOOK_ALLOW_PRIVATE"]) {
+      for (const bad of ["2", "maybe", "enabled"]) {
+        expect(() => env({ [name]: bad }), `${name}=${bad}`).toThrow(`${name}: expected on or off (on: on, 1, true, yes; off: off, 0, false, no), got ${JSON.stringify(bad)}`);
+      }
+    }
+  });
+
+  it("SIM_CAPTURES and LOG_LEVEL: one of their values, anything else refused naming the variable and its values", () => {
+    expect(env({}).captures).toBe("immediate");
+    expect(env({ SIM_CAPTURES: "requested" }).captures).toBe("requested");
+    expect(env({ SIM_CAPTURES: "immediate" }).captures).toBe("immediate");
+    for (const bad of ["foo", "Requested", "true"]) expect(() => env({ SIM_CAPTURES: bad }), bad).toThrow(`SIM_CAPTURES: expected one of immediate, requested, got ${JSON.stringify(bad)}`);
+    expect(env({}).logLevel).toBe("info");
+    expect(() => env({ LOG_LEVEL: "verbose" })).toThrow('LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"');
+  });
+
   it("TRUST_PROXY: a list of addresses or CIDRs; true, a hop count or a name is refused", () => {
     expect(env({}).trustProxy).toBe(false);
     expect(env({ TRUST_PROXY: "10.0.0.0/8, 192.0.2.7 ,fd00::/8" }).trustProxy).toEqual(["10.0.0.0/8", "192.0.2.7", "fd00::/8"]);
@@ -52,6 +79,9 @@ describe("configuration", () => {
     expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected milliseconds, 1 or more/);
     expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more/);
     expect(() => env({ RECONCILE_INTERVAL_MS: String(2 ** 31) })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more and at most 2147483647/);
+    // what SQLite's library takes: whole milliseconds up to a 32-bit integer, said as the variable
+    expect(env({ SQLITE_BUSY_TIMEOUT_MS: "0" }).sqliteBusyTimeoutMs).toBe(0);
+    for (const bad of ["1.5", "99999999999", "-1", "5s"]) expect(() => env({ SQLITE_BUSY_TIMEOUT_MS: bad }), bad).toThrow(`SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got ${JSON.stringify(bad)}`);
     // 0 still means what it says where it can: the reconciler looks at every open attempt
     expect(env({ RECONCILE_GRACE_MS: "0" }).reconcileGraceMs).toBe(0);
   });

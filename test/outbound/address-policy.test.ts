@@ -5,7 +5,7 @@
 // operator's allowlist.
 import ipaddr from "ipaddr.js";
 import { describe, expect, it } from "vitest";
-import { IPV4_SPECIAL, IPV6_SPECIAL, judgeAddress, parseCidr, type AddressPolicy } from "../../src/outbound/address-policy.js";
+import { IPV4_SPECIAL, IPV6_SPECIAL, judgeAddress, loopbackNameRefusal, parseCidr, type AddressPolicy } from "../../src/outbound/address-policy.js";
 
 const STRICT: AddressPolicy = { allowlist: [], allowPrivate: false };
 const PRIVATE_OK: AddressPolicy = { allowlist: [], allowPrivate: true };
@@ -106,5 +106,18 @@ describe("the host's own addresses, the allowlist", () => {
     expect(() => parseCidr("example.com")).toThrow(/"example.com" is not an IP address or CIDR/);
     expect(() => parseCidr("10.0.0.0/33")).toThrow(/not an IP address or CIDR/);
     expect(judgeAddress("not-an-ip", STRICT, NONE)).toEqual({ allowed: false, reason: expect.stringContaining("not an IP address") });
+  });
+});
+
+describe("names of this host (localhost)", () => {
+  it("localhost, *.localhost, with or without the final dot: refused unless every address it stands for (127.0.0.1 and ::1) is allowed", () => {
+    for (const host of ["localhost", "localhost.", "api.localhost", "a.b.localhost."]) {
+      expect(loopbackNameRefusal(host, STRICT), host).toMatch(/names this host \(loopback: 127\.0\.0\.1 and ::1\).*allow both in OUTBOUND_ALLOWLIST/);
+      expect(loopbackNameRefusal(host, { allowlist: ["127.0.0.1"], allowPrivate: false }), host).toMatch(/; ::1 is not allowed/);
+      expect(loopbackNameRefusal(host, { allowlist: ["::1"], allowPrivate: false }), host).toMatch(/; 127\.0\.0\.1 is not allowed/);
+      expect(loopbackNameRefusal(host, { allowlist: ["127.0.0.1", "::1"], allowPrivate: false }), host).toBeNull();
+      expect(loopbackNameRefusal(host, PRIVATE_OK), host).toBeNull();
+    }
+    for (const host of ["notlocalhost", "localhost.example.com", "example.com"]) expect(loopbackNameRefusal(host, STRICT), host).toBeNull();
   });
 });

@@ -20,6 +20,7 @@ import { createEngine } from "../../src/engine.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import { client, startServer, storedEvents, type ServerProcess } from "../multiprocess/servers.js";
 import { PROCESSOR_API_KEY, startHttpsProcessor, TEST_CA_FILE } from "../support/https-processor.js";
+import { freePort } from "../support/postgres.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -76,9 +77,12 @@ describe("production mode refuses to start without what it needs", () => {
   });
 
   it("production with WEBHOOK_ALLOW_PRIVATE, TRUST_PROXY=true or a CIDR of every address, a malformed WEBHOOK_SIGNING_KEY: exit 1, naming the variable", { timeout: 60_000 }, async () => {
-    const privateHooks = await refusedStart({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: "1" });
-    expect(privateHooks.code).toBe(1);
-    expect(privateHooks.stderr).toContain("WEBHOOK_ALLOW_PRIVATE: only in the sandbox");
+    // in every form it is written on (yes, as SANDBOX takes it)
+    for (const on of ["1", "yes"]) {
+      const privateHooks = await refusedStart({ SANDBOX: "off", WEBHOOK_ALLOW_PRIVATE: on });
+      expect(privateHooks.code, on).toBe(1);
+      expect(privateHooks.stderr, on).toContain("WEBHOOK_ALLOW_PRIVATE: only in the sandbox");
+    }
     const trustAll = await refusedStart({ TRUST_PROXY: "true" });
     expect(trustAll.code).toBe(1);
     expect(trustAll.stderr).toContain("TRUST_PROXY: true (trust every hop)");
@@ -104,11 +108,21 @@ describe("production mode refuses to start without what it needs", () => {
   it("a setting a library, the network or the store refuses is one line and exit 1 too, never a stack trace (docs/OPERATIONS.md)", { timeout: 120_000 }, async () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ LOG_LEVEL: "verbose" }, /LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"/],
+      [{ SIM_CAPTURES: "foo" }, /SIM_CAPTURES: expected one of immediate, requested, got "foo"/],
+      [{ WEBHOOK_ALLOW_PRIVATE: "2" }, /WEBHOOK_ALLOW_PRIVATE: expected on or off \(on: on, 1, true, yes; off: off, 0, false, no\), got "2"/],
       [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected a positive number/],
       [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
       // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once)
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /cannot be reached/],
-      [{ HOST: "not_a_host.invalid" }, /not_a_host\.invalid/],
+      // a host that is no address of this host: named as HOST (METRICS_HOST for the metrics listener), not only the system's words
+      [{ HOST: "not_a_host.invalid" }, /HOST: cannot listen on "not_a_host\.invalid" \(getaddrinfo \w+ not_a_host\.invalid\); give an address of this host/],
+      [{ HOST: "192.0.2.1" }, /HOST: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL/],
+      [{ METRICS_PORT: String(await freePort()), METRICS_HOST: "not_a_host.invalid" }, /METRICS_HOST: cannot listen on "not_a_host\.invalid"/],
+      // a number the store's library would refuse in its own words
+      [{ SQLITE_BUSY_TIMEOUT_MS: "1.5" }, /SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got "1\.5"/],
+      [{ SQLITE_BUSY_TIMEOUT_MS: "99999999999" }, /SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got "99999999999"/],
+      // an adapters module whose createProcessors throws: the variable, the module, the error's message
+      [{ SANDBOX: "off", PROCESSORS_MODULE: "test/fixtures/processors/throws.mjs" }, /PROCESSORS_MODULE: createProcessors of test\/fixtures\/processors\/throws\.mjs failed \(boom in adapter\)/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
       // a time that keeps no answer: the same Idempotency-Key would act twice
       [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected at least 1 hour/],
@@ -165,6 +179,9 @@ describe("the example HTTP adapter refuses at start the settings it cannot work 
       [{ PROCESSOR_POLL_MS: "abc" }, 'PROCESSOR_POLL_MS: expected a whole number of milliseconds from 1 to 2147483647, got "abc"'],
       [{ PROCESSOR_A_URL: "http://processor-a.example" }, "PROCESSOR_A_URL: http: URLs are not requested outside the sandbox: https only"],
       [{ PROCESSOR_B_URL: "https://10.1.2.3/api" }, "PROCESSOR_B_URL: 10.1.2.3 is a special-purpose address (private-use)"],
+      // a name of this host, as a webhook's registration refuses it: allowed only with both loopback addresses in OUTBOUND_ALLOWLIST
+      [{ PROCESSOR_A_URL: "https://localhost/api" }, "PROCESSOR_A_URL: localhost names this host (loopback: 127.0.0.1 and ::1)"],
+      [{ PROCESSOR_B_URL: "https://localhost./api", OUTBOUND_ALLOWLIST: "127.0.0.1" }, "PROCESSOR_B_URL: localhost. names this host (loopback: 127.0.0.1 and ::1); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed"],
     ];
     for (const [env, said] of cases) {
       const { code, stderr } = await refusedStart({ ...adapters, ...env });

@@ -192,6 +192,20 @@ describe("what a delivery may reach", () => {
     expect((await named.store.readAll()).filter((e) => e.type === "WebhookEndpointCreated")).toHaveLength(2);
     await named.close();
 
+    // localhost (with the final dot, and *.localhost) names this host: refused unless the allowlist allows both loopback addresses
+    const loopbacks = async () => [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }];
+    const allowing = (allowlist: string[]) => createOutbound({ sandbox: false, allowPrivate: false, allowlist, resolve: loopbacks });
+    const local = createEngine();
+    await local.openAccount({ external_account_id: ACCOUNT });
+    const register = (allowlist: string[], url: string) => createWebhooks({ engine: local, outbound: allowing(allowlist) }).createEndpoint({ external_account_id: ACCOUNT, url });
+    for (const url of ["https://localhost/h", "https://localhost./h", "https://api.localhost/h", "https://api.localhost./h"]) {
+      await expect(register([], url), url).rejects.toMatchObject({ code: "url_not_allowed", message: expect.stringMatching(/names this host \(loopback: 127\.0\.0\.1 and ::1\).*allow both in OUTBOUND_ALLOWLIST/) });
+      await expect(register(["127.0.0.1"], url), url).rejects.toMatchObject({ code: "url_not_allowed", message: expect.stringContaining("allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed") });
+      expect((await register(["127.0.0.1", "::1"], url)).status, url).toBe("enabled");
+    }
+    expect((await register(["127.0.0.0/8", "::1/128"], "https://localhost:5360/h")).url).toBe("https://localhost:5360/h");
+    await local.close();
+
     const receiver = await startReceiver();
     try {
       const port = new URL(receiver.url()).port;
@@ -202,14 +216,17 @@ describe("what a delivery may reach", () => {
       const sandboxed = createOutbound({ sandbox: true, allowPrivate: false, allowlist: [] });
       const byName = await postWith(sandboxed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
       expect(byName.status).toBeNull();
-      expect(byName.error).toMatch(/localhost resolves to .*\(loopback\)/);
+      expect(byName.error).toMatch(/localhost names this host \(loopback: 127\.0\.0\.1 and ::1\)/);
       const byAddress = await postWith(sandboxed)(`http://127.0.0.1:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
       expect(byAddress.error).toMatch(/\(loopback\).*WEBHOOK_ALLOW_PRIVATE/);
       // an allowlist naming one of a name's addresses does not allow the name: the refusal says which were allowed
       const bothLoopbacks = async () => [{ address: "::1", family: 6 }, { address: "127.0.0.1", family: 4 }];
       const oneAllowed = createOutbound({ sandbox: true, allowPrivate: false, allowlist: ["127.0.0.1"], resolve: bothLoopbacks });
-      const partly = await postWith(oneAllowed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
-      expect(partly.error).toMatch(/localhost resolves to ::1 .*\(loopback\).*\(its other address 127\.0\.0\.1 allowed: a name is requested only when every address it resolves to is\)/);
+      const partly = await postWith(oneAllowed)(`http://loopbacks.example:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
+      expect(partly.error).toMatch(/loopbacks\.example resolves to ::1 .*\(loopback\).*\(its other address 127\.0\.0\.1 allowed: a name is requested only when every address it resolves to is\)/);
+      // localhost stands for both loopback addresses whatever the resolver says: refused by name, saying to allow both
+      const localhost = await postWith(oneAllowed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 });
+      expect(localhost.error).toMatch(/localhost names this host .*allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed/);
       expect(receiver.received).toEqual([]);
       const bothAllowed = createOutbound({ sandbox: true, allowPrivate: false, allowlist: ["127.0.0.1", "::1"], resolve: async () => [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }] });
       expect(await postWith(bothAllowed)(`http://localhost:${port}/hooks`, "{}", {}, { timeoutMs: 2_000 })).toEqual({ status: 200, error: null });

@@ -39,9 +39,10 @@ export function createMetrics({ defaults = false }: MetricsOptions = {}) {
     reconcileResolved: new Counter({ name: "cardflow_reconciler_resolved_total", help: "Attempts without outcome resolved by the reconciler (outcome events or AttemptAbandoned appended)", registers }),
     lateAnswers: new Counter({ name: "cardflow_late_answers_total", help: "Processor answers recorded after their call was abandoned as never received (a call slower than RECONCILE_GRACE_MS)", registers }),
     lateAnswersUnapplied: new Counter({ name: "cardflow_late_answers_unapplied_total", help: "Late answers the payment no longer takes, recorded for an operator (LateAnswerUnapplied: money moved at the processor that the payment does not show)", registers }),
-    reconcileOpen: new Gauge({ name: "cardflow_reconciler_open_attempts", help: "Processor calls without outcome (attempts, and terminal collections) after the last reconciler pass", registers }),
-    reconcileOldest: new Gauge({ name: "cardflow_reconciler_oldest_open_attempt_seconds", help: "Age of the oldest processor call without outcome at the last reconciler pass (0 when none)", registers }),
-    shuttingDown: new Gauge({ name: "cardflow_shutting_down", help: "1 from SIGTERM/SIGINT until the process exits (readiness fails meanwhile)", registers }),
+    // the store's, not the process's: under --workers the primary shows one worker's, not their sum
+    reconcileOpen: new Gauge({ name: "cardflow_reconciler_open_attempts", help: "Processor calls without outcome (attempts, and terminal collections) after the last reconciler pass", registers, aggregator: "max" }),
+    reconcileOldest: new Gauge({ name: "cardflow_reconciler_oldest_open_attempt_seconds", help: "Age of the oldest processor call without outcome at the last reconciler pass (0 when none)", registers, aggregator: "max" }),
+    shuttingDown: new Gauge({ name: "cardflow_shutting_down", help: "1 from SIGTERM/SIGINT until the process exits (readiness fails meanwhile)", registers, aggregator: "max" }),
   };
 }
 

@@ -182,9 +182,25 @@ describe("export -> import", () => {
       [one("account-acct_x", "AccountOpened", 2, { external_account_id: "acct_x", processor: "A", currency: "USD" }), /AccountOpened version 2 .* is not an event this release reads \(version:/],
       [one("terminal-trm_x", "TerminalRegistered", 1, { terminal_id: "trm_x" }), /TerminalRegistered version 1 .* is not an event this release reads \(data\./],
     ];
-    for (const [event, problem] of cases) {
+    // known types where they do not belong: the service would read them as what they are not
+    const opened = { external_account_id: "acct_x", processor: "A", currency: "USD" };
+    const created = lines.map((l) => JSON.parse(l) as RecordedEvent).find((e) => e.type === "PaymentIntentCreated")!;
+    const twice = (() => {
+      const [a, b] = chainEvents("account-acct_x", null, [
+        { id: "00000000-0000-4000-8000-00000000eee1", type: "AccountOpened", version: 1, data: opened, metadata: at },
+        { id: "00000000-0000-4000-8000-00000000eee2", type: "AccountOpened", version: 1, data: opened, metadata: at },
+      ]);
+      return [a!, b!].map((e, i) => ({ stream: "account-acct_x", revision: i, position: i + 1, ...e }));
+    })();
+    cases.push(
+      [one("account-acct_x", "PaymentIntentCreated", created.version, created.data as object), /PaymentIntentCreated .* \(the stream holds AccountOpened there\)$/],
+      [one("terminal-trm_x", "AccountOpened", 1, opened), /AccountOpened .* of terminal-trm_x .* \(the stream holds TerminalRegistered there\)$/],
+      [one("account-acct_x", "AccountOpened", 1, { ...opened, external_account_id: "acct_other" }), /\(its external_account_id "acct_other" is another stream's\)$/],
+    );
+    for (const [event, problem] of [...cases, [twice, /AccountOpened version 1 at revision 1 .* \(the stream holds its AccountOpened alone\)$/] as const]) {
       const target = createMemoryStore();
-      const error = (await importEvents(target, [JSON.stringify(event)]).catch((e: unknown) => e)) as ImportRefused;
+      const file = (Array.isArray(event) ? event : [event]).map((e) => JSON.stringify(e));
+      const error = (await importEvents(target, file).catch((e: unknown) => e)) as ImportRefused;
       expect(error).toBeInstanceOf(ImportRefused);
       expect(error.problems).toEqual([expect.stringMatching(problem)]);
       expect(await target.readAll()).toEqual([]);

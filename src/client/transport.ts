@@ -62,8 +62,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function urlOf(baseUrl: string, { path, query = {} }: Request): string {
-  // resolved as a relative path, so a base under a prefix (a gateway's /cardflow/) keeps it
-  const url = new URL(path.replace(/^\/+/, ""), baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
+  // resolved as a relative path against the base's path as a folder, so a base under a prefix (a
+  // gateway's /cardflow/) keeps it; the base's own query or fragment is not the API's
+  const base = new URL(baseUrl);
+  base.search = base.hash = "";
+  if (!base.pathname.endsWith("/")) base.pathname += "/";
+  const url = new URL(path.replace(/^\/+/, ""), base);
   for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
   return url.href;
 }

@@ -142,12 +142,13 @@ describe("the typed client", () => {
       if (!pathname.startsWith("/cardflow/")) return new Response("no such route", { status: 404 });
       return fetch(`${api.base}${pathname.slice("/cardflow".length)}${search}`, init);
     };
-    for (const baseUrl of [`${api.base}/cardflow`, `${api.base}/cardflow/`]) {
+    // the base's own query or fragment is not the API's
+    for (const baseUrl of [`${api.base}/cardflow`, `${api.base}/cardflow/`, `${api.base}/cardflow?x=1`, `${api.base}/cardflow#f`]) {
       const client = createClient({ baseUrl, apiKey: key, fetch: gateway });
       const terminal = await client.registerTerminal({ external_account_id: "acct_prefix", terminal_type: "A_async" });
       expect((await client.listTerminals({ external_account_id: "acct_prefix" })).data.map((t) => t.terminal_id)).toContain(terminal.terminal_id);
     }
-    expect(paths.length).toBe(4);
+    expect(paths.length).toBe(8);
     expect(paths.every((p) => p.startsWith("/cardflow/v2/"))).toBe(true);
   });
 

@@ -24,7 +24,7 @@ import { createLateAnswers } from "./engine/streams/late-answers.js";
 import { createPaymentStreams, type Loaded } from "./engine/streams/payment-streams.js";
 import { createSingleEventStreams } from "./engine/streams/single-event-streams.js";
 import { randomIds, type Ids } from "./ids.js";
-import { GetPaymentInput, parseInput, type CreateIntentRequest, type GetPaymentRequest } from "./inputs.js";
+import { GetPaymentInput, parseInput, type CreateIntentRequest, type GetPaymentRequest, type SettleLateAnswerRequest } from "./inputs.js";
 import { refuseUndefinedOptions } from "./options.js";
 import { recordOf, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
 import type { Processors } from "./processors/port.js";
@@ -153,7 +153,7 @@ export function createEngine(options: EngineOptions = {}) {
      * processor: recorded once (LateAnswerSettled, `note` saying what was done); the audit no
      * longer reports it. NotFound when the payment has no such late answer for the attempt.
      */
-    settleLateAnswer: (input: { payment_id: string; attempt_id: string; note: string }, ctx: CommandContext = {}): Promise<void> => lateAnswers.settle(input, ctx),
+    settleLateAnswer: (input: SettleLateAnswerRequest, ctx: CommandContext = {}): Promise<void> => lateAnswers.settle(input, ctx),
 
     /** Reconciles now and then every intervalMs (a server's background duty); onPass sees each report. */
     startReconciler(intervalMs: number, onPass: (report: ReconcileReport | Error) => void = () => undefined): void {

@@ -99,6 +99,10 @@ export const SaveCardInput = z.strictObject({ ...PaymentRef, external_customer_i
 
 export const GetPaymentInput = z.strictObject(PaymentRef);
 
+/** An operator's record that a late answer a payment did not take was settled with the processor. */
+export const SettleLateAnswerInput = z.strictObject({ payment_id: Id, attempt_id: Id, note: Text(2000).refine((n) => n.trim() !== "", "say what was done with the processor") });
+export type SettleLateAnswerRequest = z.input<typeof SettleLateAnswerInput>;
+
 /** The ids the lists take as arguments (`listTerminals(accountId)`…), checked as the commands' fields are. */
 export const AccountIds = z.strictObject({ external_account_id: Id });
 export const CustomerIds = z.strictObject({ external_account_id: Id, external_customer_id: Id });

@@ -193,6 +193,9 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     expect((await auditAll({ store })).findings.filter((f) => f.kind === "late_answer_unapplied")).toEqual([expect.objectContaining(finding)]);
     // an operator settles it with the processor and says so (library): once; the audit is clean
     await expect(engine.settleLateAnswer({ payment_id, attempt_id, note: " " })).rejects.toMatchObject({ status: 400, param: "note" });
+    // what an untyped caller may send: each field named (not a TypeError)
+    await expect(engine.settleLateAnswer({} as never)).rejects.toMatchObject({ name: "InvalidRequest", param: "payment_id" });
+    await expect(engine.settleLateAnswer({ payment_id, attempt_id } as never)).rejects.toMatchObject({ name: "InvalidRequest", param: "note", code: "parameter_missing" });
     await expect(engine.settleLateAnswer({ payment_id, attempt_id: "att_none", note: "done" })).rejects.toMatchObject({ status: 404 });
     await engine.settleLateAnswer({ payment_id, attempt_id, note: "refund voided at the processor" }, { actor: "ops" });
     await other.settleLateAnswer({ payment_id, attempt_id, note: "again" });

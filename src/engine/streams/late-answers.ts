@@ -7,8 +7,9 @@ import { streams, type UnappliedData } from "../../../machines/events.js";
 import type { Clock } from "../../clock.js";
 import { hashOf } from "../../events/chain.js";
 import { newEvents, type DomainEventLike } from "../../events/new-events.js";
-import { InvalidRequest, NotFound } from "../../errors.js";
+import { NotFound } from "../../errors.js";
 import type { Ids } from "../../ids.js";
+import { parseInput, SettleLateAnswerInput, type SettleLateAnswerRequest } from "../../inputs.js";
 import { WrongExpectedRevision, type Appender, type RecordedEvent, type StreamReader } from "../../store/port.js";
 import { eventMetadata, type CommandContext } from "../context.js";
 
@@ -91,8 +92,8 @@ export function createLateAnswers({ store, clock, ids }: { store: Appender & Str
      * changes nothing. NotFound when there is no such payment, or no unapplied late answer of the
      * payment names the attempt.
      */
-    settle: async ({ payment_id, attempt_id, note }: { payment_id: string; attempt_id: string; note: string }, ctx: CommandContext): Promise<void> => {
-      if (note.trim() === "") throw new InvalidRequest("note: say what was done with the processor", "note");
+    settle: async (raw: SettleLateAnswerRequest, ctx: CommandContext): Promise<void> => {
+      const { payment_id, attempt_id, note } = parseInput(SettleLateAnswerInput, raw);
       // a mistyped payment id is named as such, not as an attempt it has no late answer for
       if ((await store.readStream(streams.payment(payment_id), { maxCount: 1 })).length === 0) throw new NotFound("payment", payment_id, "payment_id");
       return appendTo(

@@ -27,6 +27,7 @@ export interface StartOptions {
   captures?: "immediate" | "requested";
   captureSettleMs?: number;
   syncAuthTimeoutMs?: number;
+  reconcileGraceMs?: number;
   idempotencyTtlMs?: number;
   bodyLimit?: number;
   /** Capture the pino log lines. */
@@ -40,7 +41,7 @@ export async function startApi(options: StartOptions = {}) {
   const ids = sequentialIds();
   const store = createMemoryStore();
   const simulators = createSimulators({ clock, ids, captures: options.captures ?? "immediate", captureSettleMs: options.captureSettleMs ?? 1_000 });
-  const engine = createEngine({ store, clock, ids, processors: simulators, syncAuthTimeoutMs: options.syncAuthTimeoutMs ?? 120_000 });
+  const engine = createEngine({ store, clock, ids, processors: simulators, syncAuthTimeoutMs: options.syncAuthTimeoutMs ?? 120_000, ...(options.reconcileGraceMs !== undefined ? { reconcileGraceMs: options.reconcileGraceMs } : {}) });
   const apiKeys = createApiKeys(engine);
   const logger = options.log
     ? pino(

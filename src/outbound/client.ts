@@ -145,10 +145,19 @@ export function createOutbound(options: OutboundOptions) {
       };
       const timer = setTimeout(() => fail(new OutboundFailed(`no answer within ${timeoutMs} ms`)), timeoutMs);
       req.on("response", (res) => {
+        if (statusOnly) {
+          // the status is the answer: the body is read and dropped in what is left of the time,
+          // then the connection is closed (a 2xx whose body trickles in is still a 2xx)
+          settle(null, { status: res.statusCode ?? 0, headers: res.headers, body: "" });
+          const drain = setTimeout(() => req.destroy(), timeoutMs).unref();
+          res.on("close", () => clearTimeout(drain));
+          res.on("error", () => undefined);
+          res.resume();
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {
-          if (statusOnly) return;
           size += chunk.length;
           if (size > maxBodyBytes) fail(new OutboundFailed(`answer larger than ${maxBodyBytes} bytes`));
           else chunks.push(chunk);

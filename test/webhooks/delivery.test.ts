@@ -254,6 +254,24 @@ describe("what a delivery may reach", () => {
     }
   });
 
+  it("a 2xx acknowledges when it comes: a receiver whose body trickles in past the time allowed is delivered, not 'no answer'", async () => {
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/plain" }).write("x");
+        setTimeout(() => res.end("y"), 1_500).unref();
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`;
+      expect(await postWith(LOCAL)(url, JSON.stringify({ id: "evt_slow" }), {}, { timeoutMs: 500 })).toEqual({ status: 200, error: null });
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
   it("follows no redirect: a 3xx is not an acknowledgement", async () => {
     const receiver = await startReceiver();
     try {

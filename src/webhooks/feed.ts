@@ -11,6 +11,7 @@
 // subscription; a feed without the engine's runner (the CLI's) gets one of its own.
 import { randomBytes } from "node:crypto";
 import { cursorCodec, type CursorCodec } from "./cursor.js";
+import { InvalidRequest } from "../errors.js";
 import { createProjectionRunner, dropPastHead, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
 import { outageTolerantStart, prepareOnce, type EventStore, type ReadModelShape, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
@@ -206,6 +207,9 @@ export function createEventFeed({
       const after = cursors.decode(account, afterCursor);
       // every event acknowledged before the read, within the bound every list waits (503 read_model_behind past it)
       await runner.caughtUp();
+      // a position the log never reached (a 0.1.0 cursor in digits is not sealed): its pages would
+      // stay empty while events arrive before it
+      if (after > 0 && after > (await store.head())) throw new InvalidRequest(`after: position ${after} is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed`, "after", "cursor_invalid");
       const scope: FeedScope = payment_id === undefined ? { account } : { payment_id };
       const data: PublicEvent[] = [];
       let cursor = after;

@@ -105,6 +105,9 @@ describe("GET /v2/events", () => {
       // advice that holds for the list and the stream alike (the stream without after starts from now on)
       expect(problem.detail).toBe("after: not a cursor of this account's feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed");
     }
+    // a 0.1.0 cursor (digits) past the log's end: its pages would stay empty while events arrive
+    const past = expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=99999999999`), 400, "cursor_invalid", "after");
+    expect(past.detail).toBe("after: position 99999999999 is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed");
     // B's own cursor is refused on A's feed (and A's on B's)
     const ofB = await page(b, "limit=2");
     expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${ofB.next_cursor}`), 400, "cursor_invalid", "after");

@@ -271,6 +271,14 @@ describe("the web console in Chromium", () => {
     expect(await page.locator("#filters-problem").count()).toBe(0);
     await page.getByRole("link", { name: "Clear" }).click();
     await poll(listState).toBe("3 payments");
+    // the same two filters from a shared or edited URL: said, and nothing sent
+    page.on("request", count);
+    await page.goto(`${api.base}/console#/payments?status=succeeded&capture_method=manual`);
+    await poll(() => page.locator("#filters-problem").innerText()).toBe("Status and capture are both set: filter by one of them at a time, or search as well.");
+    page.off("request", count);
+    expect([await listState(), asked]).toEqual(["Not sent", []]);
+    await page.getByRole("link", { name: "Clear" }).click();
+    await poll(listState).toBe("3 payments");
   });
 
   it("opens the payment of the terminal flow: amounts, timeline, chain verdict, the diagram laid out to fit with its path highlighted", async () => {
@@ -486,6 +494,12 @@ describe("the web console in Chromium", () => {
     await poll(() => text(page.getByRole("alert"))).toMatch(/^Not allowed now\. Payment \S+ in status succeeded does not allow save_card \(the asynchronous terminal type does not support card on file\); .+ The payment is succeeded; allowed next: /);
     expect(await text(page.getByRole("alert"))).not.toMatch(/\bsuccess\b/);
     await checkBothSizes("cards", () => poll(() => caption("cards")).toMatch(/card/));
+    // the service not answering: said, and no count of cards it could not read
+    await page.route((url) => url.pathname === "/v1/customer/card", (route) => route.abort("connectionrefused"));
+    await page.goto(`${api.base}/console#/cards?customer=cus_42`);
+    await poll(() => page.getByRole("alert").filter({ hasText: "The service does not answer" }).count()).toBe(1);
+    expect(await caption("cards")).toBe("Not loaded");
+    await page.unrouteAll({ behavior: "wait" });
   });
 
   it("keeps the cards search and the save form's customer on the customer shown (Back included); the save form's customer stays editable", async () => {

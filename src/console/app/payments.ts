@@ -43,9 +43,12 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   const applied = paramsOf(route.params, FILTERS);
   const after = route.params.get("after") ?? "";
   const key = JSON.stringify([applied, after]);
+  // filters the API would refuse are said beside the form, and nothing is sent: from the form, or
+  // from a shared or edited URL
+  const refusedByUrl = filtersProblem(applied);
   const list = useLoad(
     (signal) =>
-      session.client.listPayments(
+      refusedByUrl ? Promise.resolve(null) : session.client.listPayments(
         {
           external_account_id: account,
           limit: PAGE,
@@ -60,9 +63,8 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   useLiveEvents((e) => e.payment_id !== null, list.refresh);
   // the form holds what is typed; a new URL (Back, a shared link) puts its filters in the form
   const [fields, bind] = useFields<Filters>(applied, key);
-  // filters the API would refuse are said beside the form, and nothing is sent
-  const [problem, setProblem] = useState<string | null>(null);
-  useEffect(() => setProblem(null), [key]);
+  const [problem, setProblem] = useState<string | null>(refusedByUrl);
+  useEffect(() => setProblem(refusedByUrl), [key]);
 
   function apply(e: Event) {
     e.preventDefault();
@@ -75,7 +77,7 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   }
   const rows = list.data?.data ?? [];
   const described = problem ? "filters-hint filters-problem" : "filters-hint";
-  const caption = list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}${list.data?.has_more ? "; more on the next page" : ""}`;
+  const caption = refusedByUrl ? "Not sent" : list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}${list.data?.has_more ? "; more on the next page" : ""}`;
   return html`<h1>Payments</h1>
     <form class="filters" role="search" onSubmit=${apply}>
       <label>Search<input name="q" type="search" ...${bind("q")} aria-describedby="filters-hint" placeholder="start of a pi_… id or of your reference" title="Payments whose id or reference starts with this (3 characters or more; a shorter one must be the whole id or reference)" /></label>

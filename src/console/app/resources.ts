@@ -102,7 +102,7 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
       <button type="submit">Show cards</button>
     </form>
     <${ErrorAlert} error=${list.error} />
-    ${customer && html`<${Table} testid="cards" caption=${list.loading ? "Loading…" : `${rows.length} card${rows.length === 1 ? "" : "s"} on file for ${customer}`}
+    ${customer && html`<${Table} testid="cards" caption=${list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} card${rows.length === 1 ? "" : "s"} on file for ${customer}`}
       columns=${["Card token", "Card", "Expires", "Holder", "Saved from", "Saved"]}
       rows=${rows.map((c) => [c.payment_method_id, `${c.brand} •••• ${c.last_4} (${c.funding})`, `${c.exp_month}/${c.exp_year}`, c.cardholder_name ?? "", html`<a href=${`#/payments/${encodeURIComponent(c.payment_id)}`}>${c.payment_id}</a>`, time(c.date_created)])} />`}
     <section class="card" aria-labelledby="save-h">

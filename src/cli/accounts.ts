@@ -6,6 +6,7 @@
 import { Option, type Command } from "commander";
 import { createApiKeys, parseDuration, type ApiKeyInfo } from "../api-keys.js";
 import { isoTimestamp } from "../clock.js";
+import { randomIds } from "../ids.js";
 import { configFromEnv, openStores, type Stores } from "../config.js";
 import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
@@ -13,10 +14,25 @@ import { StoreMissing } from "../store/port.js";
 import { action, processIo, type CliIo } from "./io.js";
 import { openStore, READS, storeIds, storeOption, WRITES, type StoreUse } from "./store-option.js";
 
-/** Opens the service's stores under this data directory (undefined: DATA_DIR, as `npm start`). */
+/**
+ * Opens the service's stores as `npm start` does (DATABASE_URL, else DATA_DIR); `dataDir` given on
+ * the command line: SQLite under it, whatever DATABASE_URL says.
+ */
 export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promise<Stores>;
 
-const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) }), use);
+const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir, DATABASE_URL: "" } : {}) }), use);
+
+/**
+ * Where the command's store is. An option given on the command line wins over a variable, as for
+ * serve: --store, else --data-dir, else CARDFLOW_STORE (--store's variable), else the service's
+ * (DATABASE_URL, else DATA_DIR).
+ */
+function whereOf(opts: { dataDir?: string; store?: string }, command: Command): { dataDir?: string; store?: string } {
+  const fromCli = (name: string) => command.getOptionValueSource(name) === "cli";
+  if (opts.store !== undefined && fromCli("store")) return { store: opts.store };
+  if (opts.dataDir !== undefined && fromCli("dataDir")) return { dataDir: opts.dataDir };
+  return opts.store !== undefined ? { store: opts.store } : {};
+}
 
 const expiresOption = () => new Option("--expires <duration>", "the key stops working after this long (e.g. 90d, 12h); default: no expiry");
 // nobody waits on the CLI: it catches the read models up completely (a request's wait is bounded)
@@ -47,7 +63,7 @@ function keysText(keys: ApiKeyInfo[]): string {
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd() + "\n").join("");
 }
 
-const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR");
+const dataDirOption = () => new Option("--data-dir <dir>", "the service's data directory, SQLite (default: the service's store: DATABASE_URL, else DATA_DIR, else ./data, or data/ in a checkout)");
 
 /** A --store for accounts: keys are found through the read models, so a store that has them. */
 async function storeWithReadModels(spec: string, use: StoreUse): Promise<Stores> {
@@ -61,13 +77,14 @@ async function storeWithReadModels(spec: string, use: StoreUse): Promise<Stores>
 
 export function registerAccounts(program: Command, io: CliIo = processIo, open: OpenService = openService): void {
   /** Runs with an engine on the store (--store, else the service's: said on stderr), closing it whatever happens. */
-  async function withEngine(where: { dataDir?: string; store?: string }, use: StoreUse, run: (engine: Engine, where: string) => Promise<void>) {
+  async function withEngine(where: { dataDir?: string; store?: string }, use: StoreUse, run: (engine: Engine, where: string) => Promise<void>, { appends = true } = {}) {
     const { store, readModels, description } = where.store ? await storeWithReadModels(where.store, use) : await open(where.dataDir, use).catch((error: unknown) => {
       throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --data-dir or --store`, "data_dir") : error;
     });
     io.err(`cardflow: store: ${description}\n`);
-    // request ids from the store's counter, as the server's (one counter for the deployment)
-    const ids = await storeIds(store).catch(async (error: unknown) => {
+    // request ids from the store's counter, as the server's (one counter for the deployment); a
+    // listing takes none (the counter counts requests that change something)
+    const ids = await (appends ? storeIds(store) : Promise.resolve(randomIds())).catch(async (error: unknown) => {
       await Promise.all([store.close(), readModels.close()]);
       throw error;
     });
@@ -95,7 +112,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .action(
       action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) => {
         const expiresMs = expiresIn(opts.expires); // a bad --expires opens nothing
-        return withEngine(opts, WRITES, async (engine, where) => {
+        return withEngine(whereOf(opts, command), WRITES, async (engine, where) => {
           const expiresAt = expiryAt(engine, expiresMs);
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));
           if (!existing) await engine.openAccount({ external_account_id, processor: opts.processor, currency: opts.currency }, { actor: "cli" });
@@ -123,9 +140,9 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
-      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }) => {
+      action(io, async (external_account_id: string, opts: { expires?: string; dataDir?: string; store?: string }, command: Command) => {
         const expiresMs = expiresIn(opts.expires);
-        return withEngine(opts, READS, async (engine, where) => {
+        return withEngine(whereOf(opts, command), READS, async (engine, where) => {
           await engine.getAccount(external_account_id).catch(notFoundIn(where, openIt(external_account_id)));
           const { key } = await keysOf(engine).issue(external_account_id, "cli", { expiresAt: expiryAt(engine, expiresMs) });
           io.out(`${key}\n`);
@@ -142,11 +159,11 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readModels: true }))
     .action(
-      action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine, where) => {
+      action(io, async (external_account_id: string, opts: { json?: boolean; dataDir?: string; store?: string }, command: Command) =>
+        withEngine(whereOf(opts, command), READS, async (engine, where) => {
           const keys = await keysOf(engine).list(external_account_id).catch(notFoundIn(where, openIt(external_account_id)));
           io.out(opts.json ? `${JSON.stringify(keys, null, 2)}\n` : keysText(keys));
-        }),
+        }, { appends: false }),
       ),
     );
 
@@ -158,8 +175,8 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
-      action(io, async (keyId: string, opts: { dataDir?: string; store?: string }) =>
-        withEngine(opts, READS, async (engine, where) => {
+      action(io, async (keyId: string, opts: { dataDir?: string; store?: string }, command: Command) =>
+        withEngine(whereOf(opts, command), READS, async (engine, where) => {
           const revoked = await keysOf(engine).revoke(keyId, { actor: "cli" }).catch(notFoundIn(where, KEY_IDS));
           io.err(`cardflow: revoked ${revoked.id} of ${revoked.external_account_id}\n`);
         }),
@@ -176,9 +193,9 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(dataDirOption())
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
-      action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }) => {
+      action(io, async (keyId: string, opts: { grace: string; expires?: string; dataDir?: string; store?: string }, command: Command) => {
         const [graceMs, expiresMs] = [parseDuration(opts.grace, "--grace"), expiresIn(opts.expires)];
-        return withEngine(opts, READS, async (engine, where) => {
+        return withEngine(whereOf(opts, command), READS, async (engine, where) => {
           const rotation = { graceMs, ...(expiresMs === null ? {} : { expiresAt: expiryAt(engine, expiresMs) }), actor: "cli" };
           const { key, key_id, replaced } = await keysOf(engine).rotate(keyId, rotation).catch(notFoundIn(where, KEY_IDS));
           io.err(`cardflow: ${key_id} replaces ${keyId}, which works until ${replaced.expires_at}\n`);

@@ -15,6 +15,7 @@ import { serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
 import { createLateAnswers } from "../engine/streams/late-answers.js";
 import { InvalidRequest } from "../errors.js";
+import { randomIds } from "../ids.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeIds, storeOption, withStore } from "./store-option.js";
 
@@ -50,8 +51,8 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
           opts.store,
           READS,
           async ({ store, readModels }) => {
-            // request ids from the store's counter, as the server's reconciler takes them
-            const ids = await storeIds(store);
+            // request ids from the store's counter, as the server's reconciler takes them (a dry run appends nothing: none)
+            const ids = opts.dryRun ? randomIds() : await storeIds(store);
             // the adapters' log (processor failures) on stderr: stdout is the report
             const logger = pino({ level: config.logLevel }, pino.destination(2));
             // the sandbox processor's ledger says what the simulated processor did: one made up here

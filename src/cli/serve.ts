@@ -5,7 +5,7 @@
 // variable. `--workers N` runs N processes sharing the port (src/serve/cluster.ts).
 import cluster from "node:cluster";
 import { basename, dirname, resolve } from "node:path";
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { configFromEnv, refusedStart } from "../config.js";
 import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
@@ -32,10 +32,22 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
     .option("--port <port>", "the API's port (PORT, default 8080)")
     .option("--host <host>", "the address to bind (HOST, default 0.0.0.0)")
     .addOption(storeOption({ readOnly: false, readModels: true }))
-    .addOption(new Option("--data-dir <dir>", "SQLite under this directory (like DATA_DIR; the same as --store sqlite:DIR/cardflow.sqlite)").conflicts(["store", "databaseUrl"]))
-    .addOption(new Option("--database-url <url>", "PostgreSQL (like DATABASE_URL; the same as --store postgres:URL)").conflicts(["store"]))
+    .option("--data-dir <dir>", "SQLite under this directory (like DATA_DIR; the same as --store sqlite:DIR/cardflow.sqlite)")
+    .option("--database-url <url>", "PostgreSQL (like DATABASE_URL; the same as --store postgres:URL)")
     .option("--workers <n>", "processes sharing the port (node:cluster)", "1")
-    .action(action(io, (opts: ServeOptions) => serve(opts, { portHint })));
+    .action(action(io, (opts: ServeOptions, command: Command) => serve(storeGiven(opts, command), { portHint })));
+}
+
+/**
+ * The store the command line names wins over CARDFLOW_STORE (--store's variable), as every option
+ * over its variable; two options naming it are refused.
+ */
+function storeGiven(opts: ServeOptions, command: Command): ServeOptions {
+  const given = (["store", "dataDir", "databaseUrl"] as const).filter((name) => opts[name] !== undefined && command.getOptionValueSource(name) === "cli");
+  const flag = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (given.length > 1) throw new InvalidRequest(`${given.map(flag).join(" and ")} each name the store: give one of them`, given[1]!);
+  if (given.length === 1 && given[0] !== "store") return { ...opts, store: undefined };
+  return opts;
 }
 
 /** The served process with these options: `cardflow serve`, and `npm start` (src/main.ts: CARDFLOW_STORE as --store). */

@@ -61,6 +61,18 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
   // an empty store path is refused too (it was this folder for serve, data/ for the other commands)
   expect(await cardflow("serve", "--data-dir", "")).toMatchObject({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
   expect(await cardflow("serve", "--store", "sqlite:")).toMatchObject({ code: 2, out: "", err: "cardflow: --store: sqlite:PATH needs a path\n" });
+  // two options naming the store: refused; an option and CARDFLOW_STORE (--store's variable): the option wins, as every option over its variable
+  expect(await cardflow("serve", "--store", "memory", "--data-dir", dir)).toMatchObject({ code: 2, out: "", err: "cardflow: --store and --data-dir each name the store: give one of them\n" });
+  const saved = process.env.CARDFLOW_STORE;
+  process.env.CARDFLOW_STORE = "memory";
+  try {
+    // (reaches the option's own check: it was "option '--data-dir <dir>' cannot be used with environment variable 'CARDFLOW_STORE'")
+    expect(await cardflow("serve", "--data-dir", "")).toMatchObject({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
+    expect(await cardflow("serve", "--database-url", "mysql://x", "--port", "x")).toMatchObject({ code: 2, out: "", err: 'cardflow: --port: expected a port number from 0 to 65535, got "x"\n' });
+  } finally {
+    if (saved === undefined) delete process.env.CARDFLOW_STORE;
+    else process.env.CARDFLOW_STORE = saved;
+  }
 });
 
 it("a setting that cannot work is refused as npm start refuses it: one line `cardflow: refusing to start: …`, exit 1", { timeout: 60_000 }, async () => {

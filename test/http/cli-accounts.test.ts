@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultDataDir } from "../../src/package-root.js";
 import { createApiKeys } from "../../src/api-keys.js";
+import { REQUEST_ID_SEQUENCE } from "../../src/ids.js";
 import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
@@ -124,6 +125,37 @@ describe("cardflow accounts", () => {
       expect(refused).toMatchObject({ code: 2, out: "" });
       expect(refused.err).toContain(`no store at ${join(dir, "typo", "cardflow.sqlite")}`);
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("--data-dir on the command line wins over CARDFLOW_STORE and DATABASE_URL, as serve's options do; a listing takes no request ids", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cardflow-cli-accounts-"));
+    const saved = { CARDFLOW_STORE: process.env.CARDFLOW_STORE, DATABASE_URL: process.env.DATABASE_URL };
+    const sqlite = (name: string) => join(dir, name, "cardflow.sqlite");
+    const nextRequestId = async (path: string) => {
+      const { createSqliteStore } = await import("../../src/store/sqlite/index.js");
+      const { events, readModels } = createSqliteStore({ path });
+      try {
+        return await events.reserveIds(REQUEST_ID_SEQUENCE, 0);
+      } finally {
+        await Promise.all([events.close(), readModels.close()]);
+      }
+    };
+    try {
+      expect((await cardflowOn({ interactive: false }, "accounts", "create", "acct_env", "--data-dir", join(dir, "env"))).code).toBe(0);
+      Object.assign(process.env, { CARDFLOW_STORE: `sqlite:${sqlite("env")}`, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" });
+      const created = await cardflowOn({ interactive: false }, "accounts", "create", "acct_dir", "--data-dir", join(dir, "given"));
+      expect(created).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${sqlite("given")}\n` });
+      // without the option, the variable's store (CARDFLOW_STORE over DATABASE_URL)
+      const before = await nextRequestId(sqlite("env"));
+      const listed = await cardflowOn({ interactive: false }, "accounts", "keys", "acct_env");
+      expect(listed).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${sqlite("env")}\n` });
+      expect(listed.out).toMatch(/active/);
+      expect(await nextRequestId(sqlite("env"))).toBe(before);
+      expect((await cardflowOn({ interactive: false }, "accounts", "keys", "acct_dir")).code).toBe(2); // not in the variable's store
+    } finally {
+      for (const [name, value] of Object.entries(saved)) value === undefined ? delete process.env[name] : (process.env[name] = value);
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -66,7 +66,7 @@ function formatDeliveries(deliveries: PaymentAudit["deliveries"]): string[] {
     String(d.attempt),
     d.delivered ? `delivered (${d.status_code})` : `failed: ${d.error ?? "-"}${d.next_attempt_at ? `; next ${d.next_attempt_at}` : ""}`,
   ]);
-  return ["", `webhook deliveries: ${deliveries.length} attempts`, ...table(["time", "endpoint", "event", "attempt", "result"], rows)];
+  return ["", `webhook deliveries: ${deliveries.length} (each with its attempts so far and its last result)`, ...table(["time", "endpoint", "event", "attempts", "result"], rows)];
 }
 
 export function formatStoreAudit(report: StoreAudit): string {

@@ -109,7 +109,7 @@ describe("webhooks over every flow", () => {
     expect(report.findings).toEqual([]);
     // `cardflow audit <payment>` prints them under the payment's timeline
     const text = formatAudit(await audit({ store: engine.store, readModels: engine.readModels }, payments.terminal_manual!));
-    expect(text).toContain("webhook deliveries: 6 attempts");
+    expect(text).toContain("webhook deliveries: 6 (each with its attempts so far and its last result)");
     expect(text).toMatch(/we_\S+\s+#6 payment_intent\.refunded\s+1\s+delivered \(200\)/);
     expect(text).toContain("read models: equal to a fresh replay");
   });

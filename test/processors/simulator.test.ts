@@ -223,8 +223,8 @@ describe("terminal collections", () => {
     expect(recorded).toMatchObject({ call: "start_terminal", outcome: { kind: "authorized", authorization: { card: { brand: "mastercard", type: "card_present" } } } });
     expect(reports).toEqual([["pi_1", recorded !== "never_received" && recorded.call === "start_terminal" ? recorded.outcome : null]]);
     const error = await refusal(sims.terminal.presentCard("tmr_1"));
-    expect(error.message).toBe('no collection in progress on terminal "tmr_1" for this account');
-    expect((await refusal(sims.terminal.clerkCancel("tmr_1"))).message).toBe('no collection in progress on terminal "tmr_1" for this account');
+    expect(error.message).toBe('terminal tmr_1 is not collecting a payment');
+    expect((await refusal(sims.terminal.clerkCancel("tmr_1"))).message).toBe('terminal tmr_1 is not collecting a payment');
   });
 
   it("the same payment may start its terminal again (a retry); another payment finds it busy", async () => {
@@ -276,7 +276,9 @@ describe("terminal collections", () => {
     await port.startTerminalAuthorization({ payment: payment("pi_1"), terminal: TERMINAL, key: "att_1" });
     raced = true;
     const error = await refusal(sims.terminal.presentCard("tmr_1"));
-    expect(error.message).toBe('no collection in progress on terminal "tmr_1" for this account');
+    expect(error.message).toBe('terminal tmr_1 is not collecting a payment');
+    // the collection ended between the route's look and the presentation: the terminal is idle (409), not missing (404)
+    expect(error).toMatchObject({ status: 409, code: "terminal_idle" });
     expect(sims.terminal.collecting("tmr_1")).toBe("pi_1");
     expect(await port.lookup("att_1")).toEqual({ call: "start_terminal", outcome: null, amount: "10.00" });
     expect(reports).toEqual([]);

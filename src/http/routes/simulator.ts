@@ -2,9 +2,9 @@
 // (served only with the simulators; the client SDK's routes are ./client-sdk.ts).
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
-import { Conflict } from "../../errors.js";
 import { Id } from "../../inputs.js";
 import type { Simulators } from "../../processors/simulator.js";
+import { notCollecting } from "../../processors/simulator/terminal-sessions.js";
 import { testCard } from "../../processors/test-cards.js";
 import { presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
@@ -29,7 +29,7 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
     // its own stream: no wait for the read models (a terminal registered just before is there)
     await engine.getTerminal(account, terminalId);
     const paymentId = simulators.terminal.collecting(terminalId);
-    if (!paymentId) throw new Conflict(`terminal ${terminalId} is not collecting a payment`, "terminal_idle");
+    if (!paymentId) throw notCollecting(terminalId);
     return paymentId;
   }
   return [

@@ -2,7 +2,7 @@
 // process may end it: the shopper presents a card, the clerk cancels, the shopper times out, the
 // engine stops it). Its outcome is recorded under the key the engine started it with.
 import type { Clock } from "../../clock.js";
-import { Conflict, InvalidRequest, NotFound } from "../../errors.js";
+import { Conflict, InvalidRequest } from "../../errors.js";
 import { maxAmount, parseAmount, type Decimal } from "../../money.js";
 import type { Ledger, LedgerEntry } from "../ledger.js";
 import type { ProcessorSide } from "../processor-side.js";
@@ -28,6 +28,9 @@ interface Deps {
   report: ProcessorReport;
   outcome: ScriptedOutcomes["outcome"];
 }
+
+/** A terminal asked to act on a collection it does not run (never started, or ended meanwhile: a cancel, another presentation). */
+export const notCollecting = (terminalId: string) => new Conflict(`terminal ${terminalId} is not collecting a payment`, "terminal_idle");
 
 export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, report, outcome }: Deps) {
   const collectingWaiters = new Map<string, ((paymentId: string) => void)[]>();
@@ -80,19 +83,19 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
   const helpers = {
     async presentCard(terminalId: string, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip }: { capture?: TerminalCapture; tip?: string } = {}) {
       const session = side.get<Session>("sessions", terminalId);
-      if (!session) throw new NotFound("collection in progress on terminal", terminalId);
+      if (!session) throw notCollecting(terminalId);
       if (tip !== undefined) checkTip(tip, session.payment.intent);
       const test = testCardOf(cardNumber); // an unknown card is refused and the terminal keeps collecting
       const paymentId = session.payment.intent.payment_id;
       side.set("cards", paymentId, test.number);
       const result = outcome(session.payment, test, "card_present", capture, tip);
       // the shopper presents once: of two presentations at once (two processes), one ends it
-      if (!endSession(terminalId, result, (s) => s.key === session.key)) throw new NotFound("collection in progress on terminal", terminalId);
+      if (!endSession(terminalId, result, (s) => s.key === session.key)) throw notCollecting(terminalId);
       await report(paymentId, result);
     },
     async clerkCancel(terminalId: string) {
       const session = endSession(terminalId, CANCELED_BY_POS);
-      if (!session) throw new NotFound("collection in progress on terminal", terminalId);
+      if (!session) throw notCollecting(terminalId);
       await report(session.payment.intent.payment_id, CANCELED_BY_POS);
     },
     /** The payment a terminal is collecting for, if any. */

@@ -143,13 +143,14 @@ export function createOutbound(options: OutboundOptions) {
         settle(error);
         req.destroy();
       };
+      const started = Date.now();
       const timer = setTimeout(() => fail(new OutboundFailed(`no answer within ${timeoutMs} ms`)), timeoutMs);
       req.on("response", (res) => {
         if (statusOnly) {
           // the status is the answer: the body is read and dropped in what is left of the time,
           // then the connection is closed (a 2xx whose body trickles in is still a 2xx)
           settle(null, { status: res.statusCode ?? 0, headers: res.headers, body: "" });
-          const drain = setTimeout(() => req.destroy(), timeoutMs).unref();
+          const drain = setTimeout(() => req.destroy(), Math.max(0, started + timeoutMs - Date.now())).unref();
           res.on("close", () => clearTimeout(drain));
           res.on("error", () => undefined);
           res.resume();

@@ -18,6 +18,8 @@ declare module "fastify" {
     span: Span | null;
     /** The problem code of an error answer (the log line's outcome when no command ran). */
     problemCode: string | null;
+    /** A kept answer sent again for its Idempotency-Key (no command ran): the payment it names. */
+    replayed: { payment_id: string | null } | null;
   }
 }
 
@@ -35,6 +37,7 @@ export interface ObserveOptions {
 export function observeHttp(app: FastifyInstance, { metrics, log, notes }: ObserveOptions): void {
   app.decorateRequest("span", null);
   app.decorateRequest("problemCode", null);
+  app.decorateRequest("replayed", null);
 
   // metric children per route and method, then status: created once, never a label hash per request
   const children = new Map<string, Map<string, Children>>();
@@ -97,9 +100,10 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   });
 }
 
-/** The payment a request is about: its command's, else the path's or the body's payment_id. */
+/** The payment a request is about: its command's, else the kept answer's it replayed, else the path's or the body's payment_id. */
 function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
   if (note?.payment_id) return note.payment_id; // the command's, written without card numbers already (./instrument-engine.ts)
+  if (req.replayed?.payment_id) return withoutCardNumbers(req.replayed.payment_id);
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
   const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
@@ -119,7 +123,7 @@ function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNot
       payment_id: paymentId,
       command: note?.command ?? null,
       // a kept answer sent again: no command ran
-      outcome: note?.outcome ?? req.problemCode ?? (reply.getHeader("idempotent-replayed") === "true" ? "replayed" : status < 400 ? "ok" : null),
+      outcome: note?.outcome ?? req.problemCode ?? (req.replayed ? "replayed" : status < 400 ? "ok" : null),
       latency_ms: Math.round(reply.elapsedTime * 10) / 10,
     },
     "request",

@@ -173,11 +173,13 @@ describe("a served process", () => {
     expect(lines.find((l) => l.msg === "request" && l.status === 401)).toMatchObject({ account: null, outcome: "unauthorized" });
     // a kept answer sent again for its Idempotency-Key: no command ran, the outcome says so
     const createKept = () => fetch(`${server.url}/v2/payment/intent`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": "obs-replay" }, body: JSON.stringify({ external_account_id: "acct_obs", amount: "3.00", payment_method_types: "card_present", capture_method: "manual" }) });
-    expect((await createKept()).headers.get("idempotent-replayed")).toBe("false");
+    const kept = await createKept();
+    expect(kept.headers.get("idempotent-replayed")).toBe("false");
+    const { payment_id: keptPayment } = (await kept.json()) as { payment_id: string };
     expect((await createKept()).headers.get("idempotent-replayed")).toBe("true");
-    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('"outcome":"replayed"');
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain(`"payment_id":"${keptPayment}","command":null,"outcome":"replayed"`);
     const replayed = server.output().split("\n").filter((l) => l.includes('"outcome":"replayed"')).map((l) => JSON.parse(l));
-    expect(replayed.at(-1)).toMatchObject({ route: "/v2/payment/intent", status: 200, command: null, account: "acct_obs" });
+    expect(replayed.at(-1)).toMatchObject({ route: "/v2/payment/intent", status: 200, command: null, account: "acct_obs", payment_id: keptPayment });
     expect(replayed.every((l) => l.command === null)).toBe(true);
     const log = server.output();
     for (const secret of [key, keyB, "sk_not_a_key_obs", SIGNING_KEY, seen.clientSecret, seen.endpointSecret, "5555555555554444", "4111-1111-1111-1111", "4000056655665556"]) expect(log).not.toContain(secret);

@@ -118,7 +118,7 @@ describe("asynchronous terminal (processor A), card present", () => {
     await engine.authorize({ external_account_id: A, payment_id, terminal_id });
     await sims.terminal.clerkCancel(terminal_id);
     expect(failureOf(await get(A, payment_id))).toEqual({ status: "requires_payment_method", last_error: "Canceled by clerk", last_error_code: "POS_CANCEL" });
-    expect((await refused(sims.terminal.clerkCancel(terminal_id))).code).toBe("resource_missing");
+    expect((await refused(sims.terminal.clerkCancel(terminal_id))).code).toBe("terminal_idle");
   });
 
   test("terminal busy: a second payment's auth on a collecting terminal is refused; cancel frees the terminal", async () => {
@@ -173,6 +173,6 @@ describe("asynchronous terminal (processor A), card present", () => {
   test("presenting a card on an idle terminal is refused by the helper", async () => {
     const { sims, terminal } = await rig();
     const terminal_id = await terminal("A_async");
-    expect((await refused(sims.terminal.presentCard(terminal_id))).code).toBe("resource_missing");
+    expect((await refused(sims.terminal.presentCard(terminal_id))).code).toBe("terminal_idle");
   });
 });

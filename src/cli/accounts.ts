@@ -12,7 +12,7 @@ import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
 import { StoreMissing } from "../store/port.js";
 import { action, processIo, type CliIo } from "./io.js";
-import { openStore, READS, storeIds, storeOption, WRITES, type StoreUse } from "./store-option.js";
+import { openStore, READS, storeIds, storeOption, storeOptionsGiven, WRITES, type StoreUse } from "./store-option.js";
 
 /**
  * Opens the service's stores as `npm start` does (DATABASE_URL, else DATA_DIR); `dataDir` given on
@@ -28,9 +28,8 @@ const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ..
  * (DATABASE_URL, else DATA_DIR).
  */
 function whereOf(opts: { dataDir?: string; store?: string }, command: Command): { dataDir?: string; store?: string } {
-  const fromCli = (name: string) => command.getOptionValueSource(name) === "cli";
-  if (opts.store !== undefined && fromCli("store")) return { store: opts.store };
-  if (opts.dataDir !== undefined && fromCli("dataDir")) return { dataDir: opts.dataDir };
+  const [given] = storeOptionsGiven(command, opts, ["store", "dataDir"] as const);
+  if (given === "dataDir") return { dataDir: opts.dataDir! };
   return opts.store !== undefined ? { store: opts.store } : {};
 }
 

@@ -11,7 +11,7 @@ import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
 import type { RunOptions } from "../serve/run.js";
-import { openStore, storeOption, WRITES } from "./store-option.js";
+import { openStore, storeOption, storeOptionsGiven, WRITES } from "./store-option.js";
 
 export interface ServeOptions {
   port?: string;
@@ -43,7 +43,7 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
  * over its variable; two options naming it are refused.
  */
 function storeGiven(opts: ServeOptions, command: Command): ServeOptions {
-  const given = (["store", "dataDir", "databaseUrl"] as const).filter((name) => opts[name] !== undefined && command.getOptionValueSource(name) === "cli");
+  const given = storeOptionsGiven(command, opts, ["store", "dataDir", "databaseUrl"] as const);
   const flag = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
   if (given.length > 1) throw new InvalidRequest(`${given.map(flag).join(" and ")} each name the store: give one of them`, given[1]!);
   if (given.length === 1 && given[0] !== "store") return { ...opts, store: undefined };

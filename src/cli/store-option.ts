@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
-import { Option } from "commander";
+import { Option, type Command } from "commander";
 import { configFromEnv, holdsSqliteStore, openFailed, openStores, withoutPassword, type ServiceConfig as Config } from "../config.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
@@ -59,6 +59,13 @@ export const storeOption = ({ readOnly = true, readModels = false } = {}) => {
   const kinds = ["sqlite:PATH", "postgres:URL", ...(readModels ? [] : ["kurrentdb:URL"]), ...(readOnly && !readModels ? ["jsonl:PATH (an export, read-only)"] : [])];
   return new Option("--store <store>", `event store: ${kinds.join(", ")} or memory; default: the service's store (DATABASE_URL, else DATA_DIR)`).env("CARDFLOW_STORE");
 };
+
+/**
+ * Of the options that name a store (`--store`, `--data-dir`, `--database-url`), those given on the
+ * command line, in `names`' order: an option wins over its variable (`--store`'s CARDFLOW_STORE).
+ */
+export const storeOptionsGiven = <N extends string>(command: Command, opts: Partial<Record<N, unknown>>, names: readonly N[]): N[] =>
+  names.filter((name) => opts[name] !== undefined && command.getOptionValueSource(name) === "cli");
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {

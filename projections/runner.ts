@@ -55,8 +55,8 @@ export interface ProjectionRunner {
    * runner's waitMs) has passed without.
    */
   waitFor(position: number, options?: { timeoutMs?: number }): Promise<void>;
-  /** waitFor(the store's head now): the read models reflect every write acknowledged before the call. */
-  caughtUp(options?: { timeoutMs?: number }): Promise<void>;
+  /** waitFor(the store's head now): the read models reflect every write acknowledged before the call; resolves with that head. */
+  caughtUp(options?: { timeoutMs?: number }): Promise<number>;
   /**
    * Reads of the read models that reflect every write acknowledged before each of them began: a
    * query in one round trip where the store checks its checkpoint against the head in the query's
@@ -379,7 +379,11 @@ export function createProjectionRunner({
     }
   }
 
-  const caughtUp = async (options?: { timeoutMs?: number }) => waitFor(await head(), options);
+  const caughtUp = async (options?: { timeoutMs?: number }) => {
+    const position = await head();
+    await waitFor(position, options);
+    return position;
+  };
   /**
    * `read` once the reads answer every event up to the head at the call, the documents under way of
    * an ordered store included. Checked again in the turn the read starts (a synchronous store, the

@@ -113,7 +113,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           present,
         );
         reply.header("idempotent-replayed", String(answer.replayed));
-        if (answer.replayed) req.replayed = { payment_id: paymentIdIn(answer.body) };
+        if (answer.replayed) req.replayed = { answer: answer.body };
         return reply.code(answer.status).send(answer.body);
       },
     });
@@ -126,10 +126,4 @@ function refuseMisplaced(query: unknown, body: unknown, params: Record<string, s
   if (!params || !body || typeof body !== "object") return;
   const twice = Object.keys(params).filter((name) => Object.hasOwn(body, name));
   if (twice.length) throw new InvalidRequest(`unknown field${twice.length > 1 ? "s" : ""}: ${twice.join(", ")} (given in the path, not the body)`, twice[0]!, "unknown_parameter");
-}
-
-/** The payment an answer names (a payment record, a created intent), for the request's log line. */
-function paymentIdIn(body: unknown): string | null {
-  const id = (body as { payment_id?: unknown } | null)?.payment_id;
-  return typeof id === "string" ? id : null;
 }

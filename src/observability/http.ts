@@ -7,7 +7,7 @@
 //   command, outcome, latency; never bodies, headers, keys, secrets or card data.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { RequestNote, RequestNotes } from "./instrument-engine.js";
+import { paymentIdOf as answeredPaymentId, type RequestNote, type RequestNotes } from "./instrument-engine.js";
 import type { Metrics } from "./metrics.js";
 import { ATTR, tracer } from "./tracing.js";
 import { withoutCardNumbers } from "./redact.js";
@@ -18,8 +18,8 @@ declare module "fastify" {
     span: Span | null;
     /** The problem code of an error answer (the log line's outcome when no command ran). */
     problemCode: string | null;
-    /** A kept answer sent again for its Idempotency-Key (no command ran): the payment it names. */
-    replayed: { payment_id: string | null } | null;
+    /** A kept answer sent again for its Idempotency-Key (no command ran). */
+    replayed: { answer: unknown } | null;
   }
 }
 
@@ -103,7 +103,8 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
 /** The payment a request is about: its command's, else the kept answer's it replayed, else the path's or the body's payment_id. */
 function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
   if (note?.payment_id) return note.payment_id; // the command's, written without card numbers already (./instrument-engine.ts)
-  if (req.replayed?.payment_id) return withoutCardNumbers(req.replayed.payment_id);
+  const answered = req.replayed && answeredPaymentId(req.replayed.answer); // the payment the kept answer names
+  if (answered) return answered;
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
   const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;

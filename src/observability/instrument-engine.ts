@@ -25,7 +25,7 @@ export type RequestNotes = Map<number, RequestNote | null>;
 const COMMANDS = ["openAccount", "registerTerminal", "createIntent", "authorize", "collectPaymentMethod", "processPayment", "capture", "cancel", "refund", "saveCard"] as const;
 
 /** The payment id a command was given (or answered), as the log and traces may write it. */
-const paymentIdOf = (value: unknown): string | null => {
+export const paymentIdOf = (value: unknown): string | null => {
   const id = typeof value === "string" ? value : (value as { payment_id?: unknown } | null | undefined)?.payment_id;
   return typeof id === "string" ? withoutCardNumbers(id) : null;
 };

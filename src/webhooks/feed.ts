@@ -206,10 +206,10 @@ export function createEventFeed({
     async page(account: string, { after: afterCursor, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
       const after = cursors.decode(account, afterCursor);
       // every event acknowledged before the read, within the bound every list waits (503 read_model_behind past it)
-      await runner.caughtUp();
+      const head = await runner.caughtUp();
       // a position the log never reached (a 0.1.0 cursor in digits is not sealed): its pages would
       // stay empty while events arrive before it
-      if (after > 0 && after > (await store.head())) throw new InvalidRequest(`after: position ${after} is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed`, "after", "cursor_invalid");
+      if (after > head) throw new InvalidRequest(`after: position ${after} is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed`, "after", "cursor_invalid");
       const scope: FeedScope = payment_id === undefined ? { account } : { payment_id };
       const data: PublicEvent[] = [];
       let cursor = after;

@@ -140,7 +140,7 @@ async function everyList(rm: ReadModelStore) {
   expect(await listTerminalsHandler(deps as never)("acct_7")).toHaveLength(10);
   expect(await listCustomerCardsHandler(deps as never)("big", "cus_3")).toHaveLength(100);
   const processors = { get: () => ({ retrieveStoredCard: async () => undefined }) } as unknown as Processors;
-  const { findStoredCard } = createStoredCards({ payments: { load: async () => undefined }, readModels: rm, projections: { ready: async () => undefined, caughtUp: async () => undefined }, processors, cacheSize: 10 });
+  const { findStoredCard } = createStoredCards({ payments: { load: async () => undefined }, readModels: rm, projections: { ready: async () => undefined, caughtUp: async () => 0 }, processors, cacheSize: 10 });
   expect(await findStoredCard({ external_account_id: "big", processor: "a" } as unknown as Account, "cus_3", "pm_00053")).toMatchObject({ card: { last_4: "4242" } });
 
   // the feed: GET /v2/events (an account's, a payment's), webhook scans (an account's), `events tail` (all), a delivery's entry

@@ -20,11 +20,13 @@ export async function catchUpReadModels({ store, readModels }: { store: EventSto
   // read models past the events would be rebuilt (the service's answer to a restored backup): an
   // audit keeps them as they are, the evidence of events removed (readModelsAhead)
   if ((await readModelsAhead(readModels, PROJECTIONS.map((p) => p.name), await lastPosition(store))).length) return;
-  await createProjectionRunner({ store, readModels, projections: PROJECTIONS })
-    .catchUp()
-    .catch((error: unknown) => {
-      if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
-    });
+  const catchUp = (batchSize?: number) => createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize }).catchUp();
+  const stopped = (error: unknown) => {
+    if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
+    return true;
+  };
+  // a batch holding the event is not committed: one event at a time from there, up to the event
+  if (await catchUp().then(() => false, stopped)) await catchUp(1).catch(stopped);
 }
 
 /** Fresh documents of every projection from these events (in global order). */

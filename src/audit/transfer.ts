@@ -62,7 +62,9 @@ export class ImportRefused extends InvalidRequest {
 }
 
 export interface ImportResult {
+  /** Streams it appended to. */
   streams: number;
+  /** The file's events. */
   events: number;
   /** Of those events, how many the store had already (an import run again appends nothing). */
   already: number;
@@ -86,7 +88,11 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
   /** Of each stream, how many of its first events the store holds already (the same ones). */
   const held = new Map<string, number>();
   const byStream = new Map<string, RecordedEvent[]>();
-  for (const e of events) byStream.set(e.stream, [...(byStream.get(e.stream) ?? []), e]);
+  for (const e of events) {
+    const list = byStream.get(e.stream);
+    if (list) list.push(e);
+    else byStream.set(e.stream, [e]);
+  }
   for (const [stream, list] of byStream) {
     list.sort((a, b) => a.revision - b.revision);
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
@@ -133,7 +139,7 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
   const highest = events.reduce((most, e) => Math.max(most, e.metadata.request_id), 0);
   const next = await store.reserveIds(REQUEST_ID_SEQUENCE, 0);
   if (next <= highest) await store.reserveIds(REQUEST_ID_SEQUENCE, highest + 1 - next);
-  return { streams: byStream.size, events: events.length, already: events.length - appended.length };
+  return { streams: done.streams.size, events: events.length, already: events.length - appended.length };
 }
 
 /** Problems with the ids of the events to append: one the file holds twice, or one the store holds (in another stream: the same stream's were compared above). */

@@ -97,13 +97,15 @@ describe("import into a SQLite or PostgreSQL store that holds part of the file",
   const golden = new URL("../fixtures/streams/v0.1.0/", import.meta.url).pathname;
   const file = readFileSync(join(golden, "events.jsonl"), "utf8").trim().split("\n");
   const heads = JSON.parse(readFileSync(join(golden, "heads.json"), "utf8")) as Record<string, string>;
+  /** The streams with events past the file's first 100: those an import after those appends to. */
+  const rest = new Set(file.slice(100).map((l) => (JSON.parse(l) as { stream: string }).stream)).size;
   const highest = Math.max(...file.map((l) => (JSON.parse(l) as { metadata: { request_id: number } }).metadata.request_id));
 
   for (const [kind, open] of [["SQLite", () => sqlite("overlap")], ["PostgreSQL", () => postgres("audit_overlap")]] as const) {
     it(`${kind}: appends the events past what each stream holds, ends with the file's heads, and request ids go on past the file's`, { timeout: 60_000 }, async () => {
       const s = await open();
       expect(await importEvents(s.events, file.slice(0, 100))).toMatchObject({ events: 100, already: 0 });
-      expect(await importEvents(s.events, file)).toEqual({ streams: Object.keys(heads).length, events: file.length, already: 100 });
+      expect(await importEvents(s.events, file)).toEqual({ streams: rest, events: file.length, already: 100 });
       expect(await s.events.readAll()).toHaveLength(file.length);
       expect(await streamHeads(s.events)).toEqual(heads);
       expect((await auditAll({ store: s.events }, { anchors: heads })).findings).toEqual([]);
@@ -117,7 +119,7 @@ describe("import into a SQLite or PostgreSQL store that holds part of the file",
     const store = `sqlite:${join(dir, "overlap-cli", "cardflow.sqlite")}`;
     expect(withoutStoreLine((await cardflow("events", "import", first, "--store", store)).err)).toBe("imported 100 events in 24 streams\n");
     const again = await cardflow("events", "import", join(golden, "events.jsonl"), "--store", store);
-    expect({ code: again.code, err: withoutStoreLine(again.err) }).toEqual({ code: 0, err: `imported ${file.length - 100} events in ${Object.keys(heads).length} streams (100 of the file's events were in the store already)\n` });
+    expect({ code: again.code, err: withoutStoreLine(again.err) }).toEqual({ code: 0, err: `imported ${file.length - 100} events in ${rest} streams (100 of the file's events were in the store already)\n` });
     const audited = await cardflow("audit", "--all", "--anchors", join(golden, "heads.json"), "--store", store);
     expect(audited.out).toContain(`audited ${file.length} events`);
     expect(audited.code).toBe(0);

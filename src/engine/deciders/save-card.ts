@@ -25,6 +25,8 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): 
 function whyNot(payment: PaymentSnapshot): string {
   const { saved_card, intent, terminal, card } = payment.context;
   if (saved_card) return `its card is saved already, for customer ${saved_card.external_customer_id}`;
+  // a card on file comes from a captured payment (spec §2.3); a canceled one never will be
+  if (payment.value === "canceled") return "it was canceled: a card is saved only from a captured payment (spec §2.3)";
   if (terminal?.terminal_type === "A_async") return "the asynchronous terminal type does not support card on file";
   if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
   if (!card) return "no card has been collected for it yet";

@@ -2,7 +2,7 @@
 import { describe, test } from "vitest";
 import { decideSaveCard } from "../../../src/engine/deciders/save-card.js";
 import { decider } from "./spec.js";
-import { cardPresentIntent, ev, processedByCollect, ref, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
+import { cardPresentIntent, ev, processedByCollect, ref, storedCardAuthorized, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
 
 const saveCard = decider(decideSaveCard);
 const save = (external_customer_id: string) => ({ ...ref, external_customer_id });
@@ -37,6 +37,13 @@ describe("save card refuses", () => {
 
   test("given a payment that charged a card on file, when its card is saved, then 409 (it is on file already)", () => {
     saveCard.given(storedCardCaptured()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it charges the card on file" });
+  });
+
+  test("given a payment canceled, when its card is saved, then 409 saying it was canceled, before any other reason (a stored card's, a terminal's)", () => {
+    const canceled = (events: ReturnType<typeof storedCardAuthorized>) => [...events, ev.voidAttempted(null, "att_9"), ev.canceled(null, "att_9")];
+    for (const given of [canceled(storedCardAuthorized()), canceled(terminalAuthorized("A_sync", { capture_method: "manual", external_customer_id: "cus_1" }))]) {
+      saveCard.given(given).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "canceled", message: "it was canceled: a card is saved only from a captured payment (spec §2.3)" });
+    }
   });
 
   test("given a synchronous terminal's payment captured that was created with neither allow_saving_card nor a customer, when its card is saved, then 409 naming both", () => {

@@ -78,8 +78,8 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   // a store that cannot be opened stops the start as every other reason does (one line, exit 1)
   const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }), refusedStart);
   // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)
-  const storeHint = store === "memory" ? "(a memory store: accounts only through the API's process)" : store === null ? undefined : `CARDFLOW_STORE=${store}`;
-  await runService({ env, ...(stores ? { stores } : {}), ...hints, ...(storeHint ? { storeHint } : {}) });
+  const storeHint = store === null || store === "memory" ? undefined : `CARDFLOW_STORE=${store}`;
+  await runService({ env, ...(stores ? { stores } : {}), ...hints, ...(storeHint ? { storeHint } : {}), demoAccount: store === "memory" });
 }
 
 /**

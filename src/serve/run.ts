@@ -7,6 +7,8 @@ import type { Logger } from "pino";
 import { configFromEnv, refusedStart, type Stores } from "../config.js";
 import { serveConfigFromEnv } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
+import { createApiKeys } from "../api-keys.js";
+import type { Engine } from "../engine.js";
 import { startService, StartFailure } from "./service.js";
 import { stopWithParent } from "./parent.js";
 import { stopOnSignals } from "./shutdown.js";
@@ -20,11 +22,16 @@ export interface RunOptions {
   portHint?: (port: number) => string;
   /** The environment line of the banner's `accounts create` hint (default: DATABASE_URL or DATA_DIR). */
   storeHint?: string;
+  /**
+   * A store only this process holds (`--store memory`): no other process can open its accounts, so
+   * it opens acct_demo and the banner prints its API key.
+   */
+  demoAccount?: boolean;
 }
 
 const npmPortHint = (port: number) => `PORT, e.g. PORT=${port + 1} npm start`;
 
-export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint }: RunOptions = {}): Promise<void> {
+export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint, demoAccount = false }: RunOptions = {}): Promise<void> {
   let config: ReturnType<typeof configFromEnv>;
   let serve: ReturnType<typeof serveConfigFromEnv>;
   let logger: Logger;
@@ -68,15 +75,23 @@ export async function runService({ env = process.env, stores, portHint = npmPort
     process.send?.(listening);
     return;
   }
-  process.stderr.write(banner(`http://localhost:${service.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl));
+  const demoKey = demoAccount ? await openDemoAccount(service.engine) : undefined;
+  process.stderr.write(banner(`http://localhost:${service.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl, demoKey));
 }
 
-export function banner(base: string, store: string, storeHint: string, metricsUrl: string | null): string {
+/** acct_demo (processor A, USD) in the served store, and a new API key of it. */
+async function openDemoAccount(engine: Engine): Promise<string> {
+  await engine.openAccount({ external_account_id: "acct_demo", processor: "A" }, { actor: "cli" });
+  return (await createApiKeys(engine).issue("acct_demo", "cli")).key;
+}
+
+export function banner(base: string, store: string, storeHint: string, metricsUrl: string | null, demoKey?: string): string {
   return (
     `\ncardflow is listening on ${base} (store: ${store})\n` +
-    `Create a merchant account and its API key (prints only the key):\n` +
-    `  ${storeHint} npx cardflow accounts create acct_demo --exists-ok\n` +
-    `Then: curl -H "Authorization: Bearer <key>" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
+    (demoKey
+      ? `A merchant account acct_demo and its API key (the store is this process's memory: no other process can open an account in it):\n  ${demoKey}\n`
+      : `Create a merchant account and its API key (prints only the key):\n  ${storeHint} npx cardflow accounts create acct_demo --exists-ok\n`) +
+    `Then: curl -H "Authorization: Bearer ${demoKey ?? "<key>"}" "${base}/v2/hardware?external_account_id=acct_demo"\n` +
     `OpenAPI: ${base}/openapi.json   Web console: ${base}/console` +
     (metricsUrl ? `   Metrics: ${metricsUrl}` : "") +
     "\n\n"

@@ -87,7 +87,7 @@ it("a setting that cannot work is refused as npm start refuses it: one line `car
   }
 });
 
-it("--port 0: the banner names the port the system chose, which answers", { timeout: 120_000 }, async () => {
+it("--port 0: the banner names the port the system chose, which answers; --store memory: it prints the API key of acct_demo, which it opened (no other process can)", { timeout: 120_000 }, async () => {
   const child = spawn(process.execPath, [BIN, "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1"], { env: { ...process.env, METRICS_PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
@@ -97,6 +97,12 @@ it("--port 0: the banner names the port the system chose, which answers", { time
     const port = Number(/listening on http:\/\/localhost:(\d+) /.exec(stderr)![1]);
     expect(port).toBeGreaterThan(0);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(stderr).not.toContain("npx cardflow accounts create");
+    const key = /acct_demo and its API key .*\n {2}(\S+)\n/.exec(stderr)?.[1];
+    expect(key, stderr).toMatch(/^sk_/);
+    const terminals = await fetch(`http://127.0.0.1:${port}/v2/hardware?external_account_id=acct_demo`, { headers: { authorization: `Bearer ${key}` } });
+    expect(terminals.status).toBe(200);
+    expect(stderr).toContain(`curl -H "Authorization: Bearer ${key}" "http://localhost:${port}/v2/hardware?external_account_id=acct_demo"`);
   } finally {
     child.kill("SIGTERM");
     await exited;

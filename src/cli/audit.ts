@@ -90,8 +90,9 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
       action(io, async (paymentId: string, timestamp: string, opts: { store?: string }) =>
         withStore(io, opts.store, READS, async ({ store }) => {
           const found = await asOf(store, paymentId, timestamp);
-          if (!found) throw new InvalidRequest(`payment ${paymentId} did not exist yet at ${timestamp}`, "timestamp");
-          show(io, true, found.record, String, 0);
+          // as the as-of route answers: no record then (null), which is an answer, not a failure
+          if (!found) io.err(`cardflow: payment ${paymentId} did not exist yet at ${timestamp}\n`);
+          show(io, true, found?.record ?? null, String, 0);
         }),
       ),
     );

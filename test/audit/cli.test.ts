@@ -204,6 +204,11 @@ describe("cardflow CLI", () => {
     const events = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.stream === `payment-${flows.payments.terminal_manual}`);
     const { out } = await cardflow("as-of", flows.payments.terminal_manual!, events[5].metadata.timestamp, "--store", `jsonl:${file}`);
     expect(JSON.parse(out)).toMatchObject({ status: "succeeded", amount_captured: "20.00", amount_refunded: "0.00" });
+    // before its first event: no record (null, as the as-of route answers), exit 0; a payment never created: exit 2
+    const before = new Date(Date.parse(events[0].metadata.timestamp) - 1000).toISOString();
+    const early = await cardflow("as-of", flows.payments.terminal_manual!, before, "--store", `jsonl:${file}`);
+    expect({ code: early.code, out: early.out, err: withoutStoreLine(early.err) }).toEqual({ code: 0, out: "null\n", err: `cardflow: payment ${flows.payments.terminal_manual} did not exist yet at ${before}\n` });
+    expect((await cardflow("as-of", "pi_never", before, "--store", `jsonl:${file}`)).code).toBe(2);
   });
 
   it("diagram in each format, and a payment's path", async () => {

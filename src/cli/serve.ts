@@ -22,7 +22,7 @@ export interface ServeOptions {
   workers: string;
 }
 
-const portHint = (port: number) => `--port, e.g. cardflow serve --port ${port + 1}`;
+const portHint = (port: number) => `--port, e.g. cardflow serve --port ${port}`;
 
 export function registerServe(program: Command, io: CliIo = processIo): void {
   program

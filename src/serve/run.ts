@@ -2,6 +2,7 @@
 // come here, the CLI with its options already turned into the environment's terms. Logs are pino
 // JSON lines on stdout (LOG_LEVEL); what a person starting it needs to know goes to stderr.
 import cluster from "node:cluster";
+import { createServer } from "node:net";
 import { AggregatorRegistry } from "prom-client";
 import type { Logger } from "pino";
 import { configFromEnv, refusedStart, type Stores } from "../config.js";
@@ -18,7 +19,7 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** Opened by `serve --store`. */
   stores?: Stores;
-  /** How the person starting it changes the port, for the message when it is taken. */
+  /** How the person starting it changes the port, for the message when it is taken (`port`: a free one to give as the example). */
   portHint?: (port: number) => string;
   /** The environment line of the banner's `accounts create` hint (default: DATABASE_URL or DATA_DIR). */
   storeHint?: string;
@@ -29,7 +30,18 @@ export interface RunOptions {
   demoAccount?: boolean;
 }
 
-const npmPortHint = (port: number) => `PORT, e.g. PORT=${port + 1} npm start`;
+const npmPortHint = (port: number) => `PORT, e.g. PORT=${port} npm start`;
+
+/** The first port after `port` that this host lets one listen on now (so the example given is free), else port + 1. */
+async function freePortAfter(host: string, port: number): Promise<number> {
+  const free = (p: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = createServer().once("error", () => resolve(false));
+      probe.listen(p, host, () => probe.close(() => resolve(true)));
+    });
+  for (let p = port + 1; p <= Math.min(port + 100, 65535); p++) if (await free(p)) return p;
+  return port + 1;
+}
 
 export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint, demoAccount = false }: RunOptions = {}): Promise<void> {
   let config: ReturnType<typeof configFromEnv>;
@@ -58,7 +70,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read
-    return refusedStart(error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(config.port)}` : error);
+    return refusedStart(error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(await freePortAfter(config.host, config.port))}` : error);
   } finally {
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
   }

@@ -9,9 +9,21 @@ import { describe, expect, it } from "vitest";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 describe("npm start", () => {
-  it("says the port is in use and how to choose another, exits non-zero, no stack trace", async () => {
-    const holder = createServer();
-    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+  it("says the port is in use and how to choose another (a port free now: the next one is held too), exits non-zero, no stack trace", async () => {
+    // two ports in a row held (the next one is what a second server's metrics often take)
+    const listen = (port: number) =>
+      new Promise<ReturnType<typeof createServer> | null>((resolve) => {
+        const server = createServer().once("error", () => resolve(null));
+        server.listen(port, "127.0.0.1", () => resolve(server));
+      });
+    let holder = createServer();
+    let next: ReturnType<typeof createServer> | null = null;
+    for (let tries = 0; !next; tries++) {
+      if (tries > 0) holder.close();
+      holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+      next = await listen((holder.address() as { port: number }).port + 1);
+    }
     const { port } = holder.address() as { port: number };
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-start-"));
     try {
@@ -23,9 +35,17 @@ describe("npm start", () => {
       child.stderr.on("data", (d) => (stderr += d));
       const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
       expect(code).not.toBe(0);
-      expect(stderr).toBe(`cardflow: refusing to start: port ${port} on 127.0.0.1 is already in use (another cardflow, or another service?); choose another with PORT, e.g. PORT=${port + 1} npm start\n`);
+      const said = /^cardflow: refusing to start: port (\d+) on 127\.0\.0\.1 is already in use \(another cardflow, or another service\?\); choose another with PORT, e\.g\. PORT=(\d+) npm start\n$/.exec(stderr);
+      expect(said, stderr).not.toBeNull();
+      expect(Number(said![1])).toBe(port);
+      // past the two held, and free (the first free one: port + 2 but for another process's listener)
+      expect(Number(said![2])).toBeGreaterThanOrEqual(port + 2);
+      const suggested = await listen(Number(said![2]));
+      expect(suggested).not.toBeNull();
+      suggested!.close();
     } finally {
       holder.close();
+      next.close();
       await rm(dataDir, { recursive: true, force: true });
     }
   });

@@ -34,6 +34,10 @@ export interface SqliteAppender extends Appender {
   close(): void;
 }
 
+/** Microtask turns a flush waits for its callers' next appends (a processor call that answers at once takes about ten). */
+const FOLLOW_UP_TURNS = 32;
+/** Flushes one turn of the event loop makes at most: each waits FOLLOW_UP_TURNS for the next. */
+const FOLLOW_UP_ROUNDS = 3;
 /** Streams whose last commit each connection remembers (a payment's status read needs only its own). */
 const REMEMBERED_STREAMS = 100_000;
 
@@ -110,9 +114,10 @@ export function sqliteAppender(
   const lastCommitOf = new Map<string, number>();
   let closed = false;
 
-  function flush() {
+  /** Writes the queue; false when it waits for another process's write lock (a retry scheduled). */
+  function flush(): boolean {
     scheduled = false;
-    if (queue.length === 0) return;
+    if (queue.length === 0) return true;
     try {
       db.exec("BEGIN IMMEDIATE");
     } catch (error) {
@@ -121,12 +126,12 @@ export function sqliteAppender(
       if (isBusy(error) && Date.now() - queue[0]!.since < busyTimeoutMs) {
         scheduled = true;
         setTimeout(flush, 10);
-        return;
+        return false;
       }
       const refused = queue;
       queue = [];
       for (const p of refused) p.reject(translated(error));
-      return;
+      return true;
     }
     const batch = queue;
     queue = [];
@@ -144,7 +149,7 @@ export function sqliteAppender(
       // a statement or the COMMIT failed (disk full, I/O error): nothing of the batch is durable
       if (db.inTransaction) db.exec("ROLLBACK");
       for (const p of batch) p.reject(translated(error));
-      return;
+      return true;
     }
     onCommit(batch.length, outcomes.some((o) => o.ok));
     batch.forEach((p, i) => {
@@ -152,6 +157,19 @@ export function sqliteAppender(
       if (o.ok) p.resolve(o.result);
       else p.reject(o.error);
     });
+    return true;
+  }
+
+  /**
+   * A flush, then the appends its callers make within a few microtasks of being answered (an
+   * attempt's outcome after a processor call that answered at once: the sandbox's, a refusal): in
+   * this turn of the event loop, not after a whole turn more of other requests' work.
+   */
+  async function flushWithFollowUps() {
+    for (let round = 1; flush() && round < FOLLOW_UP_ROUNDS; round++) {
+      for (let turn = 0; turn < FOLLOW_UP_TURNS; turn++) await null;
+      if (queue.length === 0) return;
+    }
   }
 
   return {
@@ -161,7 +179,7 @@ export function sqliteAppender(
         queue.push({ stream, events, options, resolve, reject, since: Date.now() });
         if (!scheduled) {
           scheduled = true;
-          setImmediate(flush);
+          setImmediate(flushWithFollowUps);
         }
       });
     },

@@ -5,8 +5,9 @@ import { upcast } from "../../machines/event-versions.js";
 import { UnreadableEvent, type ReadStreamOptions, type RecordedEvent } from "./port.js";
 
 /** A PostgreSQL schema cardflow takes (an identifier it never needs to quote), and the rule in words for messages. */
-export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-export const SCHEMA_RULE = "lower-case letters, digits and _, starting with a letter or _, at most 63 characters";
+// pg_ names are PostgreSQL's own (CREATE SCHEMA refuses them)
+export const SCHEMA_NAME = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/;
+export const SCHEMA_RULE = "lower-case letters, digits and _, starting with a letter or _ but not pg_, at most 63 characters";
 
 export interface EventRow {
   /** bigint columns arrive as strings from PostgreSQL. */

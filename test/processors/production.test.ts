@@ -158,6 +158,8 @@ describe("a store that cannot be opened stops the start naming it (the variable,
       [{ DATABASE_URL: wrongPassword(), STORE_START_WAIT_SECONDS: "0" }, /DATABASE_URL: PostgreSQL postgres:\/\/\w+:\*\*\*@\S+ refused the login \(password authentication failed for user "\w+"\)\n/],
       // a schema name cardflow does not take: the variable and the rule
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", DATABASE_SCHEMA: "bad-schema" }, /DATABASE_SCHEMA: expected a schema name of lower-case letters, digits and _, .*got "bad-schema"\n/],
+      // PostgreSQL's own prefix (CREATE SCHEMA refuses it): the variable named, not the URL
+      [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", DATABASE_SCHEMA: "pg_x" }, /DATABASE_SCHEMA: expected a schema name of .*but not pg_.*got "pg_x"\n/],
       // a store file that is not one: the file at fault, and what it is
       [{ DATA_DIR: await garbageDir("cardflow.sqlite") }, /\/cardflow\.sqlite \(the event store\) is not a SQLite database \(file is not a database\)\n/],
       [{ DATA_DIR: await garbageDir("cardflow.read-models.sqlite") }, /\/cardflow\.read-models\.sqlite \(the read models' file\) is not a SQLite database \(file is not a database\)\n/],

@@ -83,6 +83,8 @@ export interface AddressPolicy {
   allowlist: readonly string[];
   /** Sandbox with WEBHOOK_ALLOW_PRIVATE=1: loopback and private-use addresses allowed. */
   allowPrivate: boolean;
+  /** The sandbox: a refusal may point at WEBHOOK_ALLOW_PRIVATE (production refuses that setting). */
+  sandbox?: boolean;
 }
 
 export type Verdict = { allowed: true } | { allowed: false; reason: string };
@@ -143,7 +145,7 @@ export function judgeAddress(text: string, policy: AddressPolicy, own: readonly 
   }
   const special = (judged.kind() === "ipv4" ? V4 : V6).find((r) => matches(judged, r.range));
   if (special && !(special.local && policy.allowPrivate)) {
-    const hint = special.local ? "; allowed in the sandbox with WEBHOOK_ALLOW_PRIVATE=1, or by the operator's OUTBOUND_ALLOWLIST" : "; only the operator's OUTBOUND_ALLOWLIST allows it";
+    const hint = special.local && policy.sandbox ? "; allowed in the sandbox with WEBHOOK_ALLOW_PRIVATE=1, or by the operator's OUTBOUND_ALLOWLIST" : "; only the operator's OUTBOUND_ALLOWLIST allows it";
     return { allowed: false, reason: `${text}${via} is a special-purpose address (${special.name})${hint}` };
   }
   if (!special && own.some((mine) => ipaddr.isValid(mine) && sameAddress(ipaddr.parse(mine), judged))) {
@@ -166,7 +168,7 @@ export function loopbackNameRefusal(host: string, policy: AddressPolicy): string
   const refused = LOOPBACK_NAME_ADDRESSES.filter((a) => !judgeAddress(a, policy, []).allowed);
   if (refused.length === 0) return null;
   const partly = refused.length < LOOPBACK_NAME_ADDRESSES.length ? `; ${refused.join(", ")} is not allowed` : "";
-  return `${host} names this host (loopback: ${LOOPBACK_NAME_ADDRESSES.join(" and ")}); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST${partly} (or, in the sandbox, WEBHOOK_ALLOW_PRIVATE=1)`;
+  return `${host} names this host (loopback: ${LOOPBACK_NAME_ADDRESSES.join(" and ")}); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST${partly}${policy.sandbox ? " (or, in the sandbox, WEBHOOK_ALLOW_PRIVATE=1)" : ""}`;
 }
 
 function sameAddress(a: Address, b: Address): boolean {

@@ -57,7 +57,7 @@ export type Outbound = ReturnType<typeof createOutbound>;
 
 export function createOutbound(options: OutboundOptions) {
   const { sandbox, timeoutMs: defaultTimeout = 10_000, maxBodyBytes = 1 << 20, resolve = (hostname, family) => dnsLookup(hostname, { all: true, family }) } = options;
-  const policy: AddressPolicy = { allowlist: options.allowlist, allowPrivate: options.allowPrivate };
+  const policy: AddressPolicy = { allowlist: options.allowlist, allowPrivate: options.allowPrivate, sandbox };
   const ca = options.ca ? [...rootCertificates, options.ca] : undefined;
 
   /** Why a name may not be requested: the first of its addresses the policy refuses, or null. */

@@ -180,10 +180,11 @@ describe("the example HTTP adapter refuses at start the settings it cannot work 
       [{ PROCESSOR_TIMEOUT_MS: "20s" }, 'PROCESSOR_TIMEOUT_MS: expected a whole number of milliseconds from 1 to 2147483647, got "20s"'],
       [{ PROCESSOR_POLL_MS: "abc" }, 'PROCESSOR_POLL_MS: expected a whole number of milliseconds from 1 to 2147483647, got "abc"'],
       [{ PROCESSOR_A_URL: "http://processor-a.example" }, "PROCESSOR_A_URL: http: URLs are not requested outside the sandbox: https only"],
-      [{ PROCESSOR_B_URL: "https://10.1.2.3/api" }, "PROCESSOR_B_URL: 10.1.2.3 is a special-purpose address (private-use)"],
+      // production: only the allowlist can allow it (WEBHOOK_ALLOW_PRIVATE is the sandbox's, and refused here)
+      [{ PROCESSOR_B_URL: "https://10.1.2.3/api" }, "PROCESSOR_B_URL: 10.1.2.3 is a special-purpose address (private-use); only the operator's OUTBOUND_ALLOWLIST allows it"],
       // a name of this host, as a webhook's registration refuses it: allowed only with both loopback addresses in OUTBOUND_ALLOWLIST
       [{ PROCESSOR_A_URL: "https://localhost/api" }, "PROCESSOR_A_URL: localhost names this host (loopback: 127.0.0.1 and ::1)"],
-      [{ PROCESSOR_B_URL: "https://localhost./api", OUTBOUND_ALLOWLIST: "127.0.0.1" }, "PROCESSOR_B_URL: localhost. names this host (loopback: 127.0.0.1 and ::1); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed"],
+      [{ PROCESSOR_B_URL: "https://localhost./api", OUTBOUND_ALLOWLIST: "127.0.0.1" }, "PROCESSOR_B_URL: localhost. names this host (loopback: 127.0.0.1 and ::1); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed\n"],
     ];
     for (const [env, said] of cases) {
       const { code, stderr } = await refusedStart({ ...adapters, ...env });

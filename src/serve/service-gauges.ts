@@ -1,7 +1,8 @@
 // Gauges read when Prometheus scrapes (never on a request's path): requests in flight, how far
 // the read models are behind, the webhook deliveries waiting and failing. Registered once per
 // served process, over its engine, webhooks and HTTP server. A failed read (the database away)
-// leaves a gauge at its last value; /readyz and the request errors say the store is away.
+// sets its gauges to NaN: unknown, not the last reading (a lag of 0 while nothing can be read
+// would say all is well); /readyz and the request errors say the store is away.
 import { Gauge } from "prom-client";
 import type { Engine } from "../engine.js";
 import { PROJECTIONS } from "../../projections/registry.js";
@@ -41,7 +42,7 @@ export function registerServiceGauges(metrics: Metrics, { engine, drain }: Gauge
     registers,
     async collect() {
       const read = await readLag();
-      if (read) this.set(read.events);
+      this.set(read ? read.events : NaN);
     },
   });
   new Gauge({
@@ -51,7 +52,7 @@ export function registerServiceGauges(metrics: Metrics, { engine, drain }: Gauge
     registers,
     async collect() {
       const read = await readLag();
-      if (read) this.set(read.seconds);
+      this.set(read ? read.seconds : NaN);
     },
   });
 
@@ -65,7 +66,7 @@ export function registerServiceGauges(metrics: Metrics, { engine, drain }: Gauge
       registers,
       async collect() {
         const read = await readDeliveries();
-        if (read) this.set(pick(read));
+        this.set(read ? pick(read) : NaN);
       },
     });
   deliveryGauge("cardflow_webhook_deliveries_pending", "Webhook events queued for delivery, over every endpoint", (d) => d.pending);

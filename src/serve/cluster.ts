@@ -111,7 +111,8 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     }
     // a worker ended by the stop's SIGTERM while it still started stopped cleanly
     if (code !== 0 && !(signal === "SIGTERM" && !listened)) failed = true;
-    if (live().length === 0) void metrics?.close().finally(() => process.exit(failed ? 1 : 0));
+    // (no metrics listener, METRICS_PORT=0: metrics?.close() is nothing, and the exit still comes)
+    if (live().length === 0) void Promise.resolve(metrics?.close()).finally(() => process.exit(failed ? 1 : 0));
   });
 
   const repeatsFirst = repeatsOfFirstSignal();

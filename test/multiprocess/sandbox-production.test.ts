@@ -3,12 +3,17 @@
 // production's real call, hear "never received" and abandon the attempt (a retry would charge the
 // card again). So the sandbox process stops once production counted itself there: exit 1, one line
 // `cardflow: …` saying why; production waits, counted, before it serves (its log says so), and no
-// AttemptAbandoned is ever appended to production's payment whose answer was lost.
+// AttemptAbandoned is ever appended to production's payment whose answer was lost. Under
+// `serve --workers 2`, each worker stops so, and the primary starts no other in its place.
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/postgres.js";
+import { SERVER_NODE_ARGS } from "../support/server-args.js";
 import { PROCESSOR_API_KEY, startHttpsProcessor, TEST_CA_FILE } from "../support/https-processor.js";
 import { client, freshStores, merchantKey, startServer, storedEvents, type ServerProcess } from "./servers.js";
 
+const BIN = fileURLToPath(new URL("../../bin/cardflow.js", import.meta.url));
 const EXAMPLE_ADAPTERS = fileURLToPath(new URL("../../src/processors/http-processors.ts", import.meta.url));
 const stores = await freshStores("sandbox-production");
 let processor: Awaited<ReturnType<typeof startHttpsProcessor>>;
@@ -61,6 +66,36 @@ describe.each(["sqlite", "postgres"] as const)("a sandbox server running when a 
     } finally {
       processor.failAfterActing.clear();
       await sandbox.stop();
+      if (production) expect(await production.stop()).toBe(0);
+    }
+  });
+});
+
+describe("a sandbox `serve --workers 2` running when a production server starts on its SQLite store", () => {
+  it("every worker stops; the primary starts no other and exits 1", { timeout: 90_000 }, async () => {
+    const store = stores.sqlite() as { DATA_DIR: string };
+    const port = await freePort();
+    const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", "--workers", "2", "--port", String(port), "--host", "127.0.0.1", "--data-dir", store.DATA_DIR], {
+      env: { ...process.env, NODE_ENV: "", SANDBOX: "on", DATABASE_URL: "", METRICS_PORT: "0", LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    let production: ServerProcess | undefined;
+    try {
+      for (let waited = 0; !output.includes("with 2 worker processes"); waited += 100) {
+        if (child.exitCode !== null || waited > 60_000) throw new Error(`serve --workers 2 did not come up:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      production = await startServer(store, productionEnv());
+      const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r("still running"), 10_000))]);
+      expect(code, output).toBe(1);
+      expect(output.match(/^cardflow: a production process started on this store/gm), output).toHaveLength(2);
+      expect(output).not.toContain("starting another");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
       if (production) expect(await production.stop()).toBe(0);
     }
   });

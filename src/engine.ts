@@ -155,12 +155,15 @@ export function createEngine(options: EngineOptions = {}) {
      */
     settleLateAnswer: (input: SettleLateAnswerRequest, ctx: CommandContext = {}): Promise<void> => lateAnswers.settle(input, ctx),
 
-    /** Reconciles now and then every intervalMs (a server's background duty); onPass sees each report. */
-    startReconciler(intervalMs: number, onPass: (report: ReconcileReport | Error) => void = () => undefined): void {
+    /**
+     * Reconciles now and then every intervalMs (a server's background duty); onPass sees each report.
+     * `beforePass`: awaited before each pass; a pass it rejects is not run (onPass sees its error).
+     */
+    startReconciler(intervalMs: number, onPass: (report: ReconcileReport | Error) => void = () => undefined, beforePass: () => Promise<void> = async () => undefined): void {
       if (stopReconciling) return;
       // passes never overlap: the next waits for the one before
       let running = Promise.resolve();
-      const pass = () => void (running = running.then(() => reconciler.reconcile().then(onPass, onPass)));
+      const pass = () => void (running = running.then(() => beforePass().then(() => reconciler.reconcile()).then(onPass, onPass)));
       pass();
       const timer = setInterval(pass, intervalMs);
       timer.unref();

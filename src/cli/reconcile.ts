@@ -5,7 +5,8 @@
 // refused), asking the service's processors (the sandbox: the simulators' ledger beside
 // the store; production: PROCESSORS_MODULE's adapters, as `npm start` runs them) what became of
 // every attempt left without outcome. The server runs the same pass at start-up
-// and on an interval; with both running, the store's expected revision lets one append.
+// and on an interval; with both running, the store's expected revision lets one append. In the
+// sandbox, a production process counting itself on the store during the pass ends it (exit 2).
 import { Option, type Command } from "commander";
 import { dirname, resolve } from "node:path";
 import { pino } from "pino";
@@ -16,7 +17,7 @@ import { systemClock } from "../clock.js";
 import { createLateAnswers } from "../engine/streams/late-answers.js";
 import { InvalidRequest } from "../errors.js";
 import { randomIds } from "../ids.js";
-import { action, processIo, show, type CliIo } from "./io.js";
+import { action, EXIT_ERROR, processIo, show, type CliIo } from "./io.js";
 import { READS, storeIds, storeOption, withStore } from "./store-option.js";
 
 function text(report: ReconcileReport): string {
@@ -57,9 +58,15 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
             const logger = pino({ level: config.logLevel }, pino.destination(2));
             // the sandbox processor's ledger says what the simulated processor did: one made up here
             // (empty, another folder's) would answer "never received" for calls it made, and a retry would charge again
-            const { processors, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: true });
+            // in the sandbox, a production process counting itself on this store during the pass ends it at once
+            const onProduction = (refusal: Error) => {
+              io.err(`cardflow: ${refusal.message}\n`);
+              process.exit(EXIT_ERROR);
+            };
+            const { processors, watch, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: true, onProduction });
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
+              await watch?.check();
               const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs });
               return show(io, opts.json, report, text, 0);
             } finally {

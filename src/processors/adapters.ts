@@ -21,7 +21,7 @@ import { prepareOnce, type ReadModelStore } from "../store/port.js";
 import type { Outbound } from "../outbound/client.js";
 import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
 import { fileSide, processorSideIn } from "./processor-side.js";
-import { markOrRefuseProductionStore } from "./production-mark.js";
+import { markOrRefuseProductionStore, watchProductionMark, type ProductionStore, type ProductionWatch } from "./production-mark.js";
 import { createSimulators, type Simulators } from "./simulator.js";
 
 /** What an adapters module is given: the guarded client for its HTTP calls, time, ids, the environment, the log. */
@@ -92,6 +92,8 @@ export interface ServiceProcessors {
   simulators?: Simulators;
   /** "sandbox" or "production (adapters: <module>)", for the start log. */
   mode: string;
+  /** A sandbox's watch of the production count (given `onProduction`): checked before each reconciler pass. */
+  watch?: ProductionWatch;
   close(): Promise<void>;
 }
 
@@ -135,7 +137,9 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
  * The processors of `npm start` and the CLI. Sandbox: the simulators, their side shared through
  * DATA_DIR. Production: PROCESSORS_MODULE's adapters, or a ConfigurationError naming what is missing.
  * `store`: where production processes are counted, and a sandbox refuses a store they served
- * (./production-mark.ts).
+ * (./production-mark.ts); `onProduction`: a sandbox process's end once production counts itself
+ * there while it runs (the store is watched until close()). Production waits, counted, while a
+ * sandbox could still be running there, before it answers.
  */
 export async function serviceProcessors(
   config: ServiceConfig,
@@ -147,7 +151,8 @@ export async function serviceProcessors(
     env = process.env,
     ledgerMustExist = false,
     state = memoryAdapterState(),
-  }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv; ledgerMustExist?: boolean; state?: AdapterState },
+    onProduction,
+  }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv; ledgerMustExist?: boolean; state?: AdapterState; onProduction?: (refusal: ProductionStore) => void },
 ): Promise<ServiceProcessors> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
@@ -159,7 +164,8 @@ export async function serviceProcessors(
     const side = fileSide(ledger);
     const { captures, captureSettleMs, processorLatencyMs } = config;
     const simulators = createSimulators({ clock, ids, captures, captureSettleMs, processorLatencyMs, side });
-    return { processors: simulators, simulators, mode: "sandbox", close: async () => side.close() };
+    const watch = onProduction && watchProductionMark(store, onProduction);
+    return { processors: simulators, simulators, mode: "sandbox", ...(watch ? { watch } : {}), close: async () => (watch?.close(), side.close()) };
   }
   if (!config.processorsModule) {
     throw new ConfigurationError(
@@ -167,6 +173,10 @@ export async function serviceProcessors(
     );
   }
   const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env, logger, state });
-  await markOrRefuseProductionStore(store, false);
+  const { waitMs } = await markOrRefuseProductionStore(store, false);
+  if (waitMs > 0) {
+    logger.info({ wait_ms: waitMs }, `a sandbox process ran on this store: waiting ${waitMs} ms, counted as production, before any processor call, so a sandbox still running here sees it and stops`);
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
   return { processors: adapters, mode: `production (adapters: ${config.processorsModule})`, close: adapters.close };
 }

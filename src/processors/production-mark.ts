@@ -5,22 +5,86 @@
 // (a server, `cardflow reconcile`) counts itself in a named sequence of the store, as request ids
 // are reserved (src/ids.ts; every store has them), and a sandbox process refuses a store counted
 // there, before any simulator is set up or its ledger file created.
+//
+// A sandbox already running when production first comes to its store stops too: it reads the count
+// again every PRODUCTION_WATCH_MS (and before each reconciler pass) and ends the process once it is
+// above 0. Production, once counted, waits PRODUCTION_START_WAIT_MS before it serves or reconciles
+// when a sandbox process ever counted itself on the store (SANDBOX_PROCESSES), so a live one has
+// seen it and stopped before production's first processor call. Each side writes its own count
+// before it reads the other's: of a sandbox and a production process starting together, at least
+// one sees the other (the sandbox refuses, or production waits).
 import { ConfigurationError } from "../config.js";
 import type { IdSequences } from "../store/port/ids.js";
 
 export const PRODUCTION_PROCESSES = "production_processes";
+export const SANDBOX_PROCESSES = "sandbox_processes";
+/** How often a sandbox process reads the production count again. */
+export const PRODUCTION_WATCH_MS = 1_000;
+/** How long production waits, once counted, on a store a sandbox ran on: the watch's period and a margin. */
+export const PRODUCTION_START_WAIT_MS = 2 * PRODUCTION_WATCH_MS;
 
-/** Production: counts this process. Sandbox: refuses a store production has served. */
-export async function markOrRefuseProductionStore(store: IdSequences, sandbox: boolean): Promise<void> {
-  if (!sandbox) {
-    await store.reserveIds(PRODUCTION_PROCESSES, 1);
-    return;
-  }
-  // reserving none reads the next number without taking one: 1 when no production process ran
-  const ran = (await store.reserveIds(PRODUCTION_PROCESSES, 0)) - 1;
-  if (ran > 0) {
-    throw new ConfigurationError(
-      `this store holds production payments (${ran} production process${ran === 1 ? "" : "es"} served it): the sandbox's simulated processors never act on it. Run with NODE_ENV=production and PROCESSORS_MODULE, or give the sandbox a store of its own (DATA_DIR, DATABASE_URL)`,
+/** The number of a named sequence's processes: reserving none reads the next number without taking one (1 when none ran). */
+const counted = async (store: IdSequences, sequence: string) => (await store.reserveIds(sequence, 0)) - 1;
+
+/** The sandbox's refusal of a store production served (at start, or once production came while it ran). */
+export class ProductionStore extends ConfigurationError {
+  constructor(ran: number, running: boolean) {
+    const served = `${ran} production process${ran === 1 ? "" : "es"} served it`;
+    super(
+      running
+        ? `a production process started on this store (${served}): the sandbox's simulated processors never act on production payments, so this sandbox process stops. Give the sandbox a store of its own (DATA_DIR, DATABASE_URL)`
+        : `this store holds production payments (${served}): the sandbox's simulated processors never act on it. Run with NODE_ENV=production and PROCESSORS_MODULE, or give the sandbox a store of its own (DATA_DIR, DATABASE_URL)`,
     );
   }
+}
+
+async function refuseIfProduction(store: IdSequences, running: boolean): Promise<void> {
+  const ran = await counted(store, PRODUCTION_PROCESSES);
+  if (ran > 0) throw new ProductionStore(ran, running);
+}
+
+/**
+ * Production: counts this process, and answers how long to wait before serving (0 on a store no
+ * sandbox ran on). Sandbox: refuses a store production has served, else counts this process.
+ */
+export async function markOrRefuseProductionStore(store: IdSequences, sandbox: boolean): Promise<{ waitMs: number }> {
+  if (!sandbox) {
+    await store.reserveIds(PRODUCTION_PROCESSES, 1);
+    return { waitMs: (await counted(store, SANDBOX_PROCESSES)) > 0 ? PRODUCTION_START_WAIT_MS : 0 };
+  }
+  await refuseIfProduction(store, false);
+  await store.reserveIds(SANDBOX_PROCESSES, 1);
+  // again, now that this process is counted: a production process counted meanwhile did not see it
+  await refuseIfProduction(store, false);
+  return { waitMs: 0 };
+}
+
+export interface ProductionWatch {
+  /** Reads the count now: `stop` is called, and this throws, once production counted itself. */
+  check(): Promise<void>;
+  /** Ends the periodic reads. */
+  close(): void;
+}
+
+/**
+ * A running sandbox process's watch: the production count read every `periodMs`; once it is above
+ * 0, `stop(refusal)` (the process ends: no processor call, no reconciler decision after it). A read
+ * that fails (the store unreachable) is tried again at the next period.
+ */
+export function watchProductionMark(store: IdSequences, stop: (refusal: ProductionStore) => void, periodMs = PRODUCTION_WATCH_MS): ProductionWatch {
+  let stopped = false;
+  const check = async () => {
+    try {
+      await refuseIfProduction(store, true);
+    } catch (error) {
+      if (error instanceof ProductionStore && !stopped) {
+        stopped = true;
+        stop(error);
+      }
+      throw error;
+    }
+  };
+  const timer = setInterval(() => void check().catch(() => undefined), periodMs);
+  timer.unref();
+  return { check, close: () => clearInterval(timer) };
 }

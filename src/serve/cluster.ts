@@ -3,15 +3,15 @@
 // same store; the primary only supervises: it serves the workers' metrics summed on METRICS_PORT
 // (prom-client's AggregatorRegistry), relays SIGTERM/SIGINT to them (each stops gracefully,
 // ./shutdown.ts; one still starting, serving nothing yet, is ended by SIGTERM), restarts a worker
-// that dies (not more than 5 times a minute) and exits when they all have: 0 when every worker
-// stopped cleanly.
+// that dies (not more than 5 times a minute; never one that refused to go on: a sandbox worker that
+// saw production on its store) and exits when they all have: 0 when every worker stopped cleanly.
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { configFromEnv, refusedStart } from "../config.js";
 import { listenFailure, serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
-import { repeatsOfFirstSignal, WORKER_END_GRACE, WORKER_STOP } from "./shutdown.js";
+import { repeatsOfFirstSignal, WORKER_END_GRACE, WORKER_REFUSED_EXIT, WORKER_STOP } from "./shutdown.js";
 
 /** What a worker says once it listens. */
 export interface WorkerListening {
@@ -91,6 +91,8 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
 
   cluster.on("exit", (worker, code, signal) => {
     const listened = listeners.delete(worker);
+    // a sandbox worker that saw a production process on its store said why: another would too
+    if (code === WORKER_REFUSED_EXIT) stopAll("a production process counted itself on the sandbox's store");
     if (!stopping) {
       if (!started) {
         // a worker that cannot start (a port in use, a store that does not open) said why: the others will not do better
@@ -111,7 +113,8 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     }
     // a worker ended by the stop's SIGTERM while it still started stopped cleanly
     if (code !== 0 && !(signal === "SIGTERM" && !listened)) failed = true;
-    if (live().length === 0) void metrics?.close().finally(() => process.exit(failed ? 1 : 0));
+    // (no metrics listener, METRICS_PORT=0: metrics?.close() is nothing, and the exit still comes)
+    if (live().length === 0) void Promise.resolve(metrics?.close()).finally(() => process.exit(failed ? 1 : 0));
   });
 
   const repeatsFirst = repeatsOfFirstSignal();

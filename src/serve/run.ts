@@ -12,7 +12,7 @@ import { createApiKeys } from "../api-keys.js";
 import type { Engine } from "../engine.js";
 import { startService, StartFailure } from "./service.js";
 import { stopWithParent } from "./parent.js";
-import { stopOnSignals } from "./shutdown.js";
+import { stopOnSignals, WORKER_REFUSED_EXIT } from "./shutdown.js";
 import { serviceLogger } from "../observability/redact.js";
 
 export interface RunOptions {
@@ -64,9 +64,17 @@ export async function runService({ env = process.env, stores, portHint = npmPort
     process.exit(0);
   };
   process.once("SIGTERM", stopWhileStarting).once("SIGINT", stopWhileStarting);
+  // a sandbox on whose store a production process counted itself ends at once, as a refused start
+  // does (in-flight requests are cut: no processor call, no reconciler decision after it); a worker
+  // with the code that tells the primary not to start another
+  const onProduction = (refusal: Error) => {
+    logger.fatal({ reason: "production" }, refusal.message);
+    process.stderr.write(`cardflow: ${refusal.message}\n`);
+    process.exit(worker ? WORKER_REFUSED_EXIT : 1);
+  };
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    service = await startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker });
+    service = await startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker, onProduction });
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read

@@ -29,6 +29,8 @@ export interface ServiceOptions {
   stores?: Stores;
   /** A worker of `serve --workers`: its metrics are served by the primary, not on a listener of its own. */
   clusterWorker?: boolean;
+  /** A sandbox's end once a production process counts itself on its store (src/processors/production-mark.ts): ends the process. */
+  onProduction?: (refusal: Error) => void;
 }
 
 /** Why the service could not start, said in one line (a port in use): exit 1 without a stack trace. */
@@ -60,7 +62,7 @@ async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: L
   }
 }
 
-export async function startService({ config, serve, logger, stores, clusterWorker = false }: ServiceOptions) {
+export async function startService({ config, serve, logger, stores, clusterWorker = false, onProduction }: ServiceOptions) {
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
@@ -68,7 +70,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // request ids unique across every process on this store (blocks reserved in it)
   const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds(REQUEST_ID_SEQUENCE, count));
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
-  const { processors, simulators, mode, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store, logger, state: adapterState(readModels) });
+  const { processors, simulators, mode, watch, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store, logger, state: adapterState(readModels), ...(onProduction ? { onProduction } : {}) });
   const { engine, metrics, notes } = createObservedEngine(
     { store, readModels, processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs, liveProjections: true, reconcileGraceMs: config.reconcileGraceMs },
     { defaults: true },
@@ -142,7 +144,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     observePass(metrics, pass);
     if (pass instanceof Error) logger.error({ err: pass }, "reconcile pass failed");
     else if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
-  });
+  }, watch?.check);
 
   return {
     app,

@@ -21,6 +21,8 @@ import type { Service } from "./service.js";
 /** The primary's messages to a worker (src/serve/cluster.ts): stop (it got a signal), end the grace (it got a second one). */
 export const WORKER_STOP = "cardflow:stop";
 export const WORKER_END_GRACE = "cardflow:end-grace";
+/** A worker's exit code when it refuses to go on (a sandbox whose store production came to): the primary starts no other (EX_CONFIG). */
+export const WORKER_REFUSED_EXIT = 78;
 
 /** A signal sooner than this after the first is the same one delivered twice (by the process group and by npm): not a second signal. */
 export const SECOND_SIGNAL_AFTER_MS = 1_000;

@@ -147,11 +147,14 @@ describe("cardflow serve --workers 2", () => {
   }, 120_000);
 
   it("a worker whose start fails on a setting the primary does not read ends the start: one line, exit 1 (it hung, workers alive, nothing listening)", async () => {
-    const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { WEBHOOK_TIMEOUT_MS: "0" });
-    expect(await server.exited).toBe(1);
-    expect(server.output()).toContain('cardflow: refusing to start: WEBHOOK_TIMEOUT_MS: expected a positive number, got "0"');
-    expect(server.output()).toContain("a worker exited before every worker listened");
-    expect(server.output()).not.toMatch(/\n\s+at /);
+    // with the primary's metrics listener, and without one (METRICS_PORT=0: it exited 0, by an empty event loop)
+    for (const metrics of [{}, { METRICS_PORT: "0" }] as Record<string, string>[]) {
+      const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { WEBHOOK_TIMEOUT_MS: "0", ...metrics });
+      expect(await server.exited, JSON.stringify(metrics)).toBe(1);
+      expect(server.output()).toContain('cardflow: refusing to start: WEBHOOK_TIMEOUT_MS: expected a positive number, got "0"');
+      expect(server.output()).toContain("a worker exited before every worker listened");
+      expect(server.output()).not.toMatch(/\n\s+at /);
+    }
   }, 120_000);
 
   it("a setting the primary refuses (the shutdown's deadline) is refused in the one form every refusal to start takes, before any worker starts", async () => {

@@ -7,9 +7,16 @@
 //   once. Before the fix every request hung for the whole freeze (no statement had a bound).
 // - A lock held by another session on the read models' checkpoints: a list answers 503 within
 //   seconds instead of waiting for the lock (it waited as long as the lock was held).
+// - The append signal's LISTEN connection (src/store/postgres/signal.ts) finds the frozen server
+//   and connects again (it kept the frozen connection for ever), and still wakes another store
+//   handle's subscriber whose poll would take ten minutes.
 // The ceilings are generous (the bound is 5 s); each fault lasts longer than its ceiling.
 import { afterAll, describe, expect, it } from "vitest";
 import pg from "pg";
+import { randomUUID } from "node:crypto";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
+import { SIGNAL_APPLICATION_NAME } from "../../src/store/postgres/signal.js";
+import { collect } from "../store/contract.js";
 import { freezePostgres, startPostgres } from "../support/postgres.js";
 import { client, freshSchema, merchantKey, startServer, storedEvents, type Answer, type StoreEnv } from "./servers.js";
 
@@ -122,6 +129,44 @@ describe("PostgreSQL connected but not answering", () => {
       const code = await server.stop();
       if (code !== 0) console.error(server.output());
       expect(code).toBe(0);
+    }
+  });
+
+  it("frozen: the append signal's listening connection is dropped and made again, and wakes another handle's subscriber", { timeout: 120_000 }, async () => {
+    const schema = freshSchema();
+    const signalPids = async () => {
+      const c = new pg.Client({ connectionString: postgres.url });
+      await c.connect();
+      try {
+        return (await c.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()", [SIGNAL_APPLICATION_NAME])).rows.map((r) => r.pid);
+      } finally {
+        await c.end();
+      }
+    };
+    const a = await createPostgresStore({ connectionString: postgres.url, schema, pollMs: 600_000 });
+    const b = await createPostgresStore({ connectionString: postgres.url, schema, pollMs: 600_000 });
+    const live = collect(b.events, {});
+    try {
+      for (let i = 0; i < 200 && (await signalPids()).length < 2; i++) await sleep(25);
+      const before = await signalPids();
+      expect(before).toHaveLength(2);
+      const thaw = await freezePostgres(postgres.url);
+      try {
+        await sleep(9_000); // past a "listening" (every 2 s) unanswered for 5 s
+      } finally {
+        thaw();
+      }
+      let after = await signalPids();
+      for (let i = 0; i < 200 && (after.length < 2 || after.some((pid) => before.includes(pid))); i++) after = (await sleep(100), await signalPids());
+      expect(after).toHaveLength(2);
+      expect(after.filter((pid) => before.includes(pid))).toEqual([]); // both connected again
+      await sleep(1_500); // past the grace of the new connections: each hears the other's words
+      const appended = await a.events.append("s", [{ id: randomUUID(), type: "appended", version: 1, data: {}, metadata: { timestamp: "2025-01-02T03:04:05.000+00:00", request_id: 1, idempotency_key: null } }], { expectedRevision: "any" });
+      await live.until(1); // no poll in this test's time: the notification delivers it
+      expect(live.got.map((e) => e.position)).toEqual([appended.position]);
+    } finally {
+      await live.sub.close();
+      await Promise.all([a.events.close(), a.readModels.close(), b.events.close(), b.readModels.close()]);
     }
   });
 });

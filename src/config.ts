@@ -244,15 +244,15 @@ export interface Stores {
  * The service's stores: PostgreSQL when DATABASE_URL is set (several processes may share it),
  * else one SQLite file under DATA_DIR (events, read models, idempotency records). With
  * `mustExist` (commands that only read), a missing SQLite file or PostgreSQL schema is refused
- * (StoreMissing) instead of created.
+ * (StoreMissing) instead of created. `unbounded` (commands over a whole store): no PostgreSQL statement bound.
  */
 export async function openStores(
   config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseUrlFrom" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
-  { mustExist = false }: { mustExist?: boolean } = {},
+  { mustExist = false, unbounded = false }: { mustExist?: boolean; unbounded?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
     const description = `PostgreSQL ${withoutPassword(config.databaseUrl)} (schema ${config.databaseSchema})`;
-    const { events, readModels, discard } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, mustExist, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }) }).catch((error: unknown) => {
+    const { events, readModels, discard } = await createPostgresStore({ connectionString: config.databaseUrl, schema: config.databaseSchema, mustExist, ...(config.databasePoolSize !== null && { poolSize: config.databasePoolSize }), ...(unbounded && { statementTimeoutMillis: 0 }) }).catch((error: unknown) => {
       throw error instanceof StoreMissing ? new StoreMissing(`no store in ${description}: nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATABASE_SCHEMA`) : openFailed(error, description, { source: config.databaseUrlFrom ?? "DATABASE_URL", url: config.databaseUrl! });
     });
     return { store: events, readModels, description, ...(discard && { discard }) };

@@ -21,7 +21,7 @@ import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, Conflict, InvalidRequest } from "./errors.js";
 import { keyCap, type Counted } from "./idempotency-cap.js";
-import { IdempotencyClaimLost, type EventStore, type IdempotencyRecord } from "./store/port.js";
+import { IdempotencyClaimLost, StoreUnavailable, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 export { IdempotencyKeysExhausted } from "./idempotency-cap.js";
 
@@ -208,7 +208,14 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
   async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = at();
-      const held = await store.claimIdempotency(claimed, now);
+      const held = await store.claimIdempotency(claimed, now).catch((error: unknown) => {
+        // its outcome unknown (a database that stopped answering runs it when it resumes): released by its token once the store answers, not held 409 for the lease
+        if (error instanceof StoreUnavailable) {
+          running.set(claimed.key, claimed.token); // its retries here: 409 with Retry-After 1 until then
+          void release(claimed);
+        }
+        throw error;
+      });
       if (!held) return undefined;
       if (held.fingerprint !== claimed.fingerprint) throw new IdempotencyKeyReused();
       if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };

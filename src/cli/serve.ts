@@ -11,7 +11,7 @@ import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
 import type { RunOptions } from "../serve/run.js";
-import { openStore, storeOption, storeOptionsGiven, WRITES } from "./store-option.js";
+import { openStore, SERVES, storeOption, storeOptionsGiven } from "./store-option.js";
 
 export interface ServeOptions {
   port?: string;
@@ -76,7 +76,7 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
   const { runService } = await import("../serve/run.js");
   // a store that cannot be opened stops the start as every other reason does (one line, exit 1)
-  const stores = store === null ? undefined : await openStore(store, WRITES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }), refusedStart);
+  const stores = store === null ? undefined : await openStore(store, SERVES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }), refusedStart);
   // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)
   const storeHint = store === null || store === "memory" ? undefined : `CARDFLOW_STORE=${store}`;
   await runService({ env, ...(stores ? { stores } : {}), ...hints, ...(storeHint ? { storeHint } : {}), demoAccount: store === "memory" });

@@ -79,18 +79,25 @@ export async function readJsonl(path: string): Promise<RecordedEvent[]> {
 /** How a command uses its store: read-only commands (`mustExist`) never create one. */
 export interface StoreUse {
   mustExist: boolean;
+  /**
+   * No bound on a PostgreSQL statement (src/store/postgres/pool.ts): a command over a whole store
+   * (audit --all, events export or import) may run long ones; one run by hand, stopped by hand.
+   */
+  unbounded?: boolean;
 }
 
 /** Commands that only read: the store must exist. */
-export const READS: StoreUse = { mustExist: true };
+export const READS: StoreUse = { mustExist: true, unbounded: true };
 /** Commands that write (events import): a new store may be created. */
-export const WRITES: StoreUse = { mustExist: false };
+export const WRITES: StoreUse = { mustExist: false, unbounded: true };
+/** The server (serve --store): every statement bounded, so a database that does not answer gets 503s, not hung requests. */
+export const SERVES: StoreUse = { mustExist: false };
 
 
-export async function openStore(spec: string | undefined, { mustExist }: StoreUse, config: Config = configFromEnv()): Promise<OpenedStore> {
+export async function openStore(spec: string | undefined, { mustExist, unbounded = false }: StoreUse, config: Config = configFromEnv()): Promise<OpenedStore> {
   if (!spec) {
     const sqliteDiscard = config.databaseUrl ? undefined : discarder(join(resolve(config.dataDir), "cardflow.sqlite"));
-    const { store, readModels, description, discard = sqliteDiscard } = await openStores(config, { mustExist }).catch((error: unknown) => {
+    const { store, readModels, description, discard = sqliteDiscard } = await openStores(config, { mustExist, unbounded }).catch((error: unknown) => {
       throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --store`, "store") : error;
     });
     return { ...both(description, { store, readModels }), ...(discard ? { discard } : {}) };
@@ -120,7 +127,7 @@ export async function openStore(spec: string | undefined, { mustExist }: StoreUs
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
       const description = `PostgreSQL ${withoutPassword(location)} (schema ${config.databaseSchema})`;
-      const { events, readModels, discard } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema, mustExist }).catch((error: unknown) => {
+      const { events, readModels, discard } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema, mustExist, ...(unbounded && { statementTimeoutMillis: 0 }) }).catch((error: unknown) => {
         throw error instanceof StoreMissing ? new InvalidRequest(`--store: no store in ${description}; nothing was created (check DATABASE_SCHEMA)`, "store") : openFailed(error, description, { source: "--store", url: location });
       });
       return { ...both(description, { store: events, readModels }), ...(discard ? { discard } : {}) };

@@ -3,12 +3,15 @@
 //   from the npm registry, nothing to install by hand) in a temp dir on a free port, in a child
 //   process (postgres-server.mjs). Used by the vitest globalSetup below and by scripts/bench.
 // - `terminateConnections(url)` cuts every client's connections to a database (fault tests).
+// - `freezePostgres(url)` freezes the server (SIGSTOP): connections stay open, nothing answers.
 // - The globalSetup provides the server URL to test files; `DATABASE_URL` replaces the embedded
 //   server with an existing one.
 // - `testDatabase()` creates a fresh database on that server for the calling test file.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, inject } from "vitest";
@@ -90,6 +93,46 @@ export async function terminateConnections(url: string): Promise<number> {
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * Freezes the server behind `url`: SIGSTOP to its postmaster (first: it forks nothing more), then
+ * to every process it forked (backends, background workers). Its sockets stay open and accept,
+ * nothing answers. Resolves with the thaw (SIGCONT to each, never throws): call it in a finally,
+ * a frozen server would hang every later test; it also runs when this process exits. Only for a
+ * server of this test file's own (startPostgres), never the run's shared one.
+ */
+export async function freezePostgres(url: string): Promise<() => void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  let dataDir: string;
+  try {
+    dataDir = (await admin.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'data_directory'")).rows[0]!.setting;
+  } finally {
+    await admin.end();
+  }
+  const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  const stopped: number[] = [];
+  const thaw = () => {
+    for (const pid of stopped.splice(0)) {
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {
+        // gone already
+      }
+    }
+  };
+  process.once("exit", thaw);
+  try {
+    for (const pid of [postmaster, ...spawnSync("pgrep", ["-P", String(postmaster)], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).map(Number)]) {
+      process.kill(pid, "SIGSTOP");
+      stopped.push(pid);
+    }
+  } catch (error) {
+    thaw();
+    throw error;
+  }
+  return thaw;
 }
 
 /** vitest globalSetup: starts the server once for the whole run (unless DATABASE_URL is set). */

@@ -10,7 +10,7 @@ import { postgresAppender } from "./append.js";
 import { postgresIdempotency } from "./idempotency.js";
 import { postgresSequences } from "./ids.js";
 import { dropSchema, migrate } from "./migrate.js";
-import { createPool, DEFAULT_POOL_SIZE, statements } from "./pool.js";
+import { createPool, DEFAULT_POOL_SIZE, STATEMENT_TIMEOUT_MS, statements } from "./pool.js";
 import { postgresReads } from "./read.js";
 import { postgresReadModels } from "./read-models.js";
 import { createAppendSignal } from "./signal.js";
@@ -31,6 +31,13 @@ export interface PostgresStoreOptions {
   pollMs?: number;
   /** How long a statement waits for a connection while the database is away (ms). Default 5,000. */
   connectionTimeoutMillis?: number;
+  /**
+   * How long one statement may take (ms; the client waits 1 s more for an answer), then
+   * StoreUnavailable: a frozen or locked database answers 503 within seconds. Default 4,000
+   * (STATEMENT_TIMEOUT_MS, ./pool.ts); 0: no bound, for commands over a whole store (audit --all,
+   * export, import). Migrations and a read model's table made or emptied are never bounded.
+   */
+  statementTimeoutMillis?: number;
 }
 
 /** One pool, two ports. Each of `events` and `readModels` must be closed; the pool ends when both are. */
@@ -41,9 +48,9 @@ export interface PostgresStore {
   discard?: () => Promise<void>;
 }
 
-export async function createPostgresStore({ connectionString, schema = "cardflow", mustExist = false, poolSize = DEFAULT_POOL_SIZE, pollMs = 1_000, connectionTimeoutMillis = 5_000 }: PostgresStoreOptions): Promise<PostgresStore> {
+export async function createPostgresStore({ connectionString, schema = "cardflow", mustExist = false, poolSize = DEFAULT_POOL_SIZE, pollMs = 1_000, connectionTimeoutMillis = 5_000, statementTimeoutMillis = STATEMENT_TIMEOUT_MS }: PostgresStoreOptions): Promise<PostgresStore> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}: expected ${SCHEMA_RULE}`);
-  const pool = createPool({ connectionString, schema, poolSize, connectionTimeoutMillis });
+  const pool = createPool({ connectionString, schema, poolSize, connectionTimeoutMillis, statementTimeoutMillis });
   let created: boolean;
   try {
     ({ created } = await migrate(pool, schema, { mustExist }));

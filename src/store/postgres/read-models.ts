@@ -62,7 +62,8 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
       return Number(r!.n);
     },
     async prepare(projection, shape) {
-      return inTransaction(pool, (c) => tables.prepare(c, projection, shape));
+      // unbounded: a changed shape drops and makes its table (DDL, a bulk delete)
+      return inTransaction(pool, (c) => tables.prepare(c, projection, shape), { unbounded: true });
     },
     query: async <T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) => parsed<T>(projection, await tables.query(projection, q)),
     async queryAtHead<T>(projection: string, q: Parameters<ReadModelStore["query"]>[1]) {
@@ -117,16 +118,21 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
              ON CONFLICT (projection) DO UPDATE SET position = excluded.position`;
           await c.query({ name: tables.nameOf(text), text, values });
         },
-        "BEGIN; SET LOCAL synchronous_commit = off",
+        { begin: "BEGIN; SET LOCAL synchronous_commit = off" },
       );
     },
     async reset(projection) {
       const inTable = await tables.isTable(projection);
-      await inTransaction(pool, async (c) => {
-        if (inTable) await tables.reset(c, projection);
-        else await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
-        await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
-      });
+      // unbounded: every document of the read model deleted (a rebuild from zero follows)
+      await inTransaction(
+        pool,
+        async (c) => {
+          if (inTable) await tables.reset(c, projection);
+          else await c.query("DELETE FROM read_models WHERE projection = $1", [projection]);
+          await c.query("DELETE FROM checkpoints WHERE projection = $1", [projection]);
+        },
+        { unbounded: true },
+      );
     },
     close,
   };

@@ -18,6 +18,9 @@
 //   connects again with a growing pause and, once listening, wakes the subscribers so they read
 //   what they missed, and sends what it could not send meanwhile. The subscribers' slow poll
 //   (pollMs) stays the safety net for a notification lost anyway.
+// - A server that keeps the connection open but does not answer (frozen, the network gone) is
+//   found by the "listening" said every ANNOUNCE_MS: a statement unanswered for ANSWER_MS drops
+//   the connection (its socket destroyed), which connects again as above.
 import pg from "pg";
 
 export interface AppendSignal {
@@ -42,6 +45,9 @@ const LISTENER_TTL_MS = 3 * ANNOUNCE_MS;
 /** After connecting, the others are taken as listening this long (their answers to "hello" take a round trip). */
 const GRACE_MS = 1_000;
 
+/** How long a statement of this connection waits for its answer (ms) before the connection is dropped. */
+const ANSWER_MS = 5_000;
+
 /** Shown in pg_stat_activity (and used by tests to find the connection). */
 export const SIGNAL_APPLICATION_NAME = "cardflow append signal";
 
@@ -64,7 +70,7 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
 
   async function connect(): Promise<void> {
     for (let failures = 0; !closed; failures++) {
-      const c = new pg.Client({ connectionString, application_name: SIGNAL_APPLICATION_NAME, options: "-c synchronous_commit=off", connectionTimeoutMillis: 5_000 });
+      const c = new pg.Client({ connectionString, application_name: SIGNAL_APPLICATION_NAME, options: "-c synchronous_commit=off", connectionTimeoutMillis: 5_000, query_timeout: ANSWER_MS });
       c.on("error", () => undefined); // a dropped connection also ends it: 'end' below reconnects
       let own: number;
       try {
@@ -98,8 +104,17 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
     }
   }
 
+  /**
+   * A statement of the listening connection failed: a lost one ends by itself, one unanswered
+   * past ANSWER_MS is ended here (its statement still running: pg destroys the socket). Its
+   * 'end' connects again.
+   */
+  const drop = (c: pg.Client) => void c.end().catch(() => undefined);
   /** A word that is not a position (a process that does not know it wakes its subscribers anyway). */
-  const say = (word: "hello" | "listening") => client?.query({ name: "cardflow_notify", text: "SELECT pg_notify($1, $2)", values: [channel, word] }).catch(() => undefined);
+  const say = (word: "hello" | "listening") => {
+    const c = client;
+    void c?.query({ name: "cardflow_notify", text: "SELECT pg_notify($1, $2)", values: [channel, word] }).catch(() => drop(c));
+  };
   const announcing = setInterval(() => say("listening"), ANNOUNCE_MS).unref();
 
   function flush() {
@@ -116,9 +131,10 @@ export function createAppendSignal({ connectionString, channel, onAppended }: Ap
         flush();
       },
       () => {
-        // the connection went away: sent again once connected (connect() flushes)
+        // the connection went away (or did not answer): sent again once connected (connect() flushes)
         sending = false;
         pending = Math.max(pending, position);
+        drop(c);
       },
     );
   }

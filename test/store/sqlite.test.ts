@@ -68,6 +68,36 @@ describe("SQLite group commit", () => {
     await store.close();
   });
 
+  it("writes, in the same turn of the event loop, the appends made within a few microtasks of a commit (an attempt's outcome after a processor call that answered at once), one group commit each round", async () => {
+    const commits: number[] = [];
+    const { events: store, readModels } = createSqliteStore({ path: join(dir, "c.db"), onCommit: (n) => commits.push(n) });
+    await readModels.close();
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    // two callers each append an attempt, then (a few awaits later, as a processor call that
+    // answers at once) its outcome, then once more: three group commits of two, in one turn
+    const caller = async (stream: string) => {
+      await store.append(stream, [event("attempted")], { expectedRevision: "no_stream" });
+      for (let hop = 0; hop < 5; hop++) await null;
+      await store.append(stream, [event("answered")], { expectedRevision: 0 });
+      await store.append(stream, [event("after")], { expectedRevision: 1 });
+      return turns;
+    };
+    const startedAt = turns;
+    const ended = await Promise.all([caller("a"), caller("b")]);
+    ticking = false;
+    expect(commits).toEqual([2, 2, 2]);
+    // the first commit runs in the turn after the appends were queued; the other two in that same turn
+    expect(ended.map((t) => t - startedAt)).toEqual([1, 1]);
+    expect((await store.readStream("a")).map((e) => e.type)).toEqual(["attempted", "answered", "after"]);
+    await store.close();
+  });
+
   it("sees its own batch in order: two appends to one stream in one group both check revisions", async () => {
     const commits: number[] = [];
     const { events: store, readModels } = createSqliteStore({ path: join(dir, "c.db"), onCommit: (n) => commits.push(n) });

@@ -3,8 +3,26 @@
 // codes): never an account, a payment, a key or a URL. The decorators of the ports
 // (./instrument-*.ts) and the HTTP hooks (./http.ts) record into them; the gauges read when
 // Prometheus scrapes (./service-gauges.ts).
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Aggregator } from "prom-client";
 import { CardflowError } from "../errors.js";
+
+/**
+ * How `serve --workers`' primary aggregates the gauges read from the store (../serve/service-gauges.ts):
+ * the largest worker's figure (each reads the same store), or NaN when a worker's is unknown. A
+ * worker's NaN reaches the primary as null (its metrics come as JSON), which prom-client's "max"
+ * reads as 0: a store away would show a lag of 0 again. Defined when this module loads, in the
+ * primary too (src/serve/cluster.ts imports it), with prom-client's own factory (grouping by labels;
+ * its `aggregators` are the table AggregatorRegistry looks names up in).
+ */
+export const MAX_OR_UNKNOWN = "cardflow_max_or_unknown" as Aggregator;
+const { aggregators, AggregatorFactory } = createRequire(import.meta.url)("prom-client/lib/metricAggregators.js") as {
+  aggregators: Record<string, unknown>;
+  AggregatorFactory(fn: (values: { value: number | null }[]) => number): unknown;
+};
+aggregators[MAX_OR_UNKNOWN] = AggregatorFactory((values) =>
+  values.some((v) => typeof v.value !== "number" || Number.isNaN(v.value)) ? NaN : Math.max(...values.map((v) => v.value!)),
+);
 
 /** Request and call latencies: from a cached status read (~1 ms) to the 120 s blocking auth. */
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];

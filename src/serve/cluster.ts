@@ -7,6 +7,8 @@
 // saw production on its store) and exits when they all have: 0 when every worker stopped cleanly.
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
+// the aggregators the workers' gauges name (MAX_OR_UNKNOWN), defined when it loads
+import "../observability/metrics.js";
 import { configFromEnv, refusedStart } from "../config.js";
 import { listenFailure, serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";

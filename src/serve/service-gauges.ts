@@ -9,7 +9,7 @@ import { PROJECTIONS } from "../../projections/registry.js";
 import type { DeliveryState } from "../webhooks/delivery.js";
 import type { EndpointDoc } from "../webhooks/endpoints.js";
 import { FEED } from "../webhooks/feed.js";
-import type { Metrics } from "../observability/metrics.js";
+import { MAX_OR_UNKNOWN, type Metrics } from "../observability/metrics.js";
 import { readModelLag } from "../observability/read-lag.js";
 
 /** Unprojected events are counted up to this (a scrape reads no more). */
@@ -38,7 +38,7 @@ export function registerServiceGauges(metrics: Metrics, { engine, drain }: Gauge
   new Gauge({
     name: "cardflow_read_model_lag_events",
     help: `Events appended and not yet projected into the read models (counted up to ${LAG_COUNT_LIMIT})`,
-    aggregator: "max",
+    aggregator: MAX_OR_UNKNOWN,
     registers,
     async collect() {
       const read = await readLag();
@@ -48,7 +48,7 @@ export function registerServiceGauges(metrics: Metrics, { engine, drain }: Gauge
   new Gauge({
     name: "cardflow_read_model_lag_seconds",
     help: "Age of the oldest event not yet projected into the read models (0 when caught up)",
-    aggregator: "max",
+    aggregator: MAX_OR_UNKNOWN,
     registers,
     async collect() {
       const read = await readLag();
@@ -62,7 +62,7 @@ export function registerServiceGauges(metrics: Metrics, { engine, drain }: Gauge
     new Gauge({
       name,
       help,
-      aggregator: "max",
+      aggregator: MAX_OR_UNKNOWN,
       registers,
       async collect() {
         const read = await readDeliveries();

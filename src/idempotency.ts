@@ -269,7 +269,10 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       try {
         body = present(await execute({ idempotency_key: key, idempotency_since: at(-ttlMs), idempotency: record, answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
-        await release(claimed);
+        // the store away: the 503 is not held back by a release that would wait on it too (it is
+        // written once the store answers; meanwhile the key stays this process's, 409 Retry-After 1)
+        if (error instanceof StoreUnavailable) void release(claimed);
+        else await release(claimed);
         // released with no effect, it is not remembered: nor counted against the cap
         if (!answered) cap.giveBack(scoped);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;

@@ -54,6 +54,16 @@ describe("idempotency keys for library callers", () => {
     expect([retried.replayed, await created()]).toEqual([false, 1]);
   });
 
+  it("a request the store failed under answers at once: its key's release, which the store would hold too (a database that does not answer), is not waited for", async () => {
+    const { idempotency, request, store } = await setup();
+    let releases = 0;
+    store.releaseIdempotency = async () => (releases++, new Promise<void>(() => undefined)); // never answers
+    const answered = idempotency.run(request("order-frozen"), async () => Promise.reject(new StoreUnavailable("PostgreSQL did not answer in time")));
+    const outcome = await Promise.race([answered.then(() => "resolved", (e: unknown) => e), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 500))]);
+    expect(outcome).toBeInstanceOf(StoreUnavailable);
+    expect(releases).toBe(1); // asked, and left to answer when it can
+  });
+
   it("an answered request whose answer the store could not keep (it went away just then) has it kept once the store answers again: its retry replays", async () => {
     const { clock, engine, idempotency, created, request, store } = await setup();
     // the command acts, then the store is down when its answer is kept, and back a second later

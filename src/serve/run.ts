@@ -32,14 +32,14 @@ export interface RunOptions {
 
 const npmPortHint = (port: number) => `PORT, e.g. PORT=${port} npm start`;
 
-/** The first port after `port` that this host lets one listen on now (so the example given is free), else port + 1. */
-async function freePortAfter(host: string, port: number): Promise<number> {
+/** The first port after `port` that this host lets one listen on now and that is not `metricsPort` (so the example given works), else port + 1. */
+async function freePortAfter(host: string, port: number, metricsPort: number): Promise<number> {
   const free = (p: number) =>
     new Promise<boolean>((resolve) => {
       const probe = createServer().once("error", () => resolve(false));
       probe.listen(p, host, () => probe.close(() => resolve(true)));
     });
-  for (let p = port + 1; p <= Math.min(port + 100, 65535); p++) if (await free(p)) return p;
+  for (let p = port + 1; p <= Math.min(port + 100, 65535); p++) if (p !== metricsPort && (await free(p))) return p;
   return port + 1;
 }
 
@@ -78,7 +78,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read
-    return refusedStart(error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(await freePortAfter(config.host, config.port))}` : error);
+    return refusedStart(error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(await freePortAfter(config.host, config.port, serve.metricsPort))}` : error);
   } finally {
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
   }

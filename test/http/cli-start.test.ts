@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 describe("npm start", () => {
-  it("says the port is in use and how to choose another (a port free now: the next one is held too), exits non-zero, no stack trace", async () => {
+  it("says the port is in use and how to choose another (a port free now that is not its METRICS_PORT: the next one is held too), exits non-zero, no stack trace", async () => {
     // two ports in a row held (the next one is what a second server's metrics often take)
     const listen = (port: number) =>
       new Promise<ReturnType<typeof createServer> | null>((resolve) => {
@@ -28,7 +28,7 @@ describe("npm start", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-start-"));
     try {
       const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
-        env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, METRICS_PORT: "0" },
+        env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, METRICS_PORT: String(port + 2) },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let stderr = "";
@@ -38,8 +38,8 @@ describe("npm start", () => {
       const said = /^cardflow: refusing to start: port (\d+) on 127\.0\.0\.1 is already in use \(another cardflow, or another service\?\); choose another with PORT, e\.g\. PORT=(\d+) npm start\n$/.exec(stderr);
       expect(said, stderr).not.toBeNull();
       expect(Number(said![1])).toBe(port);
-      // past the two held, and free (the first free one: port + 2 but for another process's listener)
-      expect(Number(said![2])).toBeGreaterThanOrEqual(port + 2);
+      // past the two held and the process's own METRICS_PORT (port + 2), and free
+      expect(Number(said![2])).toBeGreaterThanOrEqual(port + 3);
       const suggested = await listen(Number(said![2]));
       expect(suggested).not.toBeNull();
       suggested!.close();

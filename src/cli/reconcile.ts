@@ -63,7 +63,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
               io.err(`cardflow: ${refusal.message}\n`);
               process.exit(EXIT_ERROR);
             };
-            const { processors, watch, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: true, onProduction });
+            const { processors, watch, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: true, onProduction, counted: !opts.dryRun });
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
               await watch?.check();

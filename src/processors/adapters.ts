@@ -152,11 +152,23 @@ export async function serviceProcessors(
     ledgerMustExist = false,
     state = memoryAdapterState(),
     onProduction,
-  }: { clock: Clock; ids: Ids; store: IdSequences; logger: Logger; env?: NodeJS.ProcessEnv; ledgerMustExist?: boolean; state?: AdapterState; onProduction?: (refusal: ProductionStore) => void },
+    counted = true,
+  }: {
+    clock: Clock;
+    ids: Ids;
+    store: IdSequences;
+    logger: Logger;
+    env?: NodeJS.ProcessEnv;
+    ledgerMustExist?: boolean;
+    state?: AdapterState;
+    onProduction?: (refusal: ProductionStore) => void;
+    /** false: a process that appends nothing (reconcile --dry-run) is not counted on the store (./production-mark.ts). */
+    counted?: boolean;
+  },
 ): Promise<ServiceProcessors> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
-    await markOrRefuseProductionStore(store, true);
+    await markOrRefuseProductionStore(store, true, { count: counted });
     const ledger = processorSideIn(config.dataDir);
     if (ledgerMustExist && !existsSync(ledger)) {
       throw new InvalidRequest(`--data-dir: no sandbox processor ledger at ${ledger}; nothing was created: reconcile reads the service's (simulators.sqlite in its DATA_DIR), give that directory with --data-dir or DATA_DIR`, "data-dir");
@@ -173,7 +185,7 @@ export async function serviceProcessors(
     );
   }
   const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env, logger, state });
-  const { waitMs } = await markOrRefuseProductionStore(store, false);
+  const { waitMs } = await markOrRefuseProductionStore(store, false, { count: counted });
   if (waitMs > 0) {
     logger.info({ wait_ms: waitMs }, `a sandbox process ran on this store: waiting ${waitMs} ms, counted as production, before any processor call, so a sandbox still running here sees it and stops`);
     await new Promise((resolve) => setTimeout(resolve, waitMs));

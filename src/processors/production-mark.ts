@@ -46,13 +46,17 @@ async function refuseIfProduction(store: IdSequences, running: boolean): Promise
 /**
  * Production: counts this process, and answers how long to wait before serving (0 on a store no
  * sandbox ran on). Sandbox: refuses a store production has served, else counts this process.
+ * `count` false (a process that appends nothing: `cardflow reconcile --dry-run`): not counted
+ * (a dry run in production does not end a sandbox nor close the store to it for good).
  */
-export async function markOrRefuseProductionStore(store: IdSequences, sandbox: boolean): Promise<{ waitMs: number }> {
+export async function markOrRefuseProductionStore(store: IdSequences, sandbox: boolean, { count = true }: { count?: boolean } = {}): Promise<{ waitMs: number }> {
   if (!sandbox) {
+    if (!count) return { waitMs: 0 };
     await store.reserveIds(PRODUCTION_PROCESSES, 1);
     return { waitMs: (await counted(store, SANDBOX_PROCESSES)) > 0 ? PRODUCTION_START_WAIT_MS : 0 };
   }
   await refuseIfProduction(store, false);
+  if (!count) return { waitMs: 0 };
   await store.reserveIds(SANDBOX_PROCESSES, 1);
   // again, now that this process is counted: a production process counted meanwhile did not see it
   await refuseIfProduction(store, false);

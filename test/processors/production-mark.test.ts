@@ -19,6 +19,15 @@ describe("the production mark", () => {
     expect(await markOrRefuseProductionStore(sandboxed, false)).toEqual({ waitMs: PRODUCTION_START_WAIT_MS });
   });
 
+  it("a process that appends nothing (reconcile --dry-run) is not counted: a production one neither ends a sandbox nor closes the store to it; a sandbox one adds no wait to production", async () => {
+    const store = createMemoryStore();
+    expect(await markOrRefuseProductionStore(store, false, { count: false })).toEqual({ waitMs: 0 });
+    expect(await markOrRefuseProductionStore(store, true, { count: false })).toEqual({ waitMs: 0 }); // not refused: no production counted
+    expect(await markOrRefuseProductionStore(store, false)).toEqual({ waitMs: 0 }); // the sandbox's dry run was not counted either
+    // a production store still refuses a sandbox's dry run
+    await expect(markOrRefuseProductionStore(store, true, { count: false })).rejects.toBeInstanceOf(ProductionStore);
+  });
+
   it("a running sandbox's watch: nothing while no production process is counted; stop within its period once one is, and check() throws", async () => {
     const store = createMemoryStore();
     const stops: ProductionStore[] = [];

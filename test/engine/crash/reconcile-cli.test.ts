@@ -12,6 +12,7 @@ import { configFromEnv, openStores } from "../../../src/config.js";
 import { createEngine } from "../../../src/engine.js";
 import { randomIds } from "../../../src/ids.js";
 import { fileSide, processorSideIn } from "../../../src/processors/processor-side.js";
+import { SANDBOX_PROCESSES } from "../../../src/processors/production-mark.js";
 import { createSimulators } from "../../../src/processors/simulator.js";
 import { openAccounts, SCENARIOS } from "./scenarios.js";
 
@@ -40,10 +41,20 @@ it("dry run, then a pass that appends the processor's recorded capture", async (
   await expect(SCENARIOS.capture!.run(engine, prepared)).rejects.toThrow("killed");
   await engine.close();
 
+  // which sandbox processes the store counted (src/processors/production-mark.ts): a dry run appends nothing, and is not counted
+  const sandboxes = async () => {
+    const opened = await openStores(configFromEnv({ DATA_DIR: dir }));
+    const next = await opened.store.reserveIds(SANDBOX_PROCESSES, 0);
+    await Promise.all([opened.store.close(), opened.readModels.close()]);
+    return next;
+  };
+  const before = await sandboxes();
   const dry = JSON.parse(await cardflow("reconcile", "--dry-run", "--json", "--grace", "0"));
+  expect(await sandboxes()).toBe(before);
   // the one due attempt is not also counted among the younger ones still open
   expect(dry).toMatchObject({ found: 1, waiting: 0, dry_run: true, resolved: [{ payment_id: prepared.ref.payment_id, open: "CaptureAttempted", processor: "capture", appended: ["PaymentCaptured"] }] });
   const pass = await cardflow("reconcile", "--grace", "0");
+  expect(await sandboxes()).toBe(before + 1); // a pass that may append is counted
   expect(pass).toMatch(/^found 1 open attempt\(s\) past the grace period; resolved 1 in \d+ ms/);
   expect(pass).toContain(`${prepared.ref.payment_id}: CaptureAttempted`);
   expect(JSON.parse(await cardflow("reconcile", "--json", "--grace", "0"))).toMatchObject({ found: 0, resolved: [] });

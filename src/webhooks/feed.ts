@@ -39,7 +39,8 @@ export const FEED = { events: "feed_entries", streams: "feed_streams", endpoints
 export const feedKey = (position: number) => String(position).padStart(16, "0");
 
 /** Which of the feed's orders a read follows: every public event, one account's, one payment's. */
-export type FeedScope = "all" | { account: string } | { payment_id: string };
+/** Every account's entries, or one account's (of one of its payments: never another account's, whose positions would tell of its payment). */
+export type FeedScope = "all" | { account: string; payment_id?: string };
 
 const ENTRIES: TableShape<FeedEntry> = {
   columns: { account: "text", payment_id: "text" },
@@ -179,8 +180,11 @@ export function createEventFeed({
   async function entries(scope: FeedScope, after: number, limit: number): Promise<FeedEntry[]> {
     await prepare();
     if (scope === "all") return readModels.list<FeedEntry>(FEED.events, "", { after: feedKey(after), limit });
-    const where: Record<string, string> = "account" in scope ? { account: scope.account } : { payment_id: scope.payment_id };
-    return readModels.query<FeedEntry>(FEED.events, { where, order: ["key"], direction: "asc", after: [feedKey(after)], limit });
+    const by = (where: Record<string, string>) => readModels.query<FeedEntry>(FEED.events, { where, order: ["key"], direction: "asc", after: [feedKey(after)], limit });
+    if (scope.payment_id === undefined) return by({ account: scope.account });
+    // by the payment's index; a payment is one account's, and another account's entries are not
+    // given (their positions, in a cursor, would tell when that account's payment moved)
+    return (await by({ payment_id: scope.payment_id })).filter((entry) => entry.event.external_account_id === scope.account);
   }
 
   return {
@@ -210,7 +214,7 @@ export function createEventFeed({
       // a position the log never reached (a 0.1.0 cursor in digits is not sealed): its pages would
       // stay empty while events arrive before it
       if (after > head) throw new InvalidRequest(`after: position ${after} is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed`, "after", "cursor_invalid");
-      const scope: FeedScope = payment_id === undefined ? { account } : { payment_id };
+      const scope: FeedScope = payment_id === undefined ? { account } : { account, payment_id };
       const data: PublicEvent[] = [];
       let cursor = after;
       let scanned = after;

@@ -61,7 +61,7 @@ describe("background loops during a PostgreSQL outage", () => {
       await startDatabase();
       await until(() => delivery.settled !== "pending", 30_000, "delivery's start after the outage");
       expect(delivery.settled, String(delivery.error)).toBe("resolved");
-      const indexed = await webhooks.feed.entries({ payment_id }, 0, 10);
+      const indexed = await webhooks.feed.entries({ account: "acct_bg", payment_id }, 0, 10);
       expect(indexed.map((e) => e.event.payment_id)).toContain(payment_id);
       await engine.projections.caughtUp({ timeoutMs: 30_000 });
     } finally {

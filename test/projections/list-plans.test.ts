@@ -148,7 +148,7 @@ async function everyList(rm: ReadModelStore) {
   expect(await feed.entries("all", 15_000, LIMIT)).toHaveLength(LIMIT);
   expect(await feed.entries({ account: "big" }, 0, LIMIT)).toHaveLength(LIMIT);
   expect(await feed.entries({ account: "big" }, 12_345, LIMIT)).toHaveLength(LIMIT);
-  expect((await feed.entries({ payment_id: "pi_000123" }, 0, LIMIT)).map((e) => e.position)).toEqual([124, 5_124, 10_124, 15_124]);
+  expect((await feed.entries({ account: "big", payment_id: "pi_000123" }, 0, LIMIT)).map((e) => e.position)).toEqual([124, 5_124, 10_124, 15_124]);
   expect((await feed.entry(777))?.position).toBe(777);
 }
 

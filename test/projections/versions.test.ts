@@ -141,7 +141,8 @@ describe("read model versions", () => {
         const payments = [...new Set(all.flatMap((e) => (e.event.payment_id ? [e.event.payment_id] : [])))];
         expect(accounts.length).toBeGreaterThan(1);
         for (const account of accounts) expect(await feed.entries({ account }, 0, 10_000)).toEqual(inOrder(`acct/${account}/`));
-        for (const payment_id of payments) expect(await feed.entries({ payment_id }, 0, 10_000)).toEqual(inOrder(`pay/${payment_id}/`));
+        const accountOf = (payment_id: string) => all.find((e) => e.event.payment_id === payment_id)!.event.external_account_id;
+        for (const payment_id of payments) expect(await feed.entries({ account: accountOf(payment_id), payment_id }, 0, 10_000)).toEqual(inOrder(`pay/${payment_id}/`));
         // a page starts after its position, as before
         expect(await feed.entries("all", all[9]!.position, 5)).toEqual(all.slice(10, 15));
       } finally {

@@ -85,7 +85,13 @@ describe("GET /v2/events", () => {
     const one = await page(a, `payment_id=${id}`);
     expect(one.data.map((e) => [e.type, e.sequence])).toEqual([["payment_intent.created", 1], ["payment_intent.succeeded", 2]]);
     expect((one.data[1]!.data.object as { status: string }).status).toBe("succeeded");
-    expect((await page(b, `payment_id=${id}`)).data).toEqual([]);
+    // another account's payment answers as an unknown id does: nothing, and a cursor that has not
+    // moved over its events (their positions would tell when that payment moved), after it moves too
+    const unknown = await page(b, "payment_id=pi_never_made_0000000");
+    expect(unknown).toEqual({ data: [], next_cursor: "0", has_more: false });
+    expect(await page(b, `payment_id=${id}`)).toEqual(unknown);
+    await engine.refund({ external_account_id: a.account, payment_id: id, amount: "1.00" });
+    expect(await page(b, `payment_id=${id}`)).toEqual(unknown);
     // a filtered poller's cursor at the end passes what matched nothing: a type that never happens
     // leaves a cursor past the whole feed (not "0", which would read it all again on every poll)
     const none = await page(a, "type=customer_card.saved");

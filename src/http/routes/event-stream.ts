@@ -65,7 +65,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
     })();
     const resumeFrom = fromLastEvent ?? (input.after === undefined ? undefined : feed.cursors.decode(account, input.after));
     const cursorOf = (position: number) => feed.cursors.encode(account, position);
-    const scope: FeedScope = input.payment_id === undefined ? { account } : { payment_id: input.payment_id };
+    const scope: FeedScope = input.payment_id === undefined ? { account } : { account, payment_id: input.payment_id };
     const out = new PassThrough();
     let cursor = resumeFrom ?? -1; // -1: the head, once known
     let announced = false;

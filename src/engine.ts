@@ -72,6 +72,10 @@ export function createEngine(options: EngineOptions = {}) {
   const store = options.store ?? createMemoryStore();
   const readModels = options.readModels ?? createMemoryReadModels();
   const processors = options.processors ?? createSimulators({ clock, ids });
+  // a wiring mistake said at once, not later as a processor that "did not answer"
+  if (typeof processors.get !== "function" || typeof processors.connect !== "function") {
+    throw new TypeError("createEngine: option processors must be { get(processor), connect(report) } (Processors, src/processors/port.ts); adapters by processor name ({ A, B }, as a PROCESSORS_MODULE's createProcessors returns them) are passed as { get: (name) => adapters[name], connect: (report) => adapters.connect?.(report) }");
+  }
   const cacheSize = options.cacheSize ?? 10_000;
   const syncAuthTimeoutMs = options.syncAuthTimeoutMs ?? 120_000;
   const projections = createProjectionRunner({ store, readModels, projections: PROJECTIONS, retired: RETIRED_PROJECTIONS });

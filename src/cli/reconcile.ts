@@ -22,8 +22,13 @@ import { READS, storeIds, storeOption, withStore } from "./store-option.js";
 
 function text(report: ReconcileReport): string {
   const lines = report.resolved.map((r) => `  ${r.payment_id}: ${r.open} ${r.attempt_id ?? ""} — processor: ${r.processor}${r.late ? " (after the call was abandoned as never received: its late answer)" : ""} → ${r.appended.join(" + ") || "closed meanwhile"}${r.unapplied ? " (the payment no longer takes it: recorded for an operator, see cardflow audit)" : ""}`);
+  const failed = report.failed.map((f) => `  ${f.payment_id}: ${f.open} ${f.attempt_id ?? ""} — not resolved: ${f.error}`);
   const verb = report.dry_run ? "would append" : "resolved";
-  return `found ${report.found} open attempt(s) past the grace period; ${verb} ${report.resolved.length} in ${report.duration_ms} ms; ${report.waiting} younger still open\n${lines.map((l) => `${l}\n`).join("")}`;
+  return (
+    `found ${report.found} open attempt(s) past the grace period; ${verb} ${report.resolved.length} in ${report.duration_ms} ms; ${report.waiting} younger still open` +
+    (failed.length ? `; ${failed.length} could not be resolved (left open: run again)` : "") +
+    `\n${[...lines, ...failed].map((l) => `${l}\n`).join("")}`
+  );
 }
 
 export function registerReconcile(program: Command, io: CliIo = processIo): void {
@@ -33,13 +38,13 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .description("asks the processor what became of every attempt without outcome older than the grace period, and appends it (or AttemptAbandoned when the call never arrived); refuses a store that does not exist, and says on stderr which store it opened")
     .option("--dry-run", "show what would be appended, append nothing")
     .option("--json", "print the report as JSON")
-    .option("--grace <ms>", "only attempts at least this old", "30000")
+    .option("--grace <ms>", "only attempts at least this old (default: RECONCILE_GRACE_MS, as the service's reconciler, else 30000)")
     .addOption(storeOption({ readOnly: false }))
     .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR"))
     .action(
-      action(io, async (opts: { dryRun?: boolean; json?: boolean; grace: string; store?: string; dataDir?: string }) => {
+      action(io, async (opts: { dryRun?: boolean; json?: boolean; grace?: string; store?: string; dataDir?: string }) => {
         const graceMs = Number(opts.grace);
-        if (opts.grace.trim() === "" || !Number.isInteger(graceMs) || graceMs < 0) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
+        if (opts.grace !== undefined && (opts.grace.trim() === "" || !Number.isInteger(graceMs) || graceMs < 0)) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
         if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
         // the data directory as serve takes it: given, else a sqlite:PATH store's folder
         const dataDir = opts.dataDir ?? (opts.store?.startsWith("sqlite:") ? dirname(resolve(opts.store.slice("sqlite:".length))) : undefined);
@@ -67,8 +72,10 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
               await watch?.check();
-              const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs });
-              return show(io, opts.json, report, text, 0);
+              // the service's grace unless --grace says otherwise: a call still on its way is not taken for one never received
+              const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: opts.grace === undefined ? config.reconcileGraceMs : graceMs });
+              // exit 1 when a call could not be resolved (the others were)
+              return show(io, opts.json, report, text, report.failed.length);
             } finally {
               await engine.projections.stop(); // the store itself is closed by withStore
               await close();

@@ -55,10 +55,21 @@ export interface Resolution {
   unapplied?: true;
 }
 
+/** An open call this pass could not resolve: left open, tried again next pass. */
+export interface ReconcileFailure {
+  payment_id: string;
+  open: AttemptType | "TerminalWait";
+  attempt_id: string | null;
+  /** Why (the processor's lookup failed or answered what no outcome is, the store away...). */
+  error: string;
+}
+
 export interface ReconcileReport {
   /** Open attempts and terminal waits older than their deadline, found in this pass. */
   found: number;
   resolved: Resolution[];
+  /** The calls it could not resolve this pass (each on its own: the others are resolved all the same). */
+  failed: ReconcileFailure[];
   /** Still open but younger than the grace period. */
   waiting: number;
   /** Age of the oldest attempt or terminal wait still open after the pass (0 when none): the backlog's age. */
@@ -214,8 +225,17 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     const now = clock.now();
     const due = [...open.values()].filter((o) => now - o.since >= (o.kind === "TerminalWait" ? Math.max(graceMs, syncAuthTimeoutMs) : graceMs));
     const resolved: Resolution[] = [];
+    const failed: ReconcileFailure[] = [];
+    // one call that cannot be resolved (its processor's lookup failing) holds up no other
+    const failure = (payment_id: string, open: ReconcileFailure["open"], attempt_id: string | null, error: unknown): ReconcileFailure => ({ payment_id, open, attempt_id, error: error instanceof Error ? error.message : String(error) });
     for (const item of due) {
-      const r = await resolve(item, dryRun, now);
+      let r: Resolution | null;
+      try {
+        r = await resolve(item, dryRun, now);
+      } catch (error) {
+        failed.push(failure(item.payment_id, item.kind, item.attempt?.data.attempt_id ?? null, error));
+        continue; // still open: tried again next pass
+      }
       if (r) resolved.push(r);
       // what it appended closes it when indexed (an abandonment then gets its second look)
       if (!dryRun && !r?.appended.length) open.delete(item.payment_id);
@@ -224,14 +244,20 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       // one look (kept only while another call is in flight): an answer that cannot be recorded
       // fails this pass once, naming it, not every pass
       if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
-      const r = await lookAgain(item, dryRun);
+      let r: Awaited<ReturnType<typeof lookAgain>>;
+      try {
+        r = await lookAgain(item, dryRun);
+      } catch (error) {
+        failed.push(failure(item.payment_id, item.attempt.type, item.attempt.data.attempt_id, error));
+        continue;
+      }
       if (r === WAITS) {
         if (!dryRun) secondLooks.set(item.attempt.data.attempt_id, item);
       } else if (r) resolved.push(r);
     }
     if (!dryRun) await catchUp();
     // a dry run leaves the due ones open: they are not the younger ones still waiting
-    return { found: due.length, resolved, waiting: dryRun ? open.size - due.length : open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
+    return { found: due.length, resolved, failed, waiting: dryRun ? open.size - due.length : open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
   }
 
   return { reconcile };

@@ -142,8 +142,10 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // processor calls a crash left without outcome: resolved at start-up, then on an interval
   engine.startReconciler(config.reconcileIntervalMs, (pass) => {
     observePass(metrics, pass);
-    if (pass instanceof Error) logger.error({ err: pass }, "reconcile pass failed");
-    else if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
+    if (pass instanceof Error) return logger.error({ err: pass }, "reconcile pass failed");
+    // each call it could not resolve (its processor's lookup failing): the others were resolved all the same
+    for (const f of pass.failed) logger.error({ payment_id: f.payment_id, attempt_id: f.attempt_id, open: f.open, error: f.error }, "reconcile could not resolve an open call: tried again next pass");
+    if (pass.found > 0) logger.info({ found: pass.found, resolved: pass.resolved.length, failed: pass.failed.length, duration_ms: pass.duration_ms }, "reconciled open attempts");
   }, watch?.check);
 
   return {
@@ -170,7 +172,7 @@ export type Service = Awaited<ReturnType<typeof startService>>;
 
 function observePass(metrics: Metrics, pass: ReconcileReport | Error) {
   if (pass instanceof Error) return metrics.reconcilePasses.labels("failed").inc();
-  metrics.reconcilePasses.labels("ok").inc();
+  metrics.reconcilePasses.labels(pass.failed.length > 0 ? "failed" : "ok").inc();
   metrics.reconcileResolved.inc(pass.resolved.length);
   metrics.reconcileOpen.set(pass.waiting);
   metrics.reconcileOldest.set(pass.oldest_open_ms / 1000);

@@ -16,6 +16,14 @@ describe("options given as undefined", () => {
     expect(() => createEngine()).not.toThrow();
   });
 
+  it("createEngine refuses processors of another shape at once, saying how adapters by processor name are passed", () => {
+    const sims = createSimulators({ clock: manualClock(), ids: sequentialIds() });
+    const adapters = { A: sims.get("A"), B: sims.get("B"), connect: () => undefined };
+    expect(() => createEngine({ processors: adapters as never })).toThrow(/createEngine: option processors must be \{ get\(processor\), connect\(report\) \}.*\{ get: \(name\) => adapters\[name\]/);
+    const wired = { get: (name: "A" | "B") => adapters[name], connect: sims.connect.bind(sims) };
+    expect(() => createEngine({ processors: wired })).not.toThrow();
+  });
+
   it("createSimulators names the option", () => {
     expect(() => createSimulators({ clock: manualClock(), ids: sequentialIds(), captures: undefined })).toThrow(/createSimulators: option captures is undefined/);
   });

@@ -48,6 +48,15 @@ it("dry run, then a pass that appends the processor's recorded capture", async (
     await Promise.all([opened.store.close(), opened.readModels.close()]);
     return next;
   };
+  // without --grace, the service's grace: the call (a second old) is younger than the default 30 s,
+  // and due with RECONCILE_GRACE_MS=0
+  expect(JSON.parse(await cardflow("reconcile", "--dry-run", "--json"))).toMatchObject({ found: 0, waiting: 1, resolved: [], failed: [] });
+  process.env.RECONCILE_GRACE_MS = "0";
+  try {
+    expect(JSON.parse(await cardflow("reconcile", "--dry-run", "--json"))).toMatchObject({ found: 1, waiting: 0, failed: [] });
+  } finally {
+    delete process.env.RECONCILE_GRACE_MS;
+  }
   const before = await sandboxes();
   const dry = JSON.parse(await cardflow("reconcile", "--dry-run", "--json", "--grace", "0"));
   expect(await sandboxes()).toBe(before);

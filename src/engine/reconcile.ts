@@ -26,7 +26,7 @@ import { commandClock, type CommandContext } from "./context.js";
 import { openKey, resolveOpen } from "./deciders/resolve-open.js";
 import { lateAnswerEvents, NEVER_RECEIVED } from "./outcomes.js";
 import type { Pipeline } from "./handlers/pipeline.js";
-import { processorOf } from "./handlers/processor-calls.js";
+import { lookupAnswer } from "./handlers/processor-calls.js";
 import { LateAnswerWaits, UnappliedLateAnswer } from "./streams/late-answers.js";
 import { viewOf } from "./streams/payment-streams.js";
 
@@ -169,7 +169,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       if (key !== undefined && item.key !== null && key !== item.key) return loaded;
       // the same id open again past the due call: a retry made the call again since (not due yet)
       if (item.attempt && loaded.revision > item.revision && (await pipeline.attemptFate(item.payment_id, item.attempt, item.revision)) === "reused") return loaded;
-      const recorded = key ? await processorOf(processors, viewOf(loaded)).lookup(key) : "never_received";
+      const recorded = key ? await lookupAnswer(processors, viewOf(loaded), key) : "never_received";
       const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= syncAuthTimeoutMs);
       if (!decided) return loaded;
       const { events, stopTerminal, unfit, ...open } = decided;
@@ -201,7 +201,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
         resolution = null;
         // its command recorded it, or a retry made the call again (that attempt's outcome records what the processor did)
         if ((await pipeline.attemptFate(payment_id, attempt, item.revision)) !== "abandoned") return loaded;
-        const recorded = await processorOf(processors, viewOf(loaded)).lookup(attempt_id);
+        const recorded = await lookupAnswer(processors, viewOf(loaded), attempt_id);
         // as it was (never received, or refused without acting): nothing to record, nothing to report
         if (recorded === "never_received" || recorded.call === "refused") return loaded;
         resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: lateAnswerEvents(viewOf(loaded), attempt, recorded).map((e) => e.type), late: true };

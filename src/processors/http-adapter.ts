@@ -22,13 +22,13 @@
 //          {kind: "failed", last_error, last_error_code}. A 4xx answer {error: {code, message}}
 //          means the processor did nothing (ProcessorRefused; Conflict for terminal_busy).
 import { z } from "zod";
-import { Authorization, Card } from "../../machines/events.js";
-import { LAST_ERROR_CODES } from "../../machines/failures.js";
+import { Card } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { Conflict, ProcessorRefused } from "../errors.js";
 import { OutboundRefused, type Outbound } from "../outbound/client.js";
 import type { AdapterState } from "./adapters.js";
-import type { AuthorizationOutcome, PaymentView, ProcessorEvent, ProcessorPort, ProcessorReport, RecordedOutcome } from "./port.js";
+import { answerSchemas, whatWasWrong } from "./answers.js";
+import type { PaymentView, ProcessorPort, ProcessorReport, RecordedOutcome } from "./port.js";
 
 export interface HttpProcessorOptions {
   outbound: Outbound;
@@ -55,21 +55,7 @@ export interface HttpProcessorOptions {
   name?: string;
 }
 
-const Outcome: z.ZodType<AuthorizationOutcome> = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.enum(["authorized", "captured", "capture_requested"]), authorization: Authorization }),
-  z.strictObject({ kind: z.literal("failed"), last_error: z.string(), last_error_code: z.enum(LAST_ERROR_CODES).nullable() }),
-]);
-const CaptureOutcome = z.strictObject({ kind: z.enum(["captured", "capture_requested"]) });
-const Recorded: z.ZodType<RecordedOutcome> = z.discriminatedUnion("call", [
-  z.strictObject({ call: z.literal("authorize"), outcome: Outcome }),
-  z.strictObject({ call: z.literal("start_terminal"), outcome: Outcome.nullable() }),
-  z.strictObject({ call: z.literal("capture"), outcome: CaptureOutcome }),
-  z.strictObject({ call: z.literal("void") }),
-  z.strictObject({ call: z.literal("refund"), refund_id: z.string().min(1) }),
-  z.strictObject({ call: z.literal("save_card"), payment_method_id: z.string().min(1) }),
-  z.strictObject({ call: z.literal("refused"), code: z.string(), message: z.string() }),
-]);
-const Event: z.ZodType<ProcessorEvent> = z.union([Outcome, z.strictObject({ kind: z.literal("capture_settled"), amount: z.string().regex(/^\d+(\.\d+)?$/) })]);
+const { Outcome, CaptureOutcome, Refund, SavedCard, Recorded, Event } = answerSchemas(true);
 const Events = z.strictObject({ events: z.array(z.strictObject({ payment_id: z.string(), event: Event })), next: z.string() });
 const Refusal = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 const Empty = z.object({});
@@ -112,7 +98,7 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
     }
     if (answer.status !== 200) throw new Error(`processor ${method} ${path}: HTTP ${answer.status} (outcome unknown)`);
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new Error(`processor ${method} ${path}: unexpected answer (outcome unknown): ${parsed.error.issues[0]?.message ?? ""}`);
+    if (!parsed.success) throw new Error(`processor ${method} ${path}: unexpected answer (outcome unknown): ${whatWasWrong(parsed.error)}`);
     return parsed.data;
   }
 
@@ -141,9 +127,9 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
     authorizeCollectedCard: ({ payment, key }) => call("POST", "/v1/authorize", { key, payment: paymentOf(payment) }, Outcome, key),
     capture: ({ payment, amount, key }) => call("POST", "/v1/capture", { key, payment: paymentOf(payment), amount }, CaptureOutcome, key),
     void: async ({ payment, key }) => void (await call("POST", "/v1/void", { key, payment: paymentOf(payment) }, Empty, key)),
-    refund: ({ payment, amount, key }) => call("POST", "/v1/refund", { key, payment: paymentOf(payment), amount }, z.object({ refund_id: z.string().min(1) }), key),
+    refund: ({ payment, amount, key }) => call("POST", "/v1/refund", { key, payment: paymentOf(payment), amount }, Refund, key),
     saveCard: ({ payment, external_customer_id, key }) =>
-      call("POST", "/v1/cards/save", { key, payment: paymentOf(payment), external_customer_id }, z.object({ payment_method_id: z.string().min(1) }), key),
+      call("POST", "/v1/cards/save", { key, payment: paymentOf(payment), external_customer_id }, SavedCard, key),
     lookup: (key) => call<RecordedOutcome | "never_received">("GET", `/v1/calls/${encodeURIComponent(key)}`, undefined, Recorded, undefined, () => "never_received"),
     retrieveStoredCard: (req) => call<Card | undefined>("POST", "/v1/cards/retrieve", req, Card, undefined, () => undefined),
 

@@ -3,9 +3,11 @@
 // the card) the collect also processes the payment, in the same command.
 import type { Clock } from "../../clock.js";
 import { CollectPaymentMethodInput, type CollectPaymentMethodRequest, parseInput } from "../../inputs.js";
+import { checkedAnswer } from "../../processors/answers.js";
 import type { Processors } from "../../processors/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { collectProcesses } from "../../../machines/client-sdk.js";
+import { Card } from "../../../machines/events.js";
 import { authorizeCollectedCard } from "../deciders/client-sdk.js";
 import { decideCollect } from "../deciders/collect-payment-method.js";
 import type { AccountLookups } from "../lookups/accounts.js";
@@ -33,7 +35,7 @@ export function collectPaymentMethodHandler({ pipeline, accounts, processors, cl
         gather: async (need: "terminal" | "card", current: Loaded) =>
           need === "terminal"
             ? { terminal: await accounts.getTerminal(intent.external_account_id, input.terminal_id!) }
-            : { card: await withoutAttempt("B", "readCardFromClient", () => processors.get("B").readCardFromClient({ payment: viewOf(current), card_number })) },
+            : { card: await withoutAttempt("B", "readCardFromClient", () => processors.get("B").readCardFromClient({ payment: viewOf(current), card_number }).then((card) => checkedAnswer(Card, card, "B", "readCardFromClient"))) },
       };
       if (!collectProcesses(intent)) return pipeline.run(loaded, collect, input, ctx);
       // the card collected and the authorization attempted in one append (pipeline.runBoth)

@@ -3,6 +3,8 @@
 // the payment as it then stands; createEngine presents it.
 import type { Clock } from "../../clock.js";
 import { CancelInput, type CancelRequest, CaptureInput, type CaptureRequest, parseInput, ProcessPaymentInput, type ProcessPaymentRequest, RefundInput, type RefundRequest } from "../../inputs.js";
+import { InvalidRequest } from "../../errors.js";
+import { ANSWERS, whatWasWrong } from "../../processors/answers.js";
 import type { ProcessorEvent } from "../../processors/port.js";
 import { commandClock, type CommandContext } from "../context.js";
 import { decideCancel } from "../deciders/cancel.js";
@@ -52,7 +54,11 @@ export const processPaymentHandler = ({ pipeline, clock }: Deps) =>
 
 /** What a processor reports on its own (the simulators' connect() receives it); then what follows on its own. */
 export const reportHandler = ({ pipeline, clock }: Deps) =>
-  async (paymentId: string, event: ProcessorEvent): Promise<void> => {
+  async (paymentId: string, reported: ProcessorEvent): Promise<void> => {
+    // a report outside the port's types is refused for good (it would not become valid if sent again)
+    const parsed = ANSWERS.Event.safeParse(reported);
+    if (!parsed.success) throw new InvalidRequest(`processor report for payment ${paymentId} is malformed (nothing recorded): ${whatWasWrong(parsed.error)}`);
+    const event = parsed.data;
     const { now } = commandClock(clock, {});
     await pipeline.onPayment(null, paymentId, (current) => {
       const ctx: CommandContext = { now, actor: `processor:${current.snapshot.context.processor}` };

@@ -4,10 +4,11 @@
 // (issue 25): under another customer it is unknown, the same answer as a card that never existed.
 // A token is its processor's: a card is charged through the processor that saved it (a card
 // presented on another processor's terminal than the account's), else the account's.
-import type { Card, Processor } from "../../../machines/events.js";
+import { Card, type Processor } from "../../../machines/events.js";
 import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
 import type { ProjectionRunner } from "../../../projections/runner.js";
 import { setBounded } from "../../bounded.js";
+import { checkedAnswer } from "../../processors/answers.js";
 import type { Processors } from "../../processors/port.js";
 import { TEST_PAYMENT_METHODS } from "../../processors/test-cards.js";
 import type { ReadModelStore } from "../../store/port.js";
@@ -38,7 +39,7 @@ export function createStoredCards({ payments, readModels, projections, processor
     if (known) return known;
     const processor = async () => {
       const asked = { external_account_id: account.external_account_id, external_customer_id: customerId, payment_method_id: paymentMethodId };
-      const card = await withoutAttempt(account.processor, "retrieveStoredCard", () => processors.get(account.processor).retrieveStoredCard(asked));
+      const card = await withoutAttempt(account.processor, "retrieveStoredCard", () => processors.get(account.processor).retrieveStoredCard(asked).then((card) => checkedAnswer(Card.optional(), card, account.processor, "retrieveStoredCard")));
       return card && { card, processor: account.processor };
     };
     // a sandbox test token is anyone's and needs no read model: it never waits (outside the

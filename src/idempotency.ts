@@ -209,11 +209,9 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = at();
       const held = await store.claimIdempotency(claimed, now).catch((error: unknown) => {
-        // its outcome unknown (a database that stopped answering runs it when it resumes): released by its token once the store answers, not held 409 for the lease
-        if (error instanceof StoreUnavailable) {
-          running.set(claimed.key, claimed.token); // its retries here: 409 with Retry-After 1 until then
-          void release(claimed);
-        }
+        // its outcome unknown (a frozen database runs it when it resumes): released by its token once
+        // the store answers, not held 409 for the lease (its retries here meanwhile: 409, Retry-After 1)
+        if (error instanceof StoreUnavailable) void (running.set(claimed.key, claimed.token), release(claimed));
         throw error;
       });
       if (!held) return undefined;
@@ -269,10 +267,9 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
       try {
         body = present(await execute({ idempotency_key: key, idempotency_since: at(-ttlMs), idempotency: record, answeredFromStore: () => void (replayed = true) }));
       } catch (error) {
-        // the store away: the 503 is not held back by a release that would wait on it too (it is
-        // written once the store answers; meanwhile the key stays this process's, 409 Retry-After 1)
-        if (error instanceof StoreUnavailable) void release(claimed);
-        else await release(claimed);
+        // the store away: the 503 does not wait for the release (written once the store answers)
+        const released = release(claimed);
+        if (!(error instanceof StoreUnavailable)) await released;
         // released with no effect, it is not remembered: nor counted against the cap
         if (!answered) cap.giveBack(scoped);
         throw error instanceof IdempotencyClaimLost ? new IdempotencyKeyInUse() : error;

@@ -6,7 +6,7 @@ import { closesAttempt, isAttempt, PaymentEvent, streams, type AttemptEvent } fr
 import { applyPaymentEvent, applyStored, hasTag, initialPaymentSnapshot, type PaymentSnapshot } from "../../../machines/fold.js";
 import { setBounded } from "../../bounded.js";
 import type { Clock } from "../../clock.js";
-import { CardflowError, Conflict, NotFound, TransitionNotAllowed } from "../../errors.js";
+import { CardflowError, Conflict, NotFound, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
 import { hashOf } from "../../events/chain.js";
 import { newEvents } from "../../events/new-events.js";
 import type { Ids } from "../../ids.js";
@@ -189,8 +189,10 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
           return await decide(loaded);
         } catch (error) {
           // a refusal decided on cached state, before this command appended anything, is re-checked
+          // (not a processor that did not answer a call recording nothing: asked again, it would be waited for twice)
           const appended = cache.get(paymentId) !== undefined && cache.get(paymentId) !== cached;
-          const stale = error instanceof WrongExpectedRevision || (cached !== undefined && !appended && error instanceof CardflowError);
+          const refusal = error instanceof CardflowError && !(error instanceof ProcessorUnavailable);
+          const stale = error instanceof WrongExpectedRevision || (cached !== undefined && !appended && refusal);
           // another process's processor call in flight: wait for its outcome (a lock, as across processes)
           const inFlight = error instanceof Conflict && error.code === "attempt_in_flight" && Date.now() < waitUntil;
           if (!stale && !inFlight) throw error;

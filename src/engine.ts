@@ -71,6 +71,8 @@ export function createEngine(options: EngineOptions = {}) {
   const ids = options.ids ?? randomIds();
   const store = options.store ?? createMemoryStore();
   const readModels = options.readModels ?? createMemoryReadModels();
+  // null is not "the default": an embedding whose adapters came out null would take simulated money
+  if (options.processors === null) throw new TypeError("createEngine: option processors is null; omit it for the simulators, or pass your processors");
   const processors = options.processors ?? createSimulators({ clock, ids });
   // a wiring mistake said at once, not later as a processor that "did not answer"
   if (typeof processors.get !== "function" || typeof processors.connect !== "function") {

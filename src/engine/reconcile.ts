@@ -226,6 +226,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     const due = [...open.values()].filter((o) => now - o.since >= (o.kind === "TerminalWait" ? Math.max(graceMs, syncAuthTimeoutMs) : graceMs));
     const resolved: Resolution[] = [];
     const failed: ReconcileFailure[] = [];
+    let failedDue = 0;
     // one call that cannot be resolved (its processor's lookup failing) holds up no other
     const failure = (payment_id: string, open: ReconcileFailure["open"], attempt_id: string | null, error: unknown): ReconcileFailure => ({ payment_id, open, attempt_id, error: error instanceof Error ? error.message : String(error) });
     for (const item of due) {
@@ -234,21 +235,23 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
         r = await resolve(item, dryRun, now);
       } catch (error) {
         failed.push(failure(item.payment_id, item.kind, item.attempt?.data.attempt_id ?? null, error));
-        continue; // still open: tried again next pass
+        failedDue++;
+        continue; // still open: tried again next pass (not among the younger ones waiting)
       }
       if (r) resolved.push(r);
       // what it appended closes it when indexed (an abandonment then gets its second look)
       if (!dryRun && !r?.appended.length) open.delete(item.payment_id);
     }
     for (const item of [...secondLooks.values()].filter((l) => now - l.since >= graceMs)) {
-      // one look (kept only while another call is in flight): an answer that cannot be recorded
-      // fails this pass once, naming it, not every pass
+      // one look, kept while another call is in flight, or while the look fails (its processor's
+      // lookup away: a late answer it would find is money on no record), named in each pass's failed
       if (!dryRun) secondLooks.delete(item.attempt.data.attempt_id);
       let r: Awaited<ReturnType<typeof lookAgain>>;
       try {
         r = await lookAgain(item, dryRun);
       } catch (error) {
         failed.push(failure(item.payment_id, item.attempt.type, item.attempt.data.attempt_id, error));
+        if (!dryRun) secondLooks.set(item.attempt.data.attempt_id, item);
         continue;
       }
       if (r === WAITS) {
@@ -257,7 +260,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     }
     if (!dryRun) await catchUp();
     // a dry run leaves the due ones open: they are not the younger ones still waiting
-    return { found: due.length, resolved, failed, waiting: dryRun ? open.size - due.length : open.size, oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
+    return { found: due.length, resolved, failed, waiting: open.size - (dryRun ? due.length : failedDue), oldest_open_ms: [...open.values()].reduce((age, o) => Math.max(age, now - o.since), 0), dry_run: dryRun, duration_ms: Math.round(performance.now() - started) };
   }
 
   return { reconcile };

@@ -19,6 +19,7 @@ describe("options given as undefined", () => {
   it("createEngine refuses processors of another shape at once, saying how adapters by processor name are passed", () => {
     const sims = createSimulators({ clock: manualClock(), ids: sequentialIds() });
     const adapters = { A: sims.get("A"), B: sims.get("B"), connect: () => undefined };
+    expect(() => createEngine({ processors: null as never })).toThrow(/createEngine: option processors is null/); // not the simulators' money
     expect(() => createEngine({ processors: adapters as never })).toThrow(/createEngine: option processors must be \{ get\(processor\), connect\(report\) \}.*\{ get: \(name\) => adapters\[name\]/);
     const wired = { get: (name: "A" | "B") => adapters[name], connect: sims.connect.bind(sims) };
     expect(() => createEngine({ processors: wired })).not.toThrow();

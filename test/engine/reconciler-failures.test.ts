@@ -5,11 +5,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
-import { sequentialIds } from "../../src/ids.js";
+import { randomIds, sequentialIds } from "../../src/ids.js";
 import { memorySide } from "../../src/processors/processor-side.js";
 import type { Processors } from "../../src/processors/port.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
+import { processesOnOneStore, until } from "./processes-on-one-store.js";
 
 const clock = manualClock();
 const ids = sequentialIds();
@@ -55,11 +56,45 @@ describe("the reconciler, one call at a time", () => {
     expect(pass.found).toBe(2);
     expect(pass.resolved.map((r) => [r.payment_id, r.appended])).toEqual([[opened.B, ["AttemptAbandoned"]]]);
     expect(pass.failed).toEqual([{ payment_id: opened.A, open: "AuthorizationAttempted", attempt_id: expect.any(String), error: "processor A's lookup answered 503" }]);
+    expect(pass.waiting).toBe(0); // the failed one is past its grace, not among the younger ones
     expect((await engine.store.readStream(`payment-${opened.A}`)).at(-1)!.type).toBe("AuthorizationAttempted"); // still open
 
     aDown = false;
     const next = await engine.reconcile();
     expect(next.failed).toEqual([]);
     expect(next.resolved.map((r) => [r.payment_id, r.appended])).toEqual([[opened.A, ["AttemptAbandoned"]]]);
+  });
+
+  it("the second look at a call abandoned as never received, whose lookup fails, is tried again next pass: the late answer it finds is recorded", async () => {
+    // two processes on one store: one whose refund dies after the processor refunded, one reconciling
+    const shared = processesOnOneStore({ reconcileGraceMs: 8_000 });
+    const dying = shared.newProcess((at, attempt) => {
+      if (at === "after_call" && attempt.type === "RefundAttempted") throw new Error("killed after the processor refunded");
+    });
+    let down = false;
+    const looking: Processors = {
+      connect: () => undefined,
+      get: (name) => new Proxy(shared.simulators.get(name), { get: (target, prop, receiver) => (prop === "lookup" && down ? async () => Promise.reject(new Error("lookup answered 503")) : Reflect.get(target, prop, receiver)) }),
+    };
+    const reconciling = createEngine({ clock: shared.clock, ids: randomIds(), store: shared.store, processors: looking, reconcileGraceMs: 8_000 });
+    const account = "acct_late";
+    await dying.openAccount({ external_account_id: account, processor: "A" });
+    const { payment_id } = (await dying.createIntent({ external_account_id: account, amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" })) as { payment_id: string };
+    await dying.authorize({ external_account_id: account, payment_id });
+    shared.side.set("faults", "calls", { latency_ms: 12_000 }); // the call reaches the processor 12 s late
+    const refund = dying.refund({ external_account_id: account, payment_id, amount: "3.00" }).catch((error: Error) => error);
+    await until(async () => (await shared.store.readStream(`payment-${payment_id}`)).some((e) => e.type === "RefundAttempted"));
+    shared.side.set("faults", "calls", undefined);
+    await shared.clock.advance(9_000);
+    expect((await reconciling.reconcile()).resolved).toMatchObject([{ payment_id, processor: "never_received", appended: ["AttemptAbandoned"] }]);
+    await shared.clock.advance(3_000); // it lands: the processor refunded, the command died before recording it
+    expect(await refund).toMatchObject({ message: "killed after the processor refunded" });
+    await shared.clock.advance(6_000); // a grace after the abandonment: its second look is due
+    down = true;
+    expect((await reconciling.reconcile()).failed).toMatchObject([{ payment_id, open: "RefundAttempted", error: "lookup answered 503" }]);
+    down = false;
+    expect((await reconciling.reconcile()).resolved).toMatchObject([{ payment_id, open: "RefundAttempted", processor: "refund", appended: ["PaymentRefunded"], late: true }]);
+    expect((await reconciling.getPayment({ external_account_id: account, payment_id })).amount_refunded).toBe("3.00");
+    await reconciling.close();
   });
 });

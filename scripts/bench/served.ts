@@ -68,9 +68,23 @@ const cpuTicks = (pid: number) => {
   }
 };
 
+/**
+ * The server on two free ports. A port found free can be taken by another process before the
+ * server binds it (an outbound connection's ephemeral port, another row's server): the start is
+ * refused then, and tried again on other ports (CI once lost a row to it).
+ */
 export async function serve(store: StoreEnv, env: Record<string, string> = {}): Promise<Served> {
-  const port = await freePort();
-  const metricsPort = await freePort();
+  for (let tries = 1; ; tries++) {
+    try {
+      return await serveOn(store, env, await freePort(), await freePort());
+    } catch (error) {
+      if (tries >= 3 || !/already in use/.test(String((error as Error).message))) throw error;
+      process.stderr.write(`a port the server was given was taken meanwhile: starting it again on others\n`);
+    }
+  }
+}
+
+async function serveOn(store: StoreEnv, env: Record<string, string>, port: number, metricsPort: number): Promise<Served> {
   const work = mkdtempSync(join(tmpdir(), "cardflow-served-"));
   const portFile = join(work, "loop-delay.port");
   // profiled by scripts/bench/profile.ts --row=13a: under <dir>/real, perf from its listening to its exit
@@ -94,7 +108,10 @@ export async function serve(store: StoreEnv, env: Record<string, string> = {}): 
   );
   const url = `http://127.0.0.1:${port}`;
   for (let waited = 0; ; waited += 100) {
-    if (gone) throw new Error(`the server exited before it listened:\n${errors}`);
+    if (gone) {
+      rmSync(work, { recursive: true, force: true });
+      throw new Error(`the server exited before it listened:\n${errors}`);
+    }
     if (waited > 300_000) throw new Error(`the server did not listen within 300 s:\n${errors}`);
     if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));

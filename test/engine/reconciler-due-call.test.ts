@@ -9,8 +9,8 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { memorySide } from "../../src/processors/processor-side.js";
-import type { Processors } from "../../src/processors/port.js";
 import { createSimulators } from "../../src/processors/simulator.js";
+import { withReplacedCalls } from "./replaced-calls.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 
 const clock = manualClock();
@@ -20,21 +20,12 @@ const simulators = createSimulators({ clock, ids, side });
 const store = createMemoryStore();
 /** Called when process A's reconciler asks the processor about a call (before it answers). */
 let duringLookupOfA: (key: string) => Promise<void> = async () => undefined;
-const processorsOfA: Processors = {
-  connect: (report) => simulators.connect(report),
-  get(name) {
-    const port = simulators.get(name);
-    return new Proxy(port, {
-      get: (target, prop, receiver) =>
-        prop === "lookup"
-          ? async (key: string) => {
-              await duringLookupOfA(key);
-              return target.lookup(key);
-            }
-          : Reflect.get(target, prop, receiver),
-    });
+const processorsOfA = withReplacedCalls(simulators, (_, port) => ({
+  lookup: async (key) => {
+    await duringLookupOfA(key);
+    return port.lookup(key);
   },
-};
+}));
 const a = createEngine({ clock, ids, store, processors: processorsOfA, reconcileGraceMs: 8_000 });
 const b = createEngine({ clock, ids, store, processors: simulators, reconcileGraceMs: 8_000 });
 afterAll(async () => {

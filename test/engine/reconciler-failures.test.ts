@@ -7,10 +7,10 @@ import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { randomIds, sequentialIds } from "../../src/ids.js";
 import { memorySide } from "../../src/processors/processor-side.js";
-import type { Processors } from "../../src/processors/port.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 import { processesOnOneStore, until } from "./processes-on-one-store.js";
+import { withReplacedCalls } from "./replaced-calls.js";
 
 const clock = manualClock();
 const ids = sequentialIds();
@@ -18,22 +18,16 @@ const side = memorySide();
 const simulators = createSimulators({ clock, ids, side });
 /** Processor A's lookup fails while this is set. */
 let aDown = false;
-const processors: Processors = {
-  connect: (report) => simulators.connect(report),
-  get(name) {
-    const port = simulators.get(name);
-    if (name !== "A") return port;
-    return new Proxy(port, {
-      get: (target, prop, receiver) =>
-        prop === "lookup"
-          ? async (key: string) => {
-              if (aDown) throw new Error("processor A's lookup answered 503");
-              return target.lookup(key);
-            }
-          : Reflect.get(target, prop, receiver),
-    });
-  },
-};
+const processors = withReplacedCalls(simulators, (name, port) =>
+  name !== "A"
+    ? {}
+    : {
+        lookup: async (key) => {
+          if (aDown) throw new Error("processor A's lookup answered 503");
+          return port.lookup(key);
+        },
+      },
+);
 const engine = createEngine({ clock, ids, store: createMemoryStore(), processors, reconcileGraceMs: 8_000 });
 afterAll(() => engine.close());
 const lose = (what: "request" | null) => side.set("faults", "calls", what ? { lose: what, rate: 1 } : undefined);
@@ -72,10 +66,7 @@ describe("the reconciler, one call at a time", () => {
       if (at === "after_call" && attempt.type === "RefundAttempted") throw new Error("killed after the processor refunded");
     });
     let down = false;
-    const looking: Processors = {
-      connect: () => undefined,
-      get: (name) => new Proxy(shared.simulators.get(name), { get: (target, prop, receiver) => (prop === "lookup" && down ? async () => Promise.reject(new Error("lookup answered 503")) : Reflect.get(target, prop, receiver)) }),
-    };
+    const looking = withReplacedCalls(shared.simulators, (_, port) => ({ lookup: async (key) => (down ? Promise.reject(new Error("lookup answered 503")) : port.lookup(key)) }));
     const reconciling = createEngine({ clock: shared.clock, ids: randomIds(), store: shared.store, processors: looking, reconcileGraceMs: 8_000 });
     const account = "acct_late";
     await dying.openAccount({ external_account_id: account, processor: "A" });

@@ -5,8 +5,8 @@ import { expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
-import type { Processors } from "../../src/processors/port.js";
 import { createSimulators } from "../../src/processors/simulator.js";
+import { withReplacedCalls } from "./replaced-calls.js";
 
 it("a cancel whose terminal stop is not answered asks the processor once and answers 503", async () => {
   const clock = manualClock();
@@ -14,22 +14,13 @@ it("a cancel whose terminal stop is not answered asks the processor once and ans
   const simulators = createSimulators({ clock, ids });
   let stops = 0;
   let answering = true;
-  const processors: Processors = {
-    connect: (report) => simulators.connect(report),
-    get(name) {
-      const port = simulators.get(name);
-      return new Proxy(port, {
-        get: (target, prop, receiver) =>
-          prop === "cancelTerminalAuthorization"
-            ? async (...args: Parameters<typeof port.cancelTerminalAuthorization>) => {
-                stops++;
-                if (!answering) throw new Error("connect ETIMEDOUT");
-                return target.cancelTerminalAuthorization(...args);
-              }
-            : Reflect.get(target, prop, receiver),
-      });
+  const processors = withReplacedCalls(simulators, (_, port) => ({
+    cancelTerminalAuthorization: async (args) => {
+      stops++;
+      if (!answering) throw new Error("connect ETIMEDOUT");
+      return port.cancelTerminalAuthorization(args);
     },
-  };
+  }));
   const engine = createEngine({ clock, ids, processors });
   await engine.openAccount({ external_account_id: "acct_t", processor: "A" });
   const { terminal_id } = await engine.registerTerminal({ external_account_id: "acct_t", terminal_type: "A_async" });

@@ -36,6 +36,13 @@ export const translated = (e: unknown) =>
  */
 export const STATEMENT_TIMEOUT_MS = 4_000;
 const ANSWER_MARGIN_MS = 1_000;
+/**
+ * How long a connection may sit idle inside a transaction before the server ends its session:
+ * a process frozen or cut off mid-transaction (SIGSTOP, a partition) otherwise keeps its row
+ * locks, and every other process's write to those streams waits on them. Ours send a
+ * transaction's statements back to back; 10 s is far above any pause between them.
+ */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
 /** The longest timer: what "no bound" is for query_timeout (0 would take the connection's). */
 const NO_BOUND_MS = 2 ** 31 - 1;
 
@@ -53,7 +60,7 @@ export const applicationName = (schema: string) => `cardflow (${schema})`;
 export function createPool({ connectionString, schema, poolSize, connectionTimeoutMillis, statementTimeoutMillis }: { connectionString: string; schema: string; poolSize: number; connectionTimeoutMillis: number; statementTimeoutMillis: number }) {
   // connectionTimeoutMillis: while the database is away, a request waits this long for a
   // connection, then gets a 503 (StoreUnavailable), instead of waiting forever.
-  const bound = statementTimeoutMillis > 0 && { statement_timeout: statementTimeoutMillis, query_timeout: statementTimeoutMillis + ANSWER_MARGIN_MS };
+  const bound = statementTimeoutMillis > 0 && { statement_timeout: statementTimeoutMillis, query_timeout: statementTimeoutMillis + ANSWER_MARGIN_MS, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS };
   const pool = new pg.Pool({ connectionString, max: poolSize, application_name: applicationName(schema), options: `-c search_path=${schema}`, connectionTimeoutMillis, ...bound });
   pool.on("error", () => undefined); // an idle client lost its connection; the pool replaces it
   // Every client also keeps a listener of its own for life: the pool removes its idle listener
@@ -118,7 +125,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) =
   pooled.on("error", onError);
   try {
     // `begin` without parameters: may hold several statements, one round trip
-    await client.query(unbounded ? `${begin}; SET LOCAL statement_timeout = 0` : begin);
+    await client.query(unbounded ? `${begin}; SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0` : begin);
     const result = await work(client);
     await client.query("COMMIT");
     return result;

@@ -498,6 +498,16 @@ export function eventStoreContract(name: string, factory: () => Promise<StoreFix
         expect([...firsts].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 1 + i * 10));
         expect(await store.reserveIds(`${ns()}other`, 5)).toBe(1);
       });
+
+      it("reads the next integer with a count of 0, taking none, from every handle", async () => {
+        const { store, open } = await setup();
+        const other = options.durable ? await open() : store;
+        const sequence = `${ns()}read`;
+        expect(await store.reserveIds(sequence, 0)).toBe(1);
+        expect(await other.reserveIds(sequence, 3)).toBe(1);
+        expect([await store.reserveIds(sequence, 0), await other.reserveIds(sequence, 0)]).toEqual([4, 4]);
+        expect(await store.reserveIds(sequence, 1)).toBe(4);
+      });
     });
 
     // Registered only for durable stores (not skipped: a memory store has nothing to reopen).

@@ -208,6 +208,22 @@ describe("SQLite group commit", () => {
     models.close();
   });
 
+  it("reads a sequence's next integer (a count of 0) without writing: it answers while another connection holds the write lock", async () => {
+    const path = join(dir, "sequences.db");
+    const { events: store, readModels } = createSqliteStore({ path, busyTimeoutMs: 300 });
+    expect(await store.reserveIds("watched", 2)).toBe(1);
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      expect(await store.reserveIds("watched", 0)).toBe(3);
+      expect(await store.reserveIds("never_reserved", 0)).toBe(1);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    await Promise.all([store.close(), readModels.close()]);
+  });
+
   it("opens a new file while another process holds its write lock (SQLite runs no busy handler for the switch to WAL): it waits, then opens", async () => {
     const path = join(dir, "new.db");
     const { released } = await holdWriteLock(path, 300);

@@ -12,6 +12,7 @@ export function kurrentSequences(k: Kurrent): IdSequences {
       for (;;) {
         const [last] = await k.readStream(kStream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
         const first = last ? (last.data as { next: number }).next : 1;
+        if (count === 0) return first;
         const next = { id: randomUUID(), type: "sequence-reserved", version: 1, data: { next: first + count }, metadata: { timestamp: new Date(0).toISOString(), request_id: 0 } };
         try {
           await k.client.appendToStream(kStream, [k.toEvent(next)], { streamState: last ? BigInt(last.revision) : NO_STREAM });

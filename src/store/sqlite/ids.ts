@@ -7,8 +7,10 @@ export function sqliteSequences(db: Database.Database, write: Write): IdSequence
   const reserve = db.prepare<[string, number, number], { next: number }>(
     "INSERT INTO sequences (name, next) VALUES (?, 1 + ?) ON CONFLICT (name) DO UPDATE SET next = next + ? RETURNING next",
   );
+  const read = db.prepare<[string], { next: number }>("SELECT next FROM sequences WHERE name = ?");
   return {
     async reserveIds(sequence, count) {
+      if (count === 0) return read.get(sequence)?.next ?? 1;
       return (await write(() => reserve.get(sequence, count, count)!)).next - count;
     },
   };

@@ -6,9 +6,9 @@
 // - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 414
 //   a request line too long, 408 request timeout, 400 malformed) are problem+json too, and so is
 //   an HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
-// - Authorization or Idempotency-Key sent twice is refused (400 header_duplicated): Node keeps
-//   the first Authorization and joins Idempotency-Keys, so a proxy reading the other one would
-//   see another request;
+// - Authorization, Idempotency-Key or Content-Type sent twice is refused (400 header_duplicated):
+//   Node keeps the first Authorization and Content-Type and joins Idempotency-Keys, so a proxy
+//   reading the other one would see another request;
 // - repeated failed API-key authentication from one client address: 429 with Retry-After
 //   (@fastify/rate-limit counts the failures, per process).
 import rateLimit from "@fastify/rate-limit";
@@ -47,6 +47,9 @@ export function serverOptions({ headersMs = 10_000, requestMs = 30_000, keepAliv
 }
 
 /** `name` is `lower` in any case (`lower`: letters and '-'), compared without allocating. */
+/** The headers a request may send once only. */
+const ONCE = ["Authorization", "Idempotency-Key", "Content-Type"].map((name) => ({ name, lower: name.toLowerCase() }));
+
 function isHeader(name: string, lower: string): boolean {
   if (name.length !== lower.length) return false;
   for (let i = 0; i < lower.length; i++) if ((name.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;
@@ -56,20 +59,19 @@ function isHeader(name: string, lower: string): boolean {
 /**
  * A request's headers refused before anything else (every request, the status read's hot path
  * too: one pass over rawHeaders, nothing allocated unless refused): an HTTP/1.1 request without
- * Host (as Node's own check, which answers a bare 400), Authorization or Idempotency-Key twice.
+ * Host (as Node's own check, which answers a bare 400), a header of ONCE sent twice.
  */
 export function refusedHeaders(req: IncomingMessage): HttpProblem | undefined {
   if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
     return new HttpProblem(400, "host_header_missing", "Host: an HTTP/1.1 request must send a Host header", "Host");
   }
   const raw = req.rawHeaders;
-  let authorization = 0;
-  let idempotencyKey = 0;
+  let seen = 0; // a bit per header of ONCE
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if ((isHeader(name, "authorization") && ++authorization > 1) || (isHeader(name, "idempotency-key") && ++idempotencyKey > 1)) {
-      const header = authorization > 1 ? "Authorization" : "Idempotency-Key";
-      return new HttpProblem(400, "header_duplicated", `${header}: sent twice; send the header once`, header);
+    for (let h = 0; h < ONCE.length; h++) {
+      if (!isHeader(raw[i]!, ONCE[h]!.lower)) continue;
+      if (seen & (1 << h)) return new HttpProblem(400, "header_duplicated", `${ONCE[h]!.name}: sent twice; send the header once`, ONCE[h]!.name);
+      seen |= 1 << h;
     }
   }
   return undefined;

@@ -85,6 +85,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         // a POST's fields are its JSON body and its path: one in the query string, or in the body
         // and the path both, would be silently ignored
         if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
+        else refuseAmbiguousQuery(req.query as Record<string, unknown>, params);
         // a POST's path parameters (…/deliveries/{id}/retry) join its body
         // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
         const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
@@ -108,7 +109,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         const present = (answer: unknown) => def.present(answer, version);
         const scope = account ?? (secret === undefined ? "public" : `client:${sha256(String(secret))}`);
         const answer = await idempotency.run(
-          { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${url}`, req.body) },
+          // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another request
+          { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, req.body) },
           ({ idempotency_key, idempotency_since, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, idempotency_since, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
           present,
         );
@@ -117,6 +119,21 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         return reply.code(answer.status).send(answer.body);
       },
     });
+  }
+}
+
+/** The route's path with its parameters' values (the pattern itself when it has none, as fingerprints were before). */
+const withParams = (url: string, params: Record<string, string> | undefined) => (params ? url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? "")) : url);
+
+/**
+ * A GET's query parameter given twice (which one would count?) or naming a path parameter (the
+ * path's would win, the query's silently ignored): refused, naming it.
+ */
+function refuseAmbiguousQuery(query: Record<string, unknown>, params: Record<string, string> | undefined) {
+  for (const name in query) {
+    const value = query[name];
+    if (Array.isArray(value)) throw new InvalidRequest(`${name}: given ${value.length} times in the query string; send it once`, name, "parameter_invalid");
+    if (params && Object.hasOwn(params, name)) throw new InvalidRequest(`unknown query parameter: ${name} (given in the path)`, name, "unknown_parameter");
   }
 }
 

@@ -213,7 +213,15 @@ describe("malformed requests", () => {
   it("query parameters: missing, unknown, repeated", async () => {
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1", { key: m.key }), 400, "parameter_missing", "external_account_id");
     await refused(() => api.request("GET", "/v2/payment/intent/pi_1?external_account_id=acct_err&x=1", { key: m.key }), 400, "unknown_parameter", "x");
-    await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+    const twice = await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
+    expect(twice.detail).toBe("external_account_id: given 2 times in the query string; send it once");
+    expect((await refused(() => api.request("GET", "/v2/payments?external_account_id=acct_err&limit=1&limit=2", { key: m.key }), 400, "parameter_invalid", "limit")).detail).toMatch(/given 2 times/);
+    // a path parameter given in the query too: the path's would win, the query's be ignored
+    const { body: created } = await m.post("/v2/payment/intent", intent);
+    const path = `/v2/payment/intent/${created.payment_id}?external_account_id=acct_err`;
+    expect((await api.request("GET", path, { key: m.key })).status).toBe(200);
+    const again = await refused(() => api.request("GET", `${path}&payment_id=pi_other`, { key: m.key }), 400, "unknown_parameter", "payment_id");
+    expect(again.detail).toBe("unknown query parameter: payment_id (given in the path)");
     // a count is digits: what Number() would also read (hex, exponent, white space, empty) is refused
     for (const limit of ["0x10", "1e1", "%2010", "", "1.5", "0", "101"]) {
       const problem = await refused(() => api.request("GET", `/v2/payments?external_account_id=acct_err&limit=${limit}`, { key: m.key }), 400, "parameter_invalid", "limit");

@@ -300,8 +300,12 @@ describe("webhook tenant isolation", () => {
     expect(rows.map((r) => r.delivered)).toEqual([false, false]);
     failing = false;
     // over HTTP: the answer is the row, and says the endpoint is enabled again
-    const retried = await m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${rows[0]!.id}/retry`, {});
+    const retry = (id: string) => m.post(`/v2/webhook_endpoints/${endpoint.id}/deliveries/${id}/retry`, {}, { "idempotency-key": "retry-1" });
+    const retried = await retry(rows[0]!.id);
     expect(retried.status).toBe(200);
+    // the key again on the other delivery: another request (the path's ids are part of it), not a replay of the first's answer
+    expect(await retry(rows[1]!.id)).toMatchObject({ status: 422, body: { code: "idempotency_key_reused" } });
+    expect((await retry(rows[0]!.id)).body).toEqual(retried.body);
     expect(retried.body).toMatchObject({ id: rows[0]!.id, delivered: false, endpoint_reenabled: true });
     expect((await m.get(`/v2/webhook_endpoints?external_account_id=${m.account}`)).body.data[0]).toMatchObject({ id: endpoint.id, status: "enabled" });
     // both payments' events arrive (the other one at its next backoff, not marked failing again at once)

@@ -154,7 +154,8 @@ const parsed = new WeakMap<object, z.ZodType>();
 /**
  * Parses input with a schema, turning what is wrong into one InvalidRequest. A misspelled field is
  * both unknown and (usually) leaves a required one missing: the message names both, with the
- * likely intended name ("unknown field: ammount (did you mean amount?); amount: is required").
+ * likely intended name ("unknown field: ammount (did you mean amount?); amount: is required"); an
+ * optional one misspelled is named the same way ("unknown field: resaon (did you mean reason?)").
  * Otherwise the first issue, naming its field; a field that is absent says "is required".
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -168,8 +169,10 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   const unknown = issues.flatMap((i) => (i.code === "unrecognized_keys" ? i.keys.map((key) => [...i.path.map(String), key].join(".")) : []));
   const missing = issues.filter((i) => isMissing(i, input)).map((i) => i.path.map(String).join("."));
   if (unknown.length) {
+    // an optional field misspelled leaves nothing missing: its likely name is one of the fields not sent
+    const unsent = schema instanceof z.ZodObject && typeof input === "object" && input !== null ? Object.keys(schema.shape).filter((field) => !Object.hasOwn(input, field)) : [];
     const named = unknown.map((key) => {
-      const meant = missing.find((field) => editDistance(key, field) <= 2);
+      const meant = missing.find((field) => editDistance(key, field) <= 2) ?? unsent.find((field) => !key.includes(".") && editDistance(key, field) <= 2);
       return meant ? `${key} (did you mean ${meant}?)` : key;
     });
     const alsoMissing = missing.map((field) => `; ${field}: is required`).join("");

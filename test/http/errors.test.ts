@@ -95,6 +95,9 @@ describe("malformed requests", () => {
     const { amount, ...withoutAmount } = intent;
     const misspelled = await refused(() => m.post("/v2/payment/intent", { ...withoutAmount, ammount: amount }), 400, "unknown_parameter", "ammount");
     expect(misspelled.detail).toBe("unknown field: ammount (did you mean amount?); amount: is required");
+    // an optional field misspelled (a refund's amount: left out, it refunds everything) is named too
+    const optional = await refused(() => m.post("/v2/payment/refund", { payment_id: "pi_none", ammount: "1.00" }), 400, "unknown_parameter", "ammount");
+    expect(optional.detail).toBe("unknown field: ammount (did you mean amount?)");
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
     await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");

@@ -9,11 +9,12 @@ import { amountIn } from "./amounts.js";
 import { unlessAllowed, UNRECORDED, type Decision } from "./decision.js";
 
 export function decideRefund(input: RefundInput, payment: PaymentSnapshot): Decision {
-  const refused = unlessAllowed(payment, "refund");
-  if (refused) return refused;
   const { intent, amount_captured, amount_refunded } = payment.context;
-  const refundable = formatAmount(amounts.difference(amount_captured, amount_refunded), intent!.currency);
-  const amount = input.amount === undefined ? refundable : amountIn(input.amount, intent!.currency);
+  const refundable = intent ? formatAmount(amounts.difference(amount_captured, amount_refunded), intent.currency) : null;
+  // a succeeded payment refunds until nothing is left: say that is why, not only its status
+  const refused = unlessAllowed(payment, "refund", payment.value === "succeeded" && refundable !== null && amounts.compare(refundable, "0") === 0 ? `fully refunded: amount_refundable ${refundable}` : undefined);
+  if (refused) return refused;
+  const amount = input.amount === undefined ? refundable! : amountIn(input.amount, intent!.currency);
   if (typeof amount !== "string") return amount;
   const attempt: AttemptEvent = { type: "RefundAttempted", version: 1, data: { attempt_id: UNRECORDED, amount, reason: input.reason ?? null } };
   if (!can(payment, attempt)) return { refuse: new InvalidRequest(`amount: ${amount} exceeds amount_refundable ${refundable}`, "amount", "amount_too_large") };

@@ -48,11 +48,15 @@ describe("refund refuses", () => {
     refund.given(storedCardAuthorized()).when(ref).thenRefuses("payment_intent_unexpected_state", { status: 409, current_status: "requires_capture", allowed_next_steps: ["capture", "cancel"] });
   });
 
-  test("given a payment refunded in full, when it is refunded again, then 409 with no step allowed", () => {
-    refund
-      .given([...storedCardCaptured(), ev.refundAttempted("10.00", null, "att_3"), ev.refunded("10.00", "att_3")])
-      .when(ref)
-      .thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", allowed_next_steps: [] });
+  test("given a payment refunded in full, when it is refunded again, then 409 with no step allowed, saying nothing is left", () => {
+    const refunded = [...storedCardCaptured(), ev.refundAttempted("10.00", null, "att_3"), ev.refunded("10.00", "att_3")];
+    for (const input of [ref, { ...ref, amount: "0.01" }]) {
+      refund.given(refunded).when(input).thenRefuses("payment_intent_unexpected_state", {
+        current_status: "succeeded",
+        allowed_next_steps: [],
+        message: "does not allow refund (fully refunded: amount_refundable 0.00); allowed next steps: none",
+      });
+    }
   });
 
   test("given a refund in flight, when another refund comes, then 409 attempt_in_flight (no refund races another)", () => {

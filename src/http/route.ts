@@ -103,7 +103,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         if (def.contentType) reply.type(def.contentType);
         const key = req.headers[IDEMPOTENCY_HEADER];
         // no closures on this path (reads): it runs on every status poll
-        if (def.method !== "POST" || key === undefined) return def.present(await def.run(input, { version, account, command, headers: req.headers }), version);
+        if (def.method !== "POST") return def.present(await def.run(input, { version, account, command, headers: req.headers }), version);
+        if (key === undefined) return (req.answer = def.present(await def.run(input, { version, account, command, headers: req.headers }), version));
 
         const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
         const present = (answer: unknown) => def.present(answer, version);
@@ -116,6 +117,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         );
         reply.header("idempotent-replayed", String(answer.replayed));
         if (answer.replayed) req.replayed = { answer: answer.body };
+        req.answer = answer.body;
         return reply.code(answer.status).send(answer.body);
       },
     });

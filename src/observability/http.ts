@@ -20,6 +20,8 @@ declare module "fastify" {
     problemCode: string | null;
     /** A kept answer sent again for its Idempotency-Key (no command ran). */
     replayed: { answer: unknown } | null;
+    /** A POST's answer (the payment a simulator's route answers names none in its request). */
+    answer: unknown;
   }
 }
 
@@ -38,6 +40,7 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   app.decorateRequest("span", null);
   app.decorateRequest("problemCode", null);
   app.decorateRequest("replayed", null);
+  app.decorateRequest("answer", null);
 
   // metric children per route and method, then status: created once, never a label hash per request
   const children = new Map<string, Map<string, Children>>();
@@ -100,7 +103,7 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   });
 }
 
-/** The payment a request is about: its command's, else the kept answer's it replayed, else the path's or the body's payment_id. */
+/** The payment a request is about: its command's, else the kept answer's it replayed, else the path's or the body's payment_id, else its answer's. */
 function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
   if (note?.payment_id) return note.payment_id; // the command's, written without card numbers already (./instrument-engine.ts)
   const answered = req.replayed && answeredPaymentId(req.replayed.answer); // the payment the kept answer names
@@ -108,7 +111,7 @@ function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined):
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
   const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
-  return given === null ? null : withoutCardNumbers(given);
+  return given === null ? answeredPaymentId(req.answer) : withoutCardNumbers(given);
 }
 
 function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNote | null | undefined) {

@@ -10,7 +10,8 @@ import { withoutCardNumbers } from "./redact.js";
 
 /** What the log line of a request says of the command it ran. */
 export interface RequestNote {
-  command: string;
+  /** null: none ran (a retry answered from its earlier try's events). */
+  command: string | null;
   payment_id: string | null;
   /** null while the command runs. */
   outcome: string | null;
@@ -41,12 +42,17 @@ export function recordCommand<A, B, R>(name: string, run: Command<A, B, R>, metr
     child.inc();
   };
   const duration = metrics.commandDuration.labels(name);
-  const note = (b: B, paymentId: string | null, outcome: string | null) => {
+  const note = (b: B, paymentId: string | null, outcome: string | null, command: string | null = name) => {
     const requestId = (b as { request_id?: unknown } | undefined)?.request_id;
-    if (notes && typeof requestId === "number" && notes.has(requestId)) notes.set(requestId, { command: name, payment_id: paymentId, outcome });
+    if (notes && typeof requestId === "number" && notes.has(requestId)) notes.set(requestId, { command, payment_id: paymentId, outcome });
   };
 
   return async (a, b) => {
+    // a retry answered with its earlier try's outcome, read from the events (Idempotent-Replayed):
+    // no command ran, as for a kept answer sent again (counted among the replays, not here)
+    let fromStore = false;
+    const told = (b as { answeredFromStore?: () => void } | undefined)?.answeredFromStore;
+    if (told) b = { ...b, answeredFromStore: () => ((fromStore = true), told()) };
     // noted as it starts too: a request answered before its command ends (the shutdown's deadline) logs it
     if (notes) note(b, paymentIdOf(a), null);
     const span = tracer.startSpan(`cardflow.command.${name}`);
@@ -55,9 +61,10 @@ export function recordCommand<A, B, R>(name: string, run: Command<A, B, R>, metr
     try {
       const result = await (recording ? withSpan(span, () => run(a, b)) : run(a, b));
       duration.observe((performance.now() - started) / 1000);
-      count("ok");
+      if (!fromStore) count("ok");
       const paymentId = notes || recording ? (paymentIdOf(a) ?? paymentIdOf(result)) : null;
-      note(b, paymentId, "ok");
+      if (fromStore) note(b, paymentId, "replayed", null);
+      else note(b, paymentId, "ok");
       if (recording) {
         span.setAttributes({ [ATTR.command]: name, ...(paymentId ? { [ATTR.paymentId]: paymentId } : {}) });
         endSpan(span, "ok");

@@ -120,6 +120,28 @@ describe("synchronous terminal (processor A)", () => {
     expect(record.last_error).toBeUndefined();
     expect(record.last_error_code).toBeUndefined();
   });
+
+  test("a retry under a try's Idempotency-Key after another key moved the payment on gets that try's outcome (USER_TIMEOUT), not the payment as it is now", async () => {
+    const r = await rig();
+    const terminal_id = await r.terminal("A_sync");
+    const { payment_id } = await r.intent(A, { capture_method: "manual" });
+    const auth = (idempotency_key: string) => r.engine.authorize({ external_account_id: A, payment_id, terminal_id }, { idempotency_key });
+    const first = auth("auth-1");
+    await r.sims.terminal.untilCollecting(terminal_id);
+    await r.clock.advance(120_000);
+    const timedOut = await first;
+    expect(timedOut).toMatchObject({ status: "requires_payment_method", last_error_code: "USER_TIMEOUT" });
+    // another key: a collection of its own, declined
+    const second = auth("auth-2");
+    await r.sims.terminal.untilCollecting(terminal_id);
+    await r.sims.terminal.presentCard(terminal_id, "4000000000000002");
+    expect((await second).status).toBe("error");
+
+    const retry = await auth("auth-1");
+    expect(retry).toEqual(timedOut);
+    expect(r.sims.terminal.collecting(terminal_id)).toBeUndefined();
+    expect((await r.get(A, payment_id)).status).toBe("error");
+  });
 });
 
 describe("card on file needs an expiry of 03/30 or later (spec §4.8)", () => {

@@ -79,6 +79,8 @@ describe("request log", () => {
     expect(Number.isInteger(created.request_id)).toBe(true);
     expect(typeof created.latency_ms).toBe("number");
     expect(lines.find((l) => l.status === 401)).toMatchObject({ account: null, route: "/v2/payment/intent" });
+    // a sandbox route naming a terminal: the payment its answer is (README: every line's payment id)
+    expect(lines.find((l) => l.route === "/sim/terminal/present-card")).toMatchObject({ status: 200, payment_id: body.payment_id });
     const all = log.join("\n");
     expect(all).not.toContain(m.key);
     expect(all).not.toContain("sk_not_a_key_123");

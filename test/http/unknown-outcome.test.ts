@@ -4,12 +4,14 @@
 // 503 processor_unavailable with Retry-After (nothing is known yet), and a retry with the same
 // key is answered from the store: 503 again while the attempt is open, then the payment as the
 // reconciler settled it; the processor is never called a second time for that request.
+import { Writable } from "node:stream";
+import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { manualClock } from "../../src/clock.js";
-import { createEngine } from "../../src/engine.js";
 import { createServer } from "../../src/http/server.js";
 import { sequentialIds } from "../../src/ids.js";
+import { createObservedEngine } from "../../src/observability/index.js";
 import { memorySide } from "../../src/processors/processor-side.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 
@@ -17,9 +19,12 @@ const clock = manualClock();
 const ids = sequentialIds();
 const side = memorySide();
 const simulators = createSimulators({ clock, ids, side });
-const engine = createEngine({ clock, ids, processors: simulators });
+// observed as `npm start` serves it: the request log and the command counts
+const { engine, metrics, notes } = createObservedEngine({ clock, ids, processors: simulators });
 const apiKeys = createApiKeys(engine);
-const app = createServer({ engine, apiKeys, simulators, logger: false });
+const log: Record<string, unknown>[] = [];
+const logger = pino({ level: "info" }, new Writable({ write: (chunk, _enc, done) => (log.push(JSON.parse(String(chunk))), done()) }));
+const app = createServer({ engine, apiKeys, simulators, logger, metrics, notes });
 await app.listen({ port: 0, host: "127.0.0.1" });
 afterAll(async () => {
   await app.close();
@@ -70,6 +75,10 @@ describe("a processor call whose answer was lost, retried with the same Idempote
     expect(retried.headers.get("idempotent-replayed")).toBe("true"); // what the first try did, not a new effect
     expect(retried.body.amount_refunded).toBe("3.00");
     expect(calls("refund")).toBe(1);
+    // no command ran: logged and counted as a replay, as a kept answer sent again (README: Logs)
+    expect(log.find((l) => l.request_id === Number(retried.headers.get("request-id")))).toMatchObject({ command: null, outcome: "replayed", payment_id });
+    const refunds = (await metrics.commands.get()).values.filter((v) => v.labels.command === "refund");
+    expect(refunds.map((v) => [v.labels.outcome, v.value])).toEqual([["processor_unavailable", 2]]);
     // and again: the answer the retry got is now the key's kept answer
     const again = await post("/v2/payment/refund", { payment_id, amount: "3.00" }, "refund-1");
     expect([again.status, again.headers.get("idempotent-replayed"), again.body]).toEqual([200, "true", retried.body]);

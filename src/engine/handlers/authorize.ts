@@ -30,6 +30,11 @@ export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuth
     // never the collection it started: a request cut off meanwhile leaves no answer to replay
     const answered = ctx.idempotency;
     if (answered) ctx = { ...ctx, idempotency: (answer) => (started === "A_sync" ? undefined : answered(answer)) };
+    // a retry answered with its earlier try's outcome (the wait it did, or the reconciler's
+    // USER_TIMEOUT) has nothing to wait for: that outcome is its answer, not the payment now
+    let fromStore = false;
+    const told = ctx.answeredFromStore;
+    ctx = { ...ctx, answeredFromStore: () => ((fromStore = true), told?.()) };
     const loaded = await pipeline.onPayment(external_account_id, payment_id, (loaded) =>
       pipeline.run(
         loaded,
@@ -47,7 +52,7 @@ export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuth
         { followUps: true },
       ),
     );
-    if (started !== "A_sync") return loaded;
+    if (started !== "A_sync" || fromStore) return loaded;
     // seen from the store (card presented through another process): final once no processor call
     // is in flight and what follows on its own has happened, or nothing moved for a look
     const collected = await payments.waitWhileCollecting(payment_id, syncAuthTimeoutMs, (current, quiet) => current.snapshot.context.attempt === null && (quiet || !followUpDue(current.snapshot)));

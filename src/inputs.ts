@@ -48,7 +48,9 @@ const ExternalPaymentId = z.union([
   Id,
   z
     .number()
-    .refine(Number.isSafeInteger, "a number reference must be a whole number within ±(2^53 - 1) (a fraction or a larger number may lose digits in JSON); send it as a string"),
+    .refine(Number.isSafeInteger, "a number reference must be a whole number within ±(2^53 - 1) (a fraction or a larger number may lose digits in JSON); send it as a string")
+    // what the refinement checks, for the OpenAPI document (a refinement has no JSON Schema; int() would lose this message in the union's)
+    .meta({ type: "integer", minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
 ], { error: "expected a string or a whole number" });
 
 export const CreateIntentInput = z

@@ -27,7 +27,14 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, unknown> = {};
   const shared = componentsOf(schemas);
-  const problem = { description: "Problem details (RFC 9457)", content: { "application/problem+json": { schema: shared(jsonSchema(ProblemOut, "output")) } } };
+  const content = { "application/problem+json": { schema: shared(jsonSchema(ProblemOut, "output")) } };
+  const problem = { description: "Problem details (RFC 9457)", content };
+  // what a retry with the same Idempotency-Key (and body) may clear: nothing was acknowledged
+  const unavailable = {
+    description: "Problem details (RFC 9457): 503 `store_unavailable`, `processor_unavailable`, `read_model_behind` or `service_stopping`; nothing was acknowledged, retry after Retry-After (with the same Idempotency-Key)",
+    headers: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } } },
+    content,
+  };
   for (const def of routes) {
     for (const { version: apiVersion, url } of routeUrls(def)) {
       const path = url.replace(/:(\w+)/g, "{$1}");
@@ -42,6 +49,7 @@ export function openApiDocument(routes: readonly RouteDef[], { version = "0.1.0"
         responses: {
           "200": { description: "OK", content: { [def.contentType?.split(";")[0] ?? "application/json"]: { schema: shared(jsonSchema(def.response(apiVersion), "output")) } } },
           "4XX": problem,
+          "5XX": unavailable,
         },
       };
       const inPath = (name: string) => url.includes(`:${name}`);

@@ -16,6 +16,13 @@ describe("OpenAPI document", () => {
       // answers refer to shared schemas
       expect(served.paths["/v1/payment/auth"].post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/PaymentRecordV1" });
       expect(served.components.schemas.PaymentRecordV2.properties.status.enum).toContain("succeeded");
+      // every operation says what a 503 is (the store, a processor, the read models, a shutdown), with Retry-After
+      for (const ops of Object.values(served.paths as Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>)) {
+        for (const op of Object.values(ops)) expect(op.responses["5XX"]?.headers).toHaveProperty("Retry-After");
+      }
+      // a numeric reference: a safe integer, as the server checks it
+      const reference = served.paths["/v2/payment/intent"].post.requestBody.content["application/json"].schema.properties.external_payment_id;
+      expect(reference.anyOf).toContainEqual({ type: "integer", minimum: -(2 ** 53 - 1), maximum: 2 ** 53 - 1 });
       expect(JSON.parse(await readFile("docs/openapi.json", "utf8")), "docs/openapi.json is stale: npm run openapi").toEqual(served);
     } finally {
       await api.close();

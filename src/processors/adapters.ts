@@ -21,7 +21,7 @@ import { prepareOnce, type ReadModelStore } from "../store/port.js";
 import type { Outbound } from "../outbound/client.js";
 import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
 import { fileSide, processorSideIn } from "./processor-side.js";
-import { markOrRefuseProductionStore, watchProductionMark, type ProductionStore, type ProductionWatch } from "./production-mark.js";
+import { markOrRefuseProductionStore, markSandboxesStopped, watchProductionMark, type ProductionStore, type ProductionWatch } from "./production-mark.js";
 import { createSimulators, type Simulators } from "./simulator.js";
 
 /** What an adapters module is given: the guarded client for its HTTP calls, time, ids, the environment, the log. */
@@ -189,6 +189,7 @@ export async function serviceProcessors(
   if (waitMs > 0) {
     logger.info({ wait_ms: waitMs }, `a sandbox process ran on this store: waiting ${waitMs} ms, counted as production, before any processor call, so a sandbox still running here sees it and stops`);
     await new Promise((resolve) => setTimeout(resolve, waitMs));
+    await markSandboxesStopped(store);
   }
   return { processors: adapters, mode: `production (adapters: ${config.processorsModule})`, close: adapters.close };
 }

@@ -12,12 +12,16 @@
 // when a sandbox process ever counted itself on the store (SANDBOX_PROCESSES), so a live one has
 // seen it and stopped before production's first processor call. Each side writes its own count
 // before it reads the other's: of a sandbox and a production process starting together, at least
-// one sees the other (the sandbox refuses, or production waits).
+// one sees the other (the sandbox refuses, or production waits). Once one production process has
+// waited (SANDBOXES_STOPPED), no sandbox can run on the store again (each refuses itself once
+// counted), so the production processes after it do not wait.
 import { ConfigurationError } from "../config.js";
 import type { IdSequences } from "../store/port/ids.js";
 
 export const PRODUCTION_PROCESSES = "production_processes";
 export const SANDBOX_PROCESSES = "sandbox_processes";
+/** Counted by a production process that waited out the sandbox processes counted before it. */
+export const SANDBOXES_STOPPED = "sandboxes_stopped";
 /** How often a sandbox process reads the production count again. */
 export const PRODUCTION_WATCH_MS = 1_000;
 /** How long production waits, once counted, on a store a sandbox ran on: the watch's period and a margin. */
@@ -53,7 +57,8 @@ export async function markOrRefuseProductionStore(store: IdSequences, sandbox: b
   if (!sandbox) {
     if (!count) return { waitMs: 0 };
     await store.reserveIds(PRODUCTION_PROCESSES, 1);
-    return { waitMs: (await counted(store, SANDBOX_PROCESSES)) > 0 ? PRODUCTION_START_WAIT_MS : 0 };
+    const live = (await counted(store, SANDBOX_PROCESSES)) > 0 && (await counted(store, SANDBOXES_STOPPED)) === 0;
+    return { waitMs: live ? PRODUCTION_START_WAIT_MS : 0 };
   }
   await refuseIfProduction(store, false);
   if (!count) return { waitMs: 0 };
@@ -61,6 +66,15 @@ export async function markOrRefuseProductionStore(store: IdSequences, sandbox: b
   // again, now that this process is counted: a production process counted meanwhile did not see it
   await refuseIfProduction(store, false);
   return { waitMs: 0 };
+}
+
+/**
+ * Production, after its wait: every sandbox process counted before it has seen it and stopped, and
+ * any counted later refuses itself (production's count is above 0 for good), so no later
+ * production process waits.
+ */
+export async function markSandboxesStopped(store: IdSequences): Promise<void> {
+  await store.reserveIds(SANDBOXES_STOPPED, 1);
 }
 
 export interface ProductionWatch {

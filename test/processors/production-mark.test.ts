@@ -3,7 +3,7 @@
 // only on a store a sandbox process counted itself in; a running sandbox's watch sees production
 // come within its period, and its check (before a reconciler pass) throws from then on.
 import { describe, expect, it } from "vitest";
-import { markOrRefuseProductionStore, PRODUCTION_PROCESSES, PRODUCTION_START_WAIT_MS, PRODUCTION_WATCH_MS, ProductionStore, watchProductionMark } from "../../src/processors/production-mark.js";
+import { markOrRefuseProductionStore, markSandboxesStopped, PRODUCTION_PROCESSES, PRODUCTION_START_WAIT_MS, PRODUCTION_WATCH_MS, ProductionStore, watchProductionMark } from "../../src/processors/production-mark.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 
 describe("the production mark", () => {
@@ -17,6 +17,12 @@ describe("the production mark", () => {
     const sandboxed = createMemoryStore();
     expect(await markOrRefuseProductionStore(sandboxed, true)).toEqual({ waitMs: 0 });
     expect(await markOrRefuseProductionStore(sandboxed, false)).toEqual({ waitMs: PRODUCTION_START_WAIT_MS });
+    // a production process that did not finish its wait (it died meanwhile): the next one waits too
+    expect(await markOrRefuseProductionStore(sandboxed, false)).toEqual({ waitMs: PRODUCTION_START_WAIT_MS });
+    // once one waited them out, no sandbox can run here again (each refuses itself): no more waits
+    await markSandboxesStopped(sandboxed);
+    await expect(markOrRefuseProductionStore(sandboxed, true)).rejects.toBeInstanceOf(ProductionStore);
+    expect(await markOrRefuseProductionStore(sandboxed, false)).toEqual({ waitMs: 0 });
   });
 
   it("a process that appends nothing (reconcile --dry-run) is not counted: a production one neither ends a sandbox nor closes the store to it; a sandbox one adds no wait to production", async () => {

@@ -176,12 +176,15 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // a client secret missing or wrong (its route's 401, or the engine's) counts like a wrong key;
   // a wrong key was counted when the onRequest hook refused it
   app.setErrorHandler(async (error, req, reply) => {
+    // no route: a body it could not parse (empty, not JSON) is no reason to hide the 404 or 405
+    if (req.is404) return unrouted(req, reply);
     const bySecret = credentialOf(req) === "client_secret" && (error as { status?: unknown }).status === 401;
     return replyProblem(bySecret ? await failedAuthentication(req, error) : error, req, reply);
   });
 
   const allowedMethods = collectAllowedMethods(app);
-  app.setNotFoundHandler((req, reply) => {
+  app.setNotFoundHandler(unrouted);
+  function unrouted(req: FastifyRequest, reply: FastifyReply) {
     const path = req.url.split("?")[0]!;
     const allow = allowedMethods(path);
     if (allow.length) {
@@ -189,7 +192,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
       return reply.code(405).header("allow", allow.join(", ")).type(PROBLEM_CONTENT_TYPE).send(problem(405, "method_not_allowed", detail, null, Number(req.id)));
     }
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${path}`, null, Number(req.id)));
-  });
+  }
 
   // answers are kept sealed (secrets in them), under a key every process sharing the signing key derives alike
   const plainIdempotency = createIdempotency({ store: engine.store, clock: engine.clock, ttlMs: idempotencyTtlMs, leaseMs: idempotencyLeaseMs, maxKeysPerScope: idempotencyMaxKeysPerAccount, sealKey: webhooks.derivedKey("idempotency records") });

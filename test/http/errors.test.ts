@@ -272,6 +272,17 @@ describe("a wrong method", () => {
       expect(problem.detail).toContain(`${method} is not allowed on ${path}`);
     }
   });
+
+  it("with a body that is empty or not JSON: still 405 or 404, the route is what is wrong", async () => {
+    const json = { "content-type": "application/json" };
+    for (const raw of ["", "{"]) {
+      await refused(() => api.request("DELETE", "/v1/customer/card", { key: m.key, raw, headers: json }), 405, "method_not_allowed", null);
+      await refused(() => api.request("PATCH", "/v2/payment/intent/pi_1", { key: m.key, raw, headers: json }), 405, "method_not_allowed", null);
+      await refused(() => api.request("POST", "/v2/customer/card", { key: m.key, raw, headers: json }), 404, "route_not_found", null);
+    }
+    // on a route, the body is what is wrong
+    await refused(() => api.request("POST", "/v1/customer/card", { key: m.key, raw: "", headers: json }), 400, "invalid_json", null);
+  });
 });
 
 describe("what the payment does not allow", () => {

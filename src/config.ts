@@ -72,12 +72,13 @@ export class ConfigurationError extends Error {
   override readonly name = "ConfigurationError";
 }
 
-function poolSize(raw: string | undefined): number | null {
-  if (raw === undefined || raw === "") return null;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > 100) throw new ConfigurationError(`PG_POOL_SIZE: expected a whole number of connections from 1 to 100, got ${JSON.stringify(raw)}`);
-  return value;
-}
+const poolSize = (env: NodeJS.ProcessEnv): number | null =>
+  isUnset(env.PG_POOL_SIZE) ? null : envNumber(env, "PG_POOL_SIZE", 0, { min: 1, max: 100, integer: true, expected: "a whole number of connections from 1 to 100" });
+
+const isUnset = (raw: string | undefined) => raw === undefined || raw.trim() === "";
+
+/** A number as a setting is written: decimal digits, a fraction maybe (not hex, an exponent, a sign: Number() would read them). */
+const DECIMAL = /^\d+(\.\d+)?$/;
 
 /**
  * A setting's number from `min` (below it the setting would turn off what it is for) to `max`, a
@@ -85,8 +86,8 @@ function poolSize(raw: string | undefined): number | null {
  */
 export function envNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, max = Infinity, integer = false, expected = "a non-negative number" } = {}): number {
   const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
+  if (raw === undefined || isUnset(raw)) return fallback;
+  const value = DECIMAL.test(raw.trim()) ? Number(raw) : NaN;
   if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) throw new ConfigurationError(`${name}: expected ${expected}, got ${JSON.stringify(raw)}`);
   return value;
 }
@@ -116,11 +117,7 @@ export function envBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boole
   throw new ConfigurationError(`${name}: expected on or off (on: ${ON.join(", ")}; off: ${OFF.join(", ")}), got ${JSON.stringify(env[name])}`);
 }
 
-function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = envNumber(env, name, fallback);
-  if (!Number.isInteger(value) || value > 65535) throw new ConfigurationError(`${name}: expected a port number from 0 to 65535, got ${JSON.stringify(env[name])}`);
-  return value;
-}
+const port = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => envNumber(env, name, fallback, { max: 65535, integer: true, expected: "a port number from 0 to 65535" });
 
 /** A comma-separated list of addresses or CIDRs; each entry checked. */
 function cidrList(name: string, raw: string | undefined, hint = ""): string[] {
@@ -185,7 +182,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
-    databasePoolSize: poolSize(env.PG_POOL_SIZE),
+    databasePoolSize: poolSize(env),
     sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000, { max: MAX_TIMER_MS, integer: true, expected: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}` }),
     syncAuthTimeoutMs: envNumber(env, "SYNC_AUTH_TIMEOUT_MS", 120_000, { min: 1, max: MAX_TIMER_MS, expected: `milliseconds, 1 or more and at most ${MAX_TIMER_MS} (0: every blocking authorization would give up at once)` }),
     reconcileGraceMs: envNumber(env, "RECONCILE_GRACE_MS", 30_000),

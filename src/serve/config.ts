@@ -1,6 +1,6 @@
 // How the served process is operated, from the environment (beside src/config.ts, which says what
 // it serves): the metrics listener, the shutdown's grace and deadline, readiness's lag bound.
-import { ConfigurationError } from "../config.js";
+import { ConfigurationError, envNumber } from "../config.js";
 
 export interface ServeConfig {
   /** METRICS_PORT: Prometheus metrics on this port (default 9464; 0: no metrics listener). Never the API's port. */
@@ -20,13 +20,8 @@ export interface ServeConfig {
 /** At the deadline less this, requests still running are cut, so the rest of the stop has this long. */
 export const STOP_MARGIN_MS = 1_000;
 
-function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > max) throw new ConfigurationError(`${name}: expected a whole number from 0 to ${max}, got ${JSON.stringify(raw)}`);
-  return value;
-}
+const whole = (env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number =>
+  envNumber(env, name, fallback, { max, integer: true, expected: `a whole number from 0 to ${max}` });
 
 export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort?: number): ServeConfig {
   const config: ServeConfig = {

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigurationError } from "../config.js";
+import { ConfigurationError, envNumber } from "../config.js";
 import type { Backoff } from "./delivery.js";
 
 /** Whether loopback and private receiver addresses are allowed comes from the service's SANDBOX (src/config.ts). */
@@ -20,10 +20,8 @@ export interface WebhookConfig {
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name}: expected a positive number, got ${JSON.stringify(raw)}`);
+  const value = envNumber(env, name, fallback, { expected: "a positive number" });
+  if (value <= 0) throw new ConfigurationError(`${name}: expected a positive number, got ${JSON.stringify(env[name])}`);
   return value;
 }
 

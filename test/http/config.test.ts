@@ -66,6 +66,20 @@ describe("configuration", () => {
     expect(() => env({ WEBHOOK_ALLOW_PRIVATE: "1", SANDBOX: "off" })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: only in the sandbox/);
   });
 
+  it("a number is written in decimal digits: hex, an exponent or a sign, which Number() would read, are refused naming the variable, in every group of settings", async () => {
+    const { serveConfigFromEnv } = await import("../../src/serve/config.js");
+    const { webhookConfigFromEnv } = await import("../../src/webhooks/config.js");
+    for (const bad of ["0x10", "1e3", "0b1", "+80", "Infinity"]) {
+      expect(() => env({ PORT: bad }), bad).toThrow(`PORT: expected a port number from 0 to 65535, got ${JSON.stringify(bad)}`);
+      expect(() => env({ PG_POOL_SIZE: bad }), bad).toThrow(/^PG_POOL_SIZE: expected a whole number of connections/);
+      expect(() => serveConfigFromEnv({ METRICS_PORT: bad }), bad).toThrow(/^METRICS_PORT: expected a whole number from 0 to 65535/);
+      expect(() => webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: bad }), bad).toThrow(/^WEBHOOK_TIMEOUT_MS: expected a positive number/);
+    }
+    expect(env({ PORT: " 8081 " }).port).toBe(8081);
+    expect(serveConfigFromEnv({ METRICS_PORT: "9465" }).metricsPort).toBe(9465);
+    expect(webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: "2500" }).timeoutMs).toBe(2500);
+  });
+
   it("PG_POOL_SIZE: a whole number of connections from 1 to 100; unset, the store's default", () => {
     expect(env({}).databasePoolSize).toBeNull();
     expect(env({ PG_POOL_SIZE: "6" }).databasePoolSize).toBe(6);

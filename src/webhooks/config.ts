@@ -55,7 +55,14 @@ export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process
     return Buffer.from(configured, "hex");
   }
   const path = join(dataDir, "webhook-signing.key");
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // the first thing a start makes in the data directory: say which setting is at fault
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    const why = code === "EEXIST" || code === "ENOTDIR" ? "a file is in the way: give a directory" : `it cannot be made (${code || (error as Error).message})`;
+    throw new ConfigurationError(`the data directory (DATA_DIR, --data-dir) ${dataDir}: ${why}`, { cause: error });
+  }
   if (!existsSync(path)) {
     const mine = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
     writeFileSync(mine, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600, flush: true });

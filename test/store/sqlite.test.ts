@@ -208,6 +208,13 @@ describe("SQLite group commit", () => {
     models.close();
   });
 
+  it("a file where the store's directory would be made (DATA_DIR given a file): refused naming the store's file and why, not a bare EEXIST", () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    const path = join(file, "cardflow.sqlite");
+    expect(() => createSqliteStore({ path })).toThrow(`${path} (the event store) cannot be opened: a file is in the way of its directory (EEXIST)`);
+  });
+
   it("reads a sequence's next integer (a count of 0) without writing: it answers while another connection holds the write lock", async () => {
     const path = join(dir, "sequences.db");
     const { events: store, readModels } = createSqliteStore({ path, busyTimeoutMs: 300 });

@@ -69,4 +69,12 @@ describe("the webhook signing key file", () => {
     expect(loadSigningKey(join(root, "configured"), { WEBHOOK_SIGNING_KEY: key }).toString("hex")).toBe(key);
     expect(() => loadSigningKey(join(root, "configured"), { WEBHOOK_SIGNING_KEY: "ab" })).toThrow("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex");
   });
+
+  it("a data directory that is a file, or under one: refused naming the setting, not a bare EEXIST", () => {
+    const file = join(root, "a-file");
+    writeFileSync(file, "");
+    for (const dir of [file, join(file, "sub")]) {
+      expect(() => loadSigningKey(dir, {}), dir).toThrow(`the data directory (DATA_DIR, --data-dir) ${dir}: a file is in the way: give a directory`);
+    }
+  });
 });

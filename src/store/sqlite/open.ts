@@ -44,6 +44,8 @@ const unusable: Record<string, string> = {
   EACCES: "cannot be opened",
   EPERM: "cannot be opened",
   ENOTDIR: "cannot be opened",
+  // its directory cannot be made: a file has that name (DATA_DIR given a file)
+  EEXIST: "cannot be opened: a file is in the way of its directory",
   SQLITE_CANTOPEN: "cannot be opened",
   SQLITE_READONLY: "cannot be written",
 };

@@ -22,6 +22,10 @@ declare module "fastify" {
     replayed: { answer: unknown } | null;
     /** A POST's answer (the payment a simulator's route answers names none in its request). */
     answer: unknown;
+    /** Its handler is done (its answer on its way); its client went before it was; it was counted and logged. */
+    handled: boolean;
+    clientGone: boolean;
+    ended: boolean;
   }
 }
 
@@ -41,6 +45,9 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   app.decorateRequest("problemCode", null);
   app.decorateRequest("replayed", null);
   app.decorateRequest("answer", null);
+  app.decorateRequest("handled", false);
+  app.decorateRequest("clientGone", false);
+  app.decorateRequest("ended", false);
 
   // metric children per route and method, then status: created once, never a label hash per request
   const children = new Map<string, Map<string, Children>>();
@@ -53,7 +60,13 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   }
   const rateLimited = new Map<string, { inc(): void }>();
 
-  app.addHook("onRequest", (req, _reply, done) => {
+  app.addHook("onRequest", (req, reply, done) => {
+    // a connection closed before the answer was written: fastify runs no onResponse then
+    reply.raw.once("close", () => {
+      if (req.ended) return;
+      if (req.handled) ended(req, reply, CLIENT_CLOSED_REQUEST);
+      else req.clientGone = true; // counted and logged once its handler is done (onSend)
+    });
     // named once it is known to record: without an SDK a request allocates no name
     const span = tracer.startSpan("HTTP", SERVER_SPAN, propagation.extract(ROOT_CONTEXT, req.headers));
     const recording = span.isRecording();
@@ -74,8 +87,23 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   });
 
   app.addHook("onResponse", (req, reply, done) => {
+    ended(req, reply, reply.statusCode);
+    done();
+  });
+
+  // a client gone before its answer (a blocking auth it stopped waiting for): fastify runs no
+  // onResponse, so the request is counted and logged as 499 once its handler is done, here or
+  // when its connection closes (whichever comes last)
+  app.addHook("onSend", (req, reply, payload, done) => {
+    req.handled = true;
+    if (reply.raw.destroyed || req.clientGone) ended(req, reply, CLIENT_CLOSED_REQUEST);
+    done(null, payload);
+  });
+
+  function ended(req: FastifyRequest, reply: FastifyReply, status: number) {
+    if (req.ended) return;
+    req.ended = true;
     const route = req.routeOptions.url ?? "unmatched";
-    const status = reply.statusCode;
     if (metrics) {
       const c = childrenOf(route, req.method);
       let counter = c.requests.get(status);
@@ -98,10 +126,12 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
       if (status >= 500) req.span.setStatus({ code: SpanStatusCode.ERROR });
       req.span.end();
     }
-    if (log) writeLogLine(req, reply, note);
-    done();
-  });
+    if (log) writeLogLine(req, reply, status, note);
+  }
 }
+
+/** The status logged and counted for a request whose client hung up before its answer (nginx's). */
+export const CLIENT_CLOSED_REQUEST = 499;
 
 /** The payment a request is about: its command's, else the kept answer's it replayed, else the path's or the body's payment_id, else its answer's. */
 function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined): string | null {
@@ -114,8 +144,7 @@ function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined):
   return given === null ? answeredPaymentId(req.answer) : withoutCardNumbers(given);
 }
 
-function writeLogLine(req: FastifyRequest, reply: FastifyReply, note: RequestNote | null | undefined) {
-  const status = reply.statusCode;
+function writeLogLine(req: FastifyRequest, reply: FastifyReply, status: number, note: RequestNote | null | undefined) {
   const paymentId = paymentIdOf(req, note);
   req.log.info(
     {

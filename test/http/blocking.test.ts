@@ -14,19 +14,29 @@ afterEach(async () => {
 const untilCollecting = (a: Api, terminalId: string) => a.simulators.terminal.untilCollecting(terminalId);
 
 describe("blocking auth (/v1, synchronous terminal)", () => {
-  it("the client disconnects: the payment still completes and reads back", async () => {
-    api = await startApi();
+  it("the client disconnects: the payment still completes and reads back; the request is logged once done, as 499", async () => {
+    const log: string[] = [];
+    api = await startApi({ log });
     const m = await api.merchant("acct_s");
     const terminal = await m.terminal("A_sync");
-    const { body } = await m.post("/v1/payment/intent", { amount: "11.00", payment_method_types: "card_present", capture_method: "automatic" });
-    const abort = new AbortController();
-    const gone = api.request("POST", "/v1/payment/auth", { key: m.key, body: { external_account_id: "acct_s", payment_id: body.payment_id, terminal_id: terminal }, signal: abort.signal });
-    await untilCollecting(api, terminal);
-    abort.abort();
-    await expect(gone).rejects.toThrow();
-    await m.post("/sim/terminal/present-card", { terminal_id: terminal });
-    const read = expectShape(PaymentRecordOut("v2"), (await m.read(body.payment_id)).body);
-    expect(read).toMatchObject({ status: "succeeded", amount_captured: "11.00" });
+    const auths = () => log.map((l) => JSON.parse(l)).filter((l) => l.route === "/v1/payment/auth");
+    // the card presented at once (the server sees the connection closed after the answer is
+    // done), or once the server has seen it closed (the answer done after)
+    for (const [i, seenClosedMs] of [0, 300].entries()) {
+      const { body } = await m.post("/v1/payment/intent", { amount: "11.00", payment_method_types: "card_present", capture_method: "automatic" });
+      const abort = new AbortController();
+      const gone = api.request("POST", "/v1/payment/auth", { key: m.key, body: { external_account_id: "acct_s", payment_id: body.payment_id, terminal_id: terminal }, signal: abort.signal });
+      await untilCollecting(api, terminal);
+      abort.abort();
+      await expect(gone).rejects.toThrow();
+      await new Promise((r) => setTimeout(r, seenClosedMs));
+      await m.post("/sim/terminal/present-card", { terminal_id: terminal });
+      const read = expectShape(PaymentRecordOut("v2"), (await m.read(body.payment_id)).body);
+      expect(read).toMatchObject({ status: "succeeded", amount_captured: "11.00" });
+      // no answer reached the client: the line says so (nginx's 499)
+      await expect.poll(() => auths().length).toBe(i + 1);
+      expect(auths()[i]).toMatchObject({ status: 499, payment_id: body.payment_id, account: "acct_s", method: "POST" });
+    }
   });
 
   it("the server gives up at its timeout: requires_payment_method with USER_TIMEOUT", async () => {

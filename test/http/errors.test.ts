@@ -352,6 +352,24 @@ describe("what the payment does not allow", () => {
     expect((await b.post("/v1/customer/card", { payment_id: await paid({}), external_customer_id: "cus_no" })).body.payment_method_id).toMatch(/^pm_/);
   });
 
+  it("a card presented while another request cancels the payment: the sandbox's helper answers the payment as it is (canceled), not the refused report's 409", async () => {
+    const terminal = await m.terminal("A_async");
+    const { payment_id } = (await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "automatic" })).body;
+    await m.post("/v2/payment/auth", { payment_id, terminal_id: terminal });
+    // the cancel lands between the shopper's card and the terminal's report (as another process's did)
+    let first = true;
+    api.simulators.connect(async (id, event) => {
+      if (first) (first = false), await api.engine.cancel({ external_account_id: "acct_err", payment_id });
+      return api.engine.report(id, event);
+    });
+    try {
+      const answer = await m.post("/sim/terminal/present-card", { terminal_id: terminal });
+      expect([answer.status, answer.body.status, answer.body.payment_id]).toEqual([200, "canceled", payment_id]);
+    } finally {
+      api.simulators.connect(api.engine.report);
+    }
+  });
+
   it("a busy terminal, an idle terminal, an asynchronous-terminal card that cannot be saved", async () => {
     const terminal = await m.terminal("A_async");
     const first = (await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "automatic" })).body;

@@ -2,6 +2,7 @@
 // (served only with the simulators; the client SDK's routes are ./client-sdk.ts).
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
+import { TransitionNotAllowed } from "../../errors.js";
 import { Id } from "../../inputs.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { notCollecting } from "../../processors/simulator/terminal-sessions.js";
@@ -44,7 +45,11 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
       response: () => PaymentRecordOut("v2"),
       async run({ external_account_id, terminal_id, card_number, capture, tip }) {
         const payment_id = await collecting(external_account_id, terminal_id);
-        await simulators.terminal.presentCard(terminal_id, card_number, { ...(capture ? { capture } : {}), ...(tip ? { tip } : {}) });
+        await simulators.terminal.presentCard(terminal_id, card_number, { ...(capture ? { capture } : {}), ...(tip ? { tip } : {}) }).catch((error: unknown) => {
+          // the card was presented; a report the payment no longer awaits (canceled meanwhile
+          // through another request or process) is not this request's failure: the payment is the answer
+          if (!(error instanceof TransitionNotAllowed)) throw error;
+        });
         return engine.getPayment({ external_account_id, payment_id });
       },
       present: presentPayment,

@@ -1,14 +1,12 @@
 // `cardflow serve --workers N`: N processes sharing the port (node:cluster; the primary accepts
 // and hands connections round robin). Each worker is the whole served process (./run.ts) on the
 // same store; the primary only supervises: it serves the workers' metrics summed on METRICS_PORT
-// (prom-client's AggregatorRegistry), relays SIGTERM/SIGINT to them (each stops gracefully,
+// (./cluster-metrics.ts), relays SIGTERM/SIGINT to them (each stops gracefully,
 // ./shutdown.ts; one still starting, serving nothing yet, is ended by SIGTERM), restarts a worker
 // that dies (not more than 5 times a minute; never one that refused to go on: a sandbox worker that
 // saw production on its store) and exits when they all have: 0 when every worker stopped cleanly.
 import cluster, { type Worker } from "node:cluster";
-import { AggregatorRegistry } from "prom-client";
-// the aggregators the workers' gauges name (MAX_OR_UNKNOWN), defined when it loads
-import "../observability/metrics.js";
+import { clusterMetrics } from "./cluster-metrics.js";
 import { configFromEnv, refusedStart } from "../config.js";
 import { listenFailure, serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";
@@ -41,10 +39,10 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   let metrics: MetricsServer | null = null;
   if (serve.metricsPort !== 0) {
-    const aggregator = new AggregatorRegistry();
+    const summed = clusterMetrics();
     // a worker answers the primary's scrape once it listens (its registry is set up then): until every
     // live one does (start-up, a restart), the scrape would wait for it and time out after 5 s
-    const scrape = { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics(), ready: () => live().every((w) => listeners.has(w)) };
+    const scrape = { ...summed, ready: () => live().every((w) => listeners.has(w)) };
     metrics = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (error) => say(`metrics: ${String(error)}`)).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return refusedStart(listenFailure(error, ["METRICS_HOST", serve.metricsHost], ["METRICS_PORT", serve.metricsPort]));
       return refusedStart(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);

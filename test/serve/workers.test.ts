@@ -101,6 +101,30 @@ describe("cardflow serve --workers 2", () => {
     await exercise(store, ["--store", `postgres:${store.DATABASE_URL}`], { DATABASE_SCHEMA: store.DATABASE_SCHEMA, DATA_DIR: mkdtempSync(join(tmpdir(), "cardflow-workers-host-")) });
   }, 300_000);
 
+  it("a worker killed and replaced: the summed counters do not go back (the dead worker's counts stay in the sum)", async () => {
+    const store = stores.sqlite() as { DATA_DIR: string };
+    const server = await serve(["--data-dir", store.DATA_DIR], {});
+    const key = await merchantKey(store, "acct_workers");
+    const created = async () => {
+      const text = await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`).then((r) => (r.status === 200 ? r.text() : ""));
+      const line = text.split("\n").find((l) => l.startsWith("cardflow_commands_total{") && l.includes('command="createIntent"') && l.includes('outcome="ok"'));
+      return line === undefined ? null : Number(line.split(" ").pop());
+    };
+    for (let i = 0; i < 6; i++) {
+      expect((await call(server.port, "POST", "/v2/payment/intent", key, { external_account_id: "acct_workers", amount: "4.00", payment_method_types: "card", capture_method: "manual" })).status).toBe(200);
+    }
+    expect(await created()).toBe(6);
+    // a worker that served some of them, killed: the primary starts another
+    const lines = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const victim = lines.find((l) => l.msg === "request" && l.route === "/v2/payment/intent").pid as number;
+    process.kill(victim, "SIGKILL");
+    await expect.poll(() => server.output().includes("starting another"), { timeout: 30_000 }).toBe(true);
+    await expect.poll(created, { timeout: 60_000, interval: 200 }).not.toBeNull();
+    expect(await created()).toBe(6);
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  }, 300_000);
+
   it("SIGTERM while the workers still start: the primary ends them and exits 0 (a worker without its handler yet lost the primary's word, and was killed at the deadline: exit 1)", async () => {
     const store = stores.sqlite() as { DATA_DIR: string };
     const server = await spawnServe(["--data-dir", store.DATA_DIR], { SHUTDOWN_DEADLINE_MS: "20000" });

@@ -85,7 +85,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         // a POST's fields are its JSON body and its path: one in the query string, or in the body
         // and the path both, would be silently ignored
         if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
-        else refuseAmbiguousQuery(req.query as Record<string, unknown>, params);
+        else refuseAmbiguousQuery(req.url, req.query as Record<string, unknown>, params);
         // a POST's path parameters (…/deliveries/{id}/retry) join its body
         // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
         const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
@@ -128,14 +128,30 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
 const withParams = (url: string, params: Record<string, string> | undefined) => (params ? url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? "")) : url);
 
 /**
- * A GET's query parameter given twice (which one would count?) or naming a path parameter (the
- * path's would win, the query's silently ignored): refused, naming it.
+ * A GET's query parameter not validly percent-encoded (the parser would take `%FF` as the text
+ * itself, where a path's is refused), given twice (which one would count?) or naming a path
+ * parameter (the path's would win, the query's silently ignored): refused, naming it.
  */
-function refuseAmbiguousQuery(query: Record<string, unknown>, params: Record<string, string> | undefined) {
+function refuseAmbiguousQuery(url: string, query: Record<string, unknown>, params: Record<string, string> | undefined) {
+  const at = url.indexOf("?");
+  if (at >= 0 && !decodes(url.slice(at + 1))) {
+    const raw = url.slice(at + 1).split("&").find((pair) => !decodes(pair))!.split("=")[0]!;
+    const name = decodes(raw) ? decodeURIComponent(raw) : null;
+    throw new InvalidRequest(`${name ?? "a parameter's name"}: not validly percent-encoded in the query string (UTF-8, each % followed by two hex digits)`, name, "invalid_url");
+  }
   for (const name in query) {
     const value = query[name];
     if (Array.isArray(value)) throw new InvalidRequest(`${name}: given ${value.length} times in the query string; send it once`, name, "parameter_invalid");
     if (params && Object.hasOwn(params, name)) throw new InvalidRequest(`unknown query parameter: ${name} (given in the path)`, name, "unknown_parameter");
+  }
+}
+
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -219,6 +219,13 @@ describe("malformed requests", () => {
     const twice = await refused(() => api.request("GET", "/v2/hardware?external_account_id=acct_err&external_account_id=acct_err", { key: m.key }), 400, "parameter_invalid", "external_account_id");
     expect(twice.detail).toBe("external_account_id: given 2 times in the query string; send it once");
     expect((await refused(() => api.request("GET", "/v2/payments?external_account_id=acct_err&limit=1&limit=2", { key: m.key }), 400, "parameter_invalid", "limit")).detail).toMatch(/given 2 times/);
+    // not validly percent-encoded: refused as a path is, not read as the text itself
+    for (const q of ["q=pct%FF", "q=pct%ZZ", "q=%E0%A4%A"]) {
+      const bad = await refused(() => api.request("GET", `/v2/payments?external_account_id=acct_err&${q}`, { key: m.key }), 400, "invalid_url", "q");
+      expect(bad.detail).toBe("q: not validly percent-encoded in the query string (UTF-8, each % followed by two hex digits)");
+    }
+    await refused(() => api.request("GET", "/v2/payments?external_account_id=acct_er%FF", { key: m.key }), 400, "invalid_url", "external_account_id");
+    expect((await api.request("GET", "/v2/payments?external_account_id=acct_err&q=pct%25FF", { key: m.key })).status).toBe(200);
     // a path parameter given in the query too: the path's would win, the query's be ignored
     const { body: created } = await m.post("/v2/payment/intent", intent);
     const path = `/v2/payment/intent/${created.payment_id}?external_account_id=acct_err`;

@@ -93,6 +93,11 @@ export interface IdempotentRequest {
   key: string;
   /** fingerprintOf(the request): the same key with another fingerprint is refused. */
   fingerprint: string;
+  /**
+   * The fingerprint an earlier version gave this request, when it changed: a record written
+   * before an upgrade still replays (README: Idempotency-Key records carry on), for its 24 h.
+   */
+  formerFingerprint?: string;
 }
 
 export interface Answer {
@@ -205,7 +210,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
   const release = (claimed: IdempotencyRecord) => settle(claimed, () => store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)));
 
   /** Takes the key, or answers from the record holding it. */
-  async function claim(claimed: IdempotencyRecord): Promise<Answer | undefined> {
+  async function claim(claimed: IdempotencyRecord, formerFingerprint?: string): Promise<Answer | undefined> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = at();
       const held = await store.claimIdempotency(claimed, now).catch((error: unknown) => {
@@ -215,7 +220,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         throw error;
       });
       if (!held) return undefined;
-      if (held.fingerprint !== claimed.fingerprint) throw new IdempotencyKeyReused();
+      if (held.fingerprint !== claimed.fingerprint && held.fingerprint !== formerFingerprint) throw new IdempotencyKeyReused();
       if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };
       if (held.expires_at >= now) throw inUse(held);
       // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
@@ -241,13 +246,13 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
      * command's answer into the body stored and returned (default: the answer itself).
      */
     async run(
-      { scope, key, fingerprint }: IdempotentRequest,
+      { scope, key, fingerprint, formerFingerprint }: IdempotentRequest,
       execute: (ctx: IdempotentContext) => Promise<unknown>,
       present: (answer: any) => unknown = (answer) => answer,
     ): Promise<Answer> {
       if (!KEY.test(key)) throw new InvalidRequest("Idempotency-Key: 1 to 255 visible ASCII characters", "Idempotency-Key", "idempotency_key_invalid");
       const claimed: IdempotencyRecord = { key: recordKey(scope, key), fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
-      const replay = await claim(claimed);
+      const replay = await claim(claimed, formerFingerprint);
       if (replay) return replay;
       running.set(claimed.key, claimed.token);
       // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap

@@ -110,8 +110,9 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
         const present = (answer: unknown) => def.present(answer, version);
         const scope = account ?? (secret === undefined ? "public" : `client:${sha256(String(secret))}`);
         const answer = await idempotency.run(
-          // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another request
-          { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, req.body) },
+          // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another
+          // request (fingerprinted by the pattern alone before: such records still replay for their 24 h)
+          { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, req.body), ...(hasParams(params) && { formerFingerprint: fingerprintOf(`${def.method} ${url}`, req.body) }) },
           ({ idempotency_key, idempotency_since, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, idempotency_since, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
           present,
         );
@@ -123,6 +124,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
     });
   }
 }
+
+const hasParams = (params: Record<string, string> | undefined): params is Record<string, string> => params !== undefined && Object.keys(params).length > 0;
 
 /** The route's path with its parameters' values (the pattern itself when it has none, as fingerprints were before). */
 const withParams = (url: string, params: Record<string, string> | undefined) => (params ? url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? "")) : url);

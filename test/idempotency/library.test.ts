@@ -38,6 +38,17 @@ describe("idempotency keys for library callers", () => {
     expect(await created()).toBe(1);
   });
 
+  it("a record written under a request's former fingerprint (before an upgrade changed it) still replays; another fingerprint is still refused", async () => {
+    const { engine, idempotency, created, request } = await setup();
+    const old = request("order-2");
+    const first = await idempotency.run(old, (ctx) => engine.createIntent(input, ctx));
+    const upgraded = { ...old, fingerprint: fingerprintOf("createIntent v2", input), formerFingerprint: old.fingerprint };
+    expect(await idempotency.run(upgraded, (ctx) => engine.createIntent(input, ctx))).toEqual({ ...first, replayed: true });
+    const other = { ...old, fingerprint: fingerprintOf("createIntent v2", { ...input, amount: "6.00" }), formerFingerprint: fingerprintOf("createIntent", { ...input, amount: "6.00" }) };
+    await expect(idempotency.run(other, (ctx) => engine.createIntent(input, ctx))).rejects.toBeInstanceOf(IdempotencyKeyReused);
+    expect(await created()).toBe(1);
+  });
+
   it("a request the store failed under frees its key once the store answers again, not at the lease's end: its retry runs", async () => {
     const { clock, engine, idempotency, created, request, store } = await setup();
     // the store is down for the request and its release, then back (a second later)

@@ -84,6 +84,11 @@ describe("HTTP hardening", () => {
     expect(text).toMatch(new RegExp(`\r\nrequest-id: ${body.request_id}\r\n`, "i"));
     const old = await rawExchange(api.base, ["GET /healthz HTTP/1.0\r\n\r\n"]);
     expect(old.text).toMatch(/^HTTP\/1\.1 200 /);
+    // on an unknown path or a wrong method too: the headers are refused before any route is looked for
+    for (const line of ["GET /v2/nope HTTP/1.1", "DELETE /v2/hardware HTTP/1.1"]) {
+      const { text: unrouted } = await rawExchange(api.base, [`${line}\r\nConnection: close\r\n\r\n`]);
+      expect(problemIn(unrouted), line).toMatchObject({ status: 400, code: "host_header_missing" });
+    }
   });
 
   it("Authorization, Idempotency-Key or Content-Type sent twice: 400 header_duplicated naming the header, in either order, nothing appended", async () => {
@@ -103,6 +108,9 @@ describe("HTTP hardening", () => {
       expect(await exchange(headers), headers.join(" | ")).toMatchObject({ status: 400, body: { code: "header_duplicated", param: header, detail: `${header}: sent twice; send the header once` } });
     }
     expect((await exchange([valid, "Idempotency-Key: k1"])).status).toBe(200);
+    // on an unknown path too (it answered 404 once a body error there gave way to the route's absence)
+    const { text } = await rawExchange(api.base, [`GET /v2/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${valid}\r\n${valid}\r\n\r\n`]);
+    expect(problemIn(text)).toMatchObject({ status: 400, code: "header_duplicated", param: "Authorization" });
     expect((await m.get("/v2/hardware?external_account_id=acct_h")).body.data).toHaveLength(1);
   });
 

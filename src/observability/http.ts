@@ -24,6 +24,8 @@ declare module "fastify" {
     answer: unknown;
     /** Its handler is done (its answer on its way); its client went before it was; it was counted and logged. */
     handled: boolean;
+    /** Its answer is a stream (server-sent events): it ends when its client closes it. */
+    streamed: boolean;
     clientGone: boolean;
     ended: boolean;
   }
@@ -46,6 +48,7 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   app.decorateRequest("replayed", null);
   app.decorateRequest("answer", null);
   app.decorateRequest("handled", false);
+  app.decorateRequest("streamed", false);
   app.decorateRequest("clientGone", false);
   app.decorateRequest("ended", false);
 
@@ -61,10 +64,11 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   const rateLimited = new Map<string, { inc(): void }>();
 
   app.addHook("onRequest", (req, reply, done) => {
-    // a connection closed before the answer was written: fastify runs no onResponse then
+    // a connection closed before the answer was written: fastify runs no onResponse then (nor at
+    // the end of a stream its client closes, whose status went out when it began: that one is logged)
     reply.raw.once("close", () => {
       if (req.ended) return;
-      if (req.handled) ended(req, reply, CLIENT_CLOSED_REQUEST);
+      if (req.handled) ended(req, reply, req.streamed ? reply.statusCode : CLIENT_CLOSED_REQUEST);
       else req.clientGone = true; // counted and logged once its handler is done (onSend)
     });
     // named once it is known to record: without an SDK a request allocates no name
@@ -96,6 +100,7 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   // when its connection closes (whichever comes last)
   app.addHook("onSend", (req, reply, payload, done) => {
     req.handled = true;
+    req.streamed = typeof (payload as { pipe?: unknown } | null)?.pipe === "function";
     if (reply.raw.destroyed || req.clientGone) ended(req, reply, CLIENT_CLOSED_REQUEST);
     done(null, payload);
   });

@@ -39,6 +39,20 @@ describe("blocking auth (/v1, synchronous terminal)", () => {
     }
   });
 
+  it("an event stream its client closes: logged once, with the 200 that began it (its answer went out)", async () => {
+    const log: string[] = [];
+    api = await startApi({ log });
+    const m = await api.merchant("acct_stream_log");
+    const abort = new AbortController();
+    const opened = await fetch(`${api.base}/v2/events/stream?external_account_id=acct_stream_log`, { headers: { authorization: `Bearer ${m.key}` }, signal: abort.signal });
+    expect(opened.status).toBe(200);
+    await opened.body!.getReader().read(); // its first line
+    abort.abort();
+    const streams = () => log.map((l) => JSON.parse(l)).filter((l) => l.route === "/v2/events/stream");
+    await expect.poll(() => streams().length).toBe(1);
+    expect(streams()[0]).toMatchObject({ status: 200, method: "GET", account: "acct_stream_log" });
+  });
+
   it("the server gives up at its timeout: requires_payment_method with USER_TIMEOUT", async () => {
     api = await startApi({ syncAuthTimeoutMs: 30_000 });
     const m = await api.merchant("acct_s");

@@ -77,8 +77,8 @@ const poolSize = (env: NodeJS.ProcessEnv): number | null =>
 
 const isUnset = (raw: string | undefined) => raw === undefined || raw.trim() === "";
 
-/** A number as a setting is written: decimal digits, a fraction maybe (not hex, an exponent, a sign: Number() would read them). */
-const DECIMAL = /^\d+(\.\d+)?$/;
+/** A number as a setting or an option is written: decimal digits, a fraction maybe (not hex, an exponent, a sign: Number() would read them); else NaN. */
+export const readDecimal = (raw: string): number => (/^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN);
 
 /**
  * A setting's number from `min` (below it the setting would turn off what it is for) to `max`, a
@@ -87,7 +87,7 @@ const DECIMAL = /^\d+(\.\d+)?$/;
 export function envNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, max = Infinity, integer = false, expected = "a non-negative number" } = {}): number {
   const raw = env[name];
   if (raw === undefined || isUnset(raw)) return fallback;
-  const value = DECIMAL.test(raw.trim()) ? Number(raw) : NaN;
+  const value = readDecimal(raw);
   if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) throw new ConfigurationError(`${name}: expected ${expected}, got ${JSON.stringify(raw)}`);
   return value;
 }

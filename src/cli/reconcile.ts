@@ -10,7 +10,7 @@
 import { Option, type Command } from "commander";
 import { dirname, resolve } from "node:path";
 import { pino } from "pino";
-import { configFromEnv } from "../config.js";
+import { configFromEnv, readDecimal } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
 import { serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
@@ -44,7 +44,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .action(
       action(io, async (opts: { dryRun?: boolean; json?: boolean; grace?: string; store?: string; dataDir?: string }) => {
         const graceMs = Number(opts.grace);
-        if (opts.grace !== undefined && (opts.grace.trim() === "" || !Number.isInteger(graceMs) || graceMs < 0)) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
+        if (opts.grace !== undefined && !Number.isInteger(readDecimal(opts.grace))) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
         if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
         // the data directory as serve takes it: given, else a sqlite:PATH store's folder
         const dataDir = opts.dataDir ?? (opts.store?.startsWith("sqlite:") ? dirname(resolve(opts.store.slice("sqlite:".length))) : undefined);

@@ -6,7 +6,7 @@
 import cluster from "node:cluster";
 import { basename, dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import { configFromEnv, refusedStart } from "../config.js";
+import { configFromEnv, readDecimal, refusedStart } from "../config.js";
 import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
@@ -52,7 +52,7 @@ function storeGiven(opts: ServeOptions, command: Command): ServeOptions {
 
 /** The served process with these options: `cardflow serve`, and `npm start` (src/main.ts: CARDFLOW_STORE as --store). */
 export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHint"> & { storeFrom?: string } = {}): Promise<void> {
-  const workers = Number(opts.workers);
+  const workers = readDecimal(String(opts.workers));
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
   const env = { ...process.env };
   if (opts.port !== undefined && !(/^\d{1,5}$/.test(opts.port) && Number(opts.port) <= 65535)) throw new InvalidRequest(`--port: expected a port number from 0 to 65535, got ${JSON.stringify(opts.port)}`, "port");

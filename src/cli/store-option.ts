@@ -9,7 +9,7 @@
 // cardflow), else SQLite under DATA_DIR. Commands that only read refuse a store that does not
 // exist, a SQLite file or a PostgreSQL schema (a mistyped path or schema must never read as an
 // empty, clean store), and every command says on stderr which store it used.
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
@@ -42,6 +42,8 @@ function discarder(path: string): (() => void) | undefined {
   let top: string | null = null;
   for (let dir = dirname(path); !existsSync(dir); dir = dirname(dir)) top = dir;
   const dir = dirname(path);
+  // a file where its directory would be: opening the store fails, naming it; nothing to remove
+  if (!top && !statSync(dir).isDirectory()) return undefined;
   const before = top ? null : new Set(readdirSync(dir));
   const stem = basename(path, extname(path)); // cardflow.sqlite, -wal, -shm, cardflow.read-models.sqlite...
   return () => {

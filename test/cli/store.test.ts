@@ -69,7 +69,7 @@ describe("cardflow reconcile's store", () => {
     expect(JSON.parse(pass.out)).toMatchObject({ found: 0, resolved: [] });
 
     // a grace that is not a whole number of milliseconds from 0 (NaN would resolve nothing, -5 everything in flight)
-    for (const grace of ["abc", "-5", "", "1.5"]) {
+    for (const grace of ["abc", "-5", "", "1.5", "1e3", "+5", "0x10"]) {
       const bad = await cardflow("reconcile", "--grace", grace, "--store", `sqlite:${path}`);
       expect(bad, grace).toMatchObject({ code: 2, out: "" });
       expect(bad.err).toBe(`cardflow: --grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(grace)}\n`);
@@ -120,6 +120,9 @@ describe("a store that cannot be opened", () => {
     }
     const directory = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${garbage}`);
     expect(directory).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${garbage}\ncardflow: ${garbage} (the event store) is a directory, not a SQLite file\n` });
+    // a file where a new store's directory would be made: named, not a bare ENOTDIR or EEXIST
+    const inTheWay = join(garbage, "cardflow.sqlite", "new.sqlite");
+    expect(await cardflow("accounts", "create", "acct_x", "--store", `sqlite:${inTheWay}`)).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${inTheWay}\ncardflow: ${inTheWay} (the event store) cannot be opened: a file is in the way of its directory (EEXIST)\n` });
   });
 
   it("PostgreSQL that cannot be reached or has no such database: the store line in one form (the masked URL), then why, naming where the URL was given", { timeout: 60_000 }, async () => {

@@ -190,6 +190,7 @@ describe("cardflow serve --workers 2", () => {
   it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {
     for (const [args, says] of [
       [["--workers", "0"], "--workers: expected a whole number from 1 to 64"],
+      [["--workers", "0x2"], "--workers: expected a whole number from 1 to 64"],
       [["--store", "jsonl:/tmp/x.jsonl"], "serve needs read models beside its events"],
     ] as const) {
       const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", ...args], { env: { ...process.env, METRICS_PORT: "0" }, stdio: ["ignore", "ignore", "pipe"] });

@@ -213,6 +213,8 @@ describe("SQLite group commit", () => {
     writeFileSync(file, "");
     const path = join(file, "cardflow.sqlite");
     expect(() => createSqliteStore({ path })).toThrow(`${path} (the event store) cannot be opened: a file is in the way of its directory (EEXIST)`);
+    const deeper = join(file, "sub", "cardflow.sqlite");
+    expect(() => createSqliteStore({ path: deeper })).toThrow(`${deeper} (the event store) cannot be opened: a file is in the way of its directory (ENOTDIR)`);
   });
 
   it("reads a sequence's next integer (a count of 0) without writing: it answers while another connection holds the write lock", async () => {

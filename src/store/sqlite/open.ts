@@ -43,9 +43,9 @@ const unusable: Record<string, string> = {
   SQLITE_CORRUPT: "is damaged",
   EACCES: "cannot be opened",
   EPERM: "cannot be opened",
-  ENOTDIR: "cannot be opened",
-  // its directory cannot be made: a file has that name (DATA_DIR given a file)
+  // its directory cannot be made: a file has that name (DATA_DIR given a file), or a parent's
   EEXIST: "cannot be opened: a file is in the way of its directory",
+  ENOTDIR: "cannot be opened: a file is in the way of its directory",
   SQLITE_CANTOPEN: "cannot be opened",
   SQLITE_READONLY: "cannot be written",
 };

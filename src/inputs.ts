@@ -174,7 +174,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     // an optional field misspelled leaves nothing missing: its likely name is one of the fields not sent
     const unsent = schema instanceof z.ZodObject && typeof input === "object" && input !== null ? Object.keys(schema.shape).filter((field) => !Object.hasOwn(input, field)) : [];
     const named = unknown.map((key) => {
-      const meant = missing.find((field) => editDistance(key, field) <= 2) ?? unsent.find((field) => !key.includes(".") && editDistance(key, field) <= 2);
+      const meant = missing.find((field) => misspelled(key, field)) ?? unsent.find((field) => !key.includes(".") && misspelled(key, field));
       return meant ? `${key} (did you mean ${meant}?)` : key;
     });
     const alsoMissing = missing.map((field) => `; ${field}: is required`).join("");
@@ -202,6 +202,15 @@ function absent(path: readonly PropertyKey[], input: unknown): boolean {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value === undefined;
+}
+
+/**
+ * Whether `key` is likely `field` misspelled: two edits at most, one for a name of up to four
+ * letters, none for a one-letter name (`id` is not `q` misspelled, nor `to`, nor an empty name).
+ */
+function misspelled(key: string, field: string): boolean {
+  if (key === "" || field.length < 2) return false;
+  return editDistance(key, field) <= (field.length <= 4 ? 1 : 2);
 }
 
 /** Levenshtein distance, for "did you mean" on short field names. */

@@ -98,6 +98,9 @@ describe("malformed requests", () => {
     // an optional field misspelled (a refund's amount: left out, it refunds everything) is named too
     const optional = await refused(() => m.post("/v2/payment/refund", { payment_id: "pi_none", ammount: "1.00" }), 400, "unknown_parameter", "ammount");
     expect(optional.detail).toBe("unknown field: ammount (did you mean amount?)");
+    // a short unknown name is not taken for a short field it is not (q, tip)
+    const unrelated = await refused(() => api.request("GET", "/v2/payments?external_account_id=acct_err&id=pi_x", { key: m.key }), 400, "unknown_parameter", "id");
+    expect(unrelated.detail).toBe("unknown field: id");
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
     await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");

@@ -2,6 +2,7 @@
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
 import { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { ConfigurationError, makeDataDirectory } from "./data-directory.js";
 import { join, resolve } from "node:path";
 import { coverEveryAddress, parseCidr } from "./outbound/address-policy.js";
 import { createOutbound, type Outbound } from "./outbound/client.js";
@@ -68,9 +69,7 @@ export interface OutboundConfig {
 }
 
 /** The configuration cannot run: the message names the variable and what it needs. */
-export class ConfigurationError extends Error {
-  override readonly name = "ConfigurationError";
-}
+export { ConfigurationError, makeDataDirectory };
 
 const poolSize = (env: NodeJS.ProcessEnv): number | null =>
   isUnset(env.PG_POOL_SIZE) ? null : envNumber(env, "PG_POOL_SIZE", 0, { min: 1, max: 100, integer: true, expected: "a whole number of connections from 1 to 100" });

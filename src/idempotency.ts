@@ -16,11 +16,12 @@
 // than the longest request (the 120 s blocking auth), then a retry runs, or, if the dead request
 // had appended, replays the answer recorded with its events. Only successful answers are kept: a
 // refused request had no effect and may simply be retried.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
-import { CardflowError, Conflict, InvalidRequest } from "./errors.js";
+import { CardflowError, InvalidRequest } from "./errors.js";
 import { keyCap, type Counted } from "./idempotency-cap.js";
+import { answerSeal } from "./idempotency-seal.js";
 import { IdempotencyClaimLost, StoreUnavailable, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 export { IdempotencyKeysExhausted } from "./idempotency-cap.js";
@@ -93,10 +94,7 @@ export interface IdempotentRequest {
   key: string;
   /** fingerprintOf(the request): the same key with another fingerprint is refused. */
   fingerprint: string;
-  /**
-   * The fingerprint an earlier version gave this request, when it changed: a record written
-   * before an upgrade still replays (README: Idempotency-Key records carry on), for its 24 h.
-   */
+  /** The fingerprint an earlier version gave it: a record written before an upgrade still replays. */
   formerFingerprint?: string;
 }
 
@@ -134,42 +132,6 @@ export interface IdempotencyOptions {
 /** Keys sorted at every level (canonical JSON): the same request always has the same fingerprint. */
 export function fingerprintOf(what: string, body: unknown): string {
   return createHash("sha256").update(`${what}\n${canonicalJson(body ?? null)}`).digest("hex");
-}
-
-/** A stored answer, sealed: `{ "sealed": "<base64url iv | ciphertext | tag>" }`. */
-interface Sealed {
-  sealed: string;
-}
-
-/** Seals and opens answers; records written before sealing (plain bodies) open as they are. */
-function answerSeal(key: Buffer) {
-  return {
-    seal(body: unknown): Sealed | null {
-      if (body === null) return null;
-      const iv = randomBytes(12);
-      const cipher = createCipheriv("aes-256-gcm", key, iv);
-      const sealed = Buffer.concat([cipher.update(JSON.stringify(body), "utf8"), cipher.final()]);
-      return { sealed: Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url") };
-    },
-    open(body: unknown): unknown {
-      const sealed = (body as Partial<Sealed> | null)?.sealed;
-      if (body === null || typeof sealed !== "string" || Object.keys(body as object).length !== 1) return body;
-      const raw = Buffer.from(sealed, "base64url");
-      const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
-      decipher.setAuthTag(raw.subarray(raw.length - 16));
-      try {
-        return JSON.parse(Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString("utf8"));
-      } catch {
-        // the webhook signing key changed since (docs/OPERATIONS.md, key rotation): the first answer
-        // cannot be given again; its effect stands, and running the request again could repeat it
-        throw new Conflict(
-          "the first answer to this Idempotency-Key was sealed under a webhook signing key this service no longer has (WEBHOOK_SIGNING_KEY changed): what that request did stands; read the result (GET the payment or the list) rather than retrying it",
-          "idempotency_answer_unreadable",
-          "Idempotency-Key",
-        );
-      }
-    },
-  };
 }
 
 /** How often a claim's end (its release, or its answer kept) is written again while the store is unreachable. */

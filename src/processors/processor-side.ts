@@ -6,9 +6,10 @@
 // simulators keep this in one SQLite file that the processes on a host share. It lives apart from
 // cardflow's store: a test can kill cardflow and ask the processor what really happened.
 import Database from "better-sqlite3";
-import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setBounded } from "../bounded.js";
+import { makeDataDirectory } from "../data-directory.js";
 import { walMode } from "../store/sqlite/open.js";
 
 /**
@@ -73,7 +74,7 @@ const SIDE_LOCK_WAIT_MS = 5_000;
  */
 export function fileSide(file: string): ProcessorSide {
   // private like the store: directory 0700, file 0600 (its -wal and -shm take the file's mode)
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  makeDataDirectory(dirname(file));
   closeSync(openSync(file, "a", 0o600));
   chmodSync(file, 0o600);
   const db = new Database(file, { timeout: SIDE_LOCK_WAIT_MS });

@@ -3,9 +3,9 @@
 // once beside the store (DATA_DIR/webhook-signing.key, mode 0600), shared by every process on
 // that data directory. Losing the key loses the endpoints' secrets (create new endpoints).
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigurationError, envNumber } from "../config.js";
+import { ConfigurationError, envNumber, makeDataDirectory } from "../config.js";
 import type { Backoff } from "./delivery.js";
 
 /** Whether loopback and private receiver addresses are allowed comes from the service's SANDBOX (src/config.ts). */
@@ -55,14 +55,7 @@ export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process
     return Buffer.from(configured, "hex");
   }
   const path = join(dataDir, "webhook-signing.key");
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    // the first thing a start makes in the data directory: say which setting is at fault
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    const why = code === "EEXIST" || code === "ENOTDIR" ? "a file is in the way: give a directory" : `it cannot be made (${code || (error as Error).message})`;
-    throw new ConfigurationError(`the data directory (DATA_DIR, --data-dir) ${dataDir}: ${why}`, { cause: error });
-  }
+  makeDataDirectory(dataDir);
   if (!existsSync(path)) {
     const mine = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
     writeFileSync(mine, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600, flush: true });

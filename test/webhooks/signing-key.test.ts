@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
+import { fileSide } from "../../src/processors/processor-side.js";
 import { loadSigningKey } from "../../src/webhooks/config.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
@@ -75,6 +76,8 @@ describe("the webhook signing key file", () => {
     writeFileSync(file, "");
     for (const dir of [file, join(file, "sub")]) {
       expect(() => loadSigningKey(dir, {}), dir).toThrow(`the data directory (DATA_DIR, --data-dir) ${dir}: a file is in the way: give a directory`);
+      // the sandbox's processor ledger in it (with a PostgreSQL store, the first thing made there)
+      expect(() => fileSide(join(dir, "simulators.sqlite")), dir).toThrow(`the data directory (DATA_DIR, --data-dir) ${dir}: a file is in the way: give a directory`);
     }
   });
 });

@@ -101,6 +101,8 @@ describe("malformed requests", () => {
     // a short unknown name is not taken for a short field it is not (q, tip)
     const unrelated = await refused(() => api.request("GET", "/v2/payments?external_account_id=acct_err&id=pi_x", { key: m.key }), 400, "unknown_parameter", "id");
     expect(unrelated.detail).toBe("unknown field: id");
+    // two letters swapped is one edit: a short name gets its hint (ulr, tpye)
+    expect((await refused(() => api.request("GET", "/v2/events?external_account_id=acct_err&tpye=x", { key: m.key }), 400, "unknown_parameter", "tpye")).detail).toBe("unknown field: tpye (did you mean type?)");
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
     await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");

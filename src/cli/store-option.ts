@@ -40,10 +40,11 @@ export interface OpenedStore {
 function discarder(path: string): (() => void) | undefined {
   if (existsSync(path)) return undefined;
   let top: string | null = null;
-  for (let dir = dirname(path); !existsSync(dir); dir = dirname(dir)) top = dir;
+  let existing = dirname(path);
+  for (; !existsSync(existing); existing = dirname(existing)) top = existing;
+  // a file where a directory would be: opening the store fails, naming it; nothing to remove
+  if (!statSync(existing).isDirectory()) return undefined;
   const dir = dirname(path);
-  // a file where its directory would be: opening the store fails, naming it; nothing to remove
-  if (!top && !statSync(dir).isDirectory()) return undefined;
   const before = top ? null : new Set(readdirSync(dir));
   const stem = basename(path, extname(path)); // cardflow.sqlite, -wal, -shm, cardflow.read-models.sqlite...
   return () => {

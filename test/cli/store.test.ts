@@ -123,6 +123,8 @@ describe("a store that cannot be opened", () => {
     // a file where a new store's directory would be made: named, not a bare ENOTDIR or EEXIST
     const inTheWay = join(garbage, "cardflow.sqlite", "new.sqlite");
     expect(await cardflow("accounts", "create", "acct_x", "--store", `sqlite:${inTheWay}`)).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${inTheWay}\ncardflow: ${inTheWay} (the event store) cannot be opened: a file is in the way of its directory (EEXIST)\n` });
+    const deeper = join(garbage, "cardflow.sqlite", "sub", "new.sqlite");
+    expect(await cardflow("accounts", "create", "acct_x", "--store", `sqlite:${deeper}`)).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${deeper}\ncardflow: ${deeper} (the event store) cannot be opened: a file is in the way of its directory (ENOTDIR)\n` });
   });
 
   it("PostgreSQL that cannot be reached or has no such database: the store line in one form (the masked URL), then why, naming where the URL was given", { timeout: 60_000 }, async () => {

@@ -22,7 +22,7 @@ import { isoTimestamp, type Clock } from "./clock.js";
 import { CardflowError, InvalidRequest } from "./errors.js";
 import { keyCap, type Counted } from "./idempotency-cap.js";
 import { answerSeal } from "./idempotency-seal.js";
-import { IdempotencyClaimLost, StoreUnavailable, type EventStore, type IdempotencyRecord } from "./store/port.js";
+import { holdsKey, IdempotencyClaimLost, StoreUnavailable, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 export { IdempotencyKeysExhausted } from "./idempotency-cap.js";
 
@@ -182,13 +182,32 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         throw error;
       });
       if (!held) return undefined;
-      if (held.fingerprint !== claimed.fingerprint && held.fingerprint !== formerFingerprint) throw new IdempotencyKeyReused();
-      if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };
-      if (held.expires_at >= now) throw inUse(held);
-      // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
-      if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: open(held.body), replayed: true };
+      const answer = await answerOf(held, claimed.fingerprint, formerFingerprint, now);
+      if (answer) return answer;
     }
     throw new IdempotencyKeyInUse();
+  }
+
+  /** What the record holding the key answers; undefined when it changed meanwhile (look again). */
+  async function answerOf(held: IdempotencyRecord, fingerprint: string, formerFingerprint: string | undefined, now: string): Promise<Answer | undefined> {
+    if (held.fingerprint !== fingerprint && held.fingerprint !== formerFingerprint) throw new IdempotencyKeyReused();
+    if (held.state === "done") return { status: held.status, body: open(held.body), replayed: true };
+    if (held.expires_at >= now) throw inUse(held);
+    // Its lease ran out after it appended: it acted, so its recorded answer becomes the final one.
+    if (await store.saveIdempotency({ ...held, state: "done", expires_at: at(ttlMs) })) return { status: held.status, body: open(held.body), replayed: true };
+    return undefined;
+  }
+
+  /**
+   * A client secret's keys were recorded under their scope unescaped before 0.2.0
+   * (`client:<hash>:<key>`): a record kept there still answers, not a second run (an account's
+   * scope is never read unescaped: `a:b` + `c` and `a` + `b:c` were one record).
+   */
+  async function formerRecord(scope: string, key: string, fingerprint: string, formerFingerprint: string | undefined): Promise<Answer | undefined> {
+    if (!scope.startsWith(CLIENT_SCOPE)) return undefined;
+    const now = at();
+    const held = await store.readIdempotency(`${scope}:${key}`);
+    return held && holdsKey(held, now) ? answerOf(held, fingerprint, formerFingerprint, now) : undefined;
   }
 
   /**
@@ -214,7 +233,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
     ): Promise<Answer> {
       if (!KEY.test(key)) throw new InvalidRequest("Idempotency-Key: 1 to 255 visible ASCII characters", "Idempotency-Key", "idempotency_key_invalid");
       const claimed: IdempotencyRecord = { key: recordKey(scope, key), fingerprint, token: randomUUID(), state: "in_flight", status: 0, body: null, expires_at: at(leaseMs) };
-      const replay = await claim(claimed, formerFingerprint);
+      const replay = (await formerRecord(scope, key, fingerprint, formerFingerprint)) ?? (await claim(claimed, formerFingerprint));
       if (replay) return replay;
       running.set(claimed.key, claimed.token);
       // a new key (a retry of a kept one replayed above, whatever the count): held to the scope's cap
@@ -261,6 +280,9 @@ export type Idempotency = ReturnType<typeof createIdempotency>;
  * of keys, counted against the cap, the other's). An account id without them is written as is, so
  * the records kept before this rule are the same keys.
  */
+/** The scope of the keys of a request made with a payment's client secret (its hash follows). */
+export const CLIENT_SCOPE = "client:";
+
 const scopePart = (scope: string) => scope.replace(/%/g, "%25").replace(/:/g, "%3A");
 
 /** The store's key of a (scope, Idempotency-Key) record. */

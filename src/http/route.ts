@@ -9,7 +9,7 @@ import { sha256, type ApiKeyOwner } from "../api-keys.js";
 import { CLIENT_SECRET_ACTOR, type CommandContext } from "../engine.js";
 import { InvalidRequest } from "../errors.js";
 import { parseInput } from "../inputs.js";
-import { fingerprintOf, type Idempotency } from "../idempotency.js";
+import { CLIENT_SCOPE, fingerprintOf, type Idempotency } from "../idempotency.js";
 import { HttpProblem } from "./problem.js";
 import type { Version } from "./schemas.js";
 import { answerSchema, serializerOf } from "./serializer.js";
@@ -108,7 +108,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
 
         const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
         const present = (answer: unknown) => def.present(answer, version);
-        const scope = account ?? (secret === undefined ? "public" : `client:${sha256(String(secret))}`);
+        const scope = account ?? (secret === undefined ? "public" : `${CLIENT_SCOPE}${sha256(String(secret))}`);
         const answer = await idempotency.run(
           // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another
           // request (fingerprinted by the pattern alone before: such records still replay for their 24 h)

@@ -38,6 +38,22 @@ describe("idempotency keys for library callers", () => {
     expect(await created()).toBe(1);
   });
 
+  it("a client secret's key recorded before 0.2.0 under its scope unescaped (client:<hash>:<key>) still replays, never runs again; an account's scope is never read unescaped", async () => {
+    const { store, engine, idempotency, created, request } = await setup();
+    const fingerprint = request("k").fingerprint;
+    const done = { fingerprint, token: "old-process", state: "done" as const, status: 200, body: { kept: "first answer" }, expires_at: "2026-01-02T00:00:00.000Z" };
+    for (const key of ["client:ff7a:ik-1", "acct:x:ik-2"]) {
+      await store.claimIdempotency({ ...done, key, state: "in_flight", status: 0, body: null }, "2026-01-01T00:00:00.000Z");
+      expect(await store.saveIdempotency({ ...done, key })).toBe(true);
+    }
+    const run = (scope: string, key: string) => idempotency.run({ scope, key, fingerprint }, (ctx) => engine.createIntent(input, ctx));
+    expect(await run("client:ff7a", "ik-1")).toEqual({ status: 200, body: { kept: "first answer" }, replayed: true });
+    expect(await created()).toBe(0);
+    // an account "acct:x" (its keys escaped since): the unescaped record is another scope's, not read
+    expect((await run("acct:x", "ik-2")).replayed).toBe(false);
+    expect(await created()).toBe(1);
+  });
+
   it("a record written under a request's former fingerprint (before an upgrade changed it) still replays; another fingerprint is still refused", async () => {
     const { engine, idempotency, created, request } = await setup();
     const old = request("order-2");

@@ -46,10 +46,10 @@ export function serverOptions({ headersMs = 10_000, requestMs = 30_000, keepAliv
   };
 }
 
-/** `name` is `lower` in any case (`lower`: letters and '-'), compared without allocating. */
 /** The headers a request may send once only. */
 const ONCE = ["Authorization", "Idempotency-Key", "Content-Type"].map((name) => ({ name, lower: name.toLowerCase() }));
 
+/** `name` is `lower` in any case (`lower`: letters and '-'), compared without allocating. */
 function isHeader(name: string, lower: string): boolean {
   if (name.length !== lower.length) return false;
   for (let i = 0; i < lower.length; i++) if ((name.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;

@@ -30,7 +30,7 @@ export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
   { floor: "basics", paths: ["src/money.ts", "src/clock.ts", "src/ids.ts", "src/errors.ts", "src/bounded.ts", "src/coalesced.ts", "src/cursors.ts", "src/options.ts", "src/package-root.ts", "src/data-directory.ts"] },
   { floor: "machines", paths: ["machines/"] },
   { floor: "events", paths: ["src/events/"] },
-  { floor: "ports", paths: ["src/store/", "src/processors/", "src/outbound/", "src/idempotency.ts", "src/idempotency-cap.ts", "src/idempotency-seal.ts", "src/config.ts", "src/seeded-defects.ts"] },
+  { floor: "ports", paths: ["src/store/", "src/processors/", "src/outbound/", "src/idempotency.ts", "src/idempotency-cap.ts", "src/idempotency-seal.ts", "src/idempotency-refusals.ts", "src/config.ts", "src/seeded-defects.ts"] },
   { floor: "projections", paths: ["projections/"] },
   { floor: "engine", paths: ["src/engine/", "src/inputs.ts"] },
   { floor: "present", paths: ["src/present/"] },

@@ -19,63 +19,17 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { canonicalJson } from "./events/canonical-json.js";
 import { isoTimestamp, type Clock } from "./clock.js";
-import { CardflowError, InvalidRequest } from "./errors.js";
+import { InvalidRequest } from "./errors.js";
 import { keyCap, type Counted } from "./idempotency-cap.js";
+import { claimRetryAfter, IdempotencyKeyInUse, IdempotencyKeyReused } from "./idempotency-refusals.js";
 import { answerSeal } from "./idempotency-seal.js";
 import { holdsKey, IdempotencyClaimLost, StoreUnavailable, type EventStore, type IdempotencyRecord } from "./store/port.js";
 
 export { IdempotencyKeysExhausted } from "./idempotency-cap.js";
+export { claimRetryAfter, IdempotencyKeyInUse, IdempotencyKeyReused } from "./idempotency-refusals.js";
 
 const HOUR = 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
-
-/**
- * 409: a request with this key is still running (in this or another process), or its process died
- * and its claim holds the key until `claimEnds` (the lease's end).
- */
-export class IdempotencyKeyInUse extends CardflowError {
-  override readonly name = "IdempotencyKeyInUse";
-  readonly status = 409;
-  readonly code = "idempotency_key_in_use";
-  override readonly param = "Idempotency-Key";
-  constructor(
-    /** Seconds after which a retry is worth it (the HTTP Retry-After): claimRetryAfter. */
-    readonly retryAfterSeconds = 1,
-    /** When the claim ends at the latest (ISO 8601), when known. */
-    claimEnds?: string,
-  ) {
-    super(
-      `a request with this Idempotency-Key is still being processed; retry later${claimEnds ? `; its claim ends by ${claimEnds} at the latest, if the request that holds it has stopped` : ""}`,
-    );
-  }
-}
-
-/** Up to this age a claim is a request that normally answers soon: retried every second. */
-const YOUNG_CLAIM_MS = 5_000;
-
-/**
- * Retry-After of a claim held by another process (or a dead one), claimed `ageMs` ago and holding
- * the key `leftMs` more at most. Young: 1 s. Older, half its age: a request that has run a while
- * (a blocking auth, a slow processor) is as likely to be dead as to run on, so the retries come at
- * ages a, 1.5a, 2.25a…: a handful over the whole lease instead of one a second, and a live request's
- * answer is seen at most half its run late. Never past the lease's end (+1 s, strictly after it),
- * when a dead request's key is freed and its retry gets the answer.
- */
-export function claimRetryAfter(ageMs: number, leftMs: number): number {
-  if (ageMs < YOUNG_CLAIM_MS) return 1;
-  return Math.max(1, Math.min(Math.floor(leftMs / 1000) + 1, Math.ceil(ageMs / 2000)));
-}
-
-/** 422: the key was used with another request. */
-export class IdempotencyKeyReused extends CardflowError {
-  override readonly name = "IdempotencyKeyReused";
-  readonly status = 422;
-  readonly code = "idempotency_key_reused";
-  override readonly param = "Idempotency-Key";
-  constructor() {
-    super("this Idempotency-Key was used with another request; use a new key");
-  }
-}
 
 /** What a command receives to record its answer with its events (spread into its CommandContext). */
 export interface IdempotentContext {
@@ -136,6 +90,8 @@ export function fingerprintOf(what: string, body: unknown): string {
 
 /** How often a claim's end (its release, or its answer kept) is written again while the store is unreachable. */
 const SETTLE_RETRY_MS = 1_000;
+/** How many times (a second apart) a claim of unknown outcome is looked for once released, in case it landed later. */
+const LATE_CLAIM_LOOKS = 15;
 
 export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
@@ -156,7 +112,7 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
    * the lease ends it at the latest. Meanwhile the claim stays this process's (its 409s say 1 s).
    * The record's token guards it: a claim taken over meanwhile is left alone.
    */
-  async function settle(claimed: IdempotencyRecord, write: () => Promise<unknown>): Promise<void> {
+  async function settle(claimed: IdempotencyRecord, write: () => Promise<unknown>, written: () => void = () => forget(claimed)): Promise<void> {
     const until = clock.now() + leaseMs;
     const attempt = async (): Promise<void> => {
       try {
@@ -165,20 +121,37 @@ export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 1
         // real time, not the clock's, and unref'd: a process that stops does not wait for it
         if (clock.now() + SETTLE_RETRY_MS < until) return void setTimeout(() => void attempt(), SETTLE_RETRY_MS).unref();
       }
-      forget(claimed);
+      written();
     };
     await attempt();
   }
-  const release = (claimed: IdempotencyRecord) => settle(claimed, () => store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs)));
+  const releaseNow = (claimed: IdempotencyRecord) => store.releaseIdempotency(claimed.key, claimed.token, at(ttlMs));
+  const release = (claimed: IdempotencyRecord) => settle(claimed, () => releaseNow(claimed));
+
+  /**
+   * Releases a claim whose statement failed with its outcome unknown: a frozen database runs it when
+   * it resumes, perhaps just after the release (which then found nothing). So once the release is
+   * written, the key is looked at every second for a while and released again if the claim landed;
+   * it stays this process's claim until then (its retries: 409, Retry-After 1).
+   */
+  function releaseUnanswered(claimed: IdempotencyRecord): void {
+    running.set(claimed.key, claimed.token);
+    const look = async (left: number): Promise<void> => {
+      const held = await store.readIdempotency(claimed.key).catch(() => undefined);
+      if (held?.token === claimed.token && held.state === "in_flight") await releaseNow(claimed).catch(() => undefined);
+      if (left > 1) setTimeout(() => void look(left - 1), SETTLE_RETRY_MS).unref();
+      else forget(claimed);
+    };
+    void settle(claimed, () => releaseNow(claimed), () => void setTimeout(() => void look(LATE_CLAIM_LOOKS), SETTLE_RETRY_MS).unref());
+  }
 
   /** Takes the key, or answers from the record holding it. */
   async function claim(claimed: IdempotencyRecord, formerFingerprint?: string): Promise<Answer | undefined> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = at();
       const held = await store.claimIdempotency(claimed, now).catch((error: unknown) => {
-        // its outcome unknown (a frozen database runs it when it resumes): released by its token once
-        // the store answers, not held 409 for the lease (its retries here meanwhile: 409, Retry-After 1)
-        if (error instanceof StoreUnavailable) void (running.set(claimed.key, claimed.token), release(claimed));
+        // its outcome unknown: released by its token once the store answers, not held 409 for the lease
+        if (error instanceof StoreUnavailable) releaseUnanswered(claimed);
         throw error;
       });
       if (!held) return undefined;

@@ -81,6 +81,32 @@ describe("idempotency keys for library callers", () => {
     expect([retried.replayed, await created()]).toEqual([false, 1]);
   });
 
+  it("a claim whose statement failed with its outcome unknown, and which lands after its release (a frozen database resumed), is released again: the retry runs within seconds, not after the lease", async () => {
+    const { engine, idempotency, created, request, store } = await setup();
+    const claimIdempotency = store.claimIdempotency.bind(store);
+    const releaseIdempotency = store.releaseIdempotency.bind(store);
+    let landLate: (() => Promise<unknown>) | undefined;
+    store.claimIdempotency = async (claim, now) => {
+      if (landLate === undefined && claim.key === "acct:order-late") {
+        landLate = () => claimIdempotency(claim, now); // sent, then unanswered: it runs later
+        throw new StoreUnavailable("PostgreSQL did not answer in time");
+      }
+      return claimIdempotency(claim, now);
+    };
+    store.releaseIdempotency = async (...args) => {
+      await releaseIdempotency(...args); // found nothing: the claim had not run yet
+      await landLate?.(); // now it does
+      landLate = async () => undefined;
+    };
+    await expect(idempotency.run(request("order-late"), (ctx) => engine.createIntent(input, ctx))).rejects.toBeInstanceOf(StoreUnavailable);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await store.readIdempotency("acct:order-late")).toMatchObject({ state: "in_flight" }); // landed after its release
+    await expect(idempotency.run(request("order-late"), (ctx) => engine.createIntent(input, ctx))).rejects.toMatchObject({ status: 409, retryAfterSeconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // real time: looked at again a second after the release
+    const retried = await idempotency.run(request("order-late"), (ctx) => engine.createIntent(input, ctx));
+    expect([retried.replayed, await created()]).toEqual([false, 1]);
+  });
+
   it("a request the store failed under answers at once: its key's release, which the store would hold too (a database that does not answer), is not waited for", async () => {
     const { idempotency, request, store } = await setup();
     let releases = 0;

@@ -37,7 +37,27 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   /** Workers that said they listen (their handlers are installed): a stop is their word to stop gracefully. */
   const listeners = new Set<Worker>();
   const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  let started = false;
+  let stopping = false;
+  let failed = false;
+  const deaths: number[] = [];
   let metrics: MetricsServer | null = null;
+  const exit = () => void Promise.resolve(metrics?.close()).finally(() => process.exit(failed ? 1 : 0));
+
+  // the handlers come before anything listens: a signal from then on stops it cleanly (one before
+  // the first fork ends the primary at once)
+  const repeatsFirst = repeatsOfFirstSignal();
+  const onSignal = (signal: NodeJS.Signals) => {
+    const repeat = repeatsFirst();
+    if (!stopping) return stopAll(signal);
+    // the group's signal forwarded by npm too is no second one
+    if (repeat) return;
+    // a second signal: the workers end their grace now
+    for (const worker of live()) if (worker.isConnected()) worker.send(WORKER_END_GRACE);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+
   if (serve.metricsPort !== 0) {
     const summed = clusterMetrics();
     // a worker answers the primary's scrape once it listens (its registry is set up then): until every
@@ -48,11 +68,6 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
       return refusedStart(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each cardflow its own METRICS_PORT, or METRICS_PORT=0 for none`);
     });
   }
-
-  let started = false;
-  let stopping = false;
-  let failed = false;
-  const deaths: number[] = [];
 
   const fork = () => {
     const worker = cluster.fork(env);
@@ -75,6 +90,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   function stopAll(reason: string) {
     if (stopping) return;
     stopping = true;
+    if (live().length === 0) return exit();
     say(`stopping ${live().length} worker(s): ${reason}`);
     for (const worker of live()) {
       // a worker still starting has no handler for the word yet (it would be lost): the signal
@@ -114,21 +130,10 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     // a worker ended by the stop's SIGTERM while it still started stopped cleanly
     if (code !== 0 && !(signal === "SIGTERM" && !listened)) failed = true;
     // (no metrics listener, METRICS_PORT=0: metrics?.close() is nothing, and the exit still comes)
-    if (live().length === 0) void Promise.resolve(metrics?.close()).finally(() => process.exit(failed ? 1 : 0));
+    if (live().length === 0) exit();
   });
 
-  const repeatsFirst = repeatsOfFirstSignal();
-  const onSignal = (signal: NodeJS.Signals) => {
-    const repeat = repeatsFirst();
-    if (!stopping) return stopAll(signal);
-    // the group's signal forwarded by npm too is no second one
-    if (repeat) return;
-    // a second signal: the workers end their grace now
-    for (const worker of live()) if (worker.isConnected()) worker.send(WORKER_END_GRACE);
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
   // under npx the workers' parent is this primary: it is the one that must notice npm is gone
   stopWithParent(env);
-  for (let i = 0; i < workers; i++) fork();
+  for (let i = 0; i < workers && !stopping; i++) fork();
 }

@@ -128,8 +128,8 @@ describe("cardflow serve --workers 2", () => {
   it("SIGTERM while the workers still start: the primary ends them and exits 0 (a worker without its handler yet lost the primary's word, and was killed at the deadline: exit 1)", async () => {
     const store = stores.sqlite() as { DATA_DIR: string };
     const server = await spawnServe(["--data-dir", store.DATA_DIR], { SHUTDOWN_DEADLINE_MS: "20000" });
-    // the primary's metrics listener accepts connections: its signal handlers follow in the same
-    // turn, then it forks (a scrape would wait for the workers' figures: a connection only)
+    // the primary's metrics listener accepts connections: its signal handlers were installed before
+    // it listened, and it forks next (a scrape would wait for the workers' figures: a connection only)
     const accepts = () =>
       new Promise<boolean>((resolve) => {
         const socket = connect(server.metricsPort, "127.0.0.1")

@@ -177,10 +177,15 @@ export function createEngine(options: EngineOptions = {}) {
       stopReconciling = () => (clearInterval(timer), running);
     },
 
-    async close(): Promise<void> {
+    /** `step` hears each part as it begins (a stop that hangs can say where). */
+    async close(step: (part: string) => void = () => undefined): Promise<void> {
+      step("the reconciler's pass under way");
       await stopReconciling?.();
+      step("the projections' catch-up under way");
       await projections.stop();
+      step("closing the event store");
       await store.close();
+      step("closing the read models");
       await readModels.close();
     },
   };

@@ -105,8 +105,9 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   });
   registerServiceGauges(metrics, { engine, drain: app.drain });
 
-  const closeStores = async () => {
-    await engine.close();
+  const closeStores = async (step?: (part: string) => void) => {
+    await engine.close(step);
+    step?.("closing the processors' clients");
     await closeProcessors();
   };
   let metricsServer: MetricsServer | null = null;
@@ -122,9 +123,11 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // catch up), and the API must answer meanwhile (/healthz, and 503 with Retry-After)
   const delivering = webhooks.delivery.start().catch((err: unknown) => logger.error({ err }, "webhook delivery did not start"));
   /** The delivery stopped, then the stores closed; a start still waiting (on the read models' first catch-up) ends with them. */
-  const stopDeliveryAndStores = async () => {
+  const stopDeliveryAndStores = async (step: (part: string) => void = () => undefined) => {
+    step("stopping the webhook delivery");
     await webhooks.delivery.stop();
-    await closeStores();
+    await closeStores(step);
+    step("the webhook delivery's start");
     await delivering;
   };
   // listening comes last, with nothing of the start-up left to await after it: whoever saw /healthz
@@ -159,10 +162,15 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     mode,
     /** Where /metrics is served (null: METRICS_PORT=0, or a worker's, served by the primary). */
     metricsUrl: metricsServer ? `http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metricsServer.port}/metrics` : null,
-    /** After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed, spans exported. */
-    async stopBackground(): Promise<void> {
-      await stopDeliveryAndStores();
+    /**
+     * After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed,
+     * spans exported. `step` hears each part as it begins (a stop that hangs says where).
+     */
+    async stopBackground(step: (part: string) => void = () => undefined): Promise<void> {
+      await stopDeliveryAndStores(step);
+      step("closing the metrics listener");
       await metricsServer?.close();
+      step("exporting the last spans");
       await tracing?.shutdown();
     },
   };

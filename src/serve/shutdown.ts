@@ -54,8 +54,10 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
       const requests = service.app.drain.abort();
       logger.warn({ requests }, "shutdown deadline: requests still running were answered 503 (their processor calls are left to the reconciler)");
     }, serve.shutdownDeadlineMs - STOP_MARGIN_MS);
+    /** What the stop waits for now: said if the deadline passes. */
+    let step = "the grace";
     const hard = setTimeout(() => {
-      logger.error("shutdown deadline passed with the stop unfinished");
+      logger.error({ step }, `shutdown deadline passed with the stop unfinished (waiting for ${step})`);
       exit(1);
     }, serve.shutdownDeadlineMs);
     try {
@@ -64,12 +66,14 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
         setTimeout(resolve, serve.shutdownGraceMs);
       });
       // every connection the kernel queued is accepted first: closing the listener would reset them
+      step = "the connections queued by the kernel";
       const drained = await service.app.drain.acceptQueueDrained(started + serve.shutdownDeadlineMs - STOP_MARGIN_MS);
       const closing = service.app.close();
       logger.info({ in_flight: service.app.drain.inFlight(), accept_queue_drained: drained }, "listener closed: answering the requests in flight");
+      step = "the requests in flight";
       await closing;
       clearTimeout(cut);
-      await service.stopBackground();
+      await service.stopBackground((part) => void (step = part));
       clearTimeout(hard);
       logger.info("stopped");
       exit(0);

@@ -141,7 +141,7 @@ export function createEngine(options: EngineOptions = {}) {
     capture: presented(captureHandler({ pipeline, clock })),
     cancel: presented(cancelHandler({ pipeline, clock })),
     refund: presented(refundHandler({ pipeline, clock })),
-    saveCard: saveCardHandler({ pipeline, store, clock }),
+    saveCard: saveCardHandler({ pipeline, store, clock, storedCards }),
 
     /** The commands the machine allows a payment now (for error messages and tooling). */
     async allowedNextSteps(accountId: string, paymentId: string): Promise<string[]> {

@@ -178,6 +178,16 @@ describe("synchronous terminal, card present, save card (/v1)", () => {
     });
     const charged = await m.post("/v1/payment/auth", { payment_id: again.payment_id });
     expect(expectShape(PaymentRecordOut("v1"), charged.body)).toMatchObject({ status: "success", card_present: false, payment: { type: "card_not_present", last_4: "4444" } });
+
+    // saving that charge's card for its customer answers the card on file, as its own payment saved it (nothing appended)
+    const resaved = await m.post("/v1/customer/card", { payment_id: again.payment_id, external_customer_id: "cus_7" });
+    expect([resaved.status, resaved.body]).toEqual([200, cards.body.data[0]]);
+    expect((await m.post("/v1/customer/card", { payment_id: again.payment_id, external_customer_id: "cus_8" })).body).toMatchObject({ status: 409, detail: expect.stringContaining(`it charges the card on file ${paid.payment_method_id}, which is saved already`) });
+    // a test token is no card saved here: 409 all the same
+    const { body: test } = await m.post("/v1/payment/intent", { amount: 5, payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_7" });
+    await m.post("/v1/payment/auth", { payment_id: test.payment_id });
+    expect((await m.post("/v1/customer/card", { payment_id: test.payment_id, external_customer_id: "cus_7" })).body).toMatchObject({ status: 409, detail: expect.stringContaining("it charges the card on file pm_card_visa, which is saved already") });
+    expect((await m.read(again.payment_id)).body).toMatchObject({ status: "succeeded", payment_method_id: paid.payment_method_id });
   });
 
   /** A synchronous terminal's automatic payment, allow_saving_card, blocking until `card` is presented: the merchant, the intent and the blocking answer. */

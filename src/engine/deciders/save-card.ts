@@ -6,10 +6,15 @@ import type { SaveCardInput } from "../../inputs.js";
 import { can, commandAllowed } from "../allowed.js";
 import { refusal, UNRECORDED, type Decision } from "./decision.js";
 
+/** A card is saved from a captured payment (spec §2.3): one the processor settles later counts. */
+const CAPTURED: unknown[] = ["capture_requested", "succeeded"];
+
 export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): Decision {
   const { saved_card, intent } = payment.context;
-  // saving again for the same customer answers with the card already saved
+  // saving again for the same customer answers with the card already saved; so does saving the card
+  // on file a captured stored-card charge charged, for its customer (if saved here: the handler)
   if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
+  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && CAPTURED.includes(payment.value)) return { unchanged: true };
   const saveFor = (external_customer_id: string): AttemptEvent => ({ type: "CardSaveAttempted", version: 1, data: { attempt_id: UNRECORDED, external_customer_id } });
   const attempt = saveFor(input.external_customer_id);
   if (can(payment, attempt)) return { attempt };
@@ -18,7 +23,12 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): 
   if (customer !== null && can(payment, saveFor(customer))) {
     return { refuse: new InvalidRequest(`external_customer_id: payment ${intent!.payment_id} was created for customer ${customer}; its card is saved for that customer`, "external_customer_id", "parameter_invalid") };
   }
-  return { refuse: refusal(payment, "save_card", whyNot(payment)) };
+  return { refuse: saveCardRefused(payment) };
+}
+
+/** The 409 of saving this payment's card (the handler's too, for a card on file not saved here). */
+export function saveCardRefused(payment: PaymentSnapshot) {
+  return refusal(payment, "save_card", whyNot(payment));
 }
 
 /** Why the machine refuses to save this payment's card: the first fact of the payment that explains it. */

@@ -33,6 +33,16 @@ interface Deps {
 export function createStoredCards({ payments, readModels, projections, processors, cacheSize }: Deps) {
   const storedCards = new Map<string, StoredCard>();
 
+  /** The card on file saved here (CardSaved) under this token in the account, whichever customer's; undefined when none. */
+  async function cardSavedHere(accountId: string, paymentMethodId: string): Promise<CustomerCardRecord | undefined> {
+    const find = async () => (await readModels.query<CustomerCardRecord>(customerCardsProjection.name, { where: { account: accountId, payment_method_id: paymentMethodId }, order: ["key"], direction: "asc", limit: 1 }))[0];
+    await projections.ready();
+    const saved = await find();
+    if (saved) return saved;
+    await projections.caughtUp();
+    return find();
+  }
+
   async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<StoredCard | undefined> {
     const key = customerCardKey(account.external_account_id, customerId, paymentMethodId);
     const known = storedCards.get(key);
@@ -50,14 +60,7 @@ export function createStoredCards({ payments, readModels, projections, processor
     // ago: the read models reflect every write acknowledged before this request once caughtUp()
     // returns (bounded, shared with every other waiting read). Never saved here: the processor's
     // own vault decides (for this customer).
-    const savedHere = async () =>
-      (await readModels.query<CustomerCardRecord>(customerCardsProjection.name, { where: { account: account.external_account_id, payment_method_id: paymentMethodId }, order: ["key"], direction: "asc", limit: 1 }))[0];
-    await projections.ready();
-    let saved = await savedHere();
-    if (!saved) {
-      await projections.caughtUp();
-      saved = await savedHere();
-    }
+    const saved = await cardSavedHere(account.external_account_id, paymentMethodId);
     if (!saved) return processor();
     if (saved.external_customer_id !== customerId) return undefined;
     const { brand, last_4, exp_month, exp_year, cardholder_name, funding } = saved;
@@ -69,7 +72,7 @@ export function createStoredCards({ payments, readModels, projections, processor
     return found;
   }
 
-  return { findStoredCard };
+  return { findStoredCard, cardSavedHere };
 }
 
 export type StoredCards = ReturnType<typeof createStoredCards>;

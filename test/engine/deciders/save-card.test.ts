@@ -20,6 +20,10 @@ describe("save card decides", () => {
     const saved = [...processedByCollect({ allow_saving_card: true }), ev.saveAttempted("cus_1", "att_2"), ev.saved("cus_1", "att_2")];
     saveCard.given(saved).when(save("cus_1")).thenUnchanged();
   });
+
+  test("given a captured payment that charged a card on file, when its card is saved for its customer, then the command answers that card (the handler reads it)", () => {
+    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenUnchanged();
+  });
 });
 
 describe("save card refuses", () => {
@@ -35,8 +39,9 @@ describe("save card refuses", () => {
       .thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "the asynchronous terminal type does not support card on file" });
   });
 
-  test("given a payment that charged a card on file, when its card is saved, then 409 (it is on file already)", () => {
-    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it charges the card on file" });
+  test("given a payment that charged a card on file, when its card is saved for another customer or before capture, then 409 (it is on file already)", () => {
+    saveCard.given(storedCardCaptured()).when(save("cus_2")).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it charges the card on file pm_1, which is saved already" });
+    saveCard.given(storedCardAuthorized()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "it charges the card on file pm_1, which is saved already" });
   });
 
   test("given a payment canceled, when its card is saved, then 409 saying it was canceled, before any other reason (a stored card's, a terminal's)", () => {

@@ -27,7 +27,7 @@ import { randomIds, type Ids } from "./ids.js";
 import { GetPaymentInput, parseInput, type CreateIntentRequest, type GetPaymentRequest, type SettleLateAnswerRequest } from "./inputs.js";
 import { refuseUndefinedOptions } from "./options.js";
 import { recordOf, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
-import type { Processors } from "./processors/port.js";
+import { portsProblem, type Processors } from "./processors/port.js";
 import { createSimulators } from "./processors/simulator.js";
 import { createMemoryReadModels, createMemoryStore } from "./store/memory/index.js";
 import type { EventStore, ReadModelStore } from "./store/port.js";
@@ -76,8 +76,10 @@ export function createEngine(options: EngineOptions = {}) {
   const processors = options.processors ?? createSimulators({ clock, ids });
   // a wiring mistake said at once, not later as a processor that "did not answer"
   if (typeof processors.get !== "function" || typeof processors.connect !== "function") {
-    throw new TypeError("createEngine: option processors must be { get(processor), connect(report) } (Processors, src/processors/port.ts); adapters by processor name ({ A, B }, as a PROCESSORS_MODULE's createProcessors returns them) are passed as { get: (name) => adapters[name], connect: (report) => adapters.connect?.(report) }");
+    throw new TypeError("createEngine: option processors must be { get(processor), connect(report) } (Processors, src/processors/port.ts); adapters by processor name ({ A, B }, as a PROCESSORS_MODULE's createProcessors returns them) are passed as processorsFromAdapters(adapters)");
   }
+  const portsWrong = portsProblem((p) => processors.get(p));
+  if (portsWrong) throw new TypeError(`createEngine: option processors: ${portsWrong}`);
   const cacheSize = options.cacheSize ?? 10_000;
   const syncAuthTimeoutMs = options.syncAuthTimeoutMs ?? 120_000;
   const projections = createProjectionRunner({ store, readModels, projections: PROJECTIONS, retired: RETIRED_PROJECTIONS });

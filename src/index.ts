@@ -37,7 +37,8 @@ export type * from "./processors/port.js";
 export { createSimulators, canBeSavedOnFile, type Simulators, type SimulatorOptions, type TerminalCapture } from "./processors/simulator.js";
 export { fileSide, memorySide, processorSideIn, type ProcessorSide, type SideTable } from "./processors/processor-side.js";
 // production: real processor adapters (PROCESSORS_MODULE) and the guarded outbound client they use
-export { loadAdapters, serviceProcessors, ROUTED_PROCESSORS, type AdapterContext, type ProcessorAdapters, type CreateProcessors } from "./processors/adapters.js";
+export { ROUTED_PROCESSORS } from "./processors/port.js";
+export { loadAdapters, processorsFromAdapters, serviceProcessors, type AdapterContext, type ProcessorAdapters, type CreateProcessors } from "./processors/adapters.js";
 export { createHttpProcessor, type HttpProcessorOptions } from "./processors/http-adapter.js";
 export { createOutbound, OutboundRefused, OutboundFailed, type Outbound, type OutboundOptions, type OutboundRequest, type OutboundAnswer } from "./outbound/client.js";
 export { judgeAddress, type AddressPolicy, type Verdict } from "./outbound/address-policy.js";

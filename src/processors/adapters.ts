@@ -11,7 +11,6 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
-import type { Processor } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import { ConfigurationError, outboundOf, type ServiceConfig } from "../config.js";
 import { InvalidRequest } from "../errors.js";
@@ -19,7 +18,7 @@ import type { Ids } from "../ids.js";
 import type { IdSequences } from "../store/port/ids.js";
 import { prepareOnce, type ReadModelStore } from "../store/port.js";
 import type { Outbound } from "../outbound/client.js";
-import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
+import { portsProblem, ROUTED_PROCESSORS, type ProcessorPort, type ProcessorReport, type Processors } from "./port.js";
 import { fileSide, processorSideIn } from "./processor-side.js";
 import { markOrRefuseProductionStore, markSandboxesStopped, watchProductionMark, type ProductionStore, type ProductionWatch } from "./production-mark.js";
 import { createSimulators, type Simulators } from "./simulator.js";
@@ -78,12 +77,16 @@ export interface ProcessorAdapters {
 
 export type CreateProcessors = (context: AdapterContext) => ProcessorAdapters | Promise<ProcessorAdapters>;
 
-/** Every processor a payment can be routed to (terminal types and account processors). */
-export const ROUTED_PROCESSORS: readonly Processor[] = ["A", "B"];
-const PORT_METHODS = [
-  "chargeStoredCard", "startTerminalAuthorization", "cancelTerminalAuthorization", "readCardFromClient", "authorizeCollectedCard",
-  "capture", "void", "refund", "saveCard", "lookup", "retrieveStoredCard",
-] as const satisfies readonly (keyof ProcessorPort)[];
+/**
+ * Adapters by processor name (as a PROCESSORS_MODULE's createProcessors returns them) as the
+ * engine's Processors: `createEngine({ processors: processorsFromAdapters(adapters) })`. Checked at
+ * once: a processor without an adapter, or an adapter lacking a call, is a TypeError.
+ */
+export function processorsFromAdapters(adapters: ProcessorAdapters, refuse = (problem: string): Error => new TypeError(`processorsFromAdapters: ${problem}`)): Processors {
+  const problem = portsProblem((p) => adapters?.[p]);
+  if (problem) throw refuse(problem);
+  return { get: (processor) => adapters[processor]!, connect: (report) => adapters.connect?.(report) };
+}
 
 /** The processors of a running service, and what to close when it stops. */
 export interface ServiceProcessors {
@@ -118,19 +121,8 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
     if (error instanceof ConfigurationError) throw error;
     throw new ConfigurationError(`PROCESSORS_MODULE: createProcessors of ${specifier} failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
-  const missing = ROUTED_PROCESSORS.filter((p) => !adapters?.[p]);
-  if (missing.length) {
-    throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} has no adapter for processor ${missing.join(" and ")}; cardflow routes payments to ${ROUTED_PROCESSORS.join(" and ")} (terminal types, account processors), so each needs one`);
-  }
-  for (const p of ROUTED_PROCESSORS) {
-    const lacking = PORT_METHODS.filter((m) => typeof (adapters[p] as unknown as Record<string, unknown>)[m] !== "function");
-    if (lacking.length) throw new ConfigurationError(`PROCESSORS_MODULE: the adapter for processor ${p} lacks ${lacking.join(", ")} (the ProcessorPort of src/processors/port.ts)`);
-  }
-  return {
-    get: (processor) => adapters[processor]!,
-    connect: (report) => adapters.connect?.(report),
-    close: async () => void (await adapters.close?.()),
-  };
+  const processors = processorsFromAdapters(adapters, (problem) => new ConfigurationError(`PROCESSORS_MODULE: ${specifier}: ${problem}`));
+  return { ...processors, close: async () => void (await adapters.close?.()) };
 }
 
 /**

@@ -92,3 +92,24 @@ export interface Processors {
   /** Called once by the engine with the function that records reported outcomes. */
   connect(report: ProcessorReport): void;
 }
+
+/** Every processor a payment can be routed to (terminal types and account processors). */
+export const ROUTED_PROCESSORS: readonly Processor[] = ["A", "B"];
+const PORT_METHODS = [
+  "chargeStoredCard", "startTerminalAuthorization", "cancelTerminalAuthorization", "readCardFromClient", "authorizeCollectedCard",
+  "capture", "void", "refund", "saveCard", "lookup", "retrieveStoredCard",
+] as const satisfies readonly (keyof ProcessorPort)[];
+
+/**
+ * What is wrong with the ports `portOf` gives, said at once (a wiring mistake, not later a processor
+ * that "did not answer"): a routed processor without one, or one lacking a call. Undefined: none.
+ */
+export function portsProblem(portOf: (processor: Processor) => unknown): string | undefined {
+  const missing = ROUTED_PROCESSORS.filter((p) => typeof portOf(p) !== "object" || portOf(p) === null);
+  if (missing.length) return `no adapter for processor ${missing.join(" and ")}; cardflow routes payments to ${ROUTED_PROCESSORS.join(" and ")} (terminal types, account processors), so each needs one`;
+  for (const p of ROUTED_PROCESSORS) {
+    const lacking = PORT_METHODS.filter((m) => typeof (portOf(p) as Record<string, unknown>)[m] !== "function");
+    if (lacking.length) return `the adapter for processor ${p} lacks ${lacking.join(", ")} (the ProcessorPort of src/processors/port.ts)`;
+  }
+  return undefined;
+}

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
+import { processorsFromAdapters } from "../../src/processors/adapters.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 
 describe("options given as undefined", () => {
@@ -20,9 +21,19 @@ describe("options given as undefined", () => {
     const sims = createSimulators({ clock: manualClock(), ids: sequentialIds() });
     const adapters = { A: sims.get("A"), B: sims.get("B"), connect: () => undefined };
     expect(() => createEngine({ processors: null as never })).toThrow(/createEngine: option processors is null/); // not the simulators' money
-    expect(() => createEngine({ processors: adapters as never })).toThrow(/createEngine: option processors must be \{ get\(processor\), connect\(report\) \}.*\{ get: \(name\) => adapters\[name\]/);
+    expect(() => createEngine({ processors: adapters as never })).toThrow(/createEngine: option processors must be \{ get\(processor\), connect\(report\) \}.*processorsFromAdapters\(adapters\)/);
     const wired = { get: (name: "A" | "B") => adapters[name], connect: sims.connect.bind(sims) };
     expect(() => createEngine({ processors: wired })).not.toThrow();
+    expect(() => createEngine({ processors: processorsFromAdapters(adapters) })).not.toThrow();
+  });
+
+  it("a processor without an adapter, or an adapter lacking a call, is refused at once (not later a processor that did not answer)", () => {
+    const sims = createSimulators({ clock: manualClock(), ids: sequentialIds() });
+    const onlyB = { get: (name: "A" | "B") => (name === "B" ? sims.get("B") : (undefined as never)), connect: () => undefined };
+    expect(() => createEngine({ processors: onlyB })).toThrow(/createEngine: option processors: no adapter for processor A/);
+    const { refund: _, ...lacking } = sims.get("A");
+    expect(() => createEngine({ processors: { get: (name) => (name === "A" ? (lacking as never) : sims.get(name)), connect: () => undefined } })).toThrow(/the adapter for processor A lacks refund/);
+    expect(() => processorsFromAdapters({ B: sims.get("B") })).toThrow(/processorsFromAdapters: no adapter for processor A/);
   });
 
   it("createSimulators names the option", () => {

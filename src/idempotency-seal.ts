@@ -30,7 +30,7 @@ export function answerSeal(key: Buffer) {
         // the webhook signing key changed since (docs/OPERATIONS.md, key rotation): the first answer
         // cannot be given again; its effect stands, and running the request again could repeat it
         throw new Conflict(
-          "the first answer to this Idempotency-Key was sealed under a webhook signing key this service no longer has (WEBHOOK_SIGNING_KEY changed): what that request did stands; read the result (GET the payment or the list) rather than retrying it",
+          "the first answer to this Idempotency-Key was sealed under a key this process does not have (the server: WEBHOOK_SIGNING_KEY changed; a library caller: createIdempotency's sealKey differs, or was not given, in the process that answered it): what that request did stands; read the result (GET the payment or the list) rather than retrying it",
           "idempotency_answer_unreadable",
           "Idempotency-Key",
         );

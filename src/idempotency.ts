@@ -95,6 +95,8 @@ const LATE_CLAIM_LOOKS = 15;
 
 export function createIdempotency({ store, clock, ttlMs = 24 * HOUR, leaseMs = 180_000, sealKey = randomBytes(32), maxKeysPerScope = 1_000_000, recountMs = 10_000 }: IdempotencyOptions) {
   const at = (offsetMs = 0) => isoTimestamp(clock.now() + offsetMs);
+  // said at once: a key of another length would fail only when an answer is sealed, after the command acted
+  if (!Buffer.isBuffer(sealKey) || sealKey.length !== 32) throw new TypeError(`createIdempotency: option sealKey must be a Buffer of 32 bytes (AES-256), not ${Buffer.isBuffer(sealKey) ? `${sealKey.length} bytes` : typeof sealKey}`);
   const { seal, open } = answerSeal(sealKey);
   const cap = keyCap({ store, clock, maxKeysPerScope, recountMs });
   /**

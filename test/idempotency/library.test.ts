@@ -107,6 +107,13 @@ describe("idempotency keys for library callers", () => {
     expect([retried.replayed, await created()]).toEqual([false, 1]);
   });
 
+  it("a sealKey that is not 32 bytes is refused at once, not after the command acted; an answer sealed under another process's key says which key", async () => {
+    const { engine, store, clock, request } = await setup();
+    for (const sealKey of [Buffer.alloc(16), Buffer.alloc(64), "x".repeat(32) as never]) expect(() => createIdempotency({ store, clock, sealKey })).toThrow(/createIdempotency: option sealKey must be a Buffer of 32 bytes/);
+    await createIdempotency({ store, clock, sealKey: Buffer.alloc(32, 1) }).run(request("order-sealed"), (ctx) => engine.createIntent(input, ctx));
+    await expect(createIdempotency({ store, clock }).run(request("order-sealed"), (ctx) => engine.createIntent(input, ctx))).rejects.toMatchObject({ code: "idempotency_answer_unreadable", message: expect.stringContaining("createIdempotency's sealKey differs, or was not given") });
+  });
+
   it("a request the store failed under answers at once: its key's release, which the store would hold too (a database that does not answer), is not waited for", async () => {
     const { idempotency, request, store } = await setup();
     let releases = 0;

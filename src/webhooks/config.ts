@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigurationError, envNumber, makeDataDirectory } from "../config.js";
+import { ConfigurationError, envNumber, makeDataDirectory, MAX_TIMER_MS } from "../config.js";
 import type { Backoff } from "./delivery.js";
 
 /** Whether loopback and private receiver addresses are allowed comes from the service's SANDBOX (src/config.ts). */
@@ -19,23 +19,25 @@ export interface WebhookConfig {
   accountConcurrency: number;
 }
 
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = envNumber(env, name, fallback, { expected: "a positive number" });
-  if (value <= 0) throw new ConfigurationError(`${name}: expected a positive number, got ${JSON.stringify(env[name])}`);
-  return value;
-}
+/** Milliseconds a timer holds (Node runs a longer one at once: a timeout past it gave up at once). */
+const ms = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
+  envNumber(env, name, fallback, { min: 1, max: MAX_TIMER_MS, integer: true, expected: `whole milliseconds from 1 to ${MAX_TIMER_MS}` });
+/** A count of endpoints or posts: half a post means nothing. */
+const count = (env: NodeJS.ProcessEnv, name: string, fallback: number) => envNumber(env, name, fallback, { min: 1, integer: true, expected: "a whole number, 1 or more" });
 
 export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
+  const hours = envNumber(env, "WEBHOOK_RETRY_HORIZON_HOURS", 72, { expected: "a positive number of hours" });
+  if (hours <= 0) throw new ConfigurationError(`WEBHOOK_RETRY_HORIZON_HOURS: expected a positive number of hours, got ${JSON.stringify(env.WEBHOOK_RETRY_HORIZON_HOURS)}`);
   return {
     backoff: {
-      baseMs: number(env, "WEBHOOK_RETRY_BASE_MS", 5_000),
-      maxMs: number(env, "WEBHOOK_RETRY_MAX_MS", 3_600_000),
-      horizonMs: number(env, "WEBHOOK_RETRY_HORIZON_HOURS", 72) * 3_600_000,
+      baseMs: ms(env, "WEBHOOK_RETRY_BASE_MS", 5_000),
+      maxMs: ms(env, "WEBHOOK_RETRY_MAX_MS", 3_600_000),
+      horizonMs: hours * 3_600_000,
     },
-    leaseMs: number(env, "WEBHOOK_LEASE_MS", 30_000),
-    timeoutMs: number(env, "WEBHOOK_TIMEOUT_MS", 10_000),
-    maxEndpointsPerAccount: number(env, "WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT", 16),
-    accountConcurrency: number(env, "WEBHOOK_ACCOUNT_CONCURRENCY", 16),
+    leaseMs: ms(env, "WEBHOOK_LEASE_MS", 30_000),
+    timeoutMs: ms(env, "WEBHOOK_TIMEOUT_MS", 10_000),
+    maxEndpointsPerAccount: count(env, "WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT", 16),
+    accountConcurrency: count(env, "WEBHOOK_ACCOUNT_CONCURRENCY", 16),
   };
 }
 

@@ -44,7 +44,11 @@ export interface EndpointOut {
 export const CreateEndpointInput = z.strictObject({
   external_account_id: Id,
   url: z.string().max(2048),
-  event_types: z.array(z.enum(PUBLIC_EVENT_TYPES)).min(1).optional(),
+  event_types: z
+    .array(z.enum(PUBLIC_EVENT_TYPES))
+    .min(1)
+    .refine((types) => new Set(types).size === types.length, "lists an event type more than once: list each once")
+    .optional(),
 });
 export const EndpointRef = z.strictObject({ external_account_id: Id, endpoint_id: Id });
 

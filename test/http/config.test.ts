@@ -73,11 +73,24 @@ describe("configuration", () => {
       expect(() => env({ PORT: bad }), bad).toThrow(`PORT: expected a port number from 0 to 65535, got ${JSON.stringify(bad)}`);
       expect(() => env({ PG_POOL_SIZE: bad }), bad).toThrow(/^PG_POOL_SIZE: expected a whole number of connections/);
       expect(() => serveConfigFromEnv({ METRICS_PORT: bad }), bad).toThrow(/^METRICS_PORT: expected a whole number from 0 to 65535/);
-      expect(() => webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: bad }), bad).toThrow(/^WEBHOOK_TIMEOUT_MS: expected a positive number/);
+      expect(() => webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: bad }), bad).toThrow(/^WEBHOOK_TIMEOUT_MS: expected whole milliseconds from 1 to 2147483647/);
     }
     expect(env({ PORT: " 8081 " }).port).toBe(8081);
     expect(serveConfigFromEnv({ METRICS_PORT: "9465" }).metricsPort).toBe(9465);
     expect(webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: "2500" }).timeoutMs).toBe(2500);
+  });
+
+  it("the webhook settings: milliseconds are whole and within a timer's longest (a timeout past it gave up at once), counts whole", async () => {
+    const { webhookConfigFromEnv } = await import("../../src/webhooks/config.js");
+    for (const name of ["WEBHOOK_TIMEOUT_MS", "WEBHOOK_LEASE_MS", "WEBHOOK_RETRY_BASE_MS", "WEBHOOK_RETRY_MAX_MS"]) {
+      for (const bad of ["3000000000", "2147483648", "0", "1.5"]) expect(() => webhookConfigFromEnv({ [name]: bad }), `${name}=${bad}`).toThrow(`${name}: expected whole milliseconds from 1 to 2147483647, got "${bad}"`);
+      expect(() => webhookConfigFromEnv({ [name]: "2147483647" })).not.toThrow();
+    }
+    for (const name of ["WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT", "WEBHOOK_ACCOUNT_CONCURRENCY"]) {
+      for (const bad of ["0.5", "0"]) expect(() => webhookConfigFromEnv({ [name]: bad }), `${name}=${bad}`).toThrow(`${name}: expected a whole number, 1 or more, got "${bad}"`);
+    }
+    expect(() => webhookConfigFromEnv({ WEBHOOK_RETRY_HORIZON_HOURS: "0" })).toThrow(/WEBHOOK_RETRY_HORIZON_HOURS: expected a positive number of hours/);
+    expect(webhookConfigFromEnv({ WEBHOOK_RETRY_HORIZON_HOURS: "0.5", WEBHOOK_ACCOUNT_CONCURRENCY: "4" })).toMatchObject({ backoff: { horizonMs: 1_800_000 }, accountConcurrency: 4 });
   });
 
   it("PG_POOL_SIZE: a whole number of connections from 1 to 100; unset, the store's default", () => {

@@ -110,7 +110,7 @@ describe("production mode refuses to start without what it needs", () => {
       [{ LOG_LEVEL: "verbose" }, /LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"/],
       [{ SIM_CAPTURES: "foo" }, /SIM_CAPTURES: expected one of immediate, requested, got "foo"/],
       [{ WEBHOOK_ALLOW_PRIVATE: "2" }, /WEBHOOK_ALLOW_PRIVATE: expected on or off \(on: on, 1, true, yes; off: off, 0, false, no\), got "2"/],
-      [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected a positive number/],
+      [{ WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: expected whole milliseconds from 1 to 2147483647/],
       [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL: expected a postgres:\/\/ URL/],
       // a database that cannot be reached, once the wait for it is over (STORE_START_WAIT_SECONDS; 0: at once)
       [{ DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", STORE_START_WAIT_SECONDS: "0" }, /cannot be reached/],

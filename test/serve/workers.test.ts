@@ -175,7 +175,7 @@ describe("cardflow serve --workers 2", () => {
     for (const metrics of [{}, { METRICS_PORT: "0" }] as Record<string, string>[]) {
       const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { WEBHOOK_TIMEOUT_MS: "0", ...metrics });
       expect(await server.exited, JSON.stringify(metrics)).toBe(1);
-      expect(server.output()).toContain('cardflow: refusing to start: WEBHOOK_TIMEOUT_MS: expected a positive number, got "0"');
+      expect(server.output()).toContain('cardflow: refusing to start: WEBHOOK_TIMEOUT_MS: expected whole milliseconds from 1 to 2147483647, got "0"');
       expect(server.output()).toContain("a worker exited before every worker listened");
       expect(server.output()).not.toMatch(/\n\s+at /);
     }

@@ -169,6 +169,9 @@ describe("/v2/webhook_endpoints", () => {
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "not a url" }), 400, "url_invalid", "url");
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "https://u:p@example.com/" }), 400, "url_invalid", "url");
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "https://example.com", event_types: ["payment.exploded"] }), 400, "parameter_invalid", "event_types.0");
+    const twice = await a.post("/v2/webhook_endpoints", { url: "https://example.com", event_types: ["terminal.registered", "terminal.registered"] });
+    expectProblem(twice, 400, "parameter_invalid", "event_types");
+    expect(twice.body.detail).toContain("lists an event type more than once");
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "https://example.com", extra: 1 }), 400, "unknown_parameter", "extra");
     expect((await engine.store.readAll()).length).toBe(before);
   });

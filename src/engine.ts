@@ -8,6 +8,7 @@ import { stateOf } from "../machines/fold.js";
 import { PROJECTIONS, RETIRED_PROJECTIONS } from "../projections/registry.js";
 import { createProjectionRunner } from "../projections/runner.js";
 import { systemClock, type Clock } from "./clock.js";
+import { EngineClosed } from "./errors.js";
 import { allowedCommands } from "./engine/allowed.js";
 import { accountHandlers } from "./engine/handlers/accounts.js";
 import { authorizeHandler } from "./engine/handlers/authorize.js";
@@ -181,6 +182,8 @@ export function createEngine(options: EngineOptions = {}) {
 
     /** `step` hears each part as it begins (a stop that hangs can say where). */
     async close(step: (part: string) => void = () => undefined): Promise<void> {
+      // a blocking authorization waiting for its shopper is not waited for (up to SYNC_AUTH_TIMEOUT_MS): its terminal's outcome is the reconciler's
+      payments.endWaits(new EngineClosed("a blocking authorization waiting for its shopper was ended unanswered"));
       step("the reconciler's pass under way");
       await stopReconciling?.();
       step("the projections' catch-up under way");

@@ -143,3 +143,17 @@ export class ProcessorUnavailable extends CardflowError {
     this.retryAfterSeconds = options?.retryAfterSeconds ?? 30;
   }
 }
+
+/**
+ * 503: the engine was closed (engine.close()): a call made after it is not run, and a blocking
+ * authorization still waiting for its shopper ends with this (its terminal's outcome is the
+ * reconciler's, as after a crash). Retry with the same Idempotency-Key on an engine that runs.
+ */
+export class EngineClosed extends CardflowError {
+  override readonly name = "EngineClosed";
+  readonly status = 503;
+  readonly code = "service_stopping";
+  constructor(what: string) {
+    super(`the engine is closed: ${what}; retry it with the same Idempotency-Key on an engine that runs`);
+  }
+}

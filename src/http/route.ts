@@ -81,45 +81,52 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
       // 200 answers serialized from the answer schema (src/http/serializer.ts); errors are problem+json
       ...(serialized ? { schema, serializerCompiler: () => serializerOf(serialized) } : {}),
       async handler(req, reply) {
-        const params = req.params as Record<string, string> | undefined;
-        // a POST's fields are its JSON body and its path: one in the query string, or in the body
-        // and the path both, would be silently ignored
-        if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
-        else refuseAmbiguousQuery(req.url, req.query as Record<string, unknown>, params);
-        // a POST's path parameters (…/deliveries/{id}/retry) join its body
-        // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
-        const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
-        const input = parseInput(def.input, raw);
-        const account = req.owner?.external_account_id ?? null;
-        const claimed = (input as { external_account_id?: unknown }).external_account_id;
-        if (account !== null && claimed !== undefined && claimed !== account) {
-          throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
-        }
-        const secret = (input as { client_secret?: unknown }).client_secret;
-        if (def.auth === "api_key_or_client_secret" && account === null && secret === undefined) {
-          throw new HttpProblem(401, "unauthorized", "send an API key (Authorization: Bearer <key>) or the payment's client_secret");
-        }
-        const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? (secret === undefined ? def.auth : CLIENT_SECRET_ACTOR) };
-        if (def.contentType) reply.type(def.contentType);
-        const key = req.headers[IDEMPOTENCY_HEADER];
-        // no closures on this path (reads): it runs on every status poll
-        if (def.method !== "POST") return def.present(await def.run(input, { version, account, command, headers: req.headers }), version);
-        if (key === undefined) return (req.answer = def.present(await def.run(input, { version, account, command, headers: req.headers }), version));
+        try {
+          const params = req.params as Record<string, string> | undefined;
+          // a POST's fields are its JSON body and its path: one in the query string, or in the body
+          // and the path both, would be silently ignored
+          if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
+          else refuseAmbiguousQuery(req.url, req.query as Record<string, unknown>, params);
+          // a POST's path parameters (…/deliveries/{id}/retry) join its body
+          // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
+          const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
+          const input = parseInput(def.input, raw);
+          const account = req.owner?.external_account_id ?? null;
+          const claimed = (input as { external_account_id?: unknown }).external_account_id;
+          if (account !== null && claimed !== undefined && claimed !== account) {
+            throw new HttpProblem(403, "account_forbidden", "external_account_id: this API key belongs to another merchant account", "external_account_id");
+          }
+          const secret = (input as { client_secret?: unknown }).client_secret;
+          if (def.auth === "api_key_or_client_secret" && account === null && secret === undefined) {
+            throw new HttpProblem(401, "unauthorized", "send an API key (Authorization: Bearer <key>) or the payment's client_secret");
+          }
+          const command: CommandContext = { request_id: Number(req.id), actor: req.owner?.key_id ?? (secret === undefined ? def.auth : CLIENT_SECRET_ACTOR) };
+          if (def.contentType) reply.type(def.contentType);
+          const key = req.headers[IDEMPOTENCY_HEADER];
+          // no closures on this path (reads): it runs on every status poll
+          if (def.method !== "POST") return def.present(await def.run(input, { version, account, command, headers: req.headers }), version);
+          if (key === undefined) return (req.answer = def.present(await def.run(input, { version, account, command, headers: req.headers }), version));
 
-        const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
-        const present = (answer: unknown) => def.present(answer, version);
-        const scope = account ?? (secret === undefined ? "public" : `${CLIENT_SCOPE}${sha256(String(secret))}`);
-        const answer = await idempotency.run(
-          // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another
-          // request (fingerprinted by the pattern alone before: such records still replay for their 24 h)
-          { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, req.body), ...(hasParams(params) && { formerFingerprint: fingerprintOf(`${def.method} ${url}`, req.body) }) },
-          ({ idempotency_key, idempotency_since, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, idempotency_since, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
-          present,
-        );
-        reply.header("idempotent-replayed", String(answer.replayed));
-        if (answer.replayed) req.replayed = { answer: answer.body };
-        req.answer = answer.body;
-        return reply.code(answer.status).send(answer.body);
+          const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
+          const present = (answer: unknown) => def.present(answer, version);
+          const scope = account ?? (secret === undefined ? "public" : `${CLIENT_SCOPE}${sha256(String(secret))}`);
+          const answer = await idempotency.run(
+            // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another
+            // request (fingerprinted by the pattern alone before: such records still replay for their 24 h)
+            { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, req.body), ...(hasParams(params) && { formerFingerprint: fingerprintOf(`${def.method} ${url}`, req.body) }) },
+            ({ idempotency_key, idempotency_since, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, idempotency_since, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
+            present,
+          );
+          reply.header("idempotent-replayed", String(answer.replayed));
+          if (answer.replayed) req.replayed = { answer: answer.body };
+          req.answer = answer.body;
+          return reply.code(answer.status).send(answer.body);
+        } catch (error) {
+          // answered already (a stop's deadline answered it 503 service_stopping): what the handler
+          // met after that (the engine closing beneath a blocking auth) is no second answer
+          if (reply.sent) return void req.log.debug({ err: error }, "request ended after its answer was sent");
+          throw error;
+        }
       },
     });
   }

@@ -56,6 +56,17 @@ describe("synchronous terminal (processor A)", () => {
     expect((await r.get(A, payment_id)).payment_method_id).toBe(saved.payment_method_id);
   });
 
+  test("engine.close() ends a blocking auth still waiting for its shopper with EngineClosed (503 service_stopping), not up to 120 s later; nothing more is appended", async () => {
+    const r = await rig();
+    const terminal_id = await r.terminal("A_sync");
+    const { payment_id } = await r.intent(A, { capture_method: "automatic" });
+    const auth = await blockingAuth(r, payment_id, terminal_id);
+    await r.engine.close();
+    await expect(auth.result).rejects.toMatchObject({ name: "EngineClosed", status: 503, code: "service_stopping" });
+    // no shopper's timeout recorded: the terminal's outcome is the reconciler's
+    expect((await r.engine.store.readAll()).filter((e) => e.stream.endsWith(payment_id)).map((e) => e.type).at(-1)).toBe("TerminalAuthorizationStarted");
+  });
+
   test("the 120-second limit: the auth blocks until then, then returns requires_payment_method with USER_TIMEOUT (injected clock)", async () => {
     // the terminal itself would wait longer: the engine's 120 s limit decides
     const r = await rig({ simulators: { shopperTimeoutMs: 600_000 } });

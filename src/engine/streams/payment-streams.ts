@@ -228,20 +228,24 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
    * there is final (`quiet`: the stream has not moved since the previous look).
    */
   function waitWhileCollecting(paymentId: string, timeoutMs: number, finished: (loaded: Loaded, quiet: boolean) => boolean): Promise<boolean> {
-    return new Promise((resolve) => {
+    if (endedWith) return Promise.reject(endedWith);
+    return new Promise((resolve, reject) => {
       const set = waiters.get(paymentId) ?? new Set();
       waiters.set(paymentId, set);
       let over = false;
       let cancelLook = () => {};
-      const done = (collected: boolean) => {
+      const done = (collected: boolean | Error) => {
         if (over) return;
         over = true;
         set.delete(check);
         if (set.size === 0) waiters.delete(paymentId);
+        ended.delete(done);
         cancelTimer();
         cancelLook();
-        resolve(collected);
+        if (collected instanceof Error) reject(collected);
+        else resolve(collected);
       };
+      ended.add(done);
       const check = () => {
         const current = cache.get(paymentId);
         if (!current || hasTag(current.snapshot, "collecting_card")) return;
@@ -269,7 +273,12 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     });
   }
 
-  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, earlierTry, attemptFate, afterAttempt };
+  /** The waits of blocking authorizations, each ended with the error given (the engine closing), and any begun later. */
+  const ended = new Set<(error: Error) => void>();
+  let endedWith: Error | undefined;
+  const endWaits = (error: Error) => ((endedWith = error), ended.forEach((end) => end(error)));
+
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, endWaits, earlierTry, attemptFate, afterAttempt };
 }
 
 export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

@@ -94,6 +94,10 @@ export function formatReplaySummary(summary: ReplaySummary): string {
     summary.illegal.length === 0
       ? "illegal transitions: none"
       : `illegal transitions: ${summary.illegal.length}\n${summary.illegal.map((i) => `  ${i.type} at payment-${i.payment_id}@${i.revision}: ${i.refused}`).join("\n")}`,
+    // folded by revision all the same; `cardflow audit` reports them (reordered)
+    ...(summary.reordered.length
+      ? [`stored out of revision order (folded by revision): ${summary.reordered.length}`, ...summary.reordered.map((r) => `  ${r.type} at payment-${r.payment_id}@${r.revision} is stored at position ${r.position}, before an earlier revision of its stream`)]
+      : []),
   ].join("\n") + "\n";
 }
 

@@ -66,7 +66,7 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
     const fresh = foldProjections(events, PROJECTIONS, asAllowed);
     const behind = await readModelsBehind(source.readModels!, fresh.keys(), Math.max(...events.map((e) => e.position)));
     for (const f of behind) fresh.delete(f.subject.slice("read_model:".length));
-    findings.push(...behind, ...(await compareDocuments(source.readModels!, fresh)));
+    findings.push(...behind, ...(await compareDocuments(source.readModels!, fresh, PROJECTIONS)));
   }
   const lastRequest = events.at(-1)?.metadata.request_id ?? 0;
   return {
@@ -175,7 +175,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       const owned = projections.filter((p) => comparable.has(p.name));
       const fresh = foldProjections(streamEvents, owned, asAllowed);
       for (const [name, docs] of fresh) for (const key of docs.keys()) if (writers.get(name)!.get(key) !== stream) docs.delete(key);
-      readModelFindings.push(...(await compareDocuments(readModels, fresh)));
+      readModelFindings.push(...(await compareDocuments(readModels, fresh, projections)));
     }
     onProgress?.({ phase: "verifying streams", done: ++done, total: streams.size, unit: "streams" });
   }
@@ -201,7 +201,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
         }
         onProgress?.({ phase: "folding shared documents", done: page[page.length - 1]!.position, total: last, unit: "events" });
       }
-      readModelFindings.push(...(await compareDocuments(readModels, docs)));
+      readModelFindings.push(...(await compareDocuments(readModels, docs, projections)));
     }
     // documents no event explains (counted first: their keys are read only when there are some)
     for (const name of comparable) {

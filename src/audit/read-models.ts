@@ -80,8 +80,12 @@ export async function readModelsBehind(readModels: ReadModelStore, names: Iterab
   return findings;
 }
 
-/** Stored read-model documents against fresh ones (one read per projection). */
-export async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>): Promise<Finding[]> {
+/**
+ * Stored read-model documents against fresh ones (one read per projection), and a table read model's
+ * stored columns (what its lists select on) against its row() of the fresh document, where the store
+ * offers them (ReadModelStore.columns).
+ */
+export async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>, projections: readonly Projection<any>[] = PROJECTIONS): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const [name, docs] of fresh) {
     if (docs.size === 0) continue;
@@ -91,6 +95,16 @@ export async function compareDocuments(readModels: ReadModelStore, fresh: Map<st
       const found = stored.get(key);
       if (found === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
       else if (!sameJson(found, doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
+    }
+    const table = projections.find((p) => p.name === name)?.table;
+    if (!table || !readModels.columns) continue;
+    const columns = await readModels.columns(name, [...stored.keys()]);
+    for (const [key, row] of columns) {
+      const expected = table.row(docs.get(key));
+      for (const column of Object.keys(table.columns)) {
+        const [was, is] = [row[column] ?? null, expected[column] ?? null];
+        if (was !== is) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key}'s column ${column} is ${JSON.stringify(was)}, a fresh replay of its events gives ${JSON.stringify(is)} (its lists select on it)` });
+      }
     }
   }
   return findings;

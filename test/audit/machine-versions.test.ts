@@ -195,3 +195,26 @@ describe("read models beside a stream only an earlier machine allowed", () => {
     expect(formatStoreAudit(report)).toContain("read models: not compared (1 stream not compared: each holds an event no machine allowed, one that cannot be read, or one this release does not read)\n");
   });
 });
+
+describe("a payment's diagram beside a step only an earlier machine allowed", () => {
+  it("draws the path the audit establishes: the step on the earlier machine's transition (dashed), every step numbered, and says so", async () => {
+    // a probe: `diagram --payment` numbered the steps up to it, left the rest and the final state out, said nothing
+    const { diagram } = await import("../../src/audit/diagram.js");
+    // read as a store reads them (upcast)
+    const events = await eventsStore(written([...original, canceled(EARLIER)], () => EARLIER)).readStream(stream);
+    const n = events.length;
+    const notes: string[] = [];
+    const mermaid = await diagram({ format: "mermaid", path: events, machines, onNote: (note) => notes.push(note) });
+    expect(mermaid).toContain(`  succeeded --> canceled : ${n}. PaymentCanceled [allowed by machine ${EARLIER} at the time, not in today's machine]\n`);
+    expect(mermaid).toMatch(/class none,.*succeeded,canceled visited\n/);
+    for (let step = 1; step < n; step++) expect(mermaid).toMatch(new RegExp(`: (\\d+, )*${step}(, \\d+)*\\. `));
+    expect(notes).toEqual([`step ${n} (PaymentCanceled at rev ${n - 1}): succeeded → canceled is not a transition of today's machine; drawn as machine ${EARLIER} allowed it at the time (dashed)`]);
+    const dot = await diagram({ format: "dot", path: events, machines });
+    expect(dot).toContain(`"succeeded" -> "canceled" [label="${n}. PaymentCanceled [allowed by machine ${EARLIER} at the time, not in today's machine]", color="#d9480f", fontcolor="#d9480f", penwidth=2.5, style=dashed];`);
+    // decided by today's machine: refused, not drawn, and said so
+    const refused: string[] = [];
+    const today = await diagram({ format: "mermaid", path: await eventsStore(written([...original, canceled(MACHINE_VERSION)], () => MACHINE_VERSION)).readStream(stream), machines, onNote: (note) => refused.push(note) });
+    expect(today).not.toContain(`${n}. PaymentCanceled`);
+    expect(refused).toEqual([`step ${n} (PaymentCanceled at rev ${n - 1}) is not drawn: no transition for PaymentCanceled in succeeded (cardflow audit explains it)`]);
+  });
+});

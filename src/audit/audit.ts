@@ -3,6 +3,7 @@
 // transitions checked against the machine, and its stored read models compared with a fresh fold;
 // `auditAll` does the same for every stream of a store. Findings are named, never thrown.
 import { streams as streamNames } from "../../machines/events.js";
+import type { PaymentState } from "../../machines/fold.js";
 import { paymentRecord } from "../present/payment-record.js";
 import type { Projection } from "../../projections/projection.js";
 import { paymentDeliveriesProjection, type DeliveriesDoc, type DeliveryEntry } from "../../projections/payment-deliveries.js";
@@ -13,7 +14,7 @@ import { headOf } from "../events/chain.js";
 import { checkAnchors } from "./anchors.js";
 import { isRefusal, type Anchors, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
 import { checkOtherStream, checkPaymentStream } from "./payment-stream.js";
-import { compareDocuments, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict } from "./read-models.js";
+import { applyAsAllowed, compareDocuments, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict } from "./read-models.js";
 import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, readableStream, type AuditSource, type OnProgress } from "./source.js";
 
 export { streamHeads } from "./anchors.js";
@@ -52,7 +53,7 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
   const stream = streamNames.payment(paymentId);
   const { events, unreadable } = await readUpToUnreadable(source.store, stream);
   if (events.length === 0 && unreadable.length === 0) throw new NotFound("payment", paymentId, "payment_id");
-  const { timeline, final, findings, foldable } = checkPaymentStream(events, source.machines);
+  const { timeline, final, findings, foldable, asAllowed } = checkPaymentStream(events, source.machines);
   findings.unshift(...unreadable);
   // what the processor did that the payment does not show (its late answers it did not take)
   const lateAnswers = await readUpToUnreadable(source.store, streamNames.lateAnswers(paymentId));
@@ -62,10 +63,10 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
   findings.push(...checkAnchors(read, Object.fromEntries(Object.entries(anchors).filter(([s]) => read.has(s))), cut));
   const compared = source.readModels !== undefined && foldable && unreadable.length === 0 && !findings.some(isRefusal);
   if (compared) {
-    const fresh = foldProjections(events);
+    const fresh = foldProjections(events, PROJECTIONS, asAllowed);
     const behind = await readModelsBehind(source.readModels!, fresh.keys(), Math.max(...events.map((e) => e.position)));
     for (const f of behind) fresh.delete(f.subject.slice("read_model:".length));
-    findings.push(...behind, ...(await compareDocuments(source.readModels!, fresh)));
+    findings.push(...behind, ...(await compareDocuments(source.readModels!, fresh, PROJECTIONS)));
   }
   const lastRequest = events.at(-1)?.metadata.request_id ?? 0;
   return {
@@ -88,8 +89,9 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
 /**
  * Every stream of the store: chains intact, transitions legal, amounts within their invariants,
  * and (with read models) every document equal to a fresh replay, and none that no event explains.
- * The documents a stream writes that does not replay legally are not compared (a fold of an illegal
- * stream has no right answer); every other document still is.
+ * A fresh replay folds an event only an earlier machine allowed as that machine did (what the audit
+ * establishes). The documents a stream writes that does not replay legally are not compared (a fold
+ * of an illegal stream has no right answer); every other document still is.
  *
  * Memory stays bounded by a page of events and one stream, not by the store: (1) the events are
  * read once in global order, a page at a time, to learn the streams and which stream writes each
@@ -136,10 +138,11 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // (2) each stream on its own
   let payments = 0;
   let done = 0;
-  // a stream today's fold refuses (an illegal event, or one only an earlier machine allowed), or with
-  // an event that cannot be read, has no fresh read models: its documents are not compared; every
-  // other stream's still are
+  // a stream with an event no machine allowed, or one that cannot be read, has no fresh read models:
+  // its documents are not compared; every other stream's still are, an event only an earlier
+  // machine allowed folded as that machine did (asAllowed, kept for the shared documents of (3))
   const unfoldable = new Set<string>();
+  const asAllowed = new Map<number, PaymentState>();
   const machineVersions: Record<string, number> = {};
   const allowedByEarlier: StoreAudit["allowed_by_earlier_machines"] = [];
   for (const stream of streams) {
@@ -159,6 +162,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       const checked = checkPaymentStream(streamEvents, source.machines);
       findings.push(...checked.findings);
       foldable &&= checked.foldable && !checked.findings.some(isRefusal);
+      for (const [position, state] of checked.asAllowed) asAllowed.set(position, state);
       for (const row of checked.timeline) {
         const version = row.machine_version ?? "before_machine_versions";
         machineVersions[version] = (machineVersions[version] ?? 0) + 1;
@@ -169,9 +173,9 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
     if (stream in anchors) findings.push(...checkAnchors(new Map([[stream, streamEvents]]), { [stream]: anchors[stream]! }, new Set(read.unreadable.length ? [stream] : [])));
     if (readModels && comparable.size && foldable) {
       const owned = projections.filter((p) => comparable.has(p.name));
-      const fresh = foldProjections(streamEvents, owned);
+      const fresh = foldProjections(streamEvents, owned, asAllowed);
       for (const [name, docs] of fresh) for (const key of docs.keys()) if (writers.get(name)!.get(key) !== stream) docs.delete(key);
-      readModelFindings.push(...(await compareDocuments(readModels, fresh)));
+      readModelFindings.push(...(await compareDocuments(readModels, fresh, projections)));
     }
     onProgress?.({ phase: "verifying streams", done: ++done, total: streams.size, unit: "streams" });
   }
@@ -192,12 +196,12 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
               docs.get(p.name)!.delete(key);
               continue;
             }
-            docs.get(p.name)!.set(key, p.apply(docs.get(p.name)!.get(key), e));
+            docs.get(p.name)!.set(key, applyAsAllowed(p, docs.get(p.name)!.get(key), e, asAllowed));
           }
         }
         onProgress?.({ phase: "folding shared documents", done: page[page.length - 1]!.position, total: last, unit: "events" });
       }
-      readModelFindings.push(...(await compareDocuments(readModels, docs)));
+      readModelFindings.push(...(await compareDocuments(readModels, docs, projections)));
     }
     // documents no event explains (counted first: their keys are read only when there are some)
     for (const name of comparable) {

@@ -1,10 +1,11 @@
 // Transition diagrams generated from the machine definition itself (paymentMachine.root): every
 // state, every transition with its event and guard, the initial and final states. Mermaid for
 // GitHub, DOT for Graphviz, SVG rendered by Graphviz compiled to WebAssembly (no system package).
-// With a payment's events, the path it took is highlighted and its steps numbered.
+// With a payment's events, the path it took is highlighted and its steps numbered (as the audit
+// folds them: a step only an earlier machine allowed is drawn as that machine had it).
 import { finalStates, machineStates, machineTransitions, type MachineTransition } from "../../machines/transitions.js";
 import { paymentMachine } from "../../machines/payment.js";
-import { replay } from "./replay.js";
+import { auditReplay, type MachineDefinitions } from "./machine-history.js";
 import { toCompactDot } from "./diagram-compact.js";
 import type { RecordedEvent } from "../store/port.js";
 
@@ -13,8 +14,11 @@ export interface MachineGraph {
   initial: string;
   /** Tags are the machine's own (e.g. awaiting_processor): drawn under the state's name. */
   states: { id: string; final: boolean; tags: string[] }[];
-  transitions: MachineTransition[];
+  transitions: PathTransition[];
 }
+
+/** A transition of the machine, or one a payment took that only an earlier machine had (`earlier`: its version). */
+export type PathTransition = MachineTransition & { earlier?: string };
 
 /** The payment machine's states and transitions, in definition order (machines/transitions.ts). */
 export function machineGraph(): MachineGraph {
@@ -26,17 +30,30 @@ export function machineGraph(): MachineGraph {
   return { id: paymentMachine.id, initial, states, transitions: machineTransitions() };
 }
 
-/** Which transitions a payment took, in order (events the machine refused are left out). */
-export function pathOf(graph: MachineGraph, events: readonly RecordedEvent[]): Map<number, number[]> {
+/**
+ * Which transitions a payment took, each event numbered by its place in the stream, as the audit
+ * folds it (./machine-history.ts: an event today's machine refuses is folded by the machine that
+ * decided it, if that one allowed it). A step on a transition today's machine lacks is drawn on
+ * that transition, added to the graph (`earlier`); an event no machine allowed is not drawn. Each
+ * step not drawn as today's machine would is said in `notes`.
+ */
+export function pathOf(graph: MachineGraph, events: readonly RecordedEvent[], machines?: MachineDefinitions): { graph: MachineGraph; steps: Map<number, number[]>; notes: string[] } {
+  const transitions = [...graph.transitions];
   const steps = new Map<number, number[]>();
-  let n = 0;
-  for (const step of replay(events).steps) {
-    if (!step.allowed) continue;
-    n++;
-    const index = graph.transitions.findIndex((t) => t.source === step.status_before && t.event === step.type && t.target === step.state.status);
+  const notes: string[] = [];
+  auditReplay(events, machines).steps.forEach((step, i) => {
+    const [n, source, target] = [i + 1, step.status_before, step.state.status];
+    const name = `step ${n} (${step.type} at rev ${step.revision})`;
+    if (!step.allowed) return void notes.push(`${name} is not drawn: ${step.refusal!.message} (cardflow audit explains it)`);
+    let index = transitions.findIndex((t) => t.source === source && t.event === step.type && t.target === target);
+    if (index < 0 && step.allowed_by_machine) {
+      index = transitions.push({ id: `${source} --${step.type}--> ${target}`, source, event: step.type, target, guards: [], earlier: step.allowed_by_machine }) - 1;
+      notes.push(`${name}: ${source} → ${target} is not a transition of today's machine; drawn as machine ${step.allowed_by_machine} allowed it at the time (dashed)`);
+    } else if (step.allowed_by_machine) notes.push(`${name}: today's machine refuses it here; machine ${step.allowed_by_machine} allowed it at the time`);
     if (index >= 0) steps.set(index, [...(steps.get(index) ?? []), n]);
-  }
-  return steps;
+    else notes.push(`${name} is not drawn: ${source} → ${target} is not a transition of today's machine`);
+  });
+  return { graph: { ...graph, transitions }, steps, notes };
 }
 
 export type DiagramFormat = "mermaid" | "dot" | "svg";
@@ -49,10 +66,15 @@ export interface DiagramOptions {
   title?: string;
   /** `compact`: top to bottom, one arrow per pair of states, guards as tooltips (./diagram-compact.ts; the web console's). Default `full`. */
   layout?: "full" | "compact";
+  /** Told each step of `path` not drawn as today's machine would draw it, and why (pathOf's notes). */
+  onNote?: (note: string) => void;
+  /** Definitions of the machine versions events may name (default: the package's docs/machines/<hash>.json). */
+  machines?: MachineDefinitions;
 }
 
 /** The event, with its guards; `else` for an unguarded branch after guarded ones of the same event. */
-function label(t: MachineTransition, i: number, all: MachineTransition[]): string {
+function label(t: PathTransition, i: number, all: PathTransition[]): string {
+  if (t.earlier) return `${t.event} [allowed by machine ${t.earlier} at the time, not in today's machine]`;
   if (t.guards.length) return `${t.event} [${t.guards.join(" and ")}]`;
   const fallback = all.slice(0, i).some((o) => o.source === t.source && o.event === t.event);
   return fallback ? `${t.event} [else]` : t.event;
@@ -90,7 +112,7 @@ export function toDot(graph: MachineGraph, path?: Map<number, number[]>, title?:
   }
   graph.transitions.forEach((t, i, all) => {
     const steps = path?.get(i);
-    const attrs = [`label=${q(numbered(steps, label(t, i, all)))}`, ...(steps ? [`color="#d9480f"`, `fontcolor="#d9480f"`, "penwidth=2.5"] : [])];
+    const attrs = [`label=${q(numbered(steps, label(t, i, all)))}`, ...(steps ? [`color="#d9480f"`, `fontcolor="#d9480f"`, "penwidth=2.5"] : []), ...(t.earlier ? ["style=dashed"] : [])];
     lines.push(`  ${q(t.source)} -> ${q(t.target)} [${attrs.join(", ")}];`);
   });
   lines.push("}");
@@ -106,9 +128,11 @@ export async function dotToSvg(dot: string): Promise<string> {
 }
 
 /** The machine's diagram, optionally with a payment's path highlighted and numbered. */
-export async function diagram({ format = "mermaid", path, title, layout = "full" }: DiagramOptions = {}): Promise<string> {
-  const graph = machineGraph();
-  const taken = path ? pathOf(graph, path) : undefined;
+export async function diagram({ format = "mermaid", path, title, layout = "full", onNote, machines }: DiagramOptions = {}): Promise<string> {
+  const drawn = path ? pathOf(machineGraph(), path, machines) : undefined;
+  for (const note of drawn?.notes ?? []) onNote?.(note);
+  const graph = drawn?.graph ?? machineGraph();
+  const taken = drawn?.steps;
   if (format === "mermaid") return toMermaid(graph, taken, title);
   const dot = layout === "compact" ? toCompactDot(graph, taken) : toDot(graph, taken, title);
   return format === "dot" ? dot : dotToSvg(dot);

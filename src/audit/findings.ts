@@ -88,7 +88,7 @@ export interface StoreAudit {
   payments: number;
   events: number;
   read_models: "equal" | "differ" | "not_compared";
-  /** Streams whose read-model documents were not compared: today's fold refuses one of their events, or one cannot be read (every other stream's were). */
+  /** Streams whose read-model documents were not compared: neither today's machine nor the one that decided it allows one of their events, or one cannot be read or is not one this release reads (every other stream's were). */
   read_models_not_compared?: number;
   /** Payment events by the machine version that decided them; `before_machine_versions`: those that carry none. */
   machine_versions: Record<string, number>;

@@ -73,7 +73,7 @@ export function formatStoreAudit(report: StoreAudit): string {
   return [
     `audited ${report.events} events in ${report.streams} streams (${report.payments} payments)`,
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}${
-      report.read_models_not_compared ? ` (${report.read_models_not_compared === 1 ? "1 stream" : `${report.read_models_not_compared} streams`} not compared: each holds an event the machine refuses or one that cannot be read)` : ""
+      report.read_models_not_compared ? ` (${report.read_models_not_compared === 1 ? "1 stream" : `${report.read_models_not_compared} streams`} not compared: each holds an event no machine allowed, one that cannot be read, or one this release does not read)` : ""
     }`,
     `machine versions of payment events: ${
       Object.entries(report.machine_versions)
@@ -94,6 +94,10 @@ export function formatReplaySummary(summary: ReplaySummary): string {
     summary.illegal.length === 0
       ? "illegal transitions: none"
       : `illegal transitions: ${summary.illegal.length}\n${summary.illegal.map((i) => `  ${i.type} at payment-${i.payment_id}@${i.revision}: ${i.refused}`).join("\n")}`,
+    // folded by revision all the same; `cardflow audit` reports them (reordered)
+    ...(summary.reordered.length
+      ? [`stored out of revision order (folded by revision): ${summary.reordered.length}`, ...summary.reordered.map((r) => `  ${r.type} at payment-${r.payment_id}@${r.revision} is stored at position ${r.position}, before an earlier revision of its stream`)]
+      : []),
   ].join("\n") + "\n";
 }
 

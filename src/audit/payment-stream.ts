@@ -8,6 +8,7 @@ import type { RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
 import { eventDetail } from "./event-detail.js";
 import type { Finding, TimelineRow } from "./findings.js";
+import type { AsAllowed } from "./read-models.js";
 import { auditReplay, type MachineDefinitions } from "./machine-history.js";
 import { invalidEvents } from "./stream-events.js";
 
@@ -69,9 +70,11 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
     if (refunded!.greaterThan(captured!)) findings.push({ kind: "amount_invariant", ...at, message: `after ${e.type} (${e.stream}@${e.revision}) refunded ${amount_refunded} exceeds captured ${amount_captured}` });
     return row;
   });
-  // today's fold (the projections') refuses what only an earlier machine allowed: no fresh read models to compare
-  const foldable = timeline.every((r) => r.allowed && r.allowed_by_machine === null);
-  return { timeline, final: report.final, findings, foldable };
+  // a stream with an event no machine allowed has no fresh read models to compare; one only an
+  // earlier machine allowed has: today's fold with that event folded as that machine folded it
+  const foldable = timeline.every((r) => r.allowed);
+  const asAllowed: AsAllowed = new Map(report.steps.flatMap((step, i) => (step.allowed_by_machine ? [[events[i]!.position, step.state] as const] : [])));
+  return { timeline, final: report.final, findings, foldable, asAllowed };
 }
 
 /** Captured in the payment record's sense: settled captures and the one the processor settles later. */

@@ -1,6 +1,7 @@
 // Read models against a fresh fold of the events: which are behind, which documents are missing or
 // differ. What the audits compare (./audit.ts).
-import { TransitionRefused } from "../../machines/fold.js";
+import { TransitionRefused, type PaymentState } from "../../machines/fold.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import type { Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
@@ -29,15 +30,29 @@ export async function catchUpReadModels({ store, readModels }: { store: EventSto
   if (await catchUp().then(() => false, stopped)) await catchUp(1).catch(stopped);
 }
 
-/** Fresh documents of every projection from these events (in global order). */
-export function foldProjections(events: Iterable<RecordedEvent>, projections: readonly Projection<any>[] = PROJECTIONS): Map<string, Map<string, unknown>> {
+/**
+ * The payment state after each event today's machine refuses but the earlier machine that decided it
+ * allowed, by the event's global position: the state that machine gave (./machine-history.ts), what
+ * the service's read models folded when it appended the event.
+ */
+export type AsAllowed = ReadonlyMap<number, PaymentState>;
+
+/** The projection's document after the event, a payment's state folded as the audit allowed it (`asAllowed`, where today's fold refuses). */
+export function applyAsAllowed(p: Projection<any>, doc: unknown, e: RecordedEvent, asAllowed?: AsAllowed): unknown {
+  const state = asAllowed?.get(e.position);
+  if (state && p.name === paymentsProjection.name) return { state, request_id: e.metadata.request_id } satisfies PaymentDoc;
+  return p.apply(doc, e);
+}
+
+/** Fresh documents of every projection from these events (in global order), events only an earlier machine allowed folded as it did (`asAllowed`). */
+export function foldProjections(events: Iterable<RecordedEvent>, projections: readonly Projection<any>[] = PROJECTIONS, asAllowed?: AsAllowed): Map<string, Map<string, unknown>> {
   const docs = new Map(projections.map((p) => [p.name, new Map<string, unknown>()]));
   for (const e of events) {
     for (const p of projections) {
       const key = p.keyOf(e);
       if (key === null) continue;
       const byKey = docs.get(p.name)!;
-      byKey.set(key, p.apply(byKey.get(key), e));
+      byKey.set(key, applyAsAllowed(p, byKey.get(key), e, asAllowed));
     }
   }
   return docs;
@@ -65,8 +80,12 @@ export async function readModelsBehind(readModels: ReadModelStore, names: Iterab
   return findings;
 }
 
-/** Stored read-model documents against fresh ones (one read per projection). */
-export async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>): Promise<Finding[]> {
+/**
+ * Stored read-model documents against fresh ones (one read per projection), and a table read model's
+ * stored columns (what its lists select on) against its row() of the fresh document, where the store
+ * offers them (ReadModelStore.columns).
+ */
+export async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>, projections: readonly Projection<any>[] = PROJECTIONS): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const [name, docs] of fresh) {
     if (docs.size === 0) continue;
@@ -76,6 +95,16 @@ export async function compareDocuments(readModels: ReadModelStore, fresh: Map<st
       const found = stored.get(key);
       if (found === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
       else if (!sameJson(found, doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
+    }
+    const table = projections.find((p) => p.name === name)?.table;
+    if (!table || !readModels.columns) continue;
+    const columns = await readModels.columns(name, [...stored.keys()]);
+    for (const [key, row] of columns) {
+      const expected = table.row(docs.get(key));
+      for (const column of Object.keys(table.columns)) {
+        const [was, is] = [row[column] ?? null, expected[column] ?? null];
+        if (was !== is) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key}'s column ${column} is ${JSON.stringify(was)}, a fresh replay of its events gives ${JSON.stringify(is)} (its lists select on it)` });
+      }
     }
   }
   return findings;

@@ -2,8 +2,8 @@
 // each event, any event the machine would not have allowed flagged and the state kept, so one bad
 // event does not hide what follows; stored events are untrusted here: one that does not match its
 // zod schema, an edited amount "abc", is refused, never thrown on), and a whole store in one pass
-// in global order (replayStore: payments by final status, every event the machine would not have
-// allowed, each against the machine that decided it).
+// (replayStore: each payment stream folded by revision, as replayPayment folds it; payments by final
+// status, every event the machine would not have allowed, each against the machine that decided it).
 import { performance } from "node:perf_hooks";
 import { PaymentEvent } from "../../machines/events.js";
 import { applyPaymentEvent, initialPaymentSnapshot, stateOf, type PaymentSnapshot, type PaymentState } from "../../machines/fold.js";
@@ -34,6 +34,8 @@ export interface ReplaySummary {
   payment_events: number;
   by_status: Record<string, number>;
   illegal: IllegalTransition[];
+  /** Payment events stored at a global position before an earlier revision of their stream (folded by revision all the same). */
+  reordered: { payment_id: string; revision: number; position: number; event_id: string; type: string }[];
   duration_ms: number;
 }
 
@@ -43,34 +45,65 @@ export interface ReplayStoreOptions {
   now?: () => number;
 }
 
+/** A payment being folded: its snapshot, the revision it expects next, the events read before their turn. */
+interface Folding {
+  snapshot: PaymentSnapshot;
+  next: number;
+  lastPosition: number;
+  early: Map<number, RecordedEvent>;
+}
+
+/**
+ * Every payment stream folded by revision, as replayPayment and the audit fold it, in one pass over
+ * the store in global order: an event read before its stream's earlier revisions waits for them
+ * (memory: only such events), and what still waits at the end (a revision missing) is folded then,
+ * in revision order.
+ */
 export async function replayStore(store: EventStore, { onProgress, now = () => performance.now() }: ReplayStoreOptions = {}): Promise<ReplaySummary> {
   const started = now();
   const total = onProgress ? await lastPosition(store) : 0;
-  const snapshots = new Map<string, PaymentSnapshot>();
+  const payments = new Map<string, Folding>();
   const illegal: IllegalTransition[] = [];
+  const reordered: ReplaySummary["reordered"] = [];
   let events = 0;
   let paymentEvents = 0;
+  const fold = (paymentId: string, p: Folding, e: RecordedEvent) => {
+    if (e.position < p.lastPosition) reordered.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type });
+    p.lastPosition = Math.max(p.lastPosition, e.position);
+    p.next = e.revision + 1;
+    // each event against the machine that decided it (./machine-history.ts)
+    const step = auditStep(p.snapshot, e);
+    if ("next" in step) p.snapshot = step.next;
+    else {
+      const { kind, guards, message } = step.refusal;
+      illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: p.snapshot.value, refused: message, kind, guards });
+    }
+  };
   for await (const batch of batchesOf(store)) {
     for (const e of batch) {
       events++;
       const paymentId = paymentIdOf(e.stream);
       if (paymentId === null) continue;
       paymentEvents++;
-      const before = snapshots.get(paymentId) ?? initialPaymentSnapshot;
-      // each event against the machine that decided it (./machine-history.ts)
-      const step = auditStep(before, e);
-      if ("next" in step) snapshots.set(paymentId, step.next);
-      else {
-        snapshots.set(paymentId, before);
-        const { kind, guards, message } = step.refusal;
-        illegal.push({ payment_id: paymentId, revision: e.revision, position: e.position, event_id: e.id, type: e.type, status: before.value, refused: message, kind, guards });
+      let p = payments.get(paymentId);
+      if (!p) payments.set(paymentId, (p = { snapshot: initialPaymentSnapshot, next: 0, lastPosition: 0, early: new Map() }));
+      if (e.revision !== p.next) {
+        p.early.set(e.revision, e);
+        continue;
+      }
+      fold(paymentId, p, e);
+      for (let waiting = p.early.get(p.next); waiting; waiting = p.early.get(p.next)) {
+        p.early.delete(waiting.revision);
+        fold(paymentId, p, waiting);
       }
     }
     onProgress?.({ phase: "replaying", done: batch[batch.length - 1]!.position, total, unit: "events" });
   }
+  // revisions missing before them: the rest in revision order, as a read of the stream gives them
+  for (const [paymentId, p] of payments) for (const e of [...p.early.values()].sort((a, b) => a.revision - b.revision)) fold(paymentId, p, e);
   const by_status: Record<string, number> = {};
-  for (const s of snapshots.values()) by_status[String(s.value)] = (by_status[String(s.value)] ?? 0) + 1;
-  return { payments: snapshots.size, events, payment_events: paymentEvents, by_status, illegal, duration_ms: now() - started };
+  for (const { snapshot } of payments.values()) by_status[String(snapshot.value)] = (by_status[String(snapshot.value)] ?? 0) + 1;
+  return { payments: payments.size, events, payment_events: paymentEvents, by_status, illegal, reordered, duration_ms: now() - started };
 }
 
 /** One payment's stream replayed: the state after each event, each against the machine that decided it. */

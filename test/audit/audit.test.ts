@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { PaymentDoc } from "../../projections/payments.js";
 import { audit, auditAll, streamHeads, type Finding } from "../../src/audit/audit.js";
 import { chainEvents, eventHash } from "../../src/events/chain.js";
-import { replayStore } from "../../src/audit/replay.js";
+import { replayPayment, replayStore } from "../../src/audit/replay.js";
+import { formatReplaySummary } from "../../src/audit/format.js";
 import { eventsStore } from "../../src/audit/source.js";
 import type { RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
@@ -182,6 +183,25 @@ describe("tampering is detected and named", () => {
       expect(new Set(kinds(one)), field).toEqual(new Set(["reordered"]));
       expect(all, field).toEqual(one);
     }
+  });
+
+  it("replayStore folds each stream by revision, as replayPayment does: the last two events' revisions swapped (positions left) are refused in both, and reported stored out of order", async () => {
+    // a probe: store-wide replay folded in position order ("illegal transitions: none") where
+    // `replay --payment` folded by revision (REFUSED)
+    const mine = structuredClone(stored.filter((e) => e.stream === streamOf()));
+    const [a, b] = [mine.at(-2)!, mine.at(-1)!];
+    [a.revision, b.revision] = [b.revision, a.revision];
+    const store = eventsStore([...stored.filter((e) => e.stream !== streamOf()), ...mine]);
+    const one = await replayPayment(store, paymentOf());
+    // the refund's outcome before its attempt: refused, and the attempt after it stays in flight
+    expect(one.illegal.map((s) => [s.revision, s.type])).toEqual([[b.revision, "PaymentRefunded"]]);
+    const summary = await replayStore(store);
+    expect(summary.illegal.map((i) => [i.payment_id, i.revision, i.type, i.refused])).toEqual(one.illegal.map((s) => [paymentOf(), s.revision, s.type, s.refusal!.message]));
+    expect(summary.reordered).toEqual([{ payment_id: paymentOf(), revision: a.revision, position: a.position, event_id: a.id, type: a.type }]);
+    expect(summary.by_status).toEqual((await replayStore(flows.engine.store)).by_status);
+    expect(formatReplaySummary(summary)).toContain(`stored out of revision order (folded by revision): 1\n  RefundAttempted at ${streamOf()}@${a.revision} is stored at position ${a.position}, before an earlier revision of its stream\n`);
+    // a clean store has none
+    expect((await replayStore(flows.engine.store)).reordered).toEqual([]);
   });
 
   it("an inserted event with a forged, valid-looking link", async () => {

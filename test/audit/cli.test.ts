@@ -179,6 +179,22 @@ describe("cardflow CLI", () => {
     expect(one.out).toContain("final: canceled; illegal transitions: none");
   });
 
+  it("replay of the store and replay --payment agree on a stream whose last two revisions were swapped (positions left): refused, exit 1", async () => {
+    const stream = `payment-${flows.payments.terminal_manual}`;
+    const events = lines.map((l) => JSON.parse(l) as { stream: string; revision: number });
+    const [a, b] = events.filter((e) => e.stream === stream).slice(-2) as unknown as [{ revision: number }, { revision: number }];
+    [a.revision, b.revision] = [b.revision, a.revision];
+    const swapped = join(dir, "swapped.jsonl");
+    await writeFile(swapped, events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    const all = await cardflow("replay", "--store", `jsonl:${swapped}`);
+    expect(all.code).toBe(1);
+    expect(all.out).toContain(`illegal transitions: 1\n  PaymentRefunded at ${stream}@${b.revision}: `);
+    expect(all.out).toContain(`stored out of revision order (folded by revision): 1\n  RefundAttempted at ${stream}@${a.revision}`);
+    const one = await cardflow("replay", "--payment", flows.payments.terminal_manual!, "--store", `jsonl:${swapped}`);
+    expect(one.code).toBe(1);
+    expect(one.out).toMatch(new RegExp(`${b.revision}\\s+PaymentRefunded\\s+REFUSED`));
+  });
+
   it("events export | events import moves streams, and import refuses a tampered file", async () => {
     const exported = await cardflow("events", "export", "--store", `jsonl:${file}`);
     expect(exported.out).toBe(lines.join("\n") + "\n");

@@ -16,6 +16,7 @@ import { customerCardKey, customerCardsProjection, type CustomerCardRecord } fro
 import { defineProjection, type Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { foldProjections } from "../../src/audit/read-models.js";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { createMemoryReadModels } from "../../src/store/memory/index.js";
 
 // a payment of the v0.1.0 golden store: captured 20.00 of 25.00, refunded 5.00 then 15.00
@@ -128,40 +129,92 @@ describe("read models beside a stream only an earlier machine allowed", () => {
   const events = [...accounts, ...payment];
   /** Every account opened, one document all account streams write. */
   const opened = defineProjection<string[]>({ name: "accounts_opened", keyOf: (e) => (e.stream.startsWith("account-") ? "all" : null), apply: (doc = [], e) => [...doc, e.stream] });
+  /** The payment's document as the service folded it when it appended the cancel: canceled, as the audit's replay says. */
+  const canceledDoc = async (): Promise<PaymentDoc> => ({ state: (await audit({ store: eventsStore(events), machines }, paymentId)).final, request_id: payment.at(-1)!.metadata.request_id });
 
-  /** Read models as the events' fresh replay gives them (the payment stream's left out: today's fold refuses it), checkpoints at the last event. */
-  async function readModelsOf(projections: readonly Projection<any>[]) {
+  /** Read models as the service folded them (the accounts' events today, the payment's `paymentDoc`), checkpoints at the last event. */
+  async function readModelsOf(projections: readonly Projection<any>[], paymentDoc?: PaymentDoc) {
     const readModels = createMemoryReadModels();
     const fresh = foldProjections(accounts, projections);
+    if (paymentDoc) fresh.get(paymentsProjection.name)?.set(paymentId, paymentDoc);
     await readModels.commitBatch(projections.map((p) => ({ projection: p.name, docs: [...fresh.get(p.name)!].map(([key, doc]) => ({ key, doc })), checkpoint: payment.at(-1)!.position })));
     return readModels;
   }
 
+  it("the payment's documents are compared with the replay the audit computes: the cancel folded as the machine that allowed it folded it", async () => {
+    // a probe: audit --all passed an edited document of such a payment, "not compared", exit 0
+    const doc = await canceledDoc();
+    expect(doc.state.status).toBe("canceled");
+    const readModels = await readModelsOf(PROJECTIONS, doc);
+    const clean = await auditAll({ store: eventsStore(events), readModels, machines });
+    expect(clean).toMatchObject({ findings: [], read_models: "equal", allowed_by_earlier_machines: [expect.objectContaining({ stream, type: "PaymentCanceled" })] });
+    expect(clean).not.toHaveProperty("read_models_not_compared");
+    expect(await audit({ store: eventsStore(events), readModels, machines }, paymentId)).toMatchObject({ findings: [], read_models: "equal" });
+    expect(formatAudit(await audit({ store: eventsStore(events), readModels, machines }, paymentId))).toContain("read models: equal to a fresh replay\n");
+    // the document edited: found by both audits
+    const edited: PaymentDoc = { ...doc, state: { ...doc.state, status: "succeeded" } };
+    await readModels.commitBatch([{ projection: paymentsProjection.name, docs: [{ key: paymentId, doc: edited }], checkpoint: payment.at(-1)!.position }]);
+    const mismatch = { kind: "read_model_mismatch", subject: `read_model:${paymentsProjection.name}`, message: `read model ${paymentsProjection.name}: document ${paymentId} differs from a fresh replay of its events` };
+    expect(await auditAll({ store: eventsStore(events), readModels, machines })).toMatchObject({ findings: [mismatch], read_models: "differ" });
+    expect(await audit({ store: eventsStore(events), readModels, machines }, paymentId)).toMatchObject({ findings: [mismatch], read_models: "differ" });
+  });
+
   it("a document no event explains is still reported, and the other streams' documents compared", async () => {
-    const readModels = await readModelsOf(PROJECTIONS);
-    expect(await auditAll({ store: eventsStore(events), readModels, machines })).toMatchObject({ findings: [], read_models: "not_compared", read_models_not_compared: 1 });
+    const readModels = await readModelsOf(PROJECTIONS, await canceledDoc());
+    expect(await auditAll({ store: eventsStore(events), readModels, machines })).toMatchObject({ findings: [], read_models: "equal" });
     // a card on file no CardSaved explains
     const key = customerCardKey("acct_forged", "cus_forged", "pm_forged");
     const card: CustomerCardRecord = { payment_method_id: "pm_forged", external_account_id: "acct_forged", external_customer_id: "cus_forged", brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "credit", payment_id: paymentId, date_created: original[0]!.metadata.timestamp };
     await readModels.commitBatch([{ projection: customerCardsProjection.name, docs: [{ key, doc: card }], checkpoint: payment.at(-1)!.position }]);
     const report = await auditAll({ store: eventsStore(events), readModels, machines });
     expect(report.findings).toEqual([{ kind: "read_model_mismatch", subject: `read_model:${customerCardsProjection.name}`, message: `read model ${customerCardsProjection.name} has 1 document(s) no event explains: ${key}` }]);
-    expect(report).toMatchObject({ read_models: "differ", read_models_not_compared: 1 });
+    expect(report).toMatchObject({ read_models: "differ" });
   });
 
   it("a document several other streams write is still compared", async () => {
     const readModels = await readModelsOf([opened]);
-    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [opened] })).toMatchObject({ findings: [], read_models: "not_compared", read_models_not_compared: 1 });
+    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [opened] })).toMatchObject({ findings: [], read_models: "equal" });
     await readModels.commitBatch([{ projection: opened.name, docs: [{ key: "all", doc: ["account-acct_forged"] }], checkpoint: payment.at(-1)!.position }]);
     expect((await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [opened] })).findings).toEqual([
       { kind: "read_model_mismatch", subject: `read_model:${opened.name}`, message: `read model ${opened.name}: document all differs from a fresh replay of its events` },
     ]);
   });
 
-  it("a document the payment stream writes too is not compared (it has no fresh replay)", async () => {
+  it("a document the payment stream writes too is compared; not when the machine that decided the cancel refuses it too (it has no fresh replay)", async () => {
     const every = defineProjection<string[]>({ name: "every_stream", keyOf: () => "all", apply: (doc = [], e) => [...doc, e.stream] });
-    // what today's fold has of it: the account streams' events only
-    const readModels = await readModelsOf([every]);
-    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [every] })).toMatchObject({ findings: [], read_models: "not_compared", read_models_not_compared: 1 });
+    const readModels = createMemoryReadModels();
+    const commit = (doc: string[]) => readModels.commitBatch([{ projection: every.name, docs: [{ key: "all", doc }], checkpoint: payment.at(-1)!.position }]);
+    await commit(events.map((e) => e.stream));
+    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [every] })).toMatchObject({ findings: [], read_models: "equal" });
+    await commit(accounts.map((e) => e.stream));
+    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { projections: [every] })).toMatchObject({ findings: [expect.objectContaining({ kind: "read_model_mismatch" })], read_models: "differ" });
+    // the cancel decided by today's machine: an illegal transition, the shared document not compared
+    const refused = [...accounts, ...written([...original, canceled(MACHINE_VERSION)], () => MACHINE_VERSION).map((e) => ({ ...e, position: last + 1 + e.revision }))];
+    const report = await auditAll({ store: eventsStore(refused), readModels, machines }, { projections: [every] });
+    expect(report).toMatchObject({ findings: [expect.objectContaining({ kind: "illegal_transition" })], read_models: "not_compared", read_models_not_compared: 1 });
+    expect(formatStoreAudit(report)).toContain("read models: not compared (1 stream not compared: each holds an event no machine allowed, one that cannot be read, or one this release does not read)\n");
+  });
+});
+
+describe("a payment's diagram beside a step only an earlier machine allowed", () => {
+  it("draws the path the audit establishes: the step on the earlier machine's transition (dashed), every step numbered, and says so", async () => {
+    // a probe: `diagram --payment` numbered the steps up to it, left the rest and the final state out, said nothing
+    const { diagram } = await import("../../src/audit/diagram.js");
+    // read as a store reads them (upcast)
+    const events = await eventsStore(written([...original, canceled(EARLIER)], () => EARLIER)).readStream(stream);
+    const n = events.length;
+    const notes: string[] = [];
+    const mermaid = await diagram({ format: "mermaid", path: events, machines, onNote: (note) => notes.push(note) });
+    expect(mermaid).toContain(`  succeeded --> canceled : ${n}. PaymentCanceled [allowed by machine ${EARLIER} at the time, not in today's machine]\n`);
+    expect(mermaid).toMatch(/class none,.*succeeded,canceled visited\n/);
+    for (let step = 1; step < n; step++) expect(mermaid).toMatch(new RegExp(`: (\\d+, )*${step}(, \\d+)*\\. `));
+    expect(notes).toEqual([`step ${n} (PaymentCanceled at rev ${n - 1}): succeeded → canceled is not a transition of today's machine; drawn as machine ${EARLIER} allowed it at the time (dashed)`]);
+    const dot = await diagram({ format: "dot", path: events, machines });
+    expect(dot).toContain(`"succeeded" -> "canceled" [label="${n}. PaymentCanceled [allowed by machine ${EARLIER} at the time, not in today's machine]", color="#d9480f", fontcolor="#d9480f", penwidth=2.5, style=dashed];`);
+    // decided by today's machine: refused, not drawn, and said so
+    const refused: string[] = [];
+    const today = await diagram({ format: "mermaid", path: await eventsStore(written([...original, canceled(MACHINE_VERSION)], () => MACHINE_VERSION)).readStream(stream), machines, onNote: (note) => refused.push(note) });
+    expect(today).not.toContain(`${n}. PaymentCanceled`);
+    expect(refused).toEqual([`step ${n} (PaymentCanceled at rev ${n - 1}) is not drawn: no transition for PaymentCanceled in succeeded (cardflow audit explains it)`]);
   });
 });

@@ -4,7 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProjectionRunner } from "../../projections/runner.js";
-import { auditAll, streamHeads } from "../../src/audit/audit.js";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
+import { audit, auditAll, streamHeads } from "../../src/audit/audit.js";
 import { canonicalJson } from "../../src/events/canonical-json.js";
 import { exportEvents, importEvents } from "../../src/audit/transfer.js";
 import { PROJECTIONS } from "../../projections/registry.js";
@@ -70,6 +73,55 @@ describe("export -> import between SQLite and PostgreSQL", () => {
       expect(report.read_models).toBe("equal");
     }
   });
+});
+
+describe("a table read model's index columns edited by hand, its document left (SQLite and PostgreSQL)", () => {
+  // a probe: `update rm_payment_states_v4 set status='canceled'` listed a succeeded payment under
+  // ?status=canceled, and audit --all said the read models equal a fresh replay (it compared documents only)
+  for (const kind of ["SQLite", "PostgreSQL"] as const) {
+    it(`${kind}: a read_model_mismatch naming the column, in audit and audit --all`, { timeout: 60_000 }, async () => {
+      // the flows run on SQLite (as above), imported into PostgreSQL
+      const ran = sqlite("columns");
+      const { engine, payments } = await runFlows({ store: ran.events, readModels: ran.readModels });
+      await engine.projections.stop();
+      const s = kind === "SQLite" ? ran : await postgres("audit_columns");
+      if (s !== ran) {
+        await importEvents(s.events, await lines(ran.events));
+        await readModelsOf(s);
+      }
+      const id = payments.terminal_manual!;
+      const source = { store: s.events, readModels: s.readModels };
+      expect((await auditAll(source)).read_models).toBe("equal");
+      const table = `rm_${paymentsProjection.name}`;
+      const sql = async (statement: string, params: string[]) => {
+        if (kind === "SQLite") {
+          const db = new Database(join(dir, "columns.read-models.db"));
+          db.prepare(statement.replace(/\$\d/g, "?")).run(...params);
+          db.close();
+        } else {
+          const client = new pg.Client({ connectionString: database });
+          await client.connect();
+          await client.query("SET search_path TO audit_columns");
+          await client.query(statement, params);
+          await client.end();
+        }
+      };
+      await sql(`UPDATE ${table} SET status = $1 WHERE key = $2`, ["canceled", id]);
+      // the lists read the column: the payment is listed as canceled
+      const account = (await s.readModels.get<PaymentDoc>(paymentsProjection.name, id))!.state.context.intent!.external_account_id;
+      const listed = await s.readModels.query<PaymentDoc>(paymentsProjection.name, { where: { account, status: "canceled" }, order: ["created", "key"], direction: "desc", limit: 100 });
+      expect(listed.map((d) => d.state.context.intent!.payment_id)).toContain(id);
+      const finding = {
+        kind: "read_model_mismatch",
+        subject: `read_model:${paymentsProjection.name}`,
+        message: `read model ${paymentsProjection.name}: document ${id}'s column status is "canceled", a fresh replay of its events gives "succeeded" (its lists select on it)`,
+      };
+      expect(await auditAll(source)).toMatchObject({ read_models: "differ", findings: [finding] });
+      expect(await audit(source, id)).toMatchObject({ read_models: "differ", findings: [finding] });
+      await sql(`UPDATE ${table} SET status = $1 WHERE key = $2`, ["succeeded", id]);
+      expect(await auditAll(source)).toMatchObject({ read_models: "equal", findings: [] });
+    });
+  }
 });
 
 describe("the CLI on SQLite and PostgreSQL", () => {

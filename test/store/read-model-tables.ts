@@ -76,6 +76,19 @@ export function readModelTablesContract(name: string, factory: () => Promise<Sto
       await expect(rm.query("pays", { where: { nope: "x" }, order: ["key"], direction: "asc", limit: 1 })).rejects.toThrow(/no column nope/);
     });
 
+    it("columns: the stored columns of a table's rows among the keys, integers as numbers, fixed columns at their first value; none for documents", async () => {
+      const rm = await fresh();
+      await rm.prepare("pays", { version: 1, table: TABLE });
+      await commitOne(rm, "pays", [doc("p1", "A", "2025-01-01"), doc("p2", "A", "2025-01-02", null, 7)], 1);
+      await commitOne(rm, "pays", [{ key: "p1", doc: { id: "p1", account: "Z", created: "2030-01-01", status: "done", n: 2 } }], 2);
+      expect(rm.columns).toBeTypeOf("function");
+      const columns = await rm.columns!("pays", ["p1", "p2", "zz"]);
+      expect(Object.fromEntries(columns)).toEqual({ p1: { account: "A", created: "2025-01-01", status: "done", n: 2 }, p2: { account: "A", created: "2025-01-02", status: null, n: 7 } });
+      expect((await rm.columns!("pays", [])).size).toBe(0);
+      await commitOne(rm, "cards", [{ key: "a/1", doc: { v: 1 } }], 4);
+      expect((await rm.columns!("cards", ["a/1"])).size).toBe(0);
+    });
+
     it("get, list and query read each change (a document parsed once is shared, frozen, until its text changes); getMany's documents are the caller's to change", async () => {
       const rm = await fresh();
       await rm.prepare("pays", { version: 1, table: TABLE });

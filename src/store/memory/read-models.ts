@@ -56,6 +56,16 @@ export function createMemoryReadModels(): ReadModelStore {
     async keys(projection: string, keyPrefix: string, page?: ListPage) {
       return listed(projection, keyPrefix, page).map(([key]) => key);
     },
+    async columns(projection: string, keys: readonly string[]) {
+      const found = new Map<string, Readonly<Record<string, ColumnValue>>>();
+      if (!shapes.get(projection)?.table) return found;
+      const t = table(projection);
+      for (const key of keys) {
+        const row = t.get(key);
+        if (row) found.set(key, Object.fromEntries(Object.entries(row.columns).filter(([c]) => c !== "key")));
+      }
+      return found;
+    },
     async count(projection: string) {
       return table(projection).size;
     },

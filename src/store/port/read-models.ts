@@ -1,5 +1,5 @@
 // Read models: documents per projection, written with the projection's checkpoint in one transaction.
-import type { ReadModelShape, TableQuery } from "./tables.js";
+import type { ColumnValue, ReadModelShape, TableQuery } from "./tables.js";
 
 /**
  * Read models live beside the events: documents keyed per projection, written together with the
@@ -19,6 +19,13 @@ export interface ReadModelStore {
   list<T>(projection: string, keyPrefix: string, page?: ListPage): Promise<T[]>;
   /** The keys of the documents list() would return, in its order (audits name the documents no event explains). */
   keys(projection: string, keyPrefix: string, page?: ListPage): Promise<string[]>;
+  /**
+   * A table read model's stored columns (its shape's, besides key and doc) of the rows among `keys`,
+   * by key: what its lists select and order on, which audits compare with the table's row() of the
+   * document (a row edited by hand lists a payment under a status its document does not have).
+   * Empty for a read model kept as documents. Absent: not offered (audits compare documents only).
+   */
+  columns?(projection: string, keys: readonly string[]): Promise<Map<string, Readonly<Record<string, ColumnValue>>>>;
   /** How many documents the projection has (audits compare it without loading them). */
   count(projection: string): Promise<number>;
   /**

@@ -56,6 +56,9 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
     async keys(projection: string, keyPrefix: string, page?: ListPage) {
       return (await listed(projection, keyPrefix, page)).map((r) => r.key);
     },
+    async columns(projection, keys) {
+      return keys.length === 0 ? new Map() : tables.columns(projection, keys);
+    },
     async count(projection) {
       if (await tables.isTable(projection)) return tables.count(projection);
       const [r] = await query<{ n: string }>("SELECT count(*) AS n FROM read_models WHERE projection = $1", [projection]);

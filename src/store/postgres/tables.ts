@@ -5,7 +5,7 @@
 // keyset comparison on the order's columns (a btree index condition) and LIMIT.
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { checkQuery, checkShape, prefixRangeEnd, shapeText, type Doc, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type ColumnValue, type Doc, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 import type { Statements } from "./pool.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
@@ -93,6 +93,19 @@ export function postgresTables(schema: string, { query }: Statements) {
     async get(projection: string, key: string) {
       const sql = `SELECT doc::text AS doc FROM ${tableOf(projection)} WHERE key = $1`;
       return (await query<{ doc: string }>(sql, [key], nameOf(sql)))[0]?.doc;
+    },
+    /** The stored columns of the rows among `keys`, by key (integers as numbers, as row() gives them); none for documents. */
+    async columns(projection: string, keys: readonly string[]): Promise<Map<string, Record<string, ColumnValue>>> {
+      const shape = await shapeOf(projection);
+      const found = new Map<string, Record<string, ColumnValue>>();
+      if (!shape) return found;
+      const columns = Object.keys(shape.columns);
+      const sql = `SELECT key${columns.map((col) => `, ${col}`).join("")} FROM ${tableOf(projection)} WHERE key = ANY($1::text[])`;
+      for (const { key, ...row } of await query<Record<string, ColumnValue>>(sql, [keys], nameOf(sql))) {
+        // bigint comes back as text
+        found.set(String(key), Object.fromEntries(columns.map((col) => [col, shape.columns[col] === "text" || row[col] === null ? row[col]! : Number(row[col])])));
+      }
+      return found;
     },
     async getMany<T>(projection: string, keys: readonly string[]) {
       const sql = `SELECT key, doc FROM ${tableOf(projection)} WHERE key = ANY($1::text[])`;

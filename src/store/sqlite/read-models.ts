@@ -127,6 +127,16 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
     async keys(projection: string, keyPrefix: string, page?: ListPage) {
       return listed(projection, keyPrefix, page).map((r) => r.key);
     },
+    async columns(projection, keys) {
+      const found = new Map<string, Columns>();
+      if (keys.length === 0) return found;
+      const withoutKey = ({ key: _key, ...columns }: Columns) => columns;
+      for (const row of tables.columns(projection, JSON.stringify(keys))) found.set(String(row.key), withoutKey(row));
+      // this connection's commits under way, as a read of their documents answers them
+      const pending = underWay.get(projection);
+      if (pending) for (const key of keys) if (pending.get(key)?.row) found.set(key, withoutKey(pending.get(key)!.row!));
+      return found;
+    },
     async count(projection) {
       return tables.isTable(projection) ? tables.count(projection) : q.countDocs.get(projection)!.n;
     },

@@ -3,7 +3,7 @@
 // shape in read_model_versions. A query is one statement through an index: equality columns, then
 // a row-value keyset comparison on the order's columns (SQLite seeks the index to it) and LIMIT.
 import type Database from "better-sqlite3";
-import { checkQuery, checkShape, prefixRangeEnd, shapeText, type Doc, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
+import { checkQuery, checkShape, prefixRangeEnd, shapeText, type Columns, type Doc, type ReadModelShape, type TableQuery, type TableShape } from "../port/tables.js";
 import { LIMIT } from "./limit.js";
 
 const DOCUMENTS = shapeText({ version: 1 });
@@ -115,6 +115,12 @@ export function sqliteTables(rm: Database.Database) {
       for (const row of rows) s.run(...row);
     },
     get: (projection: string, key: string) => statement(`SELECT doc FROM ${tableOf(projection)} WHERE key = ?`).pluck().get(key) as string | undefined,
+    /** The stored columns (and key) of the rows among `keys` (a JSON array); none for documents. */
+    columns(projection: string, keys: string): Columns[] {
+      const shape = shapeOf(projection);
+      if (!shape) return [];
+      return statement(`SELECT key${shape.columns.map((c) => `, ${c}`).join("")} FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as Columns[];
+    },
     getMany: (projection: string, keys: string) => statement(`SELECT key, doc FROM ${tableOf(projection)} WHERE key IN (SELECT value FROM json_each(?))`).all(keys) as Doc[],
     list(projection: string, from: string, to: string | null, after: string, limit: number) {
       const upper = to === null ? "" : " AND key < ?";

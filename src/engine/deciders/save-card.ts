@@ -1,6 +1,7 @@
 // Spec §4.7: save the payment's card on file for a customer.
 import type { AttemptEvent } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
+import type { CustomerCardRecord } from "../../../projections/customer-cards.js";
 import { InvalidRequest } from "../../errors.js";
 import type { SaveCardInput } from "../../inputs.js";
 import { can, commandAllowed } from "../allowed.js";
@@ -9,12 +10,20 @@ import { refusal, UNRECORDED, type Decision } from "./decision.js";
 /** A card is saved from a captured payment (spec §2.3): one the processor settles later counts. */
 const CAPTURED: unknown[] = ["capture_requested", "succeeded"];
 
-export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): Decision {
+/** What the handler gathers: the card on file a stored-card charge charged, if it was saved here (null: not). */
+export interface SaveCardContext {
+  cardOnFile?: CustomerCardRecord | null;
+}
+
+export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot, { cardOnFile }: SaveCardContext = {}): Decision<"card_on_file"> {
   const { saved_card, intent } = payment.context;
   // saving again for the same customer answers with the card already saved; so does saving the card
-  // on file a captured stored-card charge charged, for its customer (if saved here: the handler)
+  // on file a captured stored-card charge charged, for its customer, when it was saved here
   if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
-  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && CAPTURED.includes(payment.value)) return { unchanged: true };
+  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && CAPTURED.includes(payment.value)) {
+    if (cardOnFile === undefined) return { need: "card_on_file" };
+    if (cardOnFile?.external_customer_id === input.external_customer_id) return { unchanged: true };
+  }
   const saveFor = (external_customer_id: string): AttemptEvent => ({ type: "CardSaveAttempted", version: 1, data: { attempt_id: UNRECORDED, external_customer_id } });
   const attempt = saveFor(input.external_customer_id);
   if (can(payment, attempt)) return { attempt };
@@ -23,13 +32,9 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot): 
   if (customer !== null && can(payment, saveFor(customer))) {
     return { refuse: new InvalidRequest(`external_customer_id: payment ${intent!.payment_id} was created for customer ${customer}; its card is saved for that customer`, "external_customer_id", "parameter_invalid") };
   }
-  return { refuse: saveCardRefused(payment) };
+  return { refuse: refusal(payment, "save_card", whyNot(payment)) };
 }
 
-/** The 409 of saving this payment's card (the handler's too, for a card on file not saved here). */
-export function saveCardRefused(payment: PaymentSnapshot) {
-  return refusal(payment, "save_card", whyNot(payment));
-}
 
 /** Why the machine refuses to save this payment's card: the first fact of the payment that explains it. */
 function whyNot(payment: PaymentSnapshot): string {

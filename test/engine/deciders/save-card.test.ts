@@ -21,8 +21,12 @@ describe("save card decides", () => {
     saveCard.given(saved).when(save("cus_1")).thenUnchanged();
   });
 
-  test("given a captured payment that charged a card on file, when its card is saved for its customer, then the command answers that card (the handler reads it)", () => {
-    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenUnchanged();
+  test("given a captured payment that charged a card on file, when its card is saved for its customer, then the card on file is asked for, and the command answers it when it was saved here for that customer", () => {
+    saveCard.given(storedCardCaptured()).when(save("cus_1")).thenNeeds("card_on_file");
+    const onFile = { payment_method_id: "pm_1", external_account_id: "acct_1", external_customer_id: "cus_1", brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "credit", payment_id: "pi_saver", date_created: "2026-01-01T00:00:00.000+00:00" };
+    saveCard.given(storedCardCaptured()).when(save("cus_1"), { cardOnFile: onFile }).thenUnchanged();
+    // a processor's token never saved here (a sandbox test card): on file already, 409
+    saveCard.given(storedCardCaptured()).when(save("cus_1"), { cardOnFile: null }).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it charges the card on file pm_1, which is saved already" });
   });
 });
 

@@ -74,7 +74,9 @@ export function createEngine(options: EngineOptions = {}) {
   const readModels = options.readModels ?? createMemoryReadModels();
   // null is not "the default": an embedding whose adapters came out null would take simulated money
   if (options.processors === null) throw new TypeError("createEngine: option processors is null; omit it for the simulators, or pass your processors");
-  const processors = options.processors ?? createSimulators({ clock, ids });
+  // the simulators the engine made are its own to stop when it closes
+  const ownSimulators = options.processors === undefined ? createSimulators({ clock, ids }) : null;
+  const processors = options.processors ?? ownSimulators!;
   // a wiring mistake said at once, not later as a processor that "did not answer"
   if (typeof processors.get !== "function" || typeof processors.connect !== "function") {
     throw new TypeError("createEngine: option processors must be { get(processor), connect(report) } (Processors, src/processors/port.ts); adapters by processor name ({ A, B }, as a PROCESSORS_MODULE's createProcessors returns them) are passed as processorsFromAdapters(adapters)");
@@ -184,6 +186,7 @@ export function createEngine(options: EngineOptions = {}) {
     async close(step: (part: string) => void = () => undefined): Promise<void> {
       // a blocking authorization waiting for its shopper is not waited for (up to SYNC_AUTH_TIMEOUT_MS): its terminal's outcome is the reconciler's
       payments.endWaits(new EngineClosed("a blocking authorization waiting for its shopper was ended unanswered"));
+      ownSimulators?.stop();
       step("the reconciler's pass under way");
       await stopReconciling?.();
       step("the projections' catch-up under way");

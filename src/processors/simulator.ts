@@ -63,6 +63,8 @@ export interface Simulators extends Processors {
   cardFor(cardNumber: string, type: Card["type"]): Card;
   /** The processors' own record of every call, by idempotency key (the truth a test compares with). */
   ledger: Ledger;
+  /** Ends what they still wait for (a shopper's timeout, a capture settling later): nothing of theirs keeps the process alive. */
+  stop(): void;
 }
 
 /**
@@ -71,7 +73,17 @@ export interface Simulators extends Processors {
  */
 export function createSimulators(options: SimulatorOptions): Simulators {
   refuseUndefinedOptions("createSimulators", options);
-  const { clock, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, side = memorySide() } = options;
+  const { clock: given, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, side = memorySide() } = options;
+  // every timer of theirs (a shopper's timeout, a capture settling later), so stop() ends them all
+  const pending = new Set<() => void>();
+  const clock: Clock = {
+    now: () => given.now(),
+    setTimer(ms, fn) {
+      const cancel = given.setTimer(ms, () => (pending.delete(cancel), fn()));
+      pending.add(cancel);
+      return () => (pending.delete(cancel), cancel());
+    },
+  };
   const ledger = createLedger(side);
   let connected: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
@@ -164,5 +176,9 @@ export function createSimulators(options: SimulatorOptions): Simulators {
     },
     ledger,
     terminal: terminals.helpers,
+    stop() {
+      for (const cancel of [...pending]) cancel();
+      pending.clear();
+    },
   };
 }

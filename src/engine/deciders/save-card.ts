@@ -20,7 +20,8 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot, {
   // saving again for the same customer answers with the card already saved; so does saving the card
   // on file a captured stored-card charge charged, for its customer, when it was saved here
   if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
-  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && CAPTURED.includes(payment.value)) {
+  // (not when the shopper said no: allow_saving_card false is 409, as for every payment)
+  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && intent.allow_saving_card !== false && CAPTURED.includes(payment.value)) {
     if (cardOnFile === undefined) return { need: "card_on_file" };
     if (cardOnFile?.external_customer_id === input.external_customer_id) return { unchanged: true };
   }
@@ -43,9 +44,9 @@ function whyNot(payment: PaymentSnapshot): string {
   // a card on file comes from a captured payment (spec §2.3); a canceled one never will be
   if (payment.value === "canceled") return "it was canceled: a card is saved only from a captured payment (spec §2.3)";
   if (terminal?.terminal_type === "A_async") return "the asynchronous terminal type does not support card on file";
+  if (intent?.allow_saving_card === false) return "it was created with allow_saving_card false: its card may not be saved";
   if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
   if (!card) return "no card has been collected for it yet";
-  if (intent?.allow_saving_card === false) return "it was created with allow_saving_card false: its card may not be saved";
   if (intent && intent.allow_saving_card === null && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
   if (commandAllowed(payment, "capture")) {
     // before capture only a card-not-present card of an intent that allows saving (spec §4.8)

@@ -2,7 +2,7 @@
 import { describe, test } from "vitest";
 import { decideSaveCard } from "../../../src/engine/deciders/save-card.js";
 import { decider } from "./spec.js";
-import { cardPresentIntent, ev, processedByCollect, ref, storedCardAuthorized, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
+import { CARD_NOT_PRESENT, cardPresentIntent, created, ev, processedByCollect, ref, storedCardAuthorized, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
 
 const saveCard = decider(decideSaveCard);
 const save = (external_customer_id: string) => ({ ...ref, external_customer_id });
@@ -25,6 +25,11 @@ describe("save card decides", () => {
     saveCard.given(storedCardCaptured()).when(save("cus_1")).thenNeeds("card_on_file");
     const onFile = { payment_method_id: "pm_1", external_account_id: "acct_1", external_customer_id: "cus_1", brand: "visa", last_4: "4242", exp_month: "12", exp_year: 2030, cardholder_name: null, funding: "credit", payment_id: "pi_saver", date_created: "2026-01-01T00:00:00.000+00:00" };
     saveCard.given(storedCardCaptured()).when(save("cus_1"), { cardOnFile: onFile }).thenUnchanged();
+    // the shopper's no (allow_saving_card false) holds here too: 409 saying so
+    saveCard
+      .given([created({ payment_method_id: "pm_1", stored_card: CARD_NOT_PRESENT, external_customer_id: "cus_1", capture_method: "manual", allow_saving_card: false }), ...storedCardCaptured().slice(1)])
+      .when(save("cus_1"), { cardOnFile: onFile })
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it was created with allow_saving_card false" });
     // a processor's token never saved here (a sandbox test card): on file already, 409
     saveCard.given(storedCardCaptured()).when(save("cus_1"), { cardOnFile: null }).thenRefuses("payment_intent_unexpected_state", { current_status: "succeeded", message: "it charges the card on file pm_1, which is saved already" });
   });

@@ -635,6 +635,26 @@ describe("the web console in Chromium", () => {
     }
   });
 
+  it("says an address it cannot read (a malformed %-escape) is not valid, and navigation goes on working", async () => {
+    const errors: string[] = [];
+    const onError = (error: Error) => void errors.push(error.message);
+    page.on("pageerror", onError);
+    try {
+      await page.goto(`${api.base}/console#/payments/100%off`); // a probe: "URIError: URI malformed", the console blank until a reload
+      await poll(() => page.getByRole("heading", { level: 1 }).innerText()).toBe("Not a valid address");
+      await poll(() => focused(page.locator("main"))).toBe(true);
+      await page.getByRole("link", { name: "Go to the payments" }).click();
+      await poll(listState).toMatch(/^\d+ payments/);
+      await page.evaluate(() => (location.hash = "#/webhooks/%E0%A4%A"));
+      await poll(() => page.getByRole("heading", { level: 1 }).innerText()).toBe("Not a valid address");
+      await page.getByRole("link", { name: "Events" }).click();
+      await poll(() => caption("events")).toMatch(/^\d+ events, oldest first$/);
+      expect(errors).toEqual([]);
+    } finally {
+      page.off("pageerror", onError);
+    }
+  });
+
   it("lists the account's API keys (never a key), revokes one after a confirmation; revoking this tab's key signs it out", async () => {
     const other = await createApiKeys(api.engine).issue("acct_console", "test");
     await page.getByRole("link", { name: "API keys" }).click();

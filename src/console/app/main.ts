@@ -60,7 +60,7 @@ function Shell({ session, onSignOut, onUnauthorized }: { session: Session; onSig
   const main = useRef<HTMLElement>(null);
   const [page, id] = route.parts;
   // a new page (not a new filter): move focus to it, as a page load would for a screen reader
-  useEffect(() => main.current?.focus(), [page, id]);
+  useEffect(() => main.current?.focus(), [page, id, route.invalid]);
   // the focused control removed or disabled (by what it confirmed: a revoked key's button, a
   // capture no longer allowed) would leave the focus on <body>: it goes to the page instead
   const keepFocus = (e: FocusEvent) => {
@@ -71,6 +71,7 @@ function Shell({ session, onSignOut, onUnauthorized }: { session: Session; onSig
   };
   const props: PageProps = { session, onUnauthorized };
   const content =
+    route.invalid !== undefined ? html`<h1>Not a valid address</h1><p>The address <code>#${route.invalid}</code> cannot be read: a <code>%</code> in it does not start a valid escape. <a href="#/payments">Go to the payments</a>.</p>` :
     page === "payments" && id ? html`<${PaymentPage} key=${id} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :

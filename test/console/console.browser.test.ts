@@ -422,6 +422,39 @@ describe("the web console in Chromium", () => {
     expect((await m.read(payment_id)).body).toMatchObject({ amount_captured: "8.00", amount_refunded: "6.00" });
   });
 
+  it("keeps an amount typed, and its problem checked again, through a live refresh; the fields not typed into follow the new amounts", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    const capture = page.getByLabel("Capture amount (USD)");
+    const refund = page.getByLabel("Refund amount (USD)");
+    await capture.fill("3"); // typed, then captured in full elsewhere: no longer allowed, the field follows
+    expect((await m.post("/v2/payment/capture", { payment_id, amount: "8.00" })).body.status).toBe("succeeded");
+    await poll(() => refund.inputValue()).toBe("8.00"); // not typed into: the amount refundable now
+    expect(await capture.inputValue()).toBe("0.00");
+
+    // a probe: the refresh put back the whole refundable amount and cleared the problem, so Refund… offered a full refund
+    await refund.fill("100.00");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    await poll(() => page.locator("#refund-problem").innerText()).toBe("At most 8.00 USD can be refunded.");
+    await m.post("/v2/payment/refund", { payment_id, amount: "0.05" }); // elsewhere
+    await poll(() => page.getByTestId("amounts").innerText()).toMatch(/Refunded\s+0\.05 USD/);
+    await poll(() => page.locator("#refund-problem").innerText()).toBe("At most 7.95 USD can be refunded.");
+    expect(await refund.inputValue()).toBe("100.00");
+    await refund.fill("1.00");
+    await m.post("/v2/payment/refund", { payment_id, amount: "0.05" });
+    await poll(() => page.getByTestId("amounts").innerText()).toMatch(/Refunded\s+0\.10 USD/);
+    await poll(() => page.locator("#refund-problem").count()).toBe(0); // 1.00 is right for the new amounts
+    expect(await refund.inputValue()).toBe("1.00");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    expect(await page.getByRole("dialog").innerText()).toContain(`Refund 1.00 USD of payment ${payment_id}?`);
+    await page.getByRole("button", { name: "Yes, refund" }).click();
+    await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 1\.00 USD/);
+    await poll(() => refund.inputValue()).toBe("6.90"); // done with: the field offers what is left
+  });
+
   it("shows a decline without a failure code as its message alone", async () => {
     const { payment_id } = (await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_declined", external_customer_id: "cus_42" })).body;
     await m.post("/v1/payment/auth", { payment_id });

@@ -713,6 +713,7 @@ describe("the web console in Chromium", () => {
     expect(await page.getByRole("dialog").innerText()).toContain("you will be signed out");
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await page.getByLabel("API key").waitFor(); // back to sign-in
+    await poll(() => focused(page.getByLabel("API key"))).toBe(true); // a probe: left on <body>
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
@@ -736,6 +737,7 @@ describe("the web console in Chromium", () => {
       await tab.getByRole("button", { name: "Sign in" }).click();
       await tab.getByRole("button", { name: "Sign out" }).click();
       await tab.getByLabel("API key").waitFor();
+      await poll(() => tab.getByLabel("API key").evaluate((e) => e === document.activeElement)).toBe(true); // not <body>
       expect(await tab.getByTestId("signed-out").count()).toBe(0);
     } finally {
       await tab.close();

@@ -22,6 +22,10 @@ function SignIn({ onSignedIn, error: initial, notice }: { onSignedIn: (s: Sessio
   const [error, setError] = useState<unknown>(initial ?? null);
   const [busy, setBusy] = useState(false);
   const [key, setKey] = useState("");
+  // autofocus acts on the page's load only: shown after a sign-out or a revocation, the removed
+  // page's focus would be left on <body>
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
   async function submit(e: Event) {
     e.preventDefault();
     setBusy(true);
@@ -38,7 +42,7 @@ function SignIn({ onSignedIn, error: initial, notice }: { onSignedIn: (s: Sessio
     <h1>cardflow console</h1>
     ${notice && html`<div class="notice" role="status" data-testid="signed-out">${notice}</div>`}
     <form onSubmit=${submit}>
-      <label>API key<input name="key" type="password" autocomplete="off" required autofocus value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} /></label>
+      <label>API key<input ref=${input} name="key" type="password" autocomplete="off" required autofocus value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} /></label>
       <p class="muted">Kept in this browser tab only (sessionStorage); closing the tab signs you out. Create a key with <code>${"npx cardflow accounts key <account>"}</code>.</p>
       <button type="submit" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
       <${ErrorAlert} error=${error} />

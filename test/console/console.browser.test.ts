@@ -744,6 +744,41 @@ describe("the web console in Chromium", () => {
     }
   });
 
+  it("after a reload, keeps the key through an error answer (a proxy's 502), saying it, and signs out saying why only when the key is refused", async () => {
+    const key = await createApiKeys(api.engine).issue("acct_console", "test");
+    const tab = await browser.newPage(); // its own sessionStorage
+    try {
+      await tab.goto(`${api.base}/console`);
+      await tab.getByLabel("API key").fill(key.key);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await poll(() => tab.getByTestId("live").innerText()).toBe("Live");
+      // a probe: any error answer on reload threw the key away
+      let asked = 0;
+      await tab.route((url) => url.pathname === "/v2/account", (route) => (asked++, route.fulfill({ status: 502, contentType: "text/html", body: "<html>Bad Gateway</html>" })));
+      await tab.reload();
+      await poll(() => tab.getByRole("alert").innerText()).toMatch(/^The service failed\..*\s+HTTP 502/s);
+      expect(await tab.evaluate(() => sessionStorage.length)).toBe(1);
+      await tab.getByRole("button", { name: "Try again" }).click();
+      await poll(() => asked).toBe(2);
+      // answered again: the page says so again, its Try again (removed while loading) has the focus, not <body>
+      await poll(() => tab.getByRole("button", { name: "Try again" }).evaluate((e) => e === document.activeElement)).toBe(true);
+      await tab.unrouteAll({ behavior: "wait" });
+      await tab.getByRole("button", { name: "Try again" }).click();
+      await poll(() => tab.getByTestId("live").innerText()).toBe("Live");
+
+      // revoked while the tab had no stream connected (it was elsewhere): the reload's 401 says why
+      await tab.goto("about:blank");
+      await createApiKeys(api.engine).revoke(key.key_id, { account: "acct_console", actor: "test" });
+      await api.clock.advance(1_000); // past the keys' cache
+      await tab.goto(`${api.base}/console`);
+      await poll(() => tab.getByTestId("signed-out").count()).toBe(1); // a probe: signed out without a word
+      expect(await tab.getByTestId("signed-out").innerText()).toContain("the API key this tab used is no longer valid");
+      expect(await tab.evaluate(() => sessionStorage.length)).toBe(0);
+    } finally {
+      await tab.close();
+    }
+  });
+
   // last: the payments it adds would change the lists the tests above read
   it("says when more payments follow on the next page, and pages to them", async () => {
     for (let i = 0; i < 18; i++) await api.engine.createIntent({ external_account_id: "acct_console", amount: "1.00", payment_method_types: "card", capture_method: "manual" });

@@ -422,6 +422,39 @@ describe("the web console in Chromium", () => {
     expect((await m.read(payment_id)).body).toMatchObject({ amount_captured: "8.00", amount_refunded: "6.00" });
   });
 
+  it("keeps an amount typed, and its problem checked again, through a live refresh; the fields not typed into follow the new amounts", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    const capture = page.getByLabel("Capture amount (USD)");
+    const refund = page.getByLabel("Refund amount (USD)");
+    await capture.fill("3"); // typed, then captured in full elsewhere: no longer allowed, the field follows
+    expect((await m.post("/v2/payment/capture", { payment_id, amount: "8.00" })).body.status).toBe("succeeded");
+    await poll(() => refund.inputValue()).toBe("8.00"); // not typed into: the amount refundable now
+    expect(await capture.inputValue()).toBe("0.00");
+
+    // a probe: the refresh put back the whole refundable amount and cleared the problem, so Refund… offered a full refund
+    await refund.fill("100.00");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    await poll(() => page.locator("#refund-problem").innerText()).toBe("At most 8.00 USD can be refunded.");
+    await m.post("/v2/payment/refund", { payment_id, amount: "0.05" }); // elsewhere
+    await poll(() => page.getByTestId("amounts").innerText()).toMatch(/Refunded\s+0\.05 USD/);
+    await poll(() => page.locator("#refund-problem").innerText()).toBe("At most 7.95 USD can be refunded.");
+    expect(await refund.inputValue()).toBe("100.00");
+    await refund.fill("1.00");
+    await m.post("/v2/payment/refund", { payment_id, amount: "0.05" });
+    await poll(() => page.getByTestId("amounts").innerText()).toMatch(/Refunded\s+0\.10 USD/);
+    await poll(() => page.locator("#refund-problem").count()).toBe(0); // 1.00 is right for the new amounts
+    expect(await refund.inputValue()).toBe("1.00");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    expect(await page.getByRole("dialog").innerText()).toContain(`Refund 1.00 USD of payment ${payment_id}?`);
+    await page.getByRole("button", { name: "Yes, refund" }).click();
+    await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 1\.00 USD/);
+    await poll(() => refund.inputValue()).toBe("6.90"); // done with: the field offers what is left
+  });
+
   it("shows a decline without a failure code as its message alone", async () => {
     const { payment_id } = (await m.post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_declined", external_customer_id: "cus_42" })).body;
     await m.post("/v1/payment/auth", { payment_id });
@@ -635,6 +668,26 @@ describe("the web console in Chromium", () => {
     }
   });
 
+  it("says an address it cannot read (a malformed %-escape) is not valid, and navigation goes on working", async () => {
+    const errors: string[] = [];
+    const onError = (error: Error) => void errors.push(error.message);
+    page.on("pageerror", onError);
+    try {
+      await page.goto(`${api.base}/console#/payments/100%off`); // a probe: "URIError: URI malformed", the console blank until a reload
+      await poll(() => page.getByRole("heading", { level: 1 }).innerText()).toBe("Not a valid address");
+      await poll(() => focused(page.locator("main"))).toBe(true);
+      await page.getByRole("link", { name: "Go to the payments" }).click();
+      await poll(listState).toMatch(/^\d+ payments/);
+      await page.evaluate(() => (location.hash = "#/webhooks/%E0%A4%A"));
+      await poll(() => page.getByRole("heading", { level: 1 }).innerText()).toBe("Not a valid address");
+      await page.getByRole("link", { name: "Events" }).click();
+      await poll(() => caption("events")).toMatch(/^\d+ events, oldest first$/);
+      expect(errors).toEqual([]);
+    } finally {
+      page.off("pageerror", onError);
+    }
+  });
+
   it("lists the account's API keys (never a key), revokes one after a confirmation; revoking this tab's key signs it out", async () => {
     const other = await createApiKeys(api.engine).issue("acct_console", "test");
     await page.getByRole("link", { name: "API keys" }).click();
@@ -660,6 +713,7 @@ describe("the web console in Chromium", () => {
     expect(await page.getByRole("dialog").innerText()).toContain("you will be signed out");
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await page.getByLabel("API key").waitFor(); // back to sign-in
+    await poll(() => focused(page.getByLabel("API key"))).toBe(true); // a probe: left on <body>
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
@@ -683,7 +737,43 @@ describe("the web console in Chromium", () => {
       await tab.getByRole("button", { name: "Sign in" }).click();
       await tab.getByRole("button", { name: "Sign out" }).click();
       await tab.getByLabel("API key").waitFor();
+      await poll(() => tab.getByLabel("API key").evaluate((e) => e === document.activeElement)).toBe(true); // not <body>
       expect(await tab.getByTestId("signed-out").count()).toBe(0);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it("after a reload, keeps the key through an error answer (a proxy's 502), saying it, and signs out saying why only when the key is refused", async () => {
+    const key = await createApiKeys(api.engine).issue("acct_console", "test");
+    const tab = await browser.newPage(); // its own sessionStorage
+    try {
+      await tab.goto(`${api.base}/console`);
+      await tab.getByLabel("API key").fill(key.key);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await poll(() => tab.getByTestId("live").innerText()).toBe("Live");
+      // a probe: any error answer on reload threw the key away
+      let asked = 0;
+      await tab.route((url) => url.pathname === "/v2/account", (route) => (asked++, route.fulfill({ status: 502, contentType: "text/html", body: "<html>Bad Gateway</html>" })));
+      await tab.reload();
+      await poll(() => tab.getByRole("alert").innerText()).toMatch(/^The service failed\..*\s+HTTP 502/s);
+      expect(await tab.evaluate(() => sessionStorage.length)).toBe(1);
+      await tab.getByRole("button", { name: "Try again" }).click();
+      await poll(() => asked).toBe(2);
+      // answered again: the page says so again, its Try again (removed while loading) has the focus, not <body>
+      await poll(() => tab.getByRole("button", { name: "Try again" }).evaluate((e) => e === document.activeElement)).toBe(true);
+      await tab.unrouteAll({ behavior: "wait" });
+      await tab.getByRole("button", { name: "Try again" }).click();
+      await poll(() => tab.getByTestId("live").innerText()).toBe("Live");
+
+      // revoked while the tab had no stream connected (it was elsewhere): the reload's 401 says why
+      await tab.goto("about:blank");
+      await createApiKeys(api.engine).revoke(key.key_id, { account: "acct_console", actor: "test" });
+      await api.clock.advance(1_000); // past the keys' cache
+      await tab.goto(`${api.base}/console`);
+      await poll(() => tab.getByTestId("signed-out").count()).toBe(1); // a probe: signed out without a word
+      expect(await tab.getByTestId("signed-out").innerText()).toContain("the API key this tab used is no longer valid");
+      expect(await tab.evaluate(() => sessionStorage.length)).toBe(0);
     } finally {
       await tab.close();
     }

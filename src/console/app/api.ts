@@ -24,16 +24,19 @@ export async function signIn(apiKey: string): Promise<Session> {
   return { client, account };
 }
 
-/** The tab's session again after a reload; a refused key is forgotten, an unreachable service is thrown (the key is kept). */
+/**
+ * The tab's session again after a reload (null: not signed in). Every failure is thrown; only a key
+ * the service refuses (401: revoked or expired meanwhile) is forgotten. No answer, or another error
+ * answer (a proxy's 502, a 503), keeps the key: the service, not the key, is at fault.
+ */
 export async function resumeSession(): Promise<Session | null> {
   const key = sessionStorage.getItem(KEY);
   if (!key) return null;
   try {
     return await signIn(key);
   } catch (error) {
-    if (error instanceof ConnectionError) throw error;
-    sessionStorage.removeItem(KEY);
-    return null;
+    if (isUnauthorized(error)) sessionStorage.removeItem(KEY);
+    throw error;
   }
 }
 

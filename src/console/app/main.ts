@@ -3,8 +3,7 @@
 // stream. Preact + htm (no build-time JSX), hash routes with their filters in the URL.
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ConnectionError } from "../../client/index.js";
-import { resumeSession, signIn, signOut, type PageProps, type Session } from "./api.js";
+import { isUnauthorized, resumeSession, signIn, signOut, type PageProps, type Session } from "./api.js";
 import { KeysPage } from "./keys.js";
 import { LiveMark, LiveProvider } from "./live.js";
 import { PaymentPage } from "./payment.js";
@@ -18,10 +17,14 @@ import { EventsPage, WebhooksPage } from "./webhooks.js";
 /** Said on the sign-in page after a tab was signed out because its key stopped working. */
 const KEY_STOPPED = "Signed out: the API key this tab used is no longer valid (revoked or expired). Sign in with another key.";
 
-function SignIn({ onSignedIn, error: initial, notice }: { onSignedIn: (s: Session) => void; error?: unknown; notice?: string | null }) {
-  const [error, setError] = useState<unknown>(initial ?? null);
+function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; notice?: string | null }) {
+  const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [key, setKey] = useState("");
+  // autofocus acts on the page's load only: shown after a sign-out or a revocation, the removed
+  // page's focus would be left on <body>
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
   async function submit(e: Event) {
     e.preventDefault();
     setBusy(true);
@@ -38,7 +41,7 @@ function SignIn({ onSignedIn, error: initial, notice }: { onSignedIn: (s: Sessio
     <h1>cardflow console</h1>
     ${notice && html`<div class="notice" role="status" data-testid="signed-out">${notice}</div>`}
     <form onSubmit=${submit}>
-      <label>API key<input name="key" type="password" autocomplete="off" required autofocus value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} /></label>
+      <label>API key<input ref=${input} name="key" type="password" autocomplete="off" required autofocus value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} /></label>
       <p class="muted">Kept in this browser tab only (sessionStorage); closing the tab signs you out. Create a key with <code>${"npx cardflow accounts key <account>"}</code>.</p>
       <button type="submit" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
       <${ErrorAlert} error=${error} />
@@ -60,7 +63,7 @@ function Shell({ session, onSignOut, onUnauthorized }: { session: Session; onSig
   const main = useRef<HTMLElement>(null);
   const [page, id] = route.parts;
   // a new page (not a new filter): move focus to it, as a page load would for a screen reader
-  useEffect(() => main.current?.focus(), [page, id]);
+  useEffect(() => main.current?.focus(), [page, id, route.invalid]);
   // the focused control removed or disabled (by what it confirmed: a revoked key's button, a
   // capture no longer allowed) would leave the focus on <body>: it goes to the page instead
   const keepFocus = (e: FocusEvent) => {
@@ -71,6 +74,7 @@ function Shell({ session, onSignOut, onUnauthorized }: { session: Session; onSig
   };
   const props: PageProps = { session, onUnauthorized };
   const content =
+    route.invalid !== undefined ? html`<h1>Not a valid address</h1><p>The address <code>#${route.invalid}</code> cannot be read: a <code>%</code> in it does not start a valid escape. <a href="#/payments">Go to the payments</a>.</p>` :
     page === "payments" && id ? html`<${PaymentPage} key=${id} ...${props} paymentId=${id} />` :
     page === "terminals" ? html`<${TerminalsPage} ...${props} />` :
     page === "cards" ? html`<${CardsPage} ...${props} route=${route} />` :
@@ -97,22 +101,29 @@ function Shell({ session, onSignOut, onUnauthorized }: { session: Session; onSig
   </${LiveProvider}>`;
 }
 
+/** The service failed to resume the session (no answer, or an error answer other than 401): the key is kept. */
+function Unreachable({ error, onRetry }: { error: unknown; onRetry: () => void }) {
+  // shown again after Try again: its button (removed while loading) takes the focus back, not <body>
+  const retry = useRef<HTMLButtonElement>(null);
+  useEffect(() => retry.current?.focus(), []);
+  return html`<main id="main" class="signin"><section class="card"><h1>cardflow console</h1><${ErrorAlert} error=${error} /><button type="button" ref=${retry} onClick=${onRetry}>Try again</button></section></main>`;
+}
+
 function App() {
-  // undefined: resuming; an error: the service did not answer (the key is kept: not a sign-out)
+  // undefined: resuming; `failed`: the service did not answer, or answered an error (not a sign-out)
   const [session, setSession] = useState<Session | null | undefined>(undefined);
-  const [unreachable, setUnreachable] = useState<unknown>(null);
+  const [failed, setFailed] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const resume = () => {
-    setUnreachable(null);
+    setFailed(null);
     setSession(undefined);
-    resumeSession().then(setSession, (error: unknown) => (setUnreachable(error), setSession(null)));
+    // a key refused on reload (revoked while the tab's stream was not connected): said, as the stream's end says it
+    resumeSession().then(setSession, (error: unknown) => (isUnauthorized(error) ? setNotice(KEY_STOPPED) : setFailed(error), setSession(null)));
   };
   useEffect(resume, []);
-  if (unreachable instanceof ConnectionError) {
-    return html`<main id="main" class="signin"><section class="card"><h1>cardflow console</h1><${ErrorAlert} error=${unreachable} /><button type="button" onClick=${resume}>Try again</button></section></main>`;
-  }
+  if (failed) return html`<${Unreachable} error=${failed} onRetry=${resume} />`;
   if (session === undefined) return html`<p role="status">Loading…</p>`;
-  if (session === null) return html`<${SignIn} onSignedIn=${(s: Session) => (setNotice(null), setSession(s))} error=${unreachable} notice=${notice} />`;
+  if (session === null) return html`<${SignIn} onSignedIn=${(s: Session) => (setNotice(null), setSession(s))} notice=${notice} />`;
   const end = (why: string | null) => (signOut(), setNotice(why), setSession(null));
   return html`<${Shell} session=${session} onSignOut=${() => end(null)} onUnauthorized=${() => end(KEY_STOPPED)} />`;
 }

@@ -2,7 +2,7 @@
 // checked by the API's rules before the confirmation (what is typed stays, right or wrong), the
 // confirmation says what will happen, a refusal comes back in words, and a partial capture says
 // that the rest of the authorization was released.
-import { useEffect, useState } from "preact/hooks";
+import { useLayoutEffect, useState } from "preact/hooks";
 import type { Payment, PaymentAudit } from "../../client/index.js";
 import type { Session } from "./api.js";
 import { checkAmount, fromMinor, minor, money } from "./format.js";
@@ -24,19 +24,30 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   const record = audit.record!;
   const ref = { external_account_id: session.account.external_account_id, payment_id: record.payment_id };
   const allowed = new Set(audit.allowed_next_steps);
-  // what is typed stays through a refusal; when the payment's amounts change (a capture, a refund
-  // here or elsewhere), the fields offer the new ones
+  // what is typed stays through a refusal and through the payment's changes (a live refresh); when
+  // its amounts change (a capture, a refund here or elsewhere), the fields not typed into, or no
+  // longer allowed, offer the new ones
   const amounts = { capture: record.amount_capturable, refund: record.amount_refundable };
   const offered = JSON.stringify(amounts);
-  const [fields, bind] = useFields(amounts, offered);
+  const [fields, bind, typed] = useFields(amounts, offered, (command) => allowed.has(command));
   const [problems, setProblems] = useState<{ capture?: string; refund?: string }>({});
-  useEffect(() => setProblems({}), [offered]);
   const [pending, setPending] = useState<Pending | null>(null);
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);
   const [busy, setBusy] = useState(false);
 
   const check = (command: "capture" | "refund", typed: string) =>
     checkAmount(typed, { like: record.amount, max: command === "capture" ? record.amount_capturable : record.amount_refundable, currency: record.currency, what: command });
+  // new amounts: the problem said beside a field still typed into is checked again against them
+  // (the same layout pass as useFields' reset); a field that follows them has none
+  useLayoutEffect(() => setProblems((said) => {
+    if (!said.capture && !said.refund) return said;
+    const again: typeof said = {};
+    for (const command of ["capture", "refund"] as const) {
+      const checked = said[command] && typed.has(command) ? check(command, fields[command]) : null;
+      if (checked && !checked.ok) again[command] = checked.problem;
+    }
+    return again;
+  }), [offered]);
 
   const ask = (command: Command) => (e: Event) => {
     e.preventDefault();
@@ -67,6 +78,7 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
         command === "refund" ? await session.client.refund({ ...ref, amount: amount! }) :
         await session.client.cancel(ref);
       setOutcome({ done: outcomeOf(command, after, amount) });
+      if (command !== "cancel") typed.forget(command); // done with: the field offers the amount left (a live refresh may have brought it already)
     } catch (error) {
       setOutcome({ error });
     } finally {

@@ -6,12 +6,21 @@ export interface Route {
   /** The path's parts: ["payments", "pi_1"]. */
   parts: string[];
   params: URLSearchParams;
+  /** The path as typed when it cannot be decoded (a malformed %-escape: `#/payments/100%off`); its parts are then empty. */
+  invalid?: string;
 }
 
 const parse = (hash: string): Route => {
   const [path = "", query = ""] = hash.replace(/^#/, "").split("?");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  return { parts: parts.length ? parts : ["payments"], params: new URLSearchParams(query) };
+  const params = new URLSearchParams(query);
+  let parts: string[];
+  try {
+    parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    // decodeURIComponent throws a URIError: thrown while rendering, it would blank the console
+    return { parts: [], params, invalid: path };
+  }
+  return { parts: parts.length ? parts : ["payments"], params };
 };
 
 export function useRoute(): Route {

@@ -105,21 +105,27 @@ export function useSignOutOn401(error: unknown, onUnauthorized: () => void): voi
 
 /**
  * A form's fields as the person typed them: kept across re-renders, answers and errors, and put
- * back to `initial` when `from` changes (a new URL's filters, a payment's new amounts). The reset
- * is a layout effect: it runs in the render that brings the change, before the browser can deliver
- * a keystroke, so it never overwrites what is typed after (a deferred effect could, in headless
- * Chromium, tens of milliseconds later).
+ * back to `initial` when `from` changes (a new URL's filters, a payment's new amounts), except the
+ * fields typed into since for which `keep` says so (a live refresh must not overwrite what the
+ * clerk typed); `typed.has(name)` tells them, `typed.forget(name)` puts one back to `initial`
+ * (what was typed is done with). The reset is a layout effect: it runs in the render that brings
+ * the change, before the browser can deliver a keystroke, so it never overwrites what is typed
+ * after (a deferred effect could, in headless Chromium, tens of milliseconds later).
  */
-export function useFields<F extends Record<string, string>>(initial: F, from = ""): [F, (name: keyof F) => { value: string; onInput: (e: Event) => void }] {
+export function useFields<F extends Record<string, string>>(initial: F, from = "", keep: (name: keyof F) => boolean = () => false): [F, (name: keyof F) => { value: string; onInput: (e: Event) => void }, { has: (name: keyof F) => boolean; forget: (name: keyof F) => void }] {
   const [fields, setFields] = useState(initial);
-  const seen = useRef(from);
+  const edited = useRef(new Set<keyof F>()).current;
+  const [forgotten, forgot] = useState(0);
+  const seen = useRef({ from, forgotten });
   useLayoutEffect(() => {
-    if (seen.current === from) return;
-    seen.current = from;
-    setFields(initial);
-  }, [from]);
-  const bind = (name: keyof F) => ({ value: fields[name], onInput: (e: Event) => setFields((f) => ({ ...f, [name]: (e.target as HTMLInputElement).value })) });
-  return [fields, bind];
+    const moved = seen.current.from !== from;
+    if (!moved && seen.current.forgotten === forgotten) return;
+    seen.current = { from, forgotten };
+    if (moved) for (const name of edited) if (!keep(name)) edited.delete(name);
+    setFields((typed) => Object.fromEntries(Object.entries(initial).map(([name, value]) => [name, edited.has(name) ? typed[name] : value])) as F);
+  }, [from, forgotten]);
+  const bind = (name: keyof F) => ({ value: fields[name], onInput: (e: Event) => (edited.add(name), setFields((f) => ({ ...f, [name]: (e.target as HTMLInputElement).value }))) });
+  return [fields, bind, { has: (name) => edited.has(name), forget: (name) => (edited.delete(name), forgot((n) => n + 1)) }];
 }
 
 /** A table that reads as a list of labelled rows on a phone (no sideways scrolling, no hidden column). */

@@ -1,7 +1,7 @@
 // The service's configuration from the environment, and the stores it runs on. Shared by
 // `npm start` (src/main.ts) and the CLI, so both open the same data.
 import { X509Certificate } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { ConfigurationError, makeDataDirectory } from "./data-directory.js";
 import { join, resolve } from "node:path";
 import { coverEveryAddress, parseCidr } from "./outbound/address-policy.js";
@@ -9,6 +9,7 @@ import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/optional.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
+import { sqliteStoreAt } from "./store/sqlite/open.js";
 import { StoreMissing, type EventStore, type ReadModelStore } from "./store/port.js";
 import { StoreOpenFailed, StoreUnavailable } from "./store/port/unavailable.js";
 import { SCHEMA_NAME, SCHEMA_RULE } from "./store/sql.js";
@@ -254,7 +255,7 @@ export async function openStores(
     return { store: events, readModels, description, ...(discard && { discard }) };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
-  if (mustExist && !holdsSqliteStore(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}${existsSync(path) ? "; the file is empty" : ""}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
+  if (mustExist && !holdsSqliteStore(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}${whyNoStore(path) ? `; ${whyNoStore(path)}` : ""}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
   const description = `SQLite ${path}`;
   try {
     const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });
@@ -264,8 +265,14 @@ export async function openStores(
   }
 }
 
-/** Whether a SQLite store is at `path`: a file with something in it (an empty file would become a new, empty store). */
-export const holdsSqliteStore = (path: string): boolean => existsSync(path) && (!statSync(path).isFile() || statSync(path).size > 0);
+/** Whether a SQLite store is at `path`: not an empty file (it would become a new, empty store), nor another program's database. */
+export const holdsSqliteStore = (path: string): boolean => sqliteStoreAt(path) === "store";
+
+/** Why the file at `path` is no store, for a refusal (null: no file there, or a store). */
+export function whyNoStore(path: string): string | null {
+  const found = sqliteStoreAt(path);
+  return found === "empty" ? "the file is empty" : found === "foreign" ? "the file is a SQLite database without cardflow's events: another program's?" : null;
+}
 
 /**
  * What stopped a store's opening, said naming it (StoreOpenFailed): a SQLite store's message names

@@ -7,7 +7,8 @@ import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
 import { action, processIo, show, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
-import { InvalidRequest } from "../errors.js";
+import { InvalidRequest, NotFound } from "../errors.js";
+import { streams } from "../../machines/events.js";
 import { createMemoryReadModels } from "../store/memory/index.js";
 import { coalesced } from "../coalesced.js";
 import { stopWithParent } from "../serve/parent.js";
@@ -76,6 +77,8 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           if (!/^\d+$/.test(opts.after)) throw new Error("--after: a cursor is a non-negative integer");
           // a read-only or events-only store gets its feed folded in memory
           const feed = createEventFeed({ store, readModels: readModels ?? createMemoryReadModels() });
+          // an account the store does not hold would print nothing, and follow for ever
+          if (opts.account !== undefined && (await store.readStream(streams.account(opts.account), { maxCount: 1 })).length === 0) throw new NotFound("merchant account", opts.account, "account");
           const scope: FeedScope = opts.account === undefined ? "all" : { account: opts.account };
           const line = ({ event: e }: FeedEntry) =>
             opts.json ? JSON.stringify(e) : `${e.created}  ${e.external_account_id}  ${e.type.padEnd(40)}  ${e.payment_id ?? "-"}  #${e.sequence}  ${e.id}`;

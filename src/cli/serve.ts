@@ -35,7 +35,7 @@ export function registerServe(program: Command, io: CliIo = processIo): void {
     .option("--data-dir <dir>", "SQLite under this directory (like DATA_DIR; the same as --store sqlite:DIR/cardflow.sqlite)")
     .option("--database-url <url>", "PostgreSQL (like DATABASE_URL; the same as --store postgres:URL)")
     .option("--workers <n>", "processes sharing the port (node:cluster)", "1")
-    .action(action(io, (opts: ServeOptions, command: Command) => serve(storeGiven(opts, command), { portHint })));
+    .action(action(io, (opts: ServeOptions, command: Command) => serve(storeGiven(opts, command), { portHint, storeFrom: command.getOptionValueSource("store") === "env" ? "CARDFLOW_STORE" : "--store" })));
 }
 
 /**
@@ -107,5 +107,10 @@ function storeInEnv(spec: string, env: NodeJS.ProcessEnv, from: string): string 
     return `sqlite:${path}`;
   }
   if (spec === "memory") return spec;
-  throw new InvalidRequest(`--store ${spec.split(":")[0]}: serve needs read models beside its events: sqlite:PATH or postgres:URL (memory for a throwaway server)`, "store");
+  const kind = spec.split(":")[0]!;
+  // a kind the other commands open (an event store alone) is refused as such; another is unknown
+  if (kind === "kurrentdb" || kind === "jsonl" || /^(kurrentdb|esdb)(\+discover)?:\/\//.test(spec)) {
+    throw new InvalidRequest(`${from} ${kind}: serve needs read models beside its events: sqlite:PATH or postgres:URL (memory for a throwaway server)`, "store");
+  }
+  throw new InvalidRequest(`${from}: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL or memory`, "store");
 }

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
-import { configFromEnv, holdsSqliteStore, openFailed, openStores, withoutPassword, type ServiceConfig as Config } from "../config.js";
+import { configFromEnv, holdsSqliteStore, openFailed, openStores, whyNoStore, withoutPassword, type ServiceConfig as Config } from "../config.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import { StoreMissing, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
@@ -115,7 +115,7 @@ export async function openStore(spec: string | undefined, { mustExist, unbounded
     case "sqlite": {
       if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
       const path = resolve(location);
-      if (mustExist && !holdsSqliteStore(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}${existsSync(path) ? " (the file is empty)" : ""}; nothing was created (check the path)`, "store");
+      if (mustExist && !holdsSqliteStore(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}${whyNoStore(path) ? ` (${whyNoStore(path)})` : ""}; nothing was created (check the path)`, "store");
       const discard = discarder(path);
       const description = `SQLite ${path}`;
       let opened: ReturnType<typeof createSqliteStore>;
@@ -129,6 +129,8 @@ export async function openStore(spec: string | undefined, { mustExist, unbounded
     }
     case "postgres": {
       if (!location) throw new InvalidRequest("--store: postgres:URL needs a connection URL", "store");
+      // as DATABASE_URL is checked: another database's URL, or a path, is no PostgreSQL to try
+      if (!/^postgres(ql)?:\/\//.test(location)) throw new InvalidRequest(`--store: postgres:URL needs a postgres:// URL, got ${JSON.stringify(withoutPassword(location))}`, "store");
       const description = `PostgreSQL ${withoutPassword(location)} (schema ${config.databaseSchema})`;
       const { events, readModels, discard } = await createPostgresStore({ connectionString: location, schema: config.databaseSchema, mustExist, ...(unbounded && { statementTimeoutMillis: 0 }) }).catch((error: unknown) => {
         throw error instanceof StoreMissing ? new InvalidRequest(`--store: no store in ${description}; nothing was created (check DATABASE_SCHEMA)`, "store") : openFailed(error, description, { source: "--store", url: location });

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
@@ -55,6 +56,15 @@ describe("cardflow reconcile's store", () => {
     expect(await cardflow("reconcile", "--data-dir", blank)).toMatchObject({ code: 2, err: expect.stringMatching(/no store at .*cardflow\.sqlite .*the file is empty.*nothing was created/) });
     expect(await cardflow("replay", "--store", `sqlite:${join(blank, "cardflow.sqlite")}`)).toMatchObject({ code: 2, err: expect.stringContaining("(the file is empty); nothing was created") });
     expect([readdirSync(blank), readFileSync(join(blank, "cardflow.sqlite"), "utf8")]).toEqual([["cardflow.sqlite"], ""]);
+    // another program's SQLite database is no store (cardflow's tables were added to it, and the audit called it clean)
+    const foreignDir = mkdtempSync(join(dir, "foreign-"));
+    const foreign = join(foreignDir, "other.sqlite");
+    new Database(foreign).exec("CREATE TABLE foo (x)").close();
+    const before = readFileSync(foreign);
+    expect(await cardflow("audit", "--all", "--store", `sqlite:${foreign}`)).toMatchObject({ code: 2, err: expect.stringContaining("(the file is a SQLite database without cardflow's events: another program's?); nothing was created") });
+    expect([readdirSync(foreignDir), readFileSync(foreign).equals(before)]).toEqual([["other.sqlite"], true]);
+    // postgres: with another database's URL, or a path, is refused as DATABASE_URL's is (it was tried as PostgreSQL)
+    expect(await cardflow("replay", "--store", "postgres:mysql://u:pw@h/db")).toMatchObject({ code: 2, err: 'cardflow: --store: postgres:URL needs a postgres:// URL, got "mysql://u:***@h/db"\n' });
 
     const path = await sqliteStore("reconcile.sqlite");
     // the sandbox processor's ledger the service keeps beside its store: missing, refused, nothing created

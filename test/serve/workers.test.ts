@@ -191,9 +191,12 @@ describe("cardflow serve --workers 2", () => {
     for (const [args, says] of [
       [["--workers", "0"], "--workers: expected a whole number from 1 to 64"],
       [["--workers", "0x2"], "--workers: expected a whole number from 1 to 64"],
-      [["--store", "jsonl:/tmp/x.jsonl"], "serve needs read models beside its events"],
+      [["--store", "jsonl:/tmp/x.jsonl"], "--store jsonl: serve needs read models beside its events"],
+      [["--store", "bogus"], '--store: unknown store "bogus"; use sqlite:PATH, postgres:URL or memory'],
+      [[], 'CARDFLOW_STORE: unknown store "bogus"'],
     ] as const) {
-      const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", ...args], { env: { ...process.env, METRICS_PORT: "0" }, stdio: ["ignore", "ignore", "pipe"] });
+      const env = { ...process.env, METRICS_PORT: "0", ...(args.length === 0 && { CARDFLOW_STORE: "bogus:x" }) };
+      const child = spawn(process.execPath, [...SERVER_NODE_ARGS, BIN, "serve", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
       let stderr = "";
       child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
       const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));

@@ -44,6 +44,10 @@ describe("cardflow events tail", () => {
     const after = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", "x");
     expect(after.code).toBe(2);
     expect(after.err).toMatch(/--after/);
+    // an account the store does not hold: refused (it printed nothing, and followed for ever)
+    const unknown = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--account", "acct_nope");
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('no merchant account "acct_nope"');
   });
 
   it("follows: an event appended by another process is printed as it happens", async () => {

@@ -2,7 +2,7 @@
 // every write follows. better-sqlite3 is synchronous: SQLite's own wait for another process's lock
 // blocks the event loop, so it is kept short (LOCK_WAIT_MS) and longer waits are retries (write()).
 import Database from "better-sqlite3";
-import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { StoreUnavailable } from "../port/unavailable.js";
 import { loadMigrations } from "../migrations.js";
@@ -139,3 +139,25 @@ export function retryingWrites(busyTimeoutMs: number) {
 }
 
 export type Write = ReturnType<typeof retryingWrites>;
+
+/**
+ * What a path holds, for commands that only read (they never create a store): nothing, an empty
+ * file (a store's first open would make it one), a SQLite database without cardflow's events table
+ * (another program's: opening it would add cardflow's tables to it), or a store. A file SQLite cannot
+ * read counts as a store here: its opening then says why.
+ */
+export function sqliteStoreAt(path: string): "none" | "empty" | "foreign" | "store" {
+  if (!existsSync(path)) return "none";
+  if (!statSync(path).isFile()) return "store";
+  if (statSync(path).size === 0) return "empty";
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get() ? "store" : "foreign";
+    } finally {
+      db.close();
+    }
+  } catch {
+    return "store";
+  }
+}

@@ -123,7 +123,7 @@ describe("production mode refuses to start without what it needs", () => {
       [{ SQLITE_BUSY_TIMEOUT_MS: "99999999999" }, /SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got "99999999999"/],
       // an adapters module whose createProcessors throws: the variable, the module, the error's message
       [{ SANDBOX: "off", PROCESSORS_MODULE: "test/fixtures/processors/throws.mjs" }, /PROCESSORS_MODULE: createProcessors of test\/fixtures\/processors\/throws\.mjs failed \(boom in adapter\)/],
-      [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE bogus/],
+      [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE: unknown store "bogus"; use sqlite:PATH, postgres:URL or memory/],
       // a time that keeps no answer: the same Idempotency-Key would act twice
       [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected at least 1 hour/],
       // how the process is operated (src/serve/config.ts): the same form, not a line of their own

@@ -4,6 +4,7 @@
 // ./shutdown.ts drives.
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
+import { createServer as createNetServer } from "node:net";
 import { openStores, outboundOf, type ServiceConfig, type Stores } from "../config.js";
 import type { ReconcileReport } from "../engine.js";
 import { registerConsole } from "../console/routes.js";
@@ -62,7 +63,31 @@ async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: L
   }
 }
 
+/** A listener refused, as the start says it: a port another process holds, or a host or port that cannot be listened on. */
+function apiRefusal(error: unknown, config: ServiceConfig): unknown {
+  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return listenFailure(error, ["HOST", config.host], ["PORT", config.port]);
+  return new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
+}
+function metricsRefusal(error: unknown, serve: ServeConfig): unknown {
+  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return listenFailure(error, ["METRICS_HOST", serve.metricsHost], ["METRICS_PORT", serve.metricsPort]);
+  return new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
+}
+
+/** Whether `port` on `host` can be listened on now: tried and closed at once (port 0: any is). */
+const tryListen = (port: number, host: string) =>
+  new Promise<void>((resolve, reject) => {
+    if (port === 0) return resolve();
+    const probe = createNetServer().once("error", reject);
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+
 export async function startService({ config, serve, logger, stores, clusterWorker = false, onProduction }: ServiceOptions) {
+  // a port another process holds, or a host not of this machine, refuses the start before any store
+  // is opened (it made a whole new store first); a worker's port is its primary's to share
+  if (!clusterWorker) {
+    await tryListen(config.port, config.host).catch((error: unknown) => Promise.reject(apiRefusal(error, config)));
+    if (serve.metricsPort !== 0) await tryListen(serve.metricsPort, serve.metricsHost).catch((error: unknown) => Promise.reject(metricsRefusal(error, serve)));
+  }
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
@@ -115,8 +140,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     const scrape = { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() };
     metricsServer = await startMetricsServer(serve.metricsPort, serve.metricsHost, scrape, (err) => logger.warn({ err }, "metrics collection failed")).catch(async (error: unknown) => {
       await closeStores();
-      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw listenFailure(error, ["METRICS_HOST", serve.metricsHost], ["METRICS_PORT", serve.metricsPort]);
-      throw new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
+      throw metricsRefusal(error, serve);
     });
   }
   // the delivery starts in the background: it waits a store outage out (or a feed that cannot
@@ -139,8 +163,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     await stopDeliveryAndStores();
     await metricsServer?.close();
     // a port taken by another process is a setup problem to explain, not a crash to trace
-    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw listenFailure(error, ["HOST", config.host], ["PORT", config.port]);
-    throw new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
+    throw apiRefusal(error, config);
   }
   // processor calls a crash left without outcome: resolved at start-up, then on an interval
   engine.startReconciler(config.reconcileIntervalMs, (pass) => {

@@ -1,6 +1,7 @@
 // `npm start` on a port another process holds: a clear message naming the port and how to choose
 // another, in the one form every refusal to start takes, a non-zero exit, no stack trace.
 import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -38,6 +39,8 @@ describe("npm start", () => {
       const said = /^cardflow: refusing to start: port (\d+) on 127\.0\.0\.1 is already in use \(another cardflow, or another service\?\); choose another with PORT, e\.g\. PORT=(\d+) npm start\n$/.exec(stderr);
       expect(said, stderr).not.toBeNull();
       expect(Number(said![1])).toBe(port);
+      // refused before any store is opened: the data directory holds nothing of it
+      expect(readdirSync(dataDir)).toEqual([]);
       // past the two held and the process's own METRICS_PORT (port + 2), and free
       expect(Number(said![2])).toBeGreaterThanOrEqual(port + 3);
       const suggested = await listen(Number(said![2]));

@@ -9,7 +9,7 @@ import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/optional.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
-import { sqliteStoreAt } from "./store/sqlite/open.js";
+import { holdsSqliteStore, whyNoStore } from "./store/sqlite/open.js";
 import { StoreMissing, type EventStore, type ReadModelStore } from "./store/port.js";
 import { StoreOpenFailed, StoreUnavailable } from "./store/port/unavailable.js";
 import { SCHEMA_NAME, SCHEMA_RULE } from "./store/sql.js";
@@ -263,15 +263,6 @@ export async function openStores(
   } catch (error) {
     throw openFailed(error, description);
   }
-}
-
-/** Whether a SQLite store is at `path`: not an empty file (it would become a new, empty store), nor another program's database. */
-export const holdsSqliteStore = (path: string): boolean => sqliteStoreAt(path) === "store";
-
-/** Why the file at `path` is no store, for a refusal (null: no file there, or a store). */
-export function whyNoStore(path: string): string | null {
-  const found = sqliteStoreAt(path);
-  return found === "empty" ? "the file is empty" : found === "foreign" ? "the file is a SQLite database without cardflow's events: another program's?" : null;
 }
 
 /**

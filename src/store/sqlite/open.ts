@@ -161,3 +161,12 @@ export function sqliteStoreAt(path: string): "none" | "empty" | "foreign" | "sto
     return "store";
   }
 }
+
+/** Whether a SQLite store is at `path`: not an empty file (it would become a new, empty store), nor another program's database. */
+export const holdsSqliteStore = (path: string): boolean => sqliteStoreAt(path) === "store";
+
+/** Why the file at `path` is no store, for a refusal (null: no file there, or a store). */
+export function whyNoStore(path: string): string | null {
+  const found = sqliteStoreAt(path);
+  return found === "empty" ? "the file is empty" : found === "foreign" ? "the file is a SQLite database without cardflow's events: another program's?" : null;
+}

@@ -124,8 +124,15 @@ export async function freezePostgres(url: string): Promise<() => void> {
   };
   process.once("exit", thaw);
   try {
+    // the postmaster first (it forks no backend then), then its children as listed: one that
+    // exited since the listing (ESRCH) needs no freezing
     for (const pid of [postmaster, ...spawnSync("pgrep", ["-P", String(postmaster)], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).map(Number)]) {
-      process.kill(pid, "SIGSTOP");
+      try {
+        process.kill(pid, "SIGSTOP");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ESRCH" && pid !== postmaster) continue;
+        throw error;
+      }
       stopped.push(pid);
     }
   } catch (error) {

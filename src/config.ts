@@ -9,7 +9,7 @@ import { createOutbound, type Outbound } from "./outbound/client.js";
 import { defaultDataDir } from "./package-root.js";
 import { createPostgresStore } from "./store/optional.js";
 import { createSqliteStore } from "./store/sqlite/index.js";
-import { holdsSqliteStore, whyNoStore } from "./store/sqlite/open.js";
+import { missingSqliteStore } from "./store/sqlite/open.js";
 import { StoreMissing, type EventStore, type ReadModelStore } from "./store/port.js";
 import { StoreOpenFailed, StoreUnavailable } from "./store/port/unavailable.js";
 import { SCHEMA_NAME, SCHEMA_RULE } from "./store/sql.js";
@@ -255,7 +255,8 @@ export async function openStores(
     return { store: events, readModels, description, ...(discard && { discard }) };
   }
   const path = join(config.dataDir, "cardflow.sqlite");
-  if (mustExist && !holdsSqliteStore(path)) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}${whyNoStore(path) ? `; ${whyNoStore(path)}` : ""}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
+  const missing = mustExist ? missingSqliteStore(path) : null;
+  if (missing !== null) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}${missing && `; ${missing}`}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
   const description = `SQLite ${path}`;
   try {
     const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });

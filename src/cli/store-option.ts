@@ -14,7 +14,7 @@ import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { configFromEnv, openFailed, openStores, withoutPassword, type ServiceConfig as Config } from "../config.js";
-import { holdsSqliteStore, whyNoStore } from "../store/sqlite/open.js";
+import { missingSqliteStore } from "../store/sqlite/open.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { createMemoryReadModels, createMemoryStore } from "../store/memory/index.js";
 import { StoreMissing, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
@@ -116,7 +116,8 @@ export async function openStore(spec: string | undefined, { mustExist, unbounded
     case "sqlite": {
       if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
       const path = resolve(location);
-      if (mustExist && !holdsSqliteStore(path)) throw new InvalidRequest(`--store: no SQLite store at ${path}${whyNoStore(path) ? ` (${whyNoStore(path)})` : ""}; nothing was created (check the path)`, "store");
+      const missing = mustExist ? missingSqliteStore(path) : null;
+      if (missing !== null) throw new InvalidRequest(`--store: no SQLite store at ${path}${missing && ` (${missing})`}; nothing was created (check the path)`, "store");
       const discard = discarder(path);
       const description = `SQLite ${path}`;
       let opened: ReturnType<typeof createSqliteStore>;

@@ -3,12 +3,13 @@ import type { AttemptEvent } from "../../../machines/events.js";
 import type { PaymentSnapshot } from "../../../machines/fold.js";
 import type { CustomerCardRecord } from "../../../projections/customer-cards.js";
 import { InvalidRequest } from "../../errors.js";
+import { amounts } from "../../money.js";
 import type { SaveCardInput } from "../../inputs.js";
 import { can, commandAllowed } from "../allowed.js";
 import { refusal, UNRECORDED, type Decision } from "./decision.js";
 
-/** A card is saved from a captured payment (spec §2.3): one the processor settles later counts. */
-const CAPTURED: unknown[] = ["capture_requested", "succeeded"];
+/** Captured, as the machine recorded it (spec §2.3: a card is saved from a captured payment; a capture the processor settles later counts). */
+const captured = ({ context }: PaymentSnapshot) => amounts.compare(context.amount_captured, "0") > 0 || amounts.compare(context.amount_capture_requested, "0") > 0;
 
 /** What the handler gathers: the card on file a stored-card charge charged, if it was saved here (null: not). */
 export interface SaveCardContext {
@@ -21,7 +22,7 @@ export function decideSaveCard(input: SaveCardInput, payment: PaymentSnapshot, {
   // on file a captured stored-card charge charged, for its customer, when it was saved here
   if (saved_card?.external_customer_id === input.external_customer_id) return { unchanged: true };
   // (not when the shopper said no: allow_saving_card false is 409, as for every payment)
-  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && intent.allow_saving_card !== false && CAPTURED.includes(payment.value)) {
+  if (intent?.payment_method_id && intent.external_customer_id === input.external_customer_id && intent.allow_saving_card !== false && captured(payment)) {
     if (cardOnFile === undefined) return { need: "card_on_file" };
     if (cardOnFile?.external_customer_id === input.external_customer_id) return { unchanged: true };
   }

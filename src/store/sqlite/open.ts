@@ -162,11 +162,11 @@ export function sqliteStoreAt(path: string): "none" | "empty" | "foreign" | "sto
   }
 }
 
-/** Whether a SQLite store is at `path`: not an empty file (it would become a new, empty store), nor another program's database. */
-export const holdsSqliteStore = (path: string): boolean => sqliteStoreAt(path) === "store";
-
-/** Why the file at `path` is no store, for a refusal (null: no file there, or a store). */
-export function whyNoStore(path: string): string | null {
+/**
+ * Why no store is at `path`, for a refusal: null when one is; "" when nothing is there; else what
+ * the file is (one look at it: a refusal's message does not open the file again).
+ */
+export function missingSqliteStore(path: string): string | null {
   const found = sqliteStoreAt(path);
-  return found === "empty" ? "the file is empty" : found === "foreign" ? "the file is a SQLite database without cardflow's events: another program's?" : null;
+  return found === "store" ? null : found === "empty" ? "the file is empty" : found === "foreign" ? "the file is a SQLite database without cardflow's events: another program's?" : "";
 }

@@ -96,8 +96,10 @@ export function createEngine(options: EngineOptions = {}) {
   const reconciler = createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs });
   if (options.liveProjections) projections.start();
   const report = reportHandler({ pipeline, clock });
-  processors.connect(report);
+  // a report after close() is refused like every call
+  processors.connect((paymentId, reported) => guarded.report(paymentId, reported));
   let stopReconciling: (() => Promise<void>) | null = null;
+  let closing: Promise<void> | null = null;
 
   // A Loaded never changes, so neither does its record: presented once per state (status reads of
   // an unchanged payment, a command's answer), frozen since every caller gets the same object.
@@ -117,12 +119,7 @@ export function createEngine(options: EngineOptions = {}) {
   const accountCommands = accountHandlers({ streamsOfOne, accounts, projections, clock, ids });
   const createIntent = createIntentHandler({ pipeline, accounts, storedCards, clock, ids });
 
-  return {
-    store,
-    readModels,
-    projections,
-    clock,
-    ids,
+  const calls = {
 
     ...accountCommands,
     getAccount: accounts.getAccount,
@@ -181,22 +178,56 @@ export function createEngine(options: EngineOptions = {}) {
       // stopping waits for the pass under way: the store must not close beneath it
       stopReconciling = () => (clearInterval(timer), running);
     },
+  };
 
-    /** `step` hears each part as it begins (a stop that hangs can say where). */
-    async close(step: (part: string) => void = () => undefined): Promise<void> {
-      // a blocking authorization waiting for its shopper is not waited for (up to SYNC_AUTH_TIMEOUT_MS): its terminal's outcome is the reconciler's
-      payments.endWaits(new EngineClosed("a blocking authorization waiting for its shopper was ended unanswered"));
-      ownSimulators?.stop();
-      step("the reconciler's pass under way");
-      await stopReconciling?.();
-      step("the projections' catch-up under way");
-      await projections.stop();
-      step("closing the event store");
-      await store.close();
-      step("closing the read models");
-      await readModels.close();
+  const guarded = refusedOnceClosed(calls, () => closing !== null);
+  return {
+    store,
+    readModels,
+    projections,
+    clock,
+    ids,
+    ...guarded,
+    /**
+     * Ends the engine: its calls refused from now on (EngineClosed), a second close() waits for the
+     * first. `step` hears each part as it begins (a stop that hangs can say where).
+     */
+    close(step: (part: string) => void = () => undefined): Promise<void> {
+      return (closing ??= stop(step));
     },
   };
+
+  async function stop(step: (part: string) => void): Promise<void> {
+    // a blocking authorization waiting for its shopper is not waited for (up to SYNC_AUTH_TIMEOUT_MS): its terminal's outcome is the reconciler's
+    payments.endWaits(new EngineClosed("a blocking authorization waiting for its shopper was ended unanswered"));
+    ownSimulators?.stop();
+    step("the reconciler's pass under way");
+    await stopReconciling?.();
+    step("the projections' catch-up under way");
+    await projections.stop();
+    step("closing the event store");
+    await store.close();
+    step("closing the read models");
+    await readModels.close();
+  }
+}
+
+/**
+ * The engine's calls, each refused with EngineClosed once close() has begun: a call after it is not
+ * run (it met a closed store's driver errors before). startReconciler, the one call that answers at
+ * once, throws; the others reject.
+ */
+function refusedOnceClosed<T extends Record<string, (...args: never[]) => unknown>>(calls: T, closed: () => boolean): T {
+  const guarded: Record<string, (...args: never[]) => unknown> = {};
+  for (const [name, call] of Object.entries(calls)) {
+    guarded[name] = (...args) => {
+      if (!closed()) return call(...args);
+      const refusal = new EngineClosed(`engine.${name}() was called after engine.close()`);
+      if (name === "startReconciler") throw refusal;
+      return Promise.reject(refusal);
+    };
+  }
+  return guarded as T;
 }
 
 export type Engine = ReturnType<typeof createEngine>;

@@ -13,6 +13,9 @@ import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 import { registerReconcile } from "./reconcile.js";
 import { registerServe } from "./serve.js";
 
+/** The options that name a store (their names as commander keeps them). */
+const STORE_OPTIONS = ["store", "dataDir", "databaseUrl"] as const;
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
   const program = new Command("cardflow")
@@ -21,7 +24,14 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError()
     // usage errors are thrown (exitCode below) instead of exiting the process with 1
-    .exitOverride();
+    .exitOverride()
+    // an empty store option on the command line (`--store "$UNSET"`) names no store: refused, not
+    // taken as no option (the default store, audited or served in its place)
+    .hook("preAction", (_program, command) => {
+      for (const name of STORE_OPTIONS) {
+        if (command.getOptionValue(name) === "" && command.getOptionValueSource(name) === "cli") command.error(`error: option '--${kebab(name)}' is empty: it names no store`, { exitCode: EXIT_ERROR });
+      }
+    });
   // command groups register here: registerXxx(program); subcommands inherit the settings above
   registerAccounts(program, io, openService);
   registerAudit(program, io);

@@ -34,3 +34,14 @@ test("close(): a blocking auth waiting for its shopper ends with EngineClosed an
   expect(await auth).toMatchObject({ name: "EngineClosed", code: "service_stopping" });
   expect(counting.live()).toBe(0);
 });
+
+test("a call after close() is refused with EngineClosed and not run; a second close() waits for the first", async () => {
+  const engine = createEngine({ clock: manualClock(), ids: sequentialIds() });
+  await engine.openAccount({ external_account_id: "acct_1" });
+  const { payment_id } = await engine.createIntent({ external_account_id: "acct_1", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+  await Promise.all([engine.close(), engine.close()]);
+  await expect(engine.getPayment({ external_account_id: "acct_1", payment_id })).rejects.toMatchObject({ name: "EngineClosed", code: "service_stopping", status: 503 });
+  await expect(engine.cancel({ external_account_id: "acct_1", payment_id })).rejects.toThrow(/engine\.cancel\(\) was called after engine\.close\(\)/);
+  expect(() => engine.startReconciler(1000)).toThrow(/engine\.startReconciler\(\) was called after engine\.close\(\)/);
+  await engine.close();
+});

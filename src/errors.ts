@@ -3,6 +3,13 @@
 // library's answers, the one the HTTP API sends). Errors of the ports (a store unavailable) name
 // their problem only: the HTTP API decides how to answer those (src/http/status.ts).
 
+/**
+ * The advice of an answer whose request may have acted (its outcome settled later, or cut short):
+ * sent again with its Idempotency-Key it cannot act twice. The HTTP API words it otherwise for a
+ * request that carried no key (src/http/server.ts).
+ */
+export const RETRY_WITH_KEY = "retry with the same Idempotency-Key";
+
 export abstract class CardflowError extends Error {
   abstract readonly code: string;
   readonly param: string | null = null;
@@ -154,6 +161,6 @@ export class EngineClosed extends CardflowError {
   readonly status = 503;
   readonly code = "service_stopping";
   constructor(what: string) {
-    super(`the engine is closed: ${what}; retry it with the same Idempotency-Key on an engine that runs`);
+    super(`the engine is closed: ${what}; ${RETRY_WITH_KEY} on an engine that runs`);
   }
 }

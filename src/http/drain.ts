@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { acceptQueueDrained } from "./accept-queue.js";
+import { RETRY_WITH_KEY } from "../errors.js";
 import { HttpProblem } from "./problem.js";
 
 interface Connection {
@@ -125,7 +126,7 @@ export function drainOnClose(app: FastifyInstance, { idleMs = 1_000 }: { idleMs?
         if (requests > 0 && res && !res.headersSent && reply?.raw === res) {
           cut++;
           // answered as every error is (the server's error handler): Request-Id, Cache-Control, the log line's outcome
-          reply.header("connection", "close").send(new HttpProblem(503, "service_stopping", "the service stopped before this request finished; retry it with the same Idempotency-Key", null, 1));
+          reply.header("connection", "close").send(new HttpProblem(503, "service_stopping", `the service stopped before this request finished; ${RETRY_WITH_KEY}`, null, 1));
         } else {
           if (requests > 0) cut++;
           socket.destroy();

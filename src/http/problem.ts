@@ -2,7 +2,7 @@
 // `type`, `title`, `status`, `detail`, plus `code`, `param` and `request_id` (and, for a step
 // the payment's status does not allow, `current_status` and `allowed_next_steps`).
 import { STATUS_CODES } from "node:http";
-import { CardflowError, TransitionNotAllowed } from "../errors.js";
+import { CardflowError, RETRY_WITH_KEY, TransitionNotAllowed } from "../errors.js";
 import { successStatus, type Version } from "../present/api-versions.js";
 import { httpAnswerOf, pendingAnswerOf } from "./status.js";
 
@@ -78,6 +78,16 @@ export function problemOf(error: unknown, requestId: number, version: Version = 
     return { problem: problem(e.statusCode, "bad_request", e.message ?? "bad request", null, requestId), internal: false };
   }
   return { problem: problem(500, "internal_error", "the service failed to handle this request", null, requestId), internal: true };
+}
+
+/**
+ * The detail of a problem answering a request sent without an Idempotency-Key: the advice to retry
+ * with "the same" key (to the detail's end) has no key to name, and sent again without one, a request
+ * that may have acted could act twice.
+ */
+export function withoutKey(detail: string): string {
+  const advice = detail.indexOf(RETRY_WITH_KEY);
+  return advice < 0 ? detail : `${detail.slice(0, advice)}read the payment before sending this request again (it carried no Idempotency-Key: sent again without one, it may act twice)`;
 }
 
 /** A step refused in status `succeeded` is written `success` by /v1, as its records are (src/present/api-versions.ts). */

@@ -19,7 +19,7 @@ import { collectAllowedMethods } from "./method-not-allowed.js";
 import { authFailureLimit, clientErrorHandler, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { strictJsonBodies } from "./json-body.js";
 import { openApiDocument } from "./openapi.js";
-import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE } from "./problem.js";
+import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE, withoutKey } from "./problem.js";
 import { registerRoute, type Auth, type RouteDef } from "./route.js";
 import { accountRoutes } from "./routes/account.js";
 import { createWebhooks, type Webhooks } from "../webhooks/index.js";
@@ -89,6 +89,8 @@ function replyProblem(error: unknown, req: FastifyRequest, reply: FastifyReply) 
   req.problemCode = body.code;
   // the limit is the server's setting: named, so a client knows what to send instead
   if (body.code === "body_too_large" && req.routeOptions.bodyLimit) body.detail = `${body.detail}: ${req.routeOptions.bodyLimit} bytes at most`;
+  // a request without a key has none to retry with: sent again bare, it could act twice
+  if (req.headers["idempotency-key"] === undefined) body.detail = withoutKey(body.detail);
   if (body.status === 401) reply.header("www-authenticate", 'Bearer realm="cardflow"');
   if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   // framework errors are answered before the onSend hook that sets these on other answers

@@ -1,7 +1,7 @@
 // The HTTP answer to every error a request can end with: its status and, for a problem that passes,
 // how soon a retry is worth it (Retry-After). The engine's refusals carry their status
 // (src/errors.ts); the errors of the ports name their problem only, and HTTP decides here.
-import type { CardflowError } from "../errors.js";
+import { RETRY_WITH_KEY, type CardflowError } from "../errors.js";
 import { LateAnswerWaits } from "../engine.js";
 import { StoreUnavailable } from "../store/port.js";
 
@@ -37,7 +37,7 @@ interface PendingAnswer {
 const PENDING: readonly [new (...args: never[]) => Error, PendingAnswer][] = [
   // the processor's late answer is recorded once the call in flight is closed (by the reconciler; by
   // that call itself when it is the same call, made again by a retry)
-  [LateAnswerWaits, { status: 503, code: "late_answer_pending", retryAfterSeconds: 30, advice: "retry with the same Idempotency-Key to get the payment as it took the answer" }],
+  [LateAnswerWaits, { status: 503, code: "late_answer_pending", retryAfterSeconds: 30, advice: `${RETRY_WITH_KEY} to get the payment as it took the answer` }],
 ];
 
 export function pendingAnswerOf(error: unknown): PendingAnswer | undefined {

@@ -52,7 +52,7 @@ export interface SimulatorOptions {
 export interface Simulators extends Processors {
   /** Test helpers acting as shopper and clerk on a simulated terminal. */
   terminal: {
-    presentCard(terminalId: string, cardNumber?: string, options?: { capture?: TerminalCapture; tip?: string }): Promise<void>;
+    presentCard(terminalId: string, cardNumber?: string, options?: { capture?: TerminalCapture; tip?: string | number }): Promise<void>;
     clerkCancel(terminalId: string): Promise<void>;
     /** The payment a terminal is collecting for, if any. */
     collecting(terminalId: string): string | undefined;

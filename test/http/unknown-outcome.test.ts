@@ -34,10 +34,10 @@ const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port
 await engine.openAccount({ external_account_id: "acct_u", processor: "A" });
 const { key } = await apiKeys.issue("acct_u", "test");
 
-async function post(path: string, body: object, idempotencyKey: string) {
+async function post(path: string, body: object, idempotencyKey: string | null) {
   const res = await fetch(base + path, {
     method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(idempotencyKey === null ? {} : { "idempotency-key": idempotencyKey }) },
     body: JSON.stringify({ external_account_id: "acct_u", ...body }),
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
@@ -105,5 +105,22 @@ describe("a processor call whose answer was lost, retried with the same Idempote
     const retried = await post("/v2/payment/refund", { payment_id, amount: "4.00" }, "refund-lost");
     expect([retried.status, retried.headers.get("idempotent-replayed"), retried.body.amount_refunded]).toEqual([200, "false", "4.00"]);
     expect(calls("refund")).toBe(before + 1);
+  });
+
+  it("the 503's advice: the same Idempotency-Key when the request carried one, else to read the payment first (there is no key to retry with)", async () => {
+    const charged = async (n: number) => {
+      const created = await post("/v2/payment/intent", { amount: "10.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_u" }, `create-advice-${n}`);
+      expect((await post("/v2/payment/auth", { payment_id: created.body.payment_id }, `auth-advice-${n}`)).body.status).toBe("succeeded");
+      return created.body.payment_id as string;
+    };
+    const [one, two] = [await charged(1), await charged(2)];
+    loseAnswers(true);
+    const keyed = await post("/v2/payment/refund", { payment_id: one, amount: "1.00" }, "refund-advice");
+    const bare = await post("/v2/payment/refund", { payment_id: two, amount: "1.00" }, null);
+    loseAnswers(false);
+    expect([keyed.status, bare.status]).toEqual([503, 503]);
+    expect(keyed.body.detail).toMatch(/it is settled with the processor shortly: retry with the same Idempotency-Key$/);
+    expect(bare.body.detail).toMatch(/it is settled with the processor shortly: read the payment before sending this request again \(it carried no Idempotency-Key: sent again without one, it may act twice\)$/);
+    await engine.reconcile({ graceMs: 0 });
   });
 });

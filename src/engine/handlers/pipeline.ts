@@ -15,7 +15,7 @@
 import { streams, type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
-import { CardflowError, NotFound, ProcessorAnswerUnapplied, ProcessorUnavailable, TransitionNotAllowed } from "../../errors.js";
+import { CardflowError, NotFound, ProcessorAnswerUnapplied, ProcessorUnavailable, RETRY_WITH_KEY, TransitionNotAllowed } from "../../errors.js";
 import type { Ids } from "../../ids.js";
 import type { Processors, RecordedOutcome } from "../../processors/port.js";
 import { WrongExpectedRevision } from "../../store/port.js";
@@ -106,7 +106,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
 
   const unknownOutcome = (attemptId: string, cause?: unknown) =>
     new ProcessorUnavailable(
-      `the processor's answer to attempt ${attemptId} is not known${cause instanceof Error ? ` (${cause.message})` : ""}; it is settled with the processor shortly: retry with the same Idempotency-Key`,
+      `the processor's answer to attempt ${attemptId} is not known${cause instanceof Error ? ` (${cause.message})` : ""}; it is settled with the processor shortly: ${RETRY_WITH_KEY}`,
       // the reconciler asks once the attempt is older than its grace
       { cause, retryAfterSeconds: Math.max(1, Math.ceil(reconcileGraceMs / 1000)) },
     );

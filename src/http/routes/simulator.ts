@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
 import { TransitionNotAllowed } from "../../errors.js";
-import { Id } from "../../inputs.js";
+import { AmountInput, Id } from "../../inputs.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { notCollecting } from "../../processors/simulator/terminal-sessions.js";
 import { testCard } from "../../processors/test-cards.js";
@@ -19,8 +19,8 @@ export const PresentCardInput = z.strictObject({
   card_number: z.string().regex(/^\d{12,19}$/, "12 to 19 digits").refine((n) => testCard(n) !== undefined, "not a test card of the simulator").optional(),
   /** Automatic capture: captured separately (default), on the terminal, or capture requested. */
   capture: z.enum(["separately", "on_terminal", "requested"]).optional(),
-  /** A tip the shopper adds on the terminal. */
-  tip: z.string().regex(/^\d+(\.\d+)?$/, "a decimal string").optional(),
+  /** A tip the shopper adds on the terminal: an amount as every amount is (src/money.ts checks it). */
+  tip: AmountInput.optional(),
 });
 export const ClerkCancelInput = z.strictObject(TerminalRef);
 
@@ -45,7 +45,7 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
       response: () => PaymentRecordOut("v2"),
       async run({ external_account_id, terminal_id, card_number, capture, tip }) {
         const payment_id = await collecting(external_account_id, terminal_id);
-        await simulators.terminal.presentCard(terminal_id, card_number, { ...(capture ? { capture } : {}), ...(tip ? { tip } : {}) }).catch((error: unknown) => {
+        await simulators.terminal.presentCard(terminal_id, card_number, { ...(capture ? { capture } : {}), ...(tip !== undefined ? { tip } : {}) }).catch((error: unknown) => {
           // the card was presented; a report the payment no longer awaits (canceled meanwhile
           // through another request or process) is not this request's failure: the payment is the answer
           if (!(error instanceof TransitionNotAllowed)) throw error;

@@ -81,14 +81,14 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
 
   /** Test helpers acting as shopper and clerk on a simulated terminal. */
   const helpers = {
-    async presentCard(terminalId: string, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip }: { capture?: TerminalCapture; tip?: string } = {}) {
+    async presentCard(terminalId: string, cardNumber = DEFAULT_TEST_CARD, { capture = "separately", tip }: { capture?: TerminalCapture; tip?: string | number } = {}) {
       const session = side.get<Session>("sessions", terminalId);
       if (!session) throw notCollecting(terminalId);
-      if (tip !== undefined) checkTip(tip, session.payment.intent);
+      const tipAmount = tip === undefined ? undefined : checkTip(tip, session.payment.intent);
       const test = testCardOf(cardNumber); // an unknown card is refused and the terminal keeps collecting
       const paymentId = session.payment.intent.payment_id;
       side.set("cards", paymentId, test.number);
-      const result = outcome(session.payment, test, "card_present", capture, tip);
+      const result = outcome(session.payment, test, "card_present", capture, tipAmount);
       // the shopper presents once: of two presentations at once (two processes), one ends it
       if (!endSession(terminalId, result, (s) => s.key === session.key)) throw notCollecting(terminalId);
       await report(paymentId, result);
@@ -111,8 +111,12 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
   return { start, stop, helpers };
 }
 
-/** A tip the shopper adds: an amount in the payment's currency that keeps the authorized total within the bound every later step (capture, refund) carries. */
-function checkTip(tip: string, { amount, currency }: PaymentView["intent"]): void {
+/**
+ * A tip the shopper adds: an amount in the payment's currency (a number or a decimal string, as
+ * every amount) that keeps the authorized total within the bound every later step (capture,
+ * refund) carries; answered as a decimal string.
+ */
+function checkTip(tip: string | number, { amount, currency }: PaymentView["intent"]): string {
   let parsed: Decimal;
   try {
     parsed = parseAmount(tip, currency);
@@ -120,4 +124,5 @@ function checkTip(tip: string, { amount, currency }: PaymentView["intent"]): voi
     throw new InvalidRequest(`tip: ${(error as Error).message}`, "tip", "amount_invalid");
   }
   if (parsed.plus(amount).greaterThan(maxAmount(currency))) throw new InvalidRequest(`tip: the amount with the tip must be at most ${maxAmount(currency)} ${currency}`, "tip", "amount_invalid");
+  return parsed.toFixed();
 }

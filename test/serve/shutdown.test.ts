@@ -85,12 +85,13 @@ describe("SIGTERM under load", () => {
     const key = await merchantKey(store, "acct_deadline");
     const server = await startServer(store, { SHUTDOWN_GRACE_MS: "200", SHUTDOWN_DEADLINE_MS: "3000", LOG_LEVEL: "info" });
     stopServers.push(() => server.stop());
-    const post = (path: string, body: object) =>
-      fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ external_account_id: "acct_deadline", ...body }) });
+    const post = (path: string, body: object, headers: Record<string, string> = {}, to = server) =>
+      fetch(to.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify({ external_account_id: "acct_deadline", ...body }) });
     const terminal = (await (await post("/v2/hardware", { terminal_type: "A_sync" })).json()).terminal_id;
     const intent = await (await post("/v1/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "manual" })).json();
     // a synchronous terminal's auth blocks until a card is presented (up to 120 s)
-    const blocking = post("/v1/payment/auth", { payment_id: intent.payment_id, terminal_id: terminal });
+    const authorize = { payment_id: intent.payment_id, terminal_id: terminal };
+    const blocking = post("/v1/payment/auth", authorize, { "idempotency-key": "auth-cut-off" });
     // and a server-sent event stream is open
     const stream = await fetch(`${server.url}/v2/events/stream?external_account_id=acct_deadline`, { headers: { authorization: `Bearer ${key}` } });
     expect(stream.headers.get("content-type")).toContain("text/event-stream");
@@ -118,6 +119,20 @@ describe("SIGTERM under load", () => {
     // the attempt was recorded before the call: the reconciler of the next process resolves it
     const events = await storedEvents(store);
     expect(events.filter((e) => e.stream === `payment-${intent.payment_id}`).map((e) => e.type)).toContain("TerminalAuthorizationAttempted");
+
+    // the retry the 503 asked for, on the next process: the shopper has yet to pay, so it waits for
+    // the outcome as the first try would have (it answered the collection's start, for good)
+    const next = await startServer(store, { LOG_LEVEL: "info" });
+    stopServers.push(() => next.stop());
+    let retried: Response | undefined;
+    const retry = post("/v1/payment/auth", authorize, { "idempotency-key": "auth-cut-off" }, next).then((r) => (retried = r));
+    await sleep(1_000);
+    expect(retried).toBeUndefined();
+    expect((await post("/sim/terminal/present-card", { terminal_id: terminal }, {}, next)).status).toBe(200);
+    await retry;
+    expect([retried!.status, (await retried!.json()).status]).toEqual([200, "requires_capture"]);
+    const again = await post("/v1/payment/auth", authorize, { "idempotency-key": "auth-cut-off" }, next);
+    expect([again.headers.get("idempotent-replayed"), (await again.json()).status]).toEqual(["true", "requires_capture"]);
   }, 180_000);
 });
 

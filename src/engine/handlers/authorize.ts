@@ -1,6 +1,7 @@
 // Spec §4.4: authorize. The asynchronous terminal answers at once; the synchronous one blocks until
 // the outcome (the shopper pays or cancels), up to 120 s, then the terminal is stopped.
 import type { TerminalType } from "../../../machines/events.js";
+import { hasTag } from "../../../machines/fold.js";
 import type { Clock } from "../../clock.js";
 import { AuthorizeInput, type AuthorizeRequest, parseInput } from "../../inputs.js";
 import { commandClock, type CommandContext } from "../context.js";
@@ -52,7 +53,11 @@ export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuth
         { followUps: true },
       ),
     );
-    if (started !== "A_sync" || fromStore) return loaded;
+    // a retry of a blocking auth whose first try was cut off while its shopper had yet to pay (a
+    // stop answered it 503 service_stopping; a crash's lease ran out) finds the collection still
+    // running: it waits for the outcome as that try would have, not answering the collection's start
+    const resumed = fromStore && loaded.snapshot.context.terminal?.terminal_type === "A_sync" && hasTag(loaded.snapshot, "collecting_card");
+    if ((started !== "A_sync" || fromStore) && !resumed) return loaded;
     // seen from the store (card presented through another process): final once no processor call
     // is in flight and what follows on its own has happened, or nothing moved for a look
     const collected = await payments.waitWhileCollecting(payment_id, syncAuthTimeoutMs, (current, quiet) => current.snapshot.context.attempt === null && (quiet || !followUpDue(current.snapshot)));

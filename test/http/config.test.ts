@@ -101,7 +101,10 @@ describe("configuration", () => {
 
   it("settings that would turn off what they are for are refused: idempotency answers kept under an hour, no Idempotency-Key allowed, no wait for a terminal, a reconciler without pause", () => {
     expect(env({ IDEMPOTENCY_TTL_HOURS: "1" }).idempotencyTtlMs).toBe(3_600_000);
-    for (const bad of ["0", "0.5", "-1", "a day"]) expect(() => env({ IDEMPOTENCY_TTL_HOURS: bad }), bad).toThrow(`IDEMPOTENCY_TTL_HOURS: expected at least 1 hour (shorter, a client's retry with the same Idempotency-Key could act again), got ${JSON.stringify(bad)}`);
+    expect(env({ IDEMPOTENCY_TTL_HOURS: "8760" }).idempotencyTtlMs).toBe(8_760 * 3_600_000);
+    // past a year refused: at 99999999999 hours the keeping time's start was no date, and every keyed request answered 500
+    for (const bad of ["0", "0.5", "-1", "a day", "8761", "99999999999"]) expect(() => env({ IDEMPOTENCY_TTL_HOURS: bad }), bad).toThrow(`IDEMPOTENCY_TTL_HOURS: expected from 1 to 8760 hours (shorter, a client's retry with the same Idempotency-Key could act again; 8760 is a year), got ${JSON.stringify(bad)}`);
+    for (const name of ["SIM_CAPTURE_SETTLE_MS", "SIM_PROCESSOR_LATENCY_MS"]) expect(() => env({ [name]: "3000000000" }), name).toThrow(`${name}: expected milliseconds from 0 to 2147483647, got "3000000000"`);
     expect(() => env({ IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: "0" })).toThrow(/^IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: expected at least 1 /);
     expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected milliseconds, 1 or more/);
     expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more/);

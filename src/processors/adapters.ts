@@ -101,7 +101,8 @@ export interface ServiceProcessors {
 }
 
 /** Loads the adapters module and checks it serves every routed processor with every call. */
-export async function loadAdapters(specifier: string, context: AdapterContext): Promise<Processors & { close(): Promise<void> }> {
+/** The createProcessors of a PROCESSORS_MODULE, or a ConfigurationError saying why there is none. */
+async function importCreateProcessors(specifier: string): Promise<CreateProcessors> {
   // a path (./x.js, /abs/x.js, or a file that exists from here: node_modules/cardflow/dist/...), else a package
   const isPath = specifier.startsWith(".") || isAbsolute(specifier) || existsSync(resolve(specifier));
   const url = isPath ? pathToFileURL(resolve(specifier)).href : specifier;
@@ -113,6 +114,11 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
   }
   const create = (loaded.createProcessors ?? loaded.default) as CreateProcessors | undefined;
   if (typeof create !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports no createProcessors(context) function`);
+  return create;
+}
+
+export async function loadAdapters(specifier: string, context: AdapterContext): Promise<Processors & { close(): Promise<void> }> {
+  const create = await importCreateProcessors(specifier);
   let adapters: ProcessorAdapters;
   try {
     adapters = await create(context);
@@ -123,6 +129,24 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
   }
   const processors = processorsFromAdapters(adapters, (problem) => new ConfigurationError(`PROCESSORS_MODULE: ${specifier}: ${problem}`));
   return { ...processors, close: async () => void (await adapters.close?.()) };
+}
+
+/**
+ * The processor settings, checked before a start opens any store: the sandbox takes no
+ * PROCESSORS_MODULE, production needs one, and its module loads and exports createProcessors (run
+ * once the stores are open: its context needs them).
+ */
+export async function checkProcessorSettings(config: Pick<ServiceConfig, "sandbox" | "processorsModule">, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  if (config.sandbox) {
+    if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
+    return;
+  }
+  if (!config.processorsModule) {
+    throw new ConfigurationError(
+      `production mode (${env.SANDBOX ? "SANDBOX=off" : "NODE_ENV=production"}) runs no simulated processor: set PROCESSORS_MODULE to a module exporting createProcessors() with an adapter for processor ${ROUTED_PROCESSORS.join(" and ")} (README: Running in production), or run the sandbox with SANDBOX=on`,
+    );
+  }
+  await importCreateProcessors(config.processorsModule);
 }
 
 /**
@@ -158,8 +182,8 @@ export async function serviceProcessors(
     counted?: boolean;
   },
 ): Promise<ServiceProcessors> {
+  await checkProcessorSettings(config, env);
   if (config.sandbox) {
-    if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
     await markOrRefuseProductionStore(store, true, { count: counted });
     const ledger = processorSideIn(config.dataDir);
     if (ledgerMustExist && !existsSync(ledger)) {
@@ -171,12 +195,7 @@ export async function serviceProcessors(
     const watch = onProduction && watchProductionMark(store, onProduction);
     return { processors: simulators, simulators, mode: "sandbox", ...(watch ? { watch } : {}), close: async () => (watch?.close(), side.close()) };
   }
-  if (!config.processorsModule) {
-    throw new ConfigurationError(
-      `production mode (${env.SANDBOX ? "SANDBOX=off" : "NODE_ENV=production"}) runs no simulated processor: set PROCESSORS_MODULE to a module exporting createProcessors() with an adapter for processor ${ROUTED_PROCESSORS.join(" and ")} (README: Running in production), or run the sandbox with SANDBOX=on`,
-    );
-  }
-  const adapters = await loadAdapters(config.processorsModule, { outbound: outboundOf(config), clock, ids, env, logger, state });
+  const adapters = await loadAdapters(config.processorsModule!, { outbound: outboundOf(config), clock, ids, env, logger, state });
   const { waitMs } = await markOrRefuseProductionStore(store, false, { count: counted });
   if (waitMs > 0) {
     logger.info({ wait_ms: waitMs }, `a sandbox process ran on this store: waiting ${waitMs} ms, counted as production, before any processor call, so a sandbox still running here sees it and stops`);

@@ -15,10 +15,10 @@ import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
 import { registerServiceGauges } from "./service-gauges.js";
-import { adapterState, serviceProcessors } from "../processors/adapters.js";
+import { adapterState, checkProcessorSettings, serviceProcessors } from "../processors/adapters.js";
 import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
-import { loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
+import { configuredSigningKey, loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
 import { listenFailure, type ServeConfig } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 
@@ -88,6 +88,11 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     await tryListen(config.port, config.host).catch((error: unknown) => Promise.reject(apiRefusal(error, config)));
     if (serve.metricsPort !== 0) await tryListen(serve.metricsPort, serve.metricsHost).catch((error: unknown) => Promise.reject(metricsRefusal(error, serve)));
   }
+  // so are the settings read once the stores are open: the processors', the webhooks', the outbound CA file
+  await checkProcessorSettings(config);
+  const webhookSettings = webhookConfigFromEnv();
+  configuredSigningKey();
+  const outbound = outboundOf(config);
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
@@ -103,8 +108,8 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   const webhooks = createWebhooks({
     engine,
     signingKey: loadSigningKey(config.dataDir),
-    ...webhookConfigFromEnv(),
-    outbound: outboundOf(config),
+    ...webhookSettings,
+    outbound,
     onError: (err) => logger.warn({ err }, "webhook delivery"),
     // one line per change of an endpoint's health, never one per failed attempt
     onNotice: (notice) =>

@@ -43,6 +43,14 @@ export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Webh
 
 const KEY_HEX = /^([0-9a-f]{2}){32,}$/i;
 
+/** WEBHOOK_SIGNING_KEY when set (null: the data directory's key file), refused unless it is hex of 32 bytes or more. */
+export function configuredSigningKey(env: NodeJS.ProcessEnv = process.env): Buffer | null {
+  const configured = env.WEBHOOK_SIGNING_KEY;
+  if (!configured) return null;
+  if (!KEY_HEX.test(configured)) throw new ConfigurationError("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex (64 hex digits or more), e.g. from: openssl rand -hex 32");
+  return Buffer.from(configured, "hex");
+}
+
 /**
  * The signing key: WEBHOOK_SIGNING_KEY, else `<DATA_DIR>/webhook-signing.key`, made on first start.
  * Every process on the data directory must hold the same key (it also seals Idempotency-Key
@@ -51,11 +59,8 @@ const KEY_HEX = /^([0-9a-f]{2}){32,}$/i;
  * (Creating it with O_EXCL and writing after let a second process read it empty in between.)
  */
 export function loadSigningKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): Buffer {
-  const configured = env.WEBHOOK_SIGNING_KEY;
-  if (configured) {
-    if (!KEY_HEX.test(configured)) throw new ConfigurationError("WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex (64 hex digits or more), e.g. from: openssl rand -hex 32");
-    return Buffer.from(configured, "hex");
-  }
+  const configured = configuredSigningKey(env);
+  if (configured) return configured;
   const path = join(dataDir, "webhook-signing.key");
   makeDataDirectory(dataDir);
   if (!existsSync(path)) {

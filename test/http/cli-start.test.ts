@@ -53,3 +53,33 @@ describe("npm start", () => {
     }
   });
 });
+
+describe("a start refused by a setting read once the stores are open", () => {
+  // each was refused only after a whole new store was made (SQLite files, the simulators' ledger),
+  // which a later read-only command read as an empty, clean store
+  it.each([
+    ["WEBHOOK_SIGNING_KEY not hex of 32 bytes", { WEBHOOK_SIGNING_KEY: "abcd" }, /WEBHOOK_SIGNING_KEY: expected at least 32 bytes as hex/],
+    ["WEBHOOK_TIMEOUT_MS of 0", { WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS/],
+    ["OUTBOUND_CA_FILE that is not there", { OUTBOUND_CA_FILE: "/nonexistent/ca.pem" }, /OUTBOUND_CA_FILE: cannot read \/nonexistent\/ca\.pem/],
+    ["PROCESSORS_MODULE in the sandbox", { PROCESSORS_MODULE: "./examples/processors.js" }, /PROCESSORS_MODULE: the sandbox runs the simulated processors/],
+    ["production without PROCESSORS_MODULE", { SANDBOX: "off" }, /production mode \(SANDBOX=off\) runs no simulated processor/],
+    ["a PROCESSORS_MODULE that cannot be loaded", { SANDBOX: "off", PROCESSORS_MODULE: "./nowhere/processors.js" }, /PROCESSORS_MODULE: cannot load \.\/nowhere\/processors\.js/],
+  ])("%s: exit 1, one line naming it, nothing made in DATA_DIR", async (_, settings, said) => {
+    const dataDir = await mkdtemp(join(tmpdir(), "cardflow-start-"));
+    try {
+      const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
+        env: { ...process.env, PORT: "0", METRICS_PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, NODE_ENV: "", ...settings },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect([code, stderr.split("\n").filter(Boolean).length]).toEqual([1, 1]);
+      expect(stderr).toMatch(/^cardflow: refusing to start: /);
+      expect(stderr).toMatch(said);
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

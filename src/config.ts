@@ -17,11 +17,7 @@ import { SCHEMA_NAME, SCHEMA_RULE } from "./store/sql.js";
 export interface ServiceConfig {
   port: number;
   host: string;
-  /**
-   * A DATA_DIR that is set is taken as it is, a relative one from the folder the command was run in
-   * (npm's INIT_CWD: `npm start` runs in the package's folder, `npx cardflow` where it was typed);
-   * else see defaultDataDir.
-   */
+  /** A DATA_DIR that is set is taken as it is (a relative one from the current folder: see src/main.ts for npm start); else see defaultDataDir. */
   dataDir: string;
   /** PostgreSQL (postgres://…): several processes share it. Unset: SQLite under dataDir. */
   databaseUrl: string | null;
@@ -182,7 +178,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
   return {
     port: port(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
-    dataDir: resolve(env.INIT_CWD ?? "", env.DATA_DIR || defaultDataDir()),
+    dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),

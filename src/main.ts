@@ -2,8 +2,14 @@
 // under DATA_DIR), the processors (the simulators in the sandbox, PROCESSORS_MODULE's adapters in
 // production), Prometheus metrics on METRICS_PORT, graceful stop on SIGTERM/SIGINT: the process
 // `cardflow serve` runs (src/cli/serve.ts, src/serve/), with the environment's settings only.
+import { isAbsolute, resolve } from "node:path";
 import { serve } from "./cli/serve.js";
 import { refusedStart } from "./config.js";
+
+// npm runs `npm start` in the package's folder: a relative DATA_DIR is the folder's it was typed in
+// (INIT_CWD), as it is for `npx cardflow` there (run from a subfolder, the two opened different stores)
+const typedIn = process.env.INIT_CWD;
+if (typedIn && process.env.DATA_DIR && !isAbsolute(process.env.DATA_DIR)) process.env.DATA_DIR = resolve(typedIn, process.env.DATA_DIR);
 
 const store = process.env.CARDFLOW_STORE || undefined;
 // a store that cannot be opened is a refusal to start like any other (named as the variable it came from)

@@ -2,7 +2,6 @@
 // test/processors/production.test.ts): modes from SANDBOX and NODE_ENV, TRUST_PROXY as addresses or
 // CIDRs only, the outbound allowlist checked, WEBHOOK_ALLOW_PRIVATE only in the sandbox, numbers
 // that would turn off what they are for refused.
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, configFromEnv, withoutPassword } from "../../src/config.js";
 
@@ -17,12 +16,6 @@ describe("configuration", () => {
     expect(withoutPassword("postgres://u@h:5432/db?password=x&a=1")).toBe("postgres://u@h:5432/db?password=***&a=1");
     expect(withoutPassword("postgres://h:5432/db")).toBe("postgres://h:5432/db");
     expect(withoutPassword("kurrentdb://admin:changeit@127.0.0.1:2113")).toBe("kurrentdb://admin:***@127.0.0.1:2113");
-  });
-
-  it("a relative DATA_DIR is taken from the folder the command was run in (npm's INIT_CWD: npm start runs in the package's folder), else the current one", () => {
-    expect(configFromEnv({ DATA_DIR: "rel/data", INIT_CWD: "/home/me/shop" }).dataDir).toBe("/home/me/shop/rel/data");
-    expect(configFromEnv({ DATA_DIR: "/abs/data", INIT_CWD: "/home/me/shop" }).dataDir).toBe("/abs/data");
-    expect(configFromEnv({ DATA_DIR: "rel/data" }).dataDir).toBe(join(process.cwd(), "rel/data"));
   });
 
   it("the sandbox unless NODE_ENV=production; SANDBOX decides when set", () => {

@@ -56,8 +56,9 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new InvalidRequest(`--workers: expected a whole number from 1 to 64, got ${JSON.stringify(opts.workers)}`, "workers");
   const env = { ...process.env };
   if (opts.port !== undefined && !(/^\d{1,5}$/.test(opts.port) && Number(opts.port) <= 65535)) throw new InvalidRequest(`--port: expected a port number from 0 to 65535, got ${JSON.stringify(opts.port)}`, "port");
-  if (opts.port !== undefined) env.PORT = opts.port;
-  if (opts.host !== undefined) env.HOST = opts.host;
+  // a refusal names the option, not the variable it is passed on as
+  if (opts.port !== undefined) Object.assign(env, { PORT: opts.port, CARDFLOW_PORT_FROM: "--port" });
+  if (opts.host !== undefined) Object.assign(env, { HOST: opts.host, CARDFLOW_HOST_FROM: "--host" });
   // an empty one would be this folder here, and the default data/ for the other commands: neither is meant
   if (opts.dataDir?.trim() === "") throw new InvalidRequest("--data-dir: needs a directory", "data-dir");
   if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });

@@ -15,6 +15,8 @@ export interface ServeConfig {
   readyMaxLagSeconds: number;
   /** STORE_START_WAIT_SECONDS: a start waits this long for a database that cannot be reached (a failover) before refusing (default 60; 0: refuse at once). */
   storeStartWaitSeconds: number;
+  /** Where the API's host and port were given, for a refusal's words: HOST and PORT, or `serve`'s --host and --port (CARDFLOW_HOST_FROM, CARDFLOW_PORT_FROM). */
+  listenFrom: { host: string; port: string };
 }
 
 /** At the deadline less this, requests still running are cut, so the rest of the stop has this long. */
@@ -31,6 +33,7 @@ export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort
     shutdownDeadlineMs: whole(env, "SHUTDOWN_DEADLINE_MS", 25_000),
     readyMaxLagSeconds: whole(env, "READY_MAX_LAG_SECONDS", 30),
     storeStartWaitSeconds: whole(env, "STORE_START_WAIT_SECONDS", 60, 86_400),
+    listenFrom: { host: env.CARDFLOW_HOST_FROM || "HOST", port: env.CARDFLOW_PORT_FROM || "PORT" },
   };
   if (config.metricsPort !== 0 && config.metricsPort === apiPort) {
     throw new ConfigurationError(`METRICS_PORT: ${config.metricsPort} is the API's port; metrics are served on a port of their own (default 9464), or not at all with METRICS_PORT=0`);

@@ -64,8 +64,8 @@ async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: L
 }
 
 /** A listener refused, as the start says it: a port another process holds, or a host or port that cannot be listened on. */
-function apiRefusal(error: unknown, config: ServiceConfig): unknown {
-  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return listenFailure(error, ["HOST", config.host], ["PORT", config.port]);
+function apiRefusal(error: unknown, config: ServiceConfig, { listenFrom }: ServeConfig): unknown {
+  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return listenFailure(error, [listenFrom.host, config.host], [listenFrom.port, config.port]);
   return new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
 }
 function metricsRefusal(error: unknown, serve: ServeConfig): unknown {
@@ -85,7 +85,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // a port another process holds, or a host not of this machine, refuses the start before any store
   // is opened (it made a whole new store first); a worker's port is its primary's to share
   if (!clusterWorker) {
-    await tryListen(config.port, config.host).catch((error: unknown) => Promise.reject(apiRefusal(error, config)));
+    await tryListen(config.port, config.host).catch((error: unknown) => Promise.reject(apiRefusal(error, config, serve)));
     if (serve.metricsPort !== 0) await tryListen(serve.metricsPort, serve.metricsHost).catch((error: unknown) => Promise.reject(metricsRefusal(error, serve)));
   }
   // so are the settings read once the stores are open: the processors', the webhooks', the outbound CA file
@@ -168,7 +168,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     await stopDeliveryAndStores();
     await metricsServer?.close();
     // a port taken by another process is a setup problem to explain, not a crash to trace
-    throw apiRefusal(error, config);
+    throw apiRefusal(error, config, serve);
   }
   // processor calls a crash left without outcome: resolved at start-up, then on an interval
   engine.startReconciler(config.reconcileIntervalMs, (pass) => {

@@ -76,7 +76,7 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
 });
 
 it("a setting that cannot work is refused as npm start refuses it: one line `cardflow: refusing to start: …`, exit 1", { timeout: 60_000 }, async () => {
-  for (const [name, value, said] of [["TRUST_PROXY", "true", "TRUST_PROXY: true (trust every hop)"], ["IDEMPOTENCY_TTL_HOURS", "0", "IDEMPOTENCY_TTL_HOURS: expected at least 1 hour"], ["SHUTDOWN_GRACE_MS", "abc", "SHUTDOWN_GRACE_MS: expected a whole number"]] as const) {
+  for (const [name, value, said] of [["TRUST_PROXY", "true", "TRUST_PROXY: true (trust every hop)"], ["IDEMPOTENCY_TTL_HOURS", "0", "IDEMPOTENCY_TTL_HOURS: expected from 1 to 8760 hours"], ["SHUTDOWN_GRACE_MS", "abc", "SHUTDOWN_GRACE_MS: expected a whole number"]] as const) {
     const refused = await promisify(execFile)(process.execPath, [BIN, "serve", "--store", "memory", "--port", "0"], { env: { ...process.env, [name]: value } }).then(
       () => ({ code: 0, stderr: "" }),
       (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
@@ -85,6 +85,9 @@ it("a setting that cannot work is refused as npm start refuses it: one line `car
     expect(refused.stderr.startsWith(`cardflow: refusing to start: ${said}`), refused.stderr).toBe(true);
     expect(refused.stderr.trim().split("\n"), name).toHaveLength(1);
   }
+  // a host that is no address of this host, given as --host: named as the option (it said HOST)
+  const host = await promisify(execFile)(process.execPath, [BIN, "serve", "--store", "memory", "--port", "0", "--host", "192.0.2.1"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
+  expect(host).toMatchObject({ code: 1, stderr: expect.stringMatching(/^cardflow: refusing to start: --host: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL/) });
 });
 
 it("--port 0: the banner names the port the system chose, which answers; --store memory: it prints the API key of acct_demo, which it opened (no other process can)", { timeout: 120_000 }, async () => {

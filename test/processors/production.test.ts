@@ -125,7 +125,7 @@ describe("production mode refuses to start without what it needs", () => {
       [{ SANDBOX: "off", PROCESSORS_MODULE: "test/fixtures/processors/throws.mjs" }, /PROCESSORS_MODULE: createProcessors of test\/fixtures\/processors\/throws\.mjs failed \(boom in adapter\)/],
       [{ CARDFLOW_STORE: "bogus" }, /CARDFLOW_STORE: unknown store "bogus"; use sqlite:PATH, postgres:URL or memory/],
       // a time that keeps no answer: the same Idempotency-Key would act twice
-      [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected at least 1 hour/],
+      [{ IDEMPOTENCY_TTL_HOURS: "0" }, /IDEMPOTENCY_TTL_HOURS: expected from 1 to 8760 hours/],
       // how the process is operated (src/serve/config.ts): the same form, not a line of their own
       [{ SHUTDOWN_DEADLINE_MS: "1000" }, /SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace/],
       [{ SHUTDOWN_GRACE_MS: "abc" }, /SHUTDOWN_GRACE_MS: expected a whole number/],

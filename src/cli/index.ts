@@ -13,8 +13,12 @@ import { EXIT_ERROR, processIo, type CliIo } from "./io.js";
 import { registerReconcile } from "./reconcile.js";
 import { registerServe } from "./serve.js";
 
-/** The options that name a store (their names as commander keeps them). */
-const STORE_OPTIONS = ["store", "dataDir", "databaseUrl"] as const;
+/** The options that name a store (their names as commander keeps them), and what an empty one is told. */
+const STORE_OPTIONS = [
+  ["store", "is empty: it names no store (sqlite:PATH, postgres:URL, …)"],
+  ["dataDir", "needs a directory"],
+  ["databaseUrl", "needs a postgres:// URL"],
+] as const;
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
@@ -26,10 +30,16 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
     // usage errors are thrown (exitCode below) instead of exiting the process with 1
     .exitOverride()
     // an empty store option on the command line (`--store "$UNSET"`) names no store: refused, not
-    // taken as no option (the default store, audited or served in its place)
+    // taken as no option (the default store, audited or served in its place); an empty variable
+    // (CARDFLOW_STORE=) counts as unset, as every setting's does
     .hook("preAction", (_program, command) => {
-      for (const name of STORE_OPTIONS) {
-        if (command.getOptionValue(name) === "" && command.getOptionValueSource(name) === "cli") command.error(`error: option '--${kebab(name)}' is empty: it names no store`, { exitCode: EXIT_ERROR });
+      for (const [name, needs] of STORE_OPTIONS) {
+        if (command.getOptionValue(name) !== "") continue;
+        if (command.getOptionValueSource(name) === "env") command.setOptionValueWithSource(name, undefined, "default");
+        else {
+          io.err(`cardflow: --${kebab(name)}: ${needs}\n`);
+          throw new CommanderError(EXIT_ERROR, "cardflow.emptyStoreOption", `--${kebab(name)} is empty`);
+        }
       }
     });
   // command groups register here: registerXxx(program); subcommands inherit the settings above

@@ -66,9 +66,10 @@ describe("cardflow reconcile's store", () => {
     // postgres: with another database's URL, or a path, is refused as DATABASE_URL's is (it was tried as PostgreSQL)
     expect(await cardflow("replay", "--store", "postgres:mysql://u:pw@h/db")).toMatchObject({ code: 2, err: 'cardflow: --store: postgres:URL needs a postgres:// URL, got "mysql://u:***@h/db"\n' });
     // an empty store option (`--store "$UNSET"`) names no store: refused, not the default store in its place
-    for (const args of [["audit", "--all", "--store", ""], ["reconcile", "--data-dir", ""], ["serve", "--store", ""]]) {
-      expect(await cardflow(...args)).toMatchObject({ code: 2, err: expect.stringContaining(`error: option '${args.at(-2)}' is empty: it names no store`) });
+    for (const args of [["audit", "--all", "--store", ""], ["serve", "--store", ""]]) {
+      expect(await cardflow(...args)).toEqual({ code: 2, out: "", err: "cardflow: --store: is empty: it names no store (sqlite:PATH, postgres:URL, …)\n" });
     }
+    expect(await cardflow("reconcile", "--data-dir", "")).toEqual({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
 
     const path = await sqliteStore("reconcile.sqlite");
     // the sandbox processor's ledger the service keeps beside its store: missing, refused, nothing created

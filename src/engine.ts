@@ -222,7 +222,7 @@ function refusedOnceClosed<T extends Record<string, (...args: never[]) => unknow
   for (const [name, call] of Object.entries(calls)) {
     guarded[name] = (...args) => {
       if (!closed()) return call(...args);
-      const refusal = new EngineClosed(`engine.${name}() was called after engine.close()`);
+      const refusal = new EngineClosed(`engine.${name}() was called after engine.close()`, "nothing was run: call it on an engine that runs");
       if (name === "startReconciler") throw refusal;
       return Promise.reject(refusal);
     };

@@ -160,7 +160,8 @@ export class EngineClosed extends CardflowError {
   override readonly name = "EngineClosed";
   readonly status = 503;
   readonly code = "service_stopping";
-  constructor(what: string) {
-    super(`the engine is closed: ${what}; ${RETRY_WITH_KEY} on an engine that runs`);
+  /** `then`: what to do next; by default, for a command the close cut short, the retry with its key. */
+  constructor(what: string, then = `${RETRY_WITH_KEY} on an engine that runs`) {
+    super(`the engine is closed: ${what}; ${then}`);
   }
 }

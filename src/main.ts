@@ -6,10 +6,13 @@ import { isAbsolute, resolve } from "node:path";
 import { serve } from "./cli/serve.js";
 import { refusedStart } from "./config.js";
 
-// npm runs `npm start` in the package's folder: a relative DATA_DIR is the folder's it was typed in
-// (INIT_CWD), as it is for `npx cardflow` there (run from a subfolder, the two opened different stores)
-const typedIn = process.env.INIT_CWD;
-if (typedIn && process.env.DATA_DIR && !isAbsolute(process.env.DATA_DIR)) process.env.DATA_DIR = resolve(typedIn, process.env.DATA_DIR);
+// npm runs `npm start` in the package's folder: a relative DATA_DIR or CARDFLOW_STORE=sqlite:PATH is
+// the folder's it was typed in (INIT_CWD), as for `npx cardflow` there (run from a subfolder, the two
+// opened different stores)
+const typedIn = process.env.INIT_CWD ?? "";
+if (process.env.DATA_DIR) process.env.DATA_DIR = resolve(typedIn, process.env.DATA_DIR);
+const sqlitePath = /^sqlite:(.+)$/.exec(process.env.CARDFLOW_STORE ?? "")?.[1];
+if (sqlitePath && !isAbsolute(sqlitePath)) process.env.CARDFLOW_STORE = `sqlite:${resolve(typedIn, sqlitePath)}`;
 
 const store = process.env.CARDFLOW_STORE || undefined;
 // a store that cannot be opened is a refusal to start like any other (named as the variable it came from)

@@ -85,19 +85,22 @@ describe("a start refused by a setting read once the stores are open", () => {
 });
 
 describe("npm start from a folder of the package", () => {
-  it("takes a relative DATA_DIR from that folder, as npx cardflow there does (npm runs the script in the package's folder)", async () => {
+  it.each([
+    ["DATA_DIR", { DATA_DIR: "rel/data" }, "rel/data/cardflow.sqlite"],
+    ["CARDFLOW_STORE=sqlite:PATH", { CARDFLOW_STORE: "sqlite:rel/other.sqlite" }, "rel/other.sqlite"],
+  ])("takes a relative %s from that folder, as npx cardflow there does (npm runs the script in the package's folder)", async (_, settings, file) => {
     const root = new URL("../..", import.meta.url).pathname;
     const folder = await mkdtemp(join(root, ".tmp", "start-from-"));
     try {
-      const child = spawn("npm", ["start"], { cwd: folder, env: { ...process.env, PORT: "0", METRICS_PORT: "0", HOST: "127.0.0.1", DATA_DIR: "rel/data", SHUTDOWN_GRACE_MS: "0" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      const child = spawn("npm", ["start"], { cwd: folder, env: { ...process.env, PORT: "0", METRICS_PORT: "0", HOST: "127.0.0.1", DATA_DIR: "", CARDFLOW_STORE: "", ...settings, SHUTDOWN_GRACE_MS: "0" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       const exited = new Promise((resolve) => child.on("exit", resolve));
       for (let i = 0; i < 200 && !out.includes('"store":"SQLite ') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
       process.kill(-child.pid!, "SIGTERM");
       await exited;
-      expect(out).toContain(`"store":"SQLite ${join(folder, "rel/data/cardflow.sqlite")}"`);
-      expect(readdirSync(join(folder, "rel/data"))).toContain("cardflow.sqlite");
+      expect(out).toContain(`"store":"SQLite ${join(folder, file)}"`);
+      expect(readdirSync(join(folder, "rel"), { recursive: true })).toContain(file.slice("rel/".length));
     } finally {
       await rm(folder, { recursive: true, force: true });
     }

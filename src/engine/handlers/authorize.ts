@@ -13,7 +13,7 @@ import type { Pipeline } from "./pipeline.js";
 
 interface Deps {
   pipeline: Pipeline;
-  payments: Pick<PaymentStreams, "waitWhileCollecting" | "loadOwned">;
+  payments: Pick<PaymentStreams, "waitWhileCollecting" | "collectingSince" | "loadOwned">;
   accounts: Pick<AccountLookups, "getTerminal">;
   clock: Clock;
   /** How long a synchronous-terminal auth blocks before the engine gives up (spec §8: 120 s). */
@@ -58,9 +58,12 @@ export function authorizeHandler({ pipeline, payments, accounts, clock, syncAuth
     // running: it waits for the outcome as that try would have, not answering the collection's start
     const resumed = fromStore && loaded.snapshot.context.terminal?.terminal_type === "A_sync" && hasTag(loaded.snapshot, "collecting_card");
     if ((started !== "A_sync" || fromStore) && !resumed) return loaded;
+    // a resumed wait has what is left of the limit since the collection began, as the first try had
+    const began = resumed ? await payments.collectingSince(payment_id) : null;
+    const waitMs = began === null ? syncAuthTimeoutMs : Math.max(0, syncAuthTimeoutMs - (clock.now() - began));
     // seen from the store (card presented through another process): final once no processor call
     // is in flight and what follows on its own has happened, or nothing moved for a look
-    const collected = await payments.waitWhileCollecting(payment_id, syncAuthTimeoutMs, (current, quiet) => current.snapshot.context.attempt === null && (quiet || !followUpDue(current.snapshot)));
+    const collected = await payments.waitWhileCollecting(payment_id, waitMs, (current, quiet) => current.snapshot.context.attempt === null && (quiet || !followUpDue(current.snapshot)));
     if (!collected) {
       await pipeline.onPayment(external_account_id, payment_id, (current) =>
         pipeline.run(current, { command: "authorize", decide: decideShopperTimeout }, input, commandClock(clock, { ...ctx, now: undefined, actor: "processor:A" })),

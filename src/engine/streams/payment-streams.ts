@@ -278,7 +278,14 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
   let endedWith: Error | undefined;
   const endWaits = (error: Error) => ((endedWith = error), ended.forEach((end) => end(error)));
 
-  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, endWaits, earlierTry, attemptFate, afterAttempt };
+  /** When the payment's last terminal collection began (its TerminalAuthorizationStarted; null: none), as the reconciler dates it. */
+  async function collectingSince(paymentId: string): Promise<number | null> {
+    const events = await store.readStream(streams.payment(paymentId));
+    const started = [...events].reverse().find((e) => e.type === "TerminalAuthorizationStarted");
+    return started ? Date.parse(started.metadata.timestamp) : null;
+  }
+
+  return { load, loadOwned, append, onPayment, create, waitWhileCollecting, collectingSince, endWaits, earlierTry, attemptFate, afterAttempt };
 }
 
 export type PaymentStreams = ReturnType<typeof createPaymentStreams>;

@@ -152,9 +152,9 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   // catch up), and the API must answer meanwhile (/healthz, and 503 with Retry-After)
   const delivering = webhooks.delivery.start().catch((err: unknown) => logger.error({ err }, "webhook delivery did not start"));
   /** The delivery stopped, then the stores closed; a start still waiting (on the read models' first catch-up) ends with them. */
-  const stopDeliveryAndStores = async (step: (part: string) => void = () => undefined) => {
+  const stopDeliveryAndStores = async (step: (part: string) => void = () => undefined, by = Infinity) => {
     step("stopping the webhook delivery");
-    await webhooks.delivery.stop();
+    await webhooks.delivery.stop(by);
     await closeStores(step);
     step("the webhook delivery's start");
     await delivering;
@@ -192,10 +192,11 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     metricsUrl: metricsServer ? `http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metricsServer.port}/metrics` : null,
     /**
      * After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed,
-     * spans exported. `step` hears each part as it begins (a stop that hangs says where).
+     * spans exported. `step` hears each part as it begins (a stop that hangs says where); webhook
+     * posts in flight are awaited until `by` (the stop's deadline less its margin), then left.
      */
-    async stopBackground(step: (part: string) => void = () => undefined): Promise<void> {
-      await stopDeliveryAndStores(step);
+    async stopBackground(step: (part: string) => void = () => undefined, by = Infinity): Promise<void> {
+      await stopDeliveryAndStores(step, by);
       step("closing the metrics listener");
       await metricsServer?.close();
       step("exporting the last spans");

@@ -73,7 +73,7 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
       step = "the requests in flight";
       await closing;
       clearTimeout(cut);
-      await service.stopBackground((part) => void (step = part));
+      await service.stopBackground((part) => void (step = part), started + serve.shutdownDeadlineMs - STOP_MARGIN_MS);
       clearTimeout(hard);
       logger.info("stopped");
       exit(0);

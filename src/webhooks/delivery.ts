@@ -153,13 +153,14 @@ export function createDelivery(options: DeliveryOptions) {
       });
       tick();
     },
-    async stop(): Promise<void> {
+    /** Stops; a post in flight is awaited until `by` (a clock time: a stop's deadline), then left to the next holder of its endpoint. */
+    async stop(by = Infinity): Promise<void> {
       running = false;
       background.stop();
       cancelTick?.();
       unsubscribe?.();
       await supervising.settled();
-      await Promise.all([...workers.values()].map((w) => w.stop()));
+      await Promise.all([...workers.values()].map((w) => w.stop(by)));
       await feed.stop();
     },
   };

@@ -35,6 +35,8 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
   const { store, feed, clock, ids, secretOf, keyId, post, backoff, random, leaseMs, timeoutMs, concurrency, maxBacklog, onError, onNotice, owner, slots, records, commit, failed } = ctx;
   const { endpoint_id, external_account_id, url, event_types } = endpoint;
   let stopping = false;
+  /** stop()'s bound: posts still out then are left as a crash leaves them. */
+  let stopBy = Infinity;
   let lost = false;
   /** Set by the first stream past the horizon: the others in flight then do not mark it again. */
   let markedFailing = false;
@@ -222,8 +224,15 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
       wakeUp = undefined;
     }
     slots.forget(external_account_id, wake);
-    // finish what was posted, then hand the endpoint over at once (a crash hands it over when the lease expires)
-    await Promise.all(inFlight.values());
+    // finish what was posted, then hand the endpoint over at once; posts still out at the stop's
+    // bound (a receiver slower than the stop's deadline) are left as a crash leaves them: their
+    // answers unrecorded, the lease handed over when it expires, the next holder posting them again
+    const finished = await new Promise<boolean>((resolve) => {
+      // no bound (Infinity): no timer (Node runs a timer past its longest at once)
+      const cancel = stopBy === Infinity ? () => undefined : clock.setTimer(Math.max(0, stopBy - clock.now()), () => resolve(false));
+      void Promise.all(inFlight.values()).then(() => (cancel(), resolve(true)));
+    });
+    if (!finished) lost = true;
     if (!lost) {
       state.lease = null;
       await persist().catch(onError);
@@ -239,7 +248,9 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
       unscanned = true;
       wake();
     },
-    stop(): Promise<void> {
+    /** Stops delivering; what is posted is awaited until `by` (a clock time), then left (see above). */
+    stop(by = Infinity): Promise<void> {
+      stopBy = by;
       stopping = true;
       wake();
       return loop;

@@ -8,7 +8,8 @@
 // event. A SIGTERM right after the first /healthz answer, to `npm start` itself, or while the
 // process still starts ends it cleanly, exit 0. A SIGINT to npm start's process group (npm
 // forwards it: the server gets it twice) keeps the grace.
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshStores, merchantKey, startServer, storedEvents, type StoreEnv } from "../multiprocess/servers.js";
 import { loadClients, REFUSED } from "./load.js";
@@ -134,6 +135,32 @@ describe("SIGTERM under load", () => {
     const again = await post("/v1/payment/auth", authorize, { "idempotency-key": "auth-cut-off" }, next);
     expect([again.headers.get("idempotent-replayed"), (await again.json()).status]).toEqual(["true", "requires_capture"]);
   }, 180_000);
+});
+
+describe("a webhook receiver slower than the stop's deadline", () => {
+  it("its post in flight is left as a crash leaves it (its endpoint's next holder posts it again): the stop ends in time, exit 0, no error line", async () => {
+    const store: StoreEnv = stores.sqlite();
+    const key = await merchantKey(store, "acct_slowhook");
+    // a receiver that takes every post and never answers (within WEBHOOK_TIMEOUT_MS, 10 s by default)
+    const posted: string[] = [];
+    const receiver = createServer((req) => void req.on("data", () => undefined).on("end", () => posted.push(String(req.headers["cardflow-event-id"]))));
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    stopServers.push(async () => void receiver.closeAllConnections());
+    stopServers.push(() => new Promise((resolve) => receiver.close(resolve)));
+    const server = await startServer(store, { SHUTDOWN_GRACE_MS: "200", SHUTDOWN_DEADLINE_MS: "3000", LOG_LEVEL: "info" });
+    stopServers.push(() => server.stop());
+    const post = (path: string, body: object) =>
+      fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ external_account_id: "acct_slowhook", ...body }) });
+    expect((await post("/v2/webhook_endpoints", { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` })).status).toBe(200);
+    expect((await post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" })).status).toBe(200);
+    for (let i = 0; i < 300 && posted.length === 0; i++) await sleep(50);
+    expect(posted.length).toBeGreaterThan(0);
+    const signalledAt = Date.now();
+    server.child.kill("SIGTERM");
+    expect(await server.exited, server.output()).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(3_000 + 1_000);
+    expect(server.output().split("\n").filter((l) => l.startsWith("{") && JSON.parse(l).level >= 50)).toEqual([]);
+  }, 60_000);
 });
 
 describe("SIGTERM right after start-up", () => {

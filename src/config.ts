@@ -149,9 +149,10 @@ function outbound(env: NodeJS.ProcessEnv, isSandbox: boolean): OutboundConfig {
   return { allowlist: cidrList("OUTBOUND_ALLOWLIST", env.OUTBOUND_ALLOWLIST), allowPrivate, caFile: env.OUTBOUND_CA_FILE || null };
 }
 
-function databaseUrl(raw: string | undefined): string | null {
+/** `from`: where it was given (DATABASE_URL, or serve's --database-url or --store), for the refusal's words. */
+function databaseUrl(raw: string | undefined, from: string): string | null {
   if (!raw) return null;
-  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigurationError(`DATABASE_URL: expected a postgres:// URL, got ${JSON.stringify(withoutPassword(raw))}`);
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigurationError(`${from}: expected a postgres:// URL, got ${JSON.stringify(withoutPassword(raw))}`);
   return raw;
 }
 
@@ -179,7 +180,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     port: port(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
     dataDir: resolve(env.DATA_DIR || defaultDataDir()),
-    databaseUrl: databaseUrl(env.DATABASE_URL),
+    databaseUrl: databaseUrl(env.DATABASE_URL, env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL"),
     databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
     databasePoolSize: poolSize(env),

@@ -34,7 +34,8 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
     // (CARDFLOW_STORE=) counts as unset, as every setting's does
     .hook("preAction", (_program, command) => {
       for (const [name, needs] of STORE_OPTIONS) {
-        if (command.getOptionValue(name) !== "") continue;
+        const value: unknown = command.getOptionValue(name);
+        if (typeof value !== "string" || value.trim() !== "") continue;
         if (command.getOptionValueSource(name) === "env") command.setOptionValueWithSource(name, undefined, "default");
         else {
           io.err(`cardflow: --${kebab(name)}: ${needs}\n`);

@@ -8,6 +8,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { clusterMetrics } from "./cluster-metrics.js";
 import { configFromEnv, refusedStart } from "../config.js";
+import { refusalsBeforeStores } from "./before-stores.js";
 import { listenFailure, serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
@@ -30,7 +31,10 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
   // a configuration that cannot run stops here, said why (the workers would each say it again)
   let serve: ReturnType<typeof serveConfigFromEnv>;
   try {
-    serve = serveConfigFromEnv(env, configFromEnv(env).port);
+    const config = configFromEnv(env);
+    serve = serveConfigFromEnv(env, config.port);
+    // and before any worker makes a store: the API's port (the primary listens on the metrics port itself, below)
+    await refusalsBeforeStores(config, { ...serve, metricsPort: 0 }, { env });
   } catch (error) {
     return refusedStart(error);
   }

@@ -4,8 +4,7 @@
 // ./shutdown.ts drives.
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
-import { createServer as createNetServer } from "node:net";
-import { openStores, outboundOf, type ServiceConfig, type Stores } from "../config.js";
+import { openStores, type ServiceConfig, type Stores } from "../config.js";
 import type { ReconcileReport } from "../engine.js";
 import { registerConsole } from "../console/routes.js";
 import { createServer } from "../http/server.js";
@@ -15,11 +14,12 @@ import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
 import { registerServiceGauges } from "./service-gauges.js";
-import { adapterState, checkProcessorSettings, serviceProcessors } from "../processors/adapters.js";
+import { adapterState, serviceProcessors } from "../processors/adapters.js";
 import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
-import { configuredSigningKey, loadSigningKey, webhookConfigFromEnv } from "../webhooks/config.js";
-import { listenFailure, type ServeConfig } from "./config.js";
+import { loadSigningKey } from "../webhooks/config.js";
+import { apiRefusal, metricsRefusal, refusalsBeforeStores, StartFailure } from "./before-stores.js";
+import type { ServeConfig } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 
 export interface ServiceOptions {
@@ -34,14 +34,6 @@ export interface ServiceOptions {
   onProduction?: (refusal: Error) => void;
 }
 
-/** Why the service could not start, said in one line (a port in use): exit 1 without a stack trace. */
-export class StartFailure extends Error {
-  override readonly name = "StartFailure";
-  /** The API's port was taken (the caller says how to choose another). */
-  constructor(message: string, readonly apiPortTaken = false) {
-    super(message);
-  }
-}
 
 /**
  * The stores, waiting up to `waitSeconds` for a database that cannot be reached (a failover, a
@@ -63,36 +55,9 @@ async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: L
   }
 }
 
-/** A listener refused, as the start says it: a port another process holds, or a host or port that cannot be listened on. */
-function apiRefusal(error: unknown, config: ServiceConfig, { listenFrom }: ServeConfig): unknown {
-  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return listenFailure(error, [listenFrom.host, config.host], [listenFrom.port, config.port]);
-  return new StartFailure(`port ${config.port} on ${config.host} is already in use (another cardflow, or another service?)`, true);
-}
-function metricsRefusal(error: unknown, serve: ServeConfig): unknown {
-  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return listenFailure(error, ["METRICS_HOST", serve.metricsHost], ["METRICS_PORT", serve.metricsPort]);
-  return new StartFailure(`METRICS_PORT ${serve.metricsPort} on ${serve.metricsHost} is already in use (another cardflow on this host?); give each process its own METRICS_PORT, or METRICS_PORT=0 for none`);
-}
-
-/** Whether `port` on `host` can be listened on now: tried and closed at once (port 0: any is). */
-const tryListen = (port: number, host: string) =>
-  new Promise<void>((resolve, reject) => {
-    if (port === 0) return resolve();
-    const probe = createNetServer().once("error", reject);
-    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
-  });
-
 export async function startService({ config, serve, logger, stores, clusterWorker = false, onProduction }: ServiceOptions) {
-  // a port another process holds, or a host not of this machine, refuses the start before any store
-  // is opened (it made a whole new store first); a worker's port is its primary's to share
-  if (!clusterWorker) {
-    await tryListen(config.port, config.host).catch((error: unknown) => Promise.reject(apiRefusal(error, config, serve)));
-    if (serve.metricsPort !== 0) await tryListen(serve.metricsPort, serve.metricsHost).catch((error: unknown) => Promise.reject(metricsRefusal(error, serve)));
-  }
-  // so are the settings read once the stores are open: the processors', the webhooks', the outbound CA file
-  await checkProcessorSettings(config);
-  const webhookSettings = webhookConfigFromEnv();
-  configuredSigningKey();
-  const outbound = outboundOf(config);
+  // a worker's ports are its primary's, checked by it before any worker started (./cluster.ts)
+  const { webhookSettings, outbound } = await refusalsBeforeStores(config, serve, { listeners: !clusterWorker });
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)

@@ -4,7 +4,7 @@
 // like --store), and the key the hint's command prints opens the server's account. A --port that
 // is not a port number is refused naming it.
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -85,9 +85,17 @@ it("a setting that cannot work is refused as npm start refuses it: one line `car
     expect(refused.stderr.startsWith(`cardflow: refusing to start: ${said}`), refused.stderr).toBe(true);
     expect(refused.stderr.trim().split("\n"), name).toHaveLength(1);
   }
-  // a host that is no address of this host, given as --host: named as the option (it said HOST)
-  const host = await promisify(execFile)(process.execPath, [BIN, "serve", "--store", "memory", "--port", "0", "--host", "192.0.2.1"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
-  expect(host).toMatchObject({ code: 1, stderr: expect.stringMatching(/^cardflow: refusing to start: --host: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL/) });
+  // a host that is no address of this host, given as --host: named as the option (it said HOST);
+  // with --workers, said once by the primary before any worker made a store
+  const empty = join(dir, "refused-workers");
+  for (const workers of [[], ["--workers", "2"]]) {
+    const host = await promisify(execFile)(process.execPath, [BIN, "serve", "--data-dir", empty, "--port", "0", "--host", "192.0.2.1", ...workers], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
+    expect(host).toMatchObject({ code: 1, stderr: expect.stringMatching(/^cardflow: refusing to start: --host: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL[^\n]*\n$/) });
+    expect(existsSync(empty), workers.join(" ")).toBe(false);
+  }
+  // a --database-url that is no PostgreSQL URL: named as the option (it said DATABASE_URL)
+  const url = await promisify(execFile)(process.execPath, [BIN, "serve", "--database-url", "foo"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
+  expect(url).toMatchObject({ code: 1, stderr: 'cardflow: refusing to start: --database-url: expected a postgres:// URL, got "foo"\n' });
 });
 
 it("--port 0: the banner names the port the system chose, which answers; --store memory: it prints the API key of acct_demo, which it opened (no other process can)", { timeout: 120_000 }, async () => {

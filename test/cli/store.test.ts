@@ -69,7 +69,9 @@ describe("cardflow reconcile's store", () => {
     for (const args of [["audit", "--all", "--store", ""], ["serve", "--store", ""]]) {
       expect(await cardflow(...args)).toEqual({ code: 2, out: "", err: "cardflow: --store: is empty: it names no store (sqlite:PATH, postgres:URL, …)\n" });
     }
-    expect(await cardflow("reconcile", "--data-dir", "")).toEqual({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
+    for (const args of [["reconcile", "--data-dir", ""], ["accounts", "create", "acct_blank", "--data-dir", " "]]) {
+      expect(await cardflow(...args)).toEqual({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
+    }
 
     const path = await sqliteStore("reconcile.sqlite");
     // the sandbox processor's ledger the service keeps beside its store: missing, refused, nothing created

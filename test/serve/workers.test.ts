@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import { connect } from "node:net";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -170,21 +170,28 @@ describe("cardflow serve --workers 2", () => {
     expect(server.output()).not.toContain("metrics: Error");
   }, 120_000);
 
-  it("a worker whose start fails on a setting the primary does not read ends the start: one line, exit 1 (it hung, workers alive, nothing listening)", async () => {
+  it("a worker whose start fails on what the primary cannot check (an adapters module's createProcessors, run once the stores are open) ends the start: one line, exit 1 (it hung, workers alive, nothing listening)", async () => {
     // with the primary's metrics listener, and without one (METRICS_PORT=0: it exited 0, by an empty event loop)
     for (const metrics of [{}, { METRICS_PORT: "0" }] as Record<string, string>[]) {
-      const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { WEBHOOK_TIMEOUT_MS: "0", ...metrics });
+      const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { SANDBOX: "off", PROCESSORS_MODULE: "test/fixtures/processors/throws.mjs", ...metrics });
       expect(await server.exited, JSON.stringify(metrics)).toBe(1);
-      expect(server.output()).toContain('cardflow: refusing to start: WEBHOOK_TIMEOUT_MS: expected whole milliseconds from 1 to 2147483647, got "0"');
+      expect(server.output()).toContain("cardflow: refusing to start: PROCESSORS_MODULE: createProcessors of test/fixtures/processors/throws.mjs failed (boom in adapter)");
       expect(server.output()).toContain("a worker exited before every worker listened");
       expect(server.output()).not.toMatch(/\n\s+at /);
     }
   }, 120_000);
 
-  it("a setting the primary refuses (the shutdown's deadline) is refused in the one form every refusal to start takes, before any worker starts", async () => {
-    const server = await spawnServe(["--data-dir", mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"))], { SHUTDOWN_DEADLINE_MS: "1000" });
-    expect(await server.exited).toBe(1);
-    expect(server.output()).toBe("cardflow: refusing to start: SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace (SHUTDOWN_GRACE_MS 300); give at least 1300\n");
+  it("a setting the primary refuses (the shutdown's deadline, a webhook setting read by the workers) is refused in the one form every refusal to start takes, before any worker starts", async () => {
+    for (const [setting, said] of [
+      [{ SHUTDOWN_DEADLINE_MS: "1000" }, "SHUTDOWN_DEADLINE_MS: 1000 leaves no time to stop after the grace (SHUTDOWN_GRACE_MS 300); give at least 1300"],
+      [{ WEBHOOK_TIMEOUT_MS: "0" }, 'WEBHOOK_TIMEOUT_MS: expected whole milliseconds from 1 to 2147483647, got "0"'],
+    ] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), "cardflow-workers-refused-"));
+      const server = await spawnServe(["--data-dir", dataDir], setting);
+      expect(await server.exited).toBe(1);
+      expect(server.output()).toBe(`cardflow: refusing to start: ${said}\n`);
+      expect(readdirSync(dataDir)).toEqual([]);
+    }
   }, 60_000);
 
   it("bad usage: --workers 0 and --store jsonl are refused with exit code 2, naming the option", async () => {

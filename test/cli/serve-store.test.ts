@@ -87,11 +87,12 @@ it("a setting that cannot work is refused as npm start refuses it: one line `car
   }
   // a host that is no address of this host, given as --host: named as the option (it said HOST);
   // with --workers, said once by the primary before any worker made a store
+  // and with --store naming a file of another name (opened before the service's own start)
   const empty = join(dir, "refused-workers");
-  for (const workers of [[], ["--workers", "2"]]) {
-    const host = await promisify(execFile)(process.execPath, [BIN, "serve", "--data-dir", empty, "--port", "0", "--host", "192.0.2.1", ...workers], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
+  for (const where of [["--data-dir", empty], ["--data-dir", empty, "--workers", "2"], ["--store", `sqlite:${join(empty, "other.sqlite")}`]]) {
+    const host = await promisify(execFile)(process.execPath, [BIN, "serve", ...where, "--port", "0", "--host", "192.0.2.1"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
     expect(host).toMatchObject({ code: 1, stderr: expect.stringMatching(/^cardflow: refusing to start: --host: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL[^\n]*\n$/) });
-    expect(existsSync(empty), workers.join(" ")).toBe(false);
+    expect(existsSync(empty), where.join(" ")).toBe(false);
   }
   // a --database-url that is no PostgreSQL URL: named as the option (it said DATABASE_URL)
   const url = await promisify(execFile)(process.execPath, [BIN, "serve", "--database-url", "foo"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);

@@ -14,7 +14,8 @@ if (process.env.DATA_DIR) process.env.DATA_DIR = resolve(typedIn, process.env.DA
 const sqlitePath = /^sqlite:(.+)$/.exec(process.env.CARDFLOW_STORE ?? "")?.[1];
 if (sqlitePath && !isAbsolute(sqlitePath)) process.env.CARDFLOW_STORE = `sqlite:${resolve(typedIn, sqlitePath)}`;
 
-const store = process.env.CARDFLOW_STORE || undefined;
+// empty or blank: unset, as for every cardflow command (src/cli/index.ts)
+const store = process.env.CARDFLOW_STORE?.trim() || undefined;
 // a store that cannot be opened is a refusal to start like any other (named as the variable it came from)
 await serve({ workers: "1", ...(store ? { store } : {}) }, { storeFrom: "CARDFLOW_STORE" }).catch((error: unknown) =>
   refusedStart(error instanceof Error ? new Error(error.message.replace(/^--store\b/, "CARDFLOW_STORE")) : error),

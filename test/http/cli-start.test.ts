@@ -88,6 +88,8 @@ describe("npm start from a folder of the package", () => {
   it.each([
     ["DATA_DIR", { DATA_DIR: "rel/data" }, "rel/data/cardflow.sqlite"],
     ["CARDFLOW_STORE=sqlite:PATH", { CARDFLOW_STORE: "sqlite:rel/other.sqlite" }, "rel/other.sqlite"],
+    // a blank CARDFLOW_STORE is unset, as for every cardflow command (it was an unknown store "  ")
+    ["DATA_DIR beside a blank CARDFLOW_STORE", { CARDFLOW_STORE: "  ", DATA_DIR: "rel/data" }, "rel/data/cardflow.sqlite"],
   ])("takes a relative %s from that folder, as npx cardflow there does (npm runs the script in the package's folder)", async (_, settings, file) => {
     const root = new URL("../..", import.meta.url).pathname;
     const folder = await mkdtemp(join(root, ".tmp", "start-from-"));

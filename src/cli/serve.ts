@@ -6,7 +6,7 @@
 import cluster from "node:cluster";
 import { basename, dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import { configFromEnv, readDecimal, refusedStart } from "../config.js";
+import { configFromEnv, readDecimal, refusedStart, withoutPassword } from "../config.js";
 import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
@@ -112,6 +112,7 @@ function storeInEnv(spec: string, env: NodeJS.ProcessEnv, from: string): string 
   }
   if (spec === "memory") return spec;
   const kind = spec.split(":")[0]!;
+  if (kind === "postgres" || kind === "postgresql") throw new InvalidRequest(`${from}: postgres:URL needs a postgres:// URL, got ${JSON.stringify(withoutPassword(spec.slice(kind.length + 1)))}`, "store");
   // a kind the other commands open (an event store alone) is refused as such; another is unknown
   if (kind === "kurrentdb" || kind === "jsonl" || /^(kurrentdb|esdb)(\+discover)?:\/\//.test(spec)) {
     throw new InvalidRequest(`${from} ${kind}: serve needs read models beside its events: sqlite:PATH or postgres:URL (memory for a throwaway server)`, "store");

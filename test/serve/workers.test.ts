@@ -200,6 +200,8 @@ describe("cardflow serve --workers 2", () => {
       [["--workers", "0x2"], "--workers: expected a whole number from 1 to 64"],
       [["--store", "jsonl:/tmp/x.jsonl"], "--store jsonl: serve needs read models beside its events"],
       [["--store", "bogus"], '--store: unknown store "bogus"; use sqlite:PATH, postgres:URL or memory'],
+      // postgres: with another database's URL is no unknown store: it is told what postgres: needs
+      [["--store", "postgres:mysql://u:pw@h/db"], '--store: postgres:URL needs a postgres:// URL, got "mysql://u:***@h/db"'],
       [[], 'CARDFLOW_STORE: unknown store "bogus"'],
     ] as const) {
       const env = { ...process.env, METRICS_PORT: "0", ...(args.length === 0 && { CARDFLOW_STORE: "bogus:x" }) };

@@ -59,8 +59,6 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   // a refusal names the option, not the variable it is passed on as
   if (opts.port !== undefined) Object.assign(env, { PORT: opts.port, CARDFLOW_PORT_FROM: "--port" });
   if (opts.host !== undefined) Object.assign(env, { HOST: opts.host, CARDFLOW_HOST_FROM: "--host" });
-  // an empty one would be this folder here, and the default data/ for the other commands: neither is meant
-  if (opts.dataDir?.trim() === "") throw new InvalidRequest("--data-dir: needs a directory", "data-dir");
   if (opts.dataDir !== undefined) Object.assign(env, { DATA_DIR: resolve(opts.dataDir), DATABASE_URL: "" });
   if (opts.databaseUrl !== undefined) Object.assign(env, { DATABASE_URL: opts.databaseUrl, CARDFLOW_DATABASE_URL_FROM: "--database-url" });
   // a store the environment can name is opened as npm start opens it (same files, same settings)

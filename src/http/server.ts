@@ -9,6 +9,7 @@ import { createApiKeys, type ApiKeys } from "../api-keys.js";
 import { createEngine, type Engine } from "../engine.js";
 import { createIdempotency } from "../idempotency.js";
 import { createSimulators, type Simulators } from "../processors/simulator.js";
+import { fairTurns } from "./turns.js";
 import { drainOnClose, type Drain } from "./drain.js";
 import { readiness, type ReadinessOptions } from "./readiness.js";
 import { observeHttp } from "../observability/http.js";
@@ -154,6 +155,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest("owner", null);
   observeHttp(app, { metrics: options.metrics, log: Boolean(logger) && (logger as Logger).isLevelEnabled("info"), notes: options.notes ?? new Map() });
   const failedAuthentication = authFailureLimit(app, authFailures);
+  // requests are let in by turns of the event loop, in arrival order, ~10 ms of work each (./turns.ts)
+  fairTurns(app);
 
   app.addHook("onRequest", async (req) => {
     // no Host, Authorization or Idempotency-Key twice: refused before the key is read (./hardening.ts)

@@ -42,12 +42,14 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .addOption(storeOption({ readOnly: false }))
     .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR"))
     .action(
-      action(io, async (opts: { dryRun?: boolean; json?: boolean; grace?: string; store?: string; dataDir?: string }) => {
+      action(io, async (opts: { dryRun?: boolean; json?: boolean; grace?: string; store?: string; dataDir?: string }, command: Command) => {
         const graceMs = Number(opts.grace);
         if (opts.grace !== undefined && !Number.isInteger(readDecimal(opts.grace))) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
         if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
         // the data directory as serve takes it: given, else a sqlite:PATH store's folder
         const dataDir = opts.dataDir ?? (opts.store?.startsWith("sqlite:") ? dirname(resolve(opts.store.slice("sqlite:".length))) : undefined);
+        // named as given in a refusal (the default directory as the option that would name another)
+        const dataDirFrom = opts.dataDir !== undefined ? (command.getOptionValueSource("dataDir") === "env" ? "DATA_DIR" : "--data-dir") : dataDir !== undefined ? "--store" : "--data-dir";
         const config = configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) });
 
         const clock = systemClock;
@@ -68,7 +70,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
               io.err(`cardflow: ${refusal.message}\n`);
               process.exit(EXIT_ERROR);
             };
-            const { processors, watch, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: true, onProduction, counted: !opts.dryRun });
+            const { processors, watch, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: dataDirFrom, onProduction, counted: !opts.dryRun });
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {
               await watch?.check();

@@ -165,7 +165,7 @@ export async function serviceProcessors(
     store,
     logger,
     env = process.env,
-    ledgerMustExist = false,
+    ledgerMustExist,
     state = memoryAdapterState(),
     onProduction,
     counted = true,
@@ -175,7 +175,8 @@ export async function serviceProcessors(
     store: IdSequences;
     logger: Logger;
     env?: NodeJS.ProcessEnv;
-    ledgerMustExist?: boolean;
+    /** The sandbox ledger must exist: the setting that named its directory, for the refusal (reconcile). */
+    ledgerMustExist?: "--data-dir" | "DATA_DIR" | "--store";
     state?: AdapterState;
     onProduction?: (refusal: ProductionStore) => void;
     /** false: a process that appends nothing (reconcile --dry-run) is not counted on the store (./production-mark.ts). */
@@ -186,8 +187,8 @@ export async function serviceProcessors(
   if (config.sandbox) {
     await markOrRefuseProductionStore(store, true, { count: counted });
     const ledger = processorSideIn(config.dataDir);
-    if (ledgerMustExist && !existsSync(ledger)) {
-      throw new InvalidRequest(`--data-dir: no sandbox processor ledger at ${ledger}; nothing was created: reconcile reads the service's (simulators.sqlite in its DATA_DIR), give that directory with --data-dir or DATA_DIR`, "data-dir");
+    if (ledgerMustExist !== undefined && !existsSync(ledger)) {
+      throw new InvalidRequest(`${ledgerMustExist}: no sandbox processor ledger at ${ledger}; nothing was created: reconcile reads the service's (simulators.sqlite in its DATA_DIR), give that directory with --data-dir or DATA_DIR`, "data-dir");
     }
     const side = fileSide(ledger);
     const { captures, captureSettleMs, processorLatencyMs } = config;

@@ -78,8 +78,19 @@ describe("cardflow reconcile's store", () => {
     // (an empty one made up here would answer "never received" for calls the processor made)
     const noLedger = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
     expect(noLedger).toMatchObject({ code: 2, out: "" });
-    expect(noLedger.err).toContain(`cardflow: --data-dir: no sandbox processor ledger at ${join(dir, "simulators.sqlite")}; nothing was created`);
-    expect(existsSync(join(dir, "simulators.sqlite"))).toBe(false);
+    // the refusal names where the directory came from: the store's folder, the option, the variable
+    expect(noLedger.err).toContain(`cardflow: --store: no sandbox processor ledger at ${join(dir, "simulators.sqlite")}; nothing was created`);
+    const elsewhere = mkdtempSync(join(dir, "ledgerless-"));
+    expect((await cardflow("reconcile", "--grace", "0", "--store", `sqlite:${path}`, "--data-dir", elsewhere)).err).toContain(`cardflow: --data-dir: no sandbox processor ledger at ${join(elsewhere, "simulators.sqlite")};`);
+    const savedDataDir = process.env.DATA_DIR;
+    process.env.DATA_DIR = elsewhere;
+    try {
+      expect((await cardflow("reconcile", "--grace", "0", "--store", `sqlite:${path}`)).err).toContain(`cardflow: DATA_DIR: no sandbox processor ledger at ${join(elsewhere, "simulators.sqlite")};`);
+    } finally {
+      if (savedDataDir === undefined) delete process.env.DATA_DIR;
+      else process.env.DATA_DIR = savedDataDir;
+    }
+    expect([existsSync(join(dir, "simulators.sqlite")), readdirSync(elsewhere)]).toEqual([false, []]);
     writeFileSync(join(dir, "simulators.sqlite"), ""); // the service's, as it leaves it (SQLite takes an empty file)
     const pass = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
     expect(pass).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${path}\n` });

@@ -72,11 +72,15 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   }
   if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
   // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
-  if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env);
+  if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env, hints.portHint ?? portHint);
   const { runService } = await import("../serve/run.js");
   // a store named by --store is opened here, before the service's own start: what a start refuses
   // before any store is made is refused here first (a worker's ports are its primary's)
-  if (store !== null) await (await import("../serve/before-stores.js")).refusalsBeforeStores(configFromEnv(env), serveConfigFromEnv(env), { env, listeners: cluster.isPrimary }).catch(refusedStart);
+  if (store !== null) {
+    const { refusalsBeforeStores, withPortHint } = await import("../serve/before-stores.js");
+    const [config, serveConfig] = [configFromEnv(env), serveConfigFromEnv(env)];
+    await refusalsBeforeStores(config, serveConfig, { env, listeners: cluster.isPrimary }).catch(async (error: unknown) => refusedStart(await withPortHint(error, config, serveConfig, hints.portHint ?? portHint)));
+  }
   // a store that cannot be opened stops the start as every other reason does (one line, exit 1)
   const stores = store === null ? undefined : await openStore(store, SERVES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }), refusedStart);
   // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)

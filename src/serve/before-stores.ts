@@ -35,6 +35,21 @@ const tryListen = (port: number, host: string) =>
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
 
+/** The first port after `port` that this host lets one listen on now and that is not `metricsPort` (so the example given works), else port + 1. */
+async function freePortAfter(host: string, port: number, metricsPort: number): Promise<number> {
+  const free = (p: number) => tryListen(p, host).then(() => true, () => false);
+  for (let p = port + 1; p <= Math.min(port + 100, 65535); p++) if (p !== metricsPort && (await free(p))) return p;
+  return port + 1;
+}
+
+/** How the person starting the service chooses another port (`port`: a free one to give as the example). */
+export type PortHint = (port: number) => string;
+
+/** A refusal of the start, the API's port taken said with another to choose (every way the service starts). */
+export async function withPortHint(error: unknown, config: ServiceConfig, serve: ServeConfig, portHint: PortHint): Promise<unknown> {
+  return error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(await freePortAfter(config.host, config.port, serve.metricsPort))}` : error;
+}
+
 /**
  * The refusals above, in the order a start meets them; `listeners: false` for a worker of `serve
  * --workers` (its ports are its primary's). Answers what the stores' start goes on with.

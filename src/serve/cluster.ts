@@ -8,7 +8,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { clusterMetrics } from "./cluster-metrics.js";
 import { configFromEnv, refusedStart } from "../config.js";
-import { refusalsBeforeStores } from "./before-stores.js";
+import { refusalsBeforeStores, withPortHint, type PortHint } from "./before-stores.js";
 import { listenFailure, serveConfigFromEnv } from "./config.js";
 import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
@@ -26,7 +26,7 @@ const isListening = (message: unknown): message is WorkerListening => (message a
 
 const RESTARTS_PER_MINUTE = 5;
 
-export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function runPrimary(workers: number, env: NodeJS.ProcessEnv, portHint: PortHint): Promise<void> {
   const say = (line: string) => process.stderr.write(`cardflow: ${line}\n`);
   // a configuration that cannot run stops here, said why (the workers would each say it again)
   let serve: ReturnType<typeof serveConfigFromEnv>;
@@ -34,7 +34,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv = proce
     const config = configFromEnv(env);
     serve = serveConfigFromEnv(env, config.port);
     // and before any worker makes a store: the API's port (the primary listens on the metrics port itself, below)
-    await refusalsBeforeStores(config, { ...serve, metricsPort: 0 }, { env });
+    await refusalsBeforeStores(config, { ...serve, metricsPort: 0 }, { env }).catch(async (error: unknown) => Promise.reject(await withPortHint(error, config, serve, portHint)));
   } catch (error) {
     return refusedStart(error);
   }

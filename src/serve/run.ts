@@ -2,7 +2,6 @@
 // come here, the CLI with its options already turned into the environment's terms. Logs are pino
 // JSON lines on stdout (LOG_LEVEL); what a person starting it needs to know goes to stderr.
 import cluster from "node:cluster";
-import { createServer } from "node:net";
 import { AggregatorRegistry } from "prom-client";
 import type { Logger } from "pino";
 import { configFromEnv, refusedStart, type Stores } from "../config.js";
@@ -10,7 +9,7 @@ import { serveConfigFromEnv } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { createApiKeys } from "../api-keys.js";
 import type { Engine } from "../engine.js";
-import { StartFailure } from "./before-stores.js";
+import { withPortHint, type PortHint } from "./before-stores.js";
 import { startService } from "./service.js";
 import { stopWithParent } from "./parent.js";
 import { stopOnSignals, WORKER_REFUSED_EXIT } from "./shutdown.js";
@@ -21,7 +20,7 @@ export interface RunOptions {
   /** Opened by `serve --store`. */
   stores?: Stores;
   /** How the person starting it changes the port, for the message when it is taken (`port`: a free one to give as the example). */
-  portHint?: (port: number) => string;
+  portHint?: PortHint;
   /** The environment line of the banner's `accounts create` hint (default: DATABASE_URL or DATA_DIR). */
   storeHint?: string;
   /**
@@ -31,18 +30,7 @@ export interface RunOptions {
   demoAccount?: boolean;
 }
 
-const npmPortHint = (port: number) => `PORT, e.g. PORT=${port} npm start`;
-
-/** The first port after `port` that this host lets one listen on now and that is not `metricsPort` (so the example given works), else port + 1. */
-async function freePortAfter(host: string, port: number, metricsPort: number): Promise<number> {
-  const free = (p: number) =>
-    new Promise<boolean>((resolve) => {
-      const probe = createServer().once("error", () => resolve(false));
-      probe.listen(p, host, () => probe.close(() => resolve(true)));
-    });
-  for (let p = port + 1; p <= Math.min(port + 100, 65535); p++) if (p !== metricsPort && (await free(p))) return p;
-  return port + 1;
-}
+const npmPortHint: PortHint = (port) => `PORT, e.g. PORT=${port} npm start`;
 
 export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint, demoAccount = false }: RunOptions = {}): Promise<void> {
   let config: ReturnType<typeof configFromEnv>;
@@ -79,7 +67,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read
-    return refusedStart(error instanceof StartFailure && error.apiPortTaken ? `${error.message}; choose another with ${portHint(await freePortAfter(config.host, config.port, serve.metricsPort))}` : error);
+    return refusedStart(await withPortHint(error, config, serve, portHint));
   } finally {
     process.off("SIGTERM", stopWhileStarting).off("SIGINT", stopWhileStarting);
   }

@@ -5,6 +5,7 @@
 // is not a port number is refused naming it.
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,6 +94,20 @@ it("a setting that cannot work is refused as npm start refuses it: one line `car
     const host = await promisify(execFile)(process.execPath, [BIN, "serve", ...where, "--port", "0", "--host", "192.0.2.1"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
     expect(host).toMatchObject({ code: 1, stderr: expect.stringMatching(/^cardflow: refusing to start: --host: cannot listen on "192\.0\.2\.1" \(listen EADDRNOTAVAIL[^\n]*\n$/) });
     expect(existsSync(empty), where.join(" ")).toBe(false);
+  }
+  // a port another process holds: said with a free one to choose, as --port, in every way serve starts
+  // (the primary of --workers and a --store file of another name said no port to choose)
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+  const held = (holder.address() as { port: number }).port;
+  try {
+    for (const where of [["--data-dir", empty], ["--data-dir", empty, "--workers", "2"], ["--store", `sqlite:${join(empty, "other.sqlite")}`]]) {
+      const taken = await promisify(execFile)(process.execPath, [BIN, "serve", ...where, "--port", String(held), "--host", "127.0.0.1"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);
+      expect(taken, where.join(" ")).toMatchObject({ code: 1, stderr: expect.stringMatching(new RegExp(`^cardflow: refusing to start: port ${held} on 127\\.0\\.0\\.1 is already in use \\(another cardflow, or another service\\?\\); choose another with --port, e\\.g\\. cardflow serve --port \\d+\\n$`)) });
+      expect(existsSync(empty), where.join(" ")).toBe(false);
+    }
+  } finally {
+    holder.close();
   }
   // a --database-url that is no PostgreSQL URL: named as the option (it said DATABASE_URL)
   const url = await promisify(execFile)(process.execPath, [BIN, "serve", "--database-url", "foo"], { env: { ...process.env, METRICS_PORT: "0" } }).catch((error: { code: number; stderr: string }) => error);

@@ -32,21 +32,33 @@ const answered = (socket: Socket) =>
     socket.once("error", reject);
   });
 
-it("lets in, in each turn of the event loop, only the requests one slice of work holds", async () => {
-  // the event loop's turns, counted by a callback that queues itself for the next one
+/**
+ * The event loop's turns, counted by a callback that queues itself for the next turn: it runs
+ * first in each turn's check phase, ahead of what the turn before queued.
+ */
+function turnCounter() {
   let turn = 0;
-  let counting = true;
+  let counting = false;
   const tick = () => {
     turn++;
     if (counting) setImmediate(tick);
   };
+  return {
+    now: () => turn,
+    start: () => ((counting = true), setImmediate(tick)),
+    stop: () => void (counting = false),
+  };
+}
+
+it("lets in, in each turn of the event loop, only the requests one slice of work holds", async () => {
+  const turns = turnCounter();
   const letInAt: number[] = [];
   app = createServer({
     engine: createEngine(),
     extensions: [
       (a) =>
         a.get("/work", async () => {
-          letInAt.push(turn);
+          letInAt.push(turns.now());
           burn(WORK_MS);
           return { ok: true };
         }),
@@ -64,10 +76,10 @@ it("lets in, in each turn of the event loop, only the requests one slice of work
 
   // every request written at once: the server's next poll finds them all
   const answers = sockets.map(answered);
-  setImmediate(tick);
+  turns.start();
   for (const s of sockets) s.write("GET /work HTTP/1.1\r\nHost: localhost\r\n\r\n");
   const texts = await Promise.all(answers);
-  counting = false;
+  turns.stop();
 
   expect(texts.every((t) => t.startsWith("HTTP/1.1 200"))).toBe(true);
   const perTurn = new Map<number, number>();
@@ -78,30 +90,25 @@ it("lets in, in each turn of the event loop, only the requests one slice of work
 });
 
 it("lets a request in within the turn it arrived in when nothing waits", async () => {
-  let turn = 0;
-  let counting = true;
-  const tick = () => {
-    turn++;
-    if (counting) setImmediate(tick);
-  };
+  const turns = turnCounter();
   const arrivedAt: number[] = [];
   const letInAt: number[] = [];
-  app = createServer({ engine: createEngine(), extensions: [(a) => a.get("/work", async () => (letInAt.push(turn), { ok: true }))] });
+  app = createServer({ engine: createEngine(), extensions: [(a) => a.get("/work", async () => (letInAt.push(turns.now()), { ok: true }))] });
   // the server's "request" event comes in the poll of the turn the request arrived in
-  app.server.prependListener("request", () => arrivedAt.push(turn));
+  app.server.prependListener("request", () => arrivedAt.push(turns.now()));
   await app.listen({ port: 0, host: "127.0.0.1" });
   const { port } = app.server.address() as { port: number };
   const s = connect(port, "127.0.0.1");
   s.setEncoding("utf8");
   sockets.push(s);
   await new Promise((r) => s.once("connect", r));
-  setImmediate(tick);
+  turns.start();
   for (let round = 0; round < 5; round++) {
     const answer = answered(s);
     s.write("GET /work HTTP/1.1\r\nHost: localhost\r\n\r\n");
     expect(await answer).toMatch(/^HTTP\/1\.1 200/);
   }
-  counting = false;
+  turns.stop();
   // the ticker runs first in each turn's check phase: let in by the same turn's check phase, one count
   // after its arrival in the poll (a request put off to the next turn would be two)
   expect(letInAt.map((t, i) => t - arrivedAt[i]!)).toEqual([1, 1, 1, 1, 1]);

@@ -155,7 +155,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest("owner", null);
   observeHttp(app, { metrics: options.metrics, log: Boolean(logger) && (logger as Logger).isLevelEnabled("info"), notes: options.notes ?? new Map() });
   const failedAuthentication = authFailureLimit(app, authFailures);
-  // requests are let in by turns of the event loop, in arrival order, ~10 ms of work each (./turns.ts)
+  // requests are let in by turns of the event loop, in arrival order, about 10 ms of their work a turn (./turns.ts)
   fairTurns(app);
 
   app.addHook("onRequest", async (req) => {

@@ -763,8 +763,15 @@ describe("the web console in Chromium", () => {
       // answered again: the page says so again, its Try again (removed while loading) has the focus, not <body>
       await poll(() => tab.getByRole("button", { name: "Try again" }).evaluate((e) => e === document.activeElement)).toBe(true);
       await tab.unrouteAll({ behavior: "wait" });
+      // while it loads again (the answer held here), its status has the focus, not <body>
+      let answer = () => {};
+      const held = new Promise<void>((resolve) => (answer = resolve));
+      await tab.route((url) => url.pathname === "/v2/account", async (route) => (await held, route.continue()));
       await tab.getByRole("button", { name: "Try again" }).click();
+      await poll(() => tab.getByRole("status").filter({ hasText: "Loading…" }).evaluate((e) => e === document.activeElement)).toBe(true);
+      answer();
       await poll(() => tab.getByTestId("live").innerText()).toBe("Live");
+      await tab.unrouteAll({ behavior: "wait" });
 
       // revoked while the tab had no stream connected (it was elsewhere): the reload's 401 says why
       await tab.goto("about:blank");

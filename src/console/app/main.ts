@@ -109,11 +109,19 @@ function Unreachable({ error, onRetry }: { error: unknown; onRetry: () => void }
   return html`<main id="main" class="signin"><section class="card"><h1>cardflow console</h1><${ErrorAlert} error=${error} /><button type="button" ref=${retry} onClick=${onRetry}>Try again</button></section></main>`;
 }
 
+/** The session resuming; after Try again (its button gone) it holds the focus, not <body>. */
+function Resuming({ focus }: { focus: boolean }) {
+  const status = useRef<HTMLParagraphElement>(null);
+  useEffect(() => void (focus && status.current?.focus()), []);
+  return html`<p role="status" tabindex="-1" ref=${status}>Loading…</p>`;
+}
+
 function App() {
   // undefined: resuming; `failed`: the service did not answer, or answered an error (not a sign-out)
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [failed, setFailed] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [retried, setRetried] = useState(false);
   const resume = () => {
     setFailed(null);
     setSession(undefined);
@@ -121,8 +129,8 @@ function App() {
     resumeSession().then(setSession, (error: unknown) => (isUnauthorized(error) ? setNotice(KEY_STOPPED) : setFailed(error), setSession(null)));
   };
   useEffect(resume, []);
-  if (failed) return html`<${Unreachable} error=${failed} onRetry=${resume} />`;
-  if (session === undefined) return html`<p role="status">Loading…</p>`;
+  if (failed) return html`<${Unreachable} error=${failed} onRetry=${() => (setRetried(true), resume())} />`;
+  if (session === undefined) return html`<${Resuming} focus=${retried} />`;
   if (session === null) return html`<${SignIn} onSignedIn=${(s: Session) => (setNotice(null), setSession(s))} notice=${notice} />`;
   const end = (why: string | null) => (signOut(), setNotice(why), setSession(null));
   return html`<${Shell} session=${session} onSignOut=${() => end(null)} onUnauthorized=${() => end(KEY_STOPPED)} />`;

@@ -175,6 +175,12 @@ export function createEventFeed({
     await runner.catchUp();
     return announced;
   };
+  /**
+   * For a read: waits until the feed holds every event acknowledged before the call, sharing the
+   * wait with every other read and bounded (503 read_model_behind past it), never queued behind
+   * a catch-up of its own; resolves with that head.
+   */
+  const caughtUp = (): Promise<number> => runner.caughtUp();
 
   /** Entries after a position, in the scope's order (by position). */
   async function entries(scope: FeedScope, after: number, limit: number): Promise<FeedEntry[]> {
@@ -189,6 +195,7 @@ export function createEventFeed({
 
   return {
     catchUp,
+    caughtUp,
     entries,
     /** The entry at a position (undefined: no public event there, or not indexed yet). */
     async entry(position: number): Promise<FeedEntry | undefined> {
@@ -210,7 +217,7 @@ export function createEventFeed({
     async page(account: string, { after: afterCursor, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
       const after = cursors.decode(account, afterCursor);
       // every event acknowledged before the read, within the bound every list waits (503 read_model_behind past it)
-      const head = await runner.caughtUp();
+      const head = await caughtUp();
       // a position the log never reached (a 0.1.0 cursor in digits is not sealed): its pages would
       // stay empty while events arrive before it
       if (after > head) throw new InvalidRequest(`after: position ${after} is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed`, "after", "cursor_invalid");

@@ -39,7 +39,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
   const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, outbound });
 
   async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {
-    await feed.catchUp();
+    await feed.caughtUp();
     const doc = await readModels.get<EndpointDoc>(FEED.endpoints, `${accountId}/${endpointId}`);
     if (!doc || doc.status === "deleted") throw endpointNotFound(endpointId);
     return doc;
@@ -56,7 +56,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
 
   /** The account's endpoints counted and the new one appended, with no other creation of the account's in between (oneAtATime). */
   async function create(external_account_id: string, checked: string, event_types: string[] | undefined, ctx: CommandContext): Promise<EndpointOut> {
-    await feed.catchUp();
+    await feed.caughtUp();
     const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
     if (existing.length >= maxEndpointsPerAccount) {
       throw new Conflict(`this account has ${existing.length} webhook endpoints, the most it may have (${maxEndpointsPerAccount}); delete one first`, "webhook_endpoint_limit");
@@ -83,7 +83,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
     },
     async listEndpoints(accountId: string): Promise<EndpointOut[]> {
       await engine.getAccount(accountId);
-      await feed.catchUp();
+      await feed.caughtUp();
       const docs = await readModels.list<EndpointDoc>(FEED.endpoints, `${accountId}/`);
       return docs.filter((d) => d.status !== "deleted").map((d) => present(d));
     },
@@ -98,7 +98,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
         actor: ctx.actor ?? "library",
         request_id: ctx.request_id,
       });
-      await feed.catchUp();
+      await feed.caughtUp();
       return present({ ...doc, status: "deleted" });
     },
 
@@ -123,7 +123,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       if (reenable) {
         const data = { endpoint_id, event_id, enabled_at: isoTimestamp(clock.now()) };
         await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointEnabled", version: 1, data }], { clock, ids, actor: ctx.actor ?? "library", request_id: ctx.request_id });
-        await feed.catchUp();
+        await feed.caughtUp();
       }
       // the worker holding the endpoint (here or in another process) picks it up on its next turn
       for (const wake of delivery.wakers()) wake();

@@ -8,6 +8,7 @@ import { createEngine } from "../../src/engine.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 import type { ReadModelStore } from "../../src/store/port.js";
 import { createEventFeed } from "../../src/webhooks/feed.js";
+import { createWebhooks } from "../../src/webhooks/index.js";
 
 it("a page while the read models cannot commit is 503 read_model_behind after the bound; once they can, it holds the write", async () => {
   const store = createMemoryStore();
@@ -39,5 +40,36 @@ it("a page while the read models cannot commit is 503 read_model_behind after th
   blocked = false;
   release();
   expect((await feed.page("acct_behind", {})).data).toEqual([expect.objectContaining({ type: "payment_intent.created", payment_id })]);
+  await engine.close();
+});
+
+it("the webhook endpoints' reads wait for the feed as every list does: bounded, 503 read_model_behind, not queued behind a catch-up that cannot commit", { timeout: 20_000 }, async () => {
+  const store = createMemoryStore();
+  const inner = createMemoryReadModels();
+  let blocked = false;
+  let release: () => void = () => undefined;
+  const readModels: ReadModelStore = {
+    ...inner,
+    async commitBatch(commits) {
+      if (blocked) await new Promise<void>((resolve) => (release = resolve));
+      return inner.commitBatch(commits);
+    },
+  };
+  const engine = createEngine({ store, readModels });
+  const webhooks = createWebhooks({ engine });
+  await engine.openAccount({ external_account_id: "acct_behind" });
+  expect(await webhooks.listEndpoints("acct_behind")).toEqual([]);
+
+  blocked = true;
+  await engine.createIntent({ external_account_id: "acct_behind", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+  const started = Date.now();
+  const error = await webhooks.listEndpoints("acct_behind").catch((e: unknown) => e);
+  // the engine's bound (3 s), not the projector's lock
+  expect(Date.now() - started).toBeLessThan(10_000);
+  expect(error).toMatchObject({ status: 503, code: "read_model_behind" });
+
+  blocked = false;
+  release();
+  expect(await webhooks.listEndpoints("acct_behind")).toEqual([]);
   await engine.close();
 });

@@ -23,6 +23,8 @@ export interface ServiceConfig {
   databaseUrl: string | null;
   /** Where databaseUrl was given, for messages: DATABASE_URL, or the option or variable `serve` took it from (CARDFLOW_DATABASE_URL_FROM). */
   databaseUrlFrom?: string;
+  /** Where dataDir was given, for messages: DATA_DIR, or the option a command took it from (CARDFLOW_DATA_DIR_FROM). */
+  dataDirFrom?: string;
   /** The PostgreSQL schema holding cardflow's tables (default "cardflow"). */
   databaseSchema: string;
   /** PG_POOL_SIZE: PostgreSQL connections per process; null: the store's default (10). */
@@ -182,6 +184,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     dataDir: resolve(env.DATA_DIR || defaultDataDir()),
     databaseUrl: databaseUrl(env.DATABASE_URL, env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL"),
     databaseUrlFrom: env.CARDFLOW_DATABASE_URL_FROM || "DATABASE_URL",
+    dataDirFrom: env.CARDFLOW_DATA_DIR_FROM || "DATA_DIR",
     databaseSchema: databaseSchema(env.DATABASE_SCHEMA),
     databasePoolSize: poolSize(env),
     sqliteBusyTimeoutMs: envNumber(env, "SQLITE_BUSY_TIMEOUT_MS", 5_000, { max: MAX_TIMER_MS, integer: true, expected: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}` }),
@@ -246,7 +249,7 @@ export interface Stores {
  * (StoreMissing) instead of created. `unbounded` (commands over a whole store): no PostgreSQL statement bound.
  */
 export async function openStores(
-  config: Pick<ServiceConfig, "dataDir" | "databaseUrl" | "databaseUrlFrom" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
+  config: Pick<ServiceConfig, "dataDir" | "dataDirFrom" | "databaseUrl" | "databaseUrlFrom" | "databaseSchema" | "databasePoolSize" | "sqliteBusyTimeoutMs">,
   { mustExist = false, unbounded = false }: { mustExist?: boolean; unbounded?: boolean } = {},
 ): Promise<Stores> {
   if (config.databaseUrl) {
@@ -258,7 +261,7 @@ export async function openStores(
   }
   const path = join(config.dataDir, "cardflow.sqlite");
   const missing = mustExist ? missingSqliteStore(path) : null;
-  if (missing !== null) throw new StoreMissing(`no store at ${path} (DATA_DIR ${config.dataDir}${missing && `; ${missing}`}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
+  if (missing !== null) throw new StoreMissing(`no store at ${path} (${config.dataDirFrom ?? "DATA_DIR"} ${config.dataDir}${missing && `; ${missing}`}): nothing was created; start the service (cardflow serve, or npm start in a checkout) or set DATA_DIR`);
   const description = `SQLite ${path}`;
   try {
     const { events, readModels } = createSqliteStore({ path, busyTimeoutMs: config.sqliteBusyTimeoutMs });

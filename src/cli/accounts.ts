@@ -20,7 +20,7 @@ import { openStore, READS, storeIds, storeOption, storeOptionsGiven, WRITES, typ
  */
 export type OpenService = (dataDir: string | undefined, use: StoreUse) => Promise<Stores>;
 
-const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir, DATABASE_URL: "" } : {}) }), use);
+const openService: OpenService = (dataDir, use) => openStores(configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir, CARDFLOW_DATA_DIR_FROM: "--data-dir", DATABASE_URL: "" } : {}) }), use);
 
 /**
  * Where the command's store is. An option given on the command line wins over a variable, as for

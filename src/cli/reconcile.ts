@@ -8,7 +8,7 @@
 // and on an interval; with both running, the store's expected revision lets one append. In the
 // sandbox, a production process counting itself on the store during the pass ends it (exit 2).
 import { Option, type Command } from "commander";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { pino } from "pino";
 import { configFromEnv, readDecimal } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
@@ -46,11 +46,15 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
         const graceMs = Number(opts.grace);
         if (opts.grace !== undefined && !Number.isInteger(readDecimal(opts.grace))) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
         if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
-        // the data directory as serve takes it: given, else a sqlite:PATH store's folder
-        const dataDir = opts.dataDir ?? (opts.store?.startsWith("sqlite:") ? dirname(resolve(opts.store.slice("sqlite:".length))) : undefined);
-        // named as given in a refusal (the default directory as the option that would name another)
-        const dataDirFrom = opts.dataDir !== undefined ? (command.getOptionValueSource("dataDir") === "env" ? "DATA_DIR" : "--data-dir") : dataDir !== undefined ? "--store" : "--data-dir";
-        const config = configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) });
+        // the data directory as serve takes it (its sandbox ledger is there): --data-dir; else a
+        // store file named cardflow.sqlite's folder; else DATA_DIR; else a sqlite:PATH store's folder
+        const given = opts.dataDir !== undefined && command.getOptionValueSource("dataDir") !== "env" ? opts.dataDir : undefined;
+        const storeFile = opts.store?.startsWith("sqlite:") ? resolve(opts.store.slice("sqlite:".length)) : undefined;
+        const byStore = storeFile !== undefined && (basename(storeFile) === "cardflow.sqlite" || opts.dataDir === undefined);
+        const dataDir = given ?? (byStore ? dirname(storeFile) : opts.dataDir);
+        // named as given in a refusal
+        const dataDirFrom = given !== undefined ? "--data-dir" : byStore ? "--store" : opts.dataDir !== undefined ? "DATA_DIR" : "the default data directory";
+        const config = configFromEnv({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir, CARDFLOW_DATA_DIR_FROM: dataDirFrom } : {}) });
 
         const clock = systemClock;
         // the store first: a store that is not there is refused before any processor is set up

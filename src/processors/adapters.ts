@@ -176,7 +176,7 @@ export async function serviceProcessors(
     logger: Logger;
     env?: NodeJS.ProcessEnv;
     /** The sandbox ledger must exist: the setting that named its directory, for the refusal (reconcile). */
-    ledgerMustExist?: "--data-dir" | "DATA_DIR" | "--store";
+    ledgerMustExist?: "--data-dir" | "DATA_DIR" | "--store" | "the default data directory";
     state?: AdapterState;
     onProduction?: (refusal: ProductionStore) => void;
     /** false: a process that appends nothing (reconcile --dry-run) is not counted on the store (./production-mark.ts). */

@@ -3,7 +3,7 @@
 // like the others; `accounts` takes --store too; a refused import into a new SQLite store or
 // PostgreSQL schema leaves nothing behind; a PostgreSQL schema that does not exist is refused like a missing file.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -48,6 +48,7 @@ describe("cardflow reconcile's store", () => {
     const byDir = await cardflow("reconcile", "--data-dir", empty);
     expect(byDir.code).toBe(2);
     expect(byDir.err).toMatch(/^cardflow: no store at .*cardflow\.sqlite .*nothing was created.*or give --store\n$/);
+    expect(byDir.err).toContain(`(--data-dir ${empty})`); // it said DATA_DIR of the option's directory
     expect(existsSync(join(dir, "nowhere"))).toBe(false);
     expect(readdirSync(empty)).toEqual([]);
     // an empty file is no store either (SQLite would make it a new, empty one, and the audit call it clean)
@@ -95,6 +96,19 @@ describe("cardflow reconcile's store", () => {
     const pass = await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${path}`);
     expect(pass).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${path}\n` });
     expect(JSON.parse(pass.out)).toMatchObject({ found: 0, resolved: [] });
+    // a store file named cardflow.sqlite: its folder is the data directory, whatever DATA_DIR says, as
+    // for serve, which keeps its ledger there (DATA_DIR's folder may hold another sandbox's ledger)
+    mkdirSync(join(dir, "served"));
+    const served = await sqliteStore(join("served", "cardflow.sqlite"));
+    writeFileSync(join(dir, "served", "simulators.sqlite"), "");
+    process.env.DATA_DIR = elsewhere;
+    try {
+      expect(await cardflow("reconcile", "--json", "--grace", "0", "--store", `sqlite:${served}`)).toMatchObject({ code: 0, err: `cardflow: store: SQLite ${served}\n` });
+    } finally {
+      if (savedDataDir === undefined) delete process.env.DATA_DIR;
+      else process.env.DATA_DIR = savedDataDir;
+    }
+    expect(readdirSync(elsewhere)).toEqual([]);
 
     // a grace that is not a whole number of milliseconds from 0 (NaN would resolve nothing, -5 everything in flight)
     for (const grace of ["abc", "-5", "", "1.5", "1e3", "+5", "0x10"]) {

@@ -10,12 +10,11 @@ import type { ReadModelStore } from "../../src/store/port.js";
 import { createEventFeed } from "../../src/webhooks/feed.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
 
-it("a page while the read models cannot commit is 503 read_model_behind after the bound; once they can, it holds the write", async () => {
-  const store = createMemoryStore();
+/** Read models whose commits wait while blocked: a projector that cannot commit (its database locked by someone else). */
+function lockableReadModels() {
   const inner = createMemoryReadModels();
   let blocked = false;
   let release: () => void = () => undefined;
-  // a projector that cannot commit: its database is locked by someone else
   const readModels: ReadModelStore = {
     ...inner,
     async commitBatch(commits) {
@@ -23,13 +22,19 @@ it("a page while the read models cannot commit is 503 read_model_behind after th
       return inner.commitBatch(commits);
     },
   };
+  return { readModels, block: () => void (blocked = true), unblock: () => ((blocked = false), release()) };
+}
+
+it("a page while the read models cannot commit is 503 read_model_behind after the bound; once they can, it holds the write", async () => {
+  const store = createMemoryStore();
+  const { readModels, block, unblock } = lockableReadModels();
   const runner = createProjectionRunner({ store, readModels, projections: [], waitMs: 150 });
   const feed = createEventFeed({ store, readModels, runner });
   const engine = createEngine({ store });
   await engine.openAccount({ external_account_id: "acct_behind" });
   expect((await feed.page("acct_behind", {})).data).toEqual([]);
 
-  blocked = true;
+  block();
   const { payment_id } = await engine.createIntent({ external_account_id: "acct_behind", amount: "5.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
   const started = Date.now();
   const error = await feed.page("acct_behind", {}).catch((e: unknown) => e);
@@ -37,30 +42,20 @@ it("a page while the read models cannot commit is 503 read_model_behind after th
   expect(error).toBeInstanceOf(ReadModelBehind);
   expect(error).toMatchObject({ status: 503, code: "read_model_behind", retryAfterSeconds: 1 });
 
-  blocked = false;
-  release();
+  unblock();
   expect((await feed.page("acct_behind", {})).data).toEqual([expect.objectContaining({ type: "payment_intent.created", payment_id })]);
   await engine.close();
 });
 
 it("the webhook endpoints' reads wait for the feed as every list does: bounded, 503 read_model_behind, not queued behind a catch-up that cannot commit", { timeout: 20_000 }, async () => {
   const store = createMemoryStore();
-  const inner = createMemoryReadModels();
-  let blocked = false;
-  let release: () => void = () => undefined;
-  const readModels: ReadModelStore = {
-    ...inner,
-    async commitBatch(commits) {
-      if (blocked) await new Promise<void>((resolve) => (release = resolve));
-      return inner.commitBatch(commits);
-    },
-  };
+  const { readModels, block, unblock } = lockableReadModels();
   const engine = createEngine({ store, readModels });
   const webhooks = createWebhooks({ engine });
   await engine.openAccount({ external_account_id: "acct_behind" });
   expect(await webhooks.listEndpoints("acct_behind")).toEqual([]);
 
-  blocked = true;
+  block();
   await engine.createIntent({ external_account_id: "acct_behind", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
   const started = Date.now();
   const error = await webhooks.listEndpoints("acct_behind").catch((e: unknown) => e);
@@ -68,8 +63,7 @@ it("the webhook endpoints' reads wait for the feed as every list does: bounded, 
   expect(Date.now() - started).toBeLessThan(10_000);
   expect(error).toMatchObject({ status: 503, code: "read_model_behind" });
 
-  blocked = false;
-  release();
+  unblock();
   expect(await webhooks.listEndpoints("acct_behind")).toEqual([]);
   await engine.close();
 });

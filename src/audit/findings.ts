@@ -40,6 +40,8 @@ export interface Finding {
 
 /** A refused transition: the fold of its stream has no right answer, so read models are not compared. */
 export const isRefusal = (f: Finding) => f.kind === "illegal_transition" || f.kind === "guard_failed";
+/** Whether the findings say the stream's hash chain does not hold: an event edited, removed, reordered, inserted, renumbered, or one that cannot be read (its content no longer what was hashed). */
+export const chainBroken = (findings: readonly Finding[]) => findings.some((f) => ["unreadable", "edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
 
 export interface TimelineRow {
   revision: number;

@@ -1,6 +1,6 @@
 // Human-readable text of audit results, as the CLI prints them (the JSON form is the objects).
 import { MACHINE_VERSION } from "../../machines/definition.js";
-import type { Finding, PaymentAudit, StoreAudit } from "./findings.js";
+import { chainBroken, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
 import type { AuditReplay } from "./machine-history.js";
 import type { ReplaySummary } from "./replay.js";
 
@@ -29,7 +29,6 @@ export function formatAudit(report: PaymentAudit): string {
     r.detail ?? "",
   ]);
   const currency = report.record?.currency ?? "";
-  const chainBroken = report.findings.some((f) => ["unreadable", "edited", "removed", "reordered", "inserted", "revision_gap"].includes(f.kind));
   return [
     `payment ${report.payment_id} (${report.stream}): ${report.timeline.length} events`,
     "",
@@ -38,7 +37,7 @@ export function formatAudit(report: PaymentAudit): string {
     `machine versions: ${machineVersions(report.timeline)}`,
     `final state (recomputed from the events): ${report.final.status}`,
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}`,
-    `hash chain: ${chainBroken ? "BROKEN" : "intact"}; head ${report.head_hash ?? "(none)"}`,
+    `hash chain: ${chainBroken(report.findings) ? "BROKEN" : "intact"}; head ${report.head_hash ?? "(none)"}`,
     ...formatFindings(report.findings),
     ...formatDeliveries(report.deliveries),
   ].join("\n") + "\n";

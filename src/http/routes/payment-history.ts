@@ -5,14 +5,16 @@
 // scoped to the API key's account (another account's payment reads as 404).
 import { z } from "zod";
 import { streams } from "../../../machines/events.js";
+import { TransitionRefused } from "../../../machines/fold.js";
 import { PAYMENT_STATUSES } from "../../../machines/payment.js";
 import { listPayments, positionOfPayment, type ListCursors, type ListPosition } from "../../../projections/payment-list.js";
 import { asOf } from "../../audit/as-of.js";
 import { audit } from "../../audit/audit.js";
-import type { ChainFindingKind } from "../../audit/chain.js";
+import { chainBroken } from "../../audit/findings.js";
 import { diagram } from "../../audit/diagram.js";
 import type { Engine } from "../../engine.js";
 import { NotFound } from "../../errors.js";
+import { UnreadableEvent } from "../../store/port.js";
 import { Count, Id } from "../../inputs.js";
 import { presentedJson, presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
@@ -99,8 +101,6 @@ export const PaymentAsOfOut = z.strictObject({
   event_id: z.string().nullable(),
 });
 
-const CHAIN_KINDS: Record<ChainFindingKind, true> = { edited: true, removed: true, reordered: true, inserted: true, revision_gap: true };
-
 /** `cursors`: the payment list's, under a key every process of the deployment shares. */
 export function paymentHistoryRoutes(engine: Engine, cursors: ListCursors) {
   /** The payment's events, after checking it is the account's (404 otherwise). */
@@ -147,14 +147,20 @@ export function paymentHistoryRoutes(engine: Engine, cursors: ListCursors) {
       input: PaymentAuditInput,
       response: () => PaymentAuditOut,
       async run({ external_account_id, payment_id }) {
-        const allowed_next_steps = await engine.allowedNextSteps(external_account_id, payment_id);
+        // a history the machine cannot fold (an event edited, removed, reordered or unreadable) is
+        // what the audit is for: it is reported, no step is allowed on it, and the owner is the one
+        // its first event names (none readable: not found, as for another account's payment)
+        const refused = (error: unknown) => (error instanceof TransitionRefused || error instanceof UnreadableEvent ? null : Promise.reject(error));
+        const allowed_next_steps = await engine.allowedNextSteps(external_account_id, payment_id).catch(refused);
         // the read models compared must reflect every event of the payment (and all before them)
         await engine.projections.caughtUp();
-        return { ...(await audit({ store: engine.store, readModels: engine.readModels }, payment_id)), allowed_next_steps };
+        const report = await audit({ store: engine.store, readModels: engine.readModels }, payment_id);
+        if (allowed_next_steps === null && report.final.context.intent?.external_account_id !== external_account_id) throw new NotFound("payment", payment_id, "payment_id");
+        return { ...report, allowed_next_steps: allowed_next_steps ?? [] };
       },
       present: ({ payment_id, head_hash, read_models, findings, allowed_next_steps, timeline, record }) => ({
         payment_id,
-        chain: findings.some((f) => f.kind in CHAIN_KINDS) ? ("broken" as const) : ("intact" as const),
+        chain: chainBroken(findings) ? ("broken" as const) : ("intact" as const),
         head_hash,
         read_models,
         findings,

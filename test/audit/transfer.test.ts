@@ -1,3 +1,7 @@
+import Database from "better-sqlite3";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportEvents, importEvents, ImportRefused } from "../../src/audit/transfer.js";
 import { canonicalJson } from "../../src/events/canonical-json.js";
@@ -5,6 +9,7 @@ import { chainEvents } from "../../src/events/chain.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
+import { createSqliteStore } from "../../src/store/sqlite/index.js";
 import type { EventStore, ReadModelStore, RecordedEvent } from "../../src/store/port.js";
 import { runFlows, type Flows } from "./flows.js";
 
@@ -90,6 +95,20 @@ describe("export -> import", () => {
     const error = (await importEvents(target, lines).catch((e: unknown) => e)) as ImportRefused;
     expect(error.problems).toEqual(["account-acct_a: already exists in the target store with other events (from revision 0)"]);
     expect(await target.readAll()).toHaveLength(1);
+  });
+
+  it("refuses a stream the target store holds edited by hand, its recorded hash left as it was (not counted as the file's)", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cardflow-import-")), "cardflow.sqlite");
+    const { events: target } = createSqliteStore({ path });
+    await importEvents(target, lines);
+    const refund = JSON.parse(lines.find((l) => l.includes('"type":"PaymentRefunded"'))!) as RecordedEvent;
+    const db = new Database(path);
+    expect(db.prepare("UPDATE events SET data = replace(data, '\"amount\":\"5.00\"', '\"amount\":\"4.00\"') WHERE id = ?").run(refund.id).changes).toBe(1);
+    db.close();
+    const error = (await importEvents(target, lines).catch((e: unknown) => e)) as ImportRefused;
+    expect(error).toBeInstanceOf(ImportRefused);
+    expect(error.problems).toEqual([`${refund.stream}: already exists in the target store with other events (from revision ${refund.revision})`]);
+    await target.close();
   });
 
   it("refuses a stream the target store has with other events after a common start, even when the file's chain is whole (a rewritten history)", async () => {

@@ -141,7 +141,7 @@ export function paymentHistoryRoutes(engine: Engine, cursors: ListCursors) {
       versions: ["v2"],
       summary: "A payment's audit: its event timeline, hash-chain verdict and findings",
       description:
-        "The timeline has one row per event (type, time, request id, actor, status before and after, amounts). `chain` is `broken` when an event was edited, removed, reordered or inserted; `findings` name each problem. The same as `cardflow audit <payment_id>`.",
+        "The timeline has one row per event (type, time, request id, actor, status before and after, amounts). `chain` is `broken` when an event was edited (or can no longer be read), removed, reordered or inserted; `findings` name each problem. A history the machine cannot fold is reported so, with no step allowed. The same as `cardflow audit <payment_id>`.",
       extension: true,
       auth: "api_key",
       input: PaymentAuditInput,

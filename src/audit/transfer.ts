@@ -10,7 +10,6 @@ import { InvalidRequest, NotFound } from "../errors.js";
 import { auditReplay } from "./machine-history.js";
 import type { EventStore, RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
-import { sameJson } from "../events/canonical-json.js";
 import { invalidEvents } from "./stream-events.js";
 import { batchesOf, PAGE_SIZE, paymentIdOf } from "./source.js";
 import { REQUEST_ID_SEQUENCE } from "../ids.js";
@@ -103,9 +102,9 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     // a stream the store holds already must hold exactly the file's events where both have them
     // (imported before: only the file's events past the store's are appended); one that differs anywhere is another history
     const existing = await store.readStream(stream);
-    // by content, not by its recorded hash alone: a stored event edited by hand keeps the hash it had
-    const same = (e: RecordedEvent, f: RecordedEvent) => e.id === f.id && e.type === f.type && e.version === f.version && sameJson(e.data, f.data) && sameJson(e.metadata, f.metadata);
-    const differs = existing.slice(0, list.length).findIndex((e, i) => !same(e, list[i]!));
+    // the stored events checked against their own hashes too: one edited by hand keeps the hash it had
+    const edited = verifyChain(existing.slice(0, list.length)).find((f) => f.kind === "edited")?.revision ?? -1;
+    const differs = existing.slice(0, list.length).findIndex((e, i) => e.id !== list[i]!.id || e.metadata.hash !== list[i]!.metadata.hash || e.revision === edited);
     if (differs >= 0) problems.push(`${stream}: already exists in the target store with other events (from revision ${differs})`);
     else held.set(stream, Math.min(list.length, existing.length));
   }

@@ -101,12 +101,12 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
     else for (const f of invalidEvents(list)) problems.push(`${stream}: invalid event: ${f.message}`);
     // a stream the store holds already must hold exactly the file's events where both have them
     // (imported before: only the file's events past the store's are appended); one that differs anywhere is another history
-    const existing = await store.readStream(stream);
+    const existing = (await store.readStream(stream)).slice(0, list.length);
     // the stored events checked against their own hashes too: one edited by hand keeps the hash it had
-    const edited = verifyChain(existing.slice(0, list.length)).find((f) => f.kind === "edited")?.revision ?? -1;
-    const differs = existing.slice(0, list.length).findIndex((e, i) => e.id !== list[i]!.id || e.metadata.hash !== list[i]!.metadata.hash || e.revision === edited);
+    const edited = verifyChain(existing).find((f) => f.kind === "edited")?.revision ?? -1;
+    const differs = existing.findIndex((e, i) => e.id !== list[i]!.id || e.metadata.hash !== list[i]!.metadata.hash || e.revision === edited);
     if (differs >= 0) problems.push(`${stream}: already exists in the target store with other events (from revision ${differs})`);
-    else held.set(stream, Math.min(list.length, existing.length));
+    else held.set(stream, existing.length);
   }
   if (problems.length) throw new ImportRefused(problems);
   const appended = events.filter((e) => e.revision >= held.get(e.stream)!);

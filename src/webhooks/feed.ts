@@ -196,6 +196,8 @@ export function createEventFeed({
   return {
     catchUp,
     caughtUp,
+    /** The store's head now: where a stream "from now on" starts, its events read as the feed indexes them (no wait). */
+    head: (): Promise<number> => store.head(),
     entries,
     /** The entry at a position (undefined: no public event there, or not indexed yet). */
     async entry(position: number): Promise<FeedEntry | undefined> {

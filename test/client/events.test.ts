@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
 import { createClient, type Client, type PublicEvent, type StreamItem } from "../../src/client/index.js";
 import { startApi, type Api } from "../http/harness.js";
+import { lockableReadModels } from "../support/lockable-read-models.js";
 import { freshStores, merchantKey, startServer } from "../multiprocess/servers.js";
 
 let api: Api;
@@ -162,6 +163,35 @@ describe("the event stream from the client", () => {
     await expect(take(client.streamEvents({ external_account_id: "acct_someone_else" }), 1)).rejects.toMatchObject({ status: 403, code: "account_forbidden" });
     await expect(take(createClient({ baseUrl: api.base, apiKey: "sk_wrong" }).streamEvents(account), 1)).rejects.toMatchObject({ status: 401 });
     await expect(take(client.streamEvents({ ...account, type: "payment_intent.exploded" }), 1)).rejects.toMatchObject({ status: 400, param: "type" });
+  });
+
+  it("a stream from now on starts at once while the read models cannot commit (no catch-up of its own to wait for), then sends what follows", async () => {
+    const { readModels, block, unblock } = lockableReadModels();
+    const own = await startApi({ readModels });
+    try {
+      const { key } = await own.merchant("acct_stream_behind");
+      const client = createClient({ baseUrl: own.base, apiKey: key });
+      block();
+      const before = await payment(client, "acct_stream_behind", "1.00"); // not indexed by the feed, and before the stream
+      const opened = await fetch(`${own.base}/v2/events/stream?external_account_id=acct_stream_behind`, { headers: { authorization: `Bearer ${key}` } });
+      const reader = opened.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      // before: it waited for a full catch-up of the feed, which waits for the blocked commit
+      while (!/\nid: [^\n]+\n\n/.test(text)) text += (await reader.read()).value ?? "";
+      unblock();
+      const after = await payment(client, "acct_stream_behind", "2.00");
+      const sent = () => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as PublicEvent);
+      while (sent().length < 2) text += (await reader.read()).value ?? "";
+      expect(sent().map((e) => [e.payment_id, e.type])).toEqual([
+        [after, "payment_intent.created"],
+        [after, "payment_intent.requires_capture"],
+      ]);
+      expect(text).not.toContain(before);
+      await reader.cancel();
+    } finally {
+      unblock();
+      await own.close();
+    }
   });
 
   it("a stream ends with a final event carrying the cursor when its server closes", async () => {

@@ -15,6 +15,7 @@ import { answerSchema, preSerializedText } from "../../src/http/serializer.js";
 import { sequentialIds } from "../../src/ids.js";
 import { createSimulators } from "../../src/processors/simulator.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
+import type { ReadModelStore } from "../../src/store/port.js";
 
 export interface Res {
   status: number;
@@ -32,6 +33,8 @@ export interface StartOptions {
   bodyLimit?: number;
   /** Capture the pino log lines. */
   log?: string[];
+  /** The engine's read models (default: in memory). */
+  readModels?: ReadModelStore;
   /** Passed to createServer as they are. */
   server?: Pick<ServerOptions, "timeouts" | "authFailures" | "trustProxy" | "idempotencyMaxKeysPerAccount">;
 }
@@ -41,7 +44,7 @@ export async function startApi(options: StartOptions = {}) {
   const ids = sequentialIds();
   const store = createMemoryStore();
   const simulators = createSimulators({ clock, ids, captures: options.captures ?? "immediate", captureSettleMs: options.captureSettleMs ?? 1_000 });
-  const engine = createEngine({ store, clock, ids, processors: simulators, syncAuthTimeoutMs: options.syncAuthTimeoutMs ?? 120_000, ...(options.reconcileGraceMs !== undefined ? { reconcileGraceMs: options.reconcileGraceMs } : {}) });
+  const engine = createEngine({ store, ...(options.readModels && { readModels: options.readModels }), clock, ids, processors: simulators, syncAuthTimeoutMs: options.syncAuthTimeoutMs ?? 120_000, ...(options.reconcileGraceMs !== undefined ? { reconcileGraceMs: options.reconcileGraceMs } : {}) });
   const apiKeys = createApiKeys(engine);
   const logger = options.log
     ? pino(

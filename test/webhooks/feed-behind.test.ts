@@ -5,25 +5,10 @@ import { expect, it } from "vitest";
 import { ReadModelBehind } from "../../projections/behind.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { createEngine } from "../../src/engine.js";
-import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
-import type { ReadModelStore } from "../../src/store/port.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 import { createEventFeed } from "../../src/webhooks/feed.js";
 import { createWebhooks } from "../../src/webhooks/index.js";
-
-/** Read models whose commits wait while blocked: a projector that cannot commit (its database locked by someone else). */
-function lockableReadModels() {
-  const inner = createMemoryReadModels();
-  let blocked = false;
-  let release: () => void = () => undefined;
-  const readModels: ReadModelStore = {
-    ...inner,
-    async commitBatch(commits) {
-      if (blocked) await new Promise<void>((resolve) => (release = resolve));
-      return inner.commitBatch(commits);
-    },
-  };
-  return { readModels, block: () => void (blocked = true), unblock: () => ((blocked = false), release()) };
-}
+import { lockableReadModels } from "../support/lockable-read-models.js";
 
 it("a page while the read models cannot commit is 503 read_model_behind after the bound; once they can, it holds the write", async () => {
   const store = createMemoryStore();

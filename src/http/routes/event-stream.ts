@@ -93,7 +93,8 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
     const pump = coalesced(async () => {
       if (!(await keyValid())) return;
       if (!announced) {
-        if (cursor < 0) cursor = await feed.catchUp();
+        // from now on: the head at the call; the events past it are sent as the feed indexes them
+        if (cursor < 0) cursor = await feed.head();
         // an id without data: the client knows where it stands before any event (EventSource keeps it as lastEventId)
         await write(`id: ${cursorOf(cursor)}\n\n`);
         announced = true;
@@ -130,6 +131,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
     if (draining) end("draining");
     else {
       started.add(feed);
+      wake(); // the head announced at once: the feed's start below catches up first, which may take long
       void feed.start().then(wake, () => end("error"));
     }
     return out;

@@ -14,7 +14,7 @@ import { headOf } from "../events/chain.js";
 import { checkAnchors } from "./anchors.js";
 import { isRefusal, type Anchors, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
 import { checkOtherStream, checkPaymentStream } from "./payment-stream.js";
-import { applyAsAllowed, compareDocuments, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict } from "./read-models.js";
+import { applyAsAllowed, compareDocuments, FEED_NAMES, FEED_TABLES, feedKept, foldFeed, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict } from "./read-models.js";
 import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, readableStream, type AuditSource, type OnProgress } from "./source.js";
 
 export { streamHeads } from "./anchors.js";
@@ -130,10 +130,16 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   const readModelFindings: Finding[] = [];
   // a read model behind the events is reported as such, and its documents are not compared
   const comparable = new Set<string>();
+  // the webhook feed's too, where the store keeps one (its documents are each one stream's: (2))
+  const feedNames = readModels && (await feedKept(readModels)) ? FEED_NAMES : [];
   if (readModels) {
-    readModelFindings.push(...(await readModelsBehind(readModels, projections.map((p) => p.name), last)), ...(await readModelsAhead(readModels, projections.map((p) => p.name), last)));
-    for (const p of projections) if (!readModelFindings.some((f) => f.subject === `read_model:${p.name}`)) comparable.add(p.name);
+    const names = [...projections.map((p) => p.name), ...feedNames];
+    readModelFindings.push(...(await readModelsBehind(readModels, names, last)), ...(await readModelsAhead(readModels, names, last)));
+    for (const name of names) if (!readModelFindings.some((f) => f.subject === `read_model:${name}`)) comparable.add(name);
   }
+  const feedCompared = feedNames.length > 0 && feedNames.every((name) => comparable.has(name));
+  /** The feed's keys the compared streams explain. */
+  const feedKeys = new Map(FEED_NAMES.map((name) => [name, new Set<string>()]));
 
   // (2) each stream on its own
   let payments = 0;
@@ -177,6 +183,11 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       for (const [name, docs] of fresh) for (const key of docs.keys()) if (writers.get(name)!.get(key) !== stream) docs.delete(key);
       readModelFindings.push(...(await compareDocuments(readModels, fresh, projections)));
     }
+    if (readModels && feedCompared && foldable) {
+      const fresh = foldFeed(streamEvents);
+      for (const [name, docs] of fresh) for (const key of docs.keys()) feedKeys.get(name)!.add(key);
+      readModelFindings.push(...(await compareDocuments(readModels, fresh, FEED_TABLES)));
+    }
     onProgress?.({ phase: "verifying streams", done: ++done, total: streams.size, unit: "streams" });
   }
   findings.push(...checkAnchors(new Map(), Object.fromEntries(Object.entries(anchors).filter(([stream]) => !streams.has(stream)))));
@@ -203,9 +214,11 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       }
       readModelFindings.push(...(await compareDocuments(readModels, docs, projections)));
     }
-    // documents no event explains (counted first: their keys are read only when there are some)
+    // documents no event explains (counted first: their keys are read only when there are some); the
+    // feed's once every stream was folded (an unfoldable stream's feed documents are not known)
     for (const name of comparable) {
-      const known = writers.get(name)!;
+      const known = writers.get(name) ?? feedKeys.get(name)!;
+      if (!writers.has(name) && unfoldable.size > 0) continue;
       if ((await readModels.count(name)) <= known.size) continue;
       const { count, first } = await keysNotIn(readModels, name, known, pageSize);
       const shown = first.join(", ") + (count > first.length ? ` and ${count - first.length} more` : "");
@@ -220,7 +233,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
 }
 
 /** How many of a read model's keys are not among `known`, and the first five (keys read a page at a time). */
-async function keysNotIn(readModels: ReadModelStore, name: string, known: ReadonlyMap<string, unknown>, pageSize: number) {
+async function keysNotIn(readModels: ReadModelStore, name: string, known: { has(key: string): boolean }, pageSize: number) {
   let count = 0;
   const first: string[] = [];
   for (let after = ""; ; ) {

@@ -6,7 +6,8 @@ import type { Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner } from "../../projections/runner.js";
 import { sameJson } from "../events/canonical-json.js";
-import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent } from "../store/port.js";
+import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
+import { createEventFeed, FEED, FEED_SHAPES, foldBatch } from "../webhooks/feed.js";
 import type { Finding } from "./findings.js";
 import { lastPosition } from "./source.js";
 
@@ -18,16 +19,40 @@ import { lastPosition } from "./source.js";
  */
 export async function catchUpReadModels({ store, readModels }: { store: EventStore; readModels?: ReadModelStore }): Promise<void> {
   if (!readModels) return;
+  const feed = await feedKept(readModels);
   // read models past the events would be rebuilt (the service's answer to a restored backup): an
   // audit keeps them as they are, the evidence of events removed (readModelsAhead)
-  if ((await readModelsAhead(readModels, PROJECTIONS.map((p) => p.name), await lastPosition(store))).length) return;
-  const catchUp = (batchSize?: number) => createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize }).catchUp();
+  if ((await readModelsAhead(readModels, [...PROJECTIONS.map((p) => p.name), ...(feed ? FEED_NAMES : [])], await lastPosition(store))).length) return;
+  // the webhook feed, where the store keeps one, joins the same catch-up (one read of each batch)
+  const catchUp = (batchSize?: number) => {
+    const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize });
+    if (feed) createEventFeed({ store, readModels, runner });
+    return runner.catchUp();
+  };
   const stopped = (error: unknown) => {
     if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
     return true;
   };
   // a batch holding the event is not committed: one event at a time from there, up to the event
   if (await catchUp().then(() => false, stopped)) await catchUp(1).catch(stopped);
+}
+
+/** The webhook feed's read models (src/webhooks/feed.ts): compared like the projections' where the store keeps them. */
+export const FEED_NAMES: readonly string[] = Object.values(FEED);
+/** Its table, whose stored columns (what its reads select on) are compared too. */
+export const FEED_TABLES = [{ name: FEED.events, table: FEED_SHAPES[FEED.events].table! }];
+/** The store keeps a webhook feed (a service with webhooks folded it): its read models are compared. */
+export const feedKept = async (readModels: ReadModelStore) => (await readModels.checkpoint(FEED.events)) > 0;
+
+/** Fresh feed documents of one stream's events (the feed folds each stream on its own: its entries, its fold state, its endpoint). */
+export function foldFeed(events: readonly RecordedEvent[]): Map<string, Map<string, unknown>> {
+  const { changed, entries, endpoints } = foldBatch(events, new Map());
+  const byKey = (docs: Array<{ key: string; doc: unknown }>) => new Map(docs.map(({ key, doc }) => [key, doc]));
+  return new Map<string, Map<string, unknown>>([
+    [FEED.events, byKey(entries)],
+    [FEED.streams, new Map(changed)],
+    [FEED.endpoints, byKey(endpoints)],
+  ]);
 }
 
 /**
@@ -85,7 +110,7 @@ export async function readModelsBehind(readModels: ReadModelStore, names: Iterab
  * stored columns (what its lists select on) against its row() of the fresh document, where the store
  * offers them (ReadModelStore.columns).
  */
-export async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>, projections: readonly Projection<any>[] = PROJECTIONS): Promise<Finding[]> {
+export async function compareDocuments(readModels: ReadModelStore, fresh: Map<string, Map<string, unknown>>, projections: readonly { name: string; table?: TableShape<any> }[] = PROJECTIONS): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const [name, docs] of fresh) {
     if (docs.size === 0) continue;

@@ -76,6 +76,36 @@ export interface FeedPage {
   has_more: boolean;
 }
 
+/** A stream's fold state in the feed (FEED.streams): its public events' sequence, or the endpoint it holds. */
+export type Folded = StreamFold & { endpoint?: EndpointDoc };
+
+/** The batch folded into the streams' states: changed states, feed entries, endpoints (the audit folds each stream with it too). */
+export function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>) {
+  const changed = new Map<string, Folded>();
+  const entries: Array<{ key: string; doc: FeedEntry }> = [];
+  const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
+  /** The accounts whose feed entries or endpoints the batch changed. */
+  const accounts = new Set<string>();
+  for (const e of batch) {
+    const fold = changed.get(e.stream) ?? folded.get(e.stream);
+    const endpoint = endpointOf(fold?.endpoint, e);
+    if (endpoint) {
+      changed.set(e.stream, { account: endpoint.external_account_id, sequence: 0, endpoint });
+      endpoints.push({ key: `${endpoint.external_account_id}/${endpoint.endpoint_id}`, doc: endpoint });
+      accounts.add(endpoint.external_account_id);
+      continue;
+    }
+    const next = publicEventOf(fold, e);
+    if (!next) continue;
+    changed.set(e.stream, next.fold);
+    if (!next.event) continue;
+    const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
+    accounts.add(next.event.external_account_id);
+    entries.push({ key: feedKey(e.position), doc: entry });
+  }
+  return { changed, entries, endpoints, accounts };
+}
+
 export type EventFeed = ReturnType<typeof createEventFeed>;
 
 export function createEventFeed({
@@ -116,35 +146,6 @@ export function createEventFeed({
   const background = outageTolerantStart(onError);
   /** This feed, as a holder of the runner's live subscription (while started). */
   const holder = {};
-
-  type Folded = StreamFold & { endpoint?: EndpointDoc };
-
-  /** The batch folded into the streams' states: changed states, feed entries, endpoints. */
-  function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>) {
-    const changed = new Map<string, Folded>();
-    const entries: Array<{ key: string; doc: FeedEntry }> = [];
-    const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
-    /** The accounts whose feed entries or endpoints the batch changed. */
-    const accounts = new Set<string>();
-    for (const e of batch) {
-      const fold = changed.get(e.stream) ?? folded.get(e.stream);
-      const endpoint = endpointOf(fold?.endpoint, e);
-      if (endpoint) {
-        changed.set(e.stream, { account: endpoint.external_account_id, sequence: 0, endpoint });
-        endpoints.push({ key: `${endpoint.external_account_id}/${endpoint.endpoint_id}`, doc: endpoint });
-        accounts.add(endpoint.external_account_id);
-        continue;
-      }
-      const next = publicEventOf(fold, e);
-      if (!next) continue;
-      changed.set(e.stream, next.fold);
-      if (!next.event) continue;
-      const entry: FeedEntry = { position: e.position, stream: e.stream, event: next.event };
-      accounts.add(next.event.external_account_id);
-      entries.push({ key: feedKey(e.position), doc: entry });
-    }
-    return { changed, entries, endpoints, accounts };
-  }
 
   /** Before the feed's first fold or read: its three read models at their version (FEED_SHAPES), none past the events' head (a restore). */
   let checking: Promise<void> | undefined;

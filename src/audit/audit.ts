@@ -88,7 +88,8 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
 
 /**
  * Every stream of the store: chains intact, transitions legal, amounts within their invariants,
- * and (with read models) every document equal to a fresh replay, and none that no event explains.
+ * and (with read models) every document equal to a fresh replay, and none that no event explains;
+ * the webhook feed's documents too where the store keeps a feed (each one stream's: folded in (2)).
  * A fresh replay folds an event only an earlier machine allowed as that machine did (what the audit
  * establishes). The documents a stream writes that does not replay legally are not compared (a fold
  * of an illegal stream has no right answer); every other document still is.

@@ -79,6 +79,8 @@ export { exportEvents, importEvents, ImportRefused, type ImportResult } from "./
 export { asOf, type AsOf } from "./audit/as-of.js";
 export { diagram, machineGraph, type MachineGraph, type DiagramFormat, type DiagramOptions } from "./audit/diagram.js";
 export { eventsStore, type AuditSource } from "./audit/source.js";
-export { catchUpReadModels } from "./audit/read-models.js";
+export { catchUpReadModels, type JoinedReadModels } from "./audit/read-models.js";
+// what auditAll({ feed }) and catchUpReadModels(source, feed) compare and catch up of the webhook feed
+export { feedAudit } from "./webhooks/feed-audit.js";
 // webhooks and the event feed (src/webhooks)
 export { createWebhooks, verifyWebhook, signatureHeader, SIGNATURE_HEADER, PUBLIC_EVENT_TYPES, type Webhooks, type WebhooksOptions, type PublicEvent, type PublicEventType } from "./webhooks/index.js";

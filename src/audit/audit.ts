@@ -14,7 +14,7 @@ import { headOf } from "../events/chain.js";
 import { checkAnchors } from "./anchors.js";
 import { isRefusal, type Anchors, type Finding, type PaymentAudit, type StoreAudit } from "./findings.js";
 import { checkOtherStream, checkPaymentStream } from "./payment-stream.js";
-import { applyAsAllowed, compareDocuments, FEED_NAMES, FEED_TABLES, feedKept, foldFeed, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict } from "./read-models.js";
+import { applyAsAllowed, compareDocuments, foldProjections, readModelsAhead, readModelsBehind, readModelVerdict, type JoinedReadModels } from "./read-models.js";
 import { batchesOf, lastPosition, PAGE_SIZE, paymentIdOf, readableStream, type AuditSource, type OnProgress } from "./source.js";
 
 export { streamHeads } from "./anchors.js";
@@ -101,7 +101,7 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
  * projections of this repository) are folded in one more paged pass. What is kept across the
  * store is per stream or per document: names, keys, findings.
  */
-export async function auditAll(source: AuditSource, { onProgress, anchors = {}, pageSize = PAGE_SIZE, projections = PROJECTIONS }: AuditAllOptions = {}): Promise<StoreAudit> {
+export async function auditAll(source: AuditSource, { onProgress, anchors = {}, pageSize = PAGE_SIZE, projections = PROJECTIONS, feed }: AuditAllOptions = {}): Promise<StoreAudit> {
   const { store, readModels } = source;
   const last = await lastPosition(store);
 
@@ -132,7 +132,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   // a read model behind the events is reported as such, and its documents are not compared
   const comparable = new Set<string>();
   // the webhook feed's too, where the store keeps one (its documents are each one stream's: (2))
-  const feedNames = readModels && (await feedKept(readModels)) ? FEED_NAMES : [];
+  const feedNames = readModels && feed && (await feed.kept(readModels)) ? feed.names : [];
   if (readModels) {
     const names = [...projections.map((p) => p.name), ...feedNames];
     readModelFindings.push(...(await readModelsBehind(readModels, names, last)), ...(await readModelsAhead(readModels, names, last)));
@@ -140,7 +140,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   }
   const feedCompared = feedNames.length > 0 && feedNames.every((name) => comparable.has(name));
   /** The feed's keys the compared streams explain. */
-  const feedKeys = new Map(FEED_NAMES.map((name) => [name, new Set<string>()]));
+  const feedKeys = new Map(feedNames.map((name) => [name, new Set<string>()]));
 
   // (2) each stream on its own
   let payments = 0;
@@ -184,10 +184,10 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       for (const [name, docs] of fresh) for (const key of docs.keys()) if (writers.get(name)!.get(key) !== stream) docs.delete(key);
       readModelFindings.push(...(await compareDocuments(readModels, fresh, projections)));
     }
-    if (readModels && feedCompared && foldable) {
-      const fresh = foldFeed(streamEvents);
+    if (readModels && feed && feedCompared && foldable) {
+      const fresh = feed.foldStream(streamEvents);
       for (const [name, docs] of fresh) for (const key of docs.keys()) feedKeys.get(name)!.add(key);
-      readModelFindings.push(...(await compareDocuments(readModels, fresh, FEED_TABLES)));
+      readModelFindings.push(...(await compareDocuments(readModels, fresh, feed.tables)));
     }
     onProgress?.({ phase: "verifying streams", done: ++done, total: streams.size, unit: "streams" });
   }
@@ -251,5 +251,7 @@ export interface AuditAllOptions {
   /** Events per read (the memory bound of the reads). */
   pageSize?: number;
   projections?: readonly Projection<any>[];
+  /** The webhook feed's read models, compared too where the store keeps them (src/webhooks/feed-audit.ts). */
+  feed?: JoinedReadModels;
 }
 

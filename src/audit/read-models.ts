@@ -4,10 +4,9 @@ import { TransitionRefused, type PaymentState } from "../../machines/fold.js";
 import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import type { Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
-import { createProjectionRunner } from "../../projections/runner.js";
+import { createProjectionRunner, type ProjectionRunner } from "../../projections/runner.js";
 import { sameJson } from "../events/canonical-json.js";
 import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
-import { createEventFeed, FEED, FEED_SHAPES, foldBatch } from "../webhooks/feed.js";
 import type { Finding } from "./findings.js";
 import { lastPosition } from "./source.js";
 
@@ -17,16 +16,16 @@ import { lastPosition } from "./source.js";
  * refuses, or one that cannot be read, stops the catch-up there: the audit then reports it (the
  * read models it did not reach are behind, and said so) instead of ending without its findings.
  */
-export async function catchUpReadModels({ store, readModels }: { store: EventStore; readModels?: ReadModelStore }): Promise<void> {
+export async function catchUpReadModels({ store, readModels }: { store: EventStore; readModels?: ReadModelStore }, joined?: JoinedReadModels): Promise<void> {
   if (!readModels) return;
-  const feed = await feedKept(readModels);
+  const kept = joined && (await joined.kept(readModels)) ? joined : undefined;
   // read models past the events would be rebuilt (the service's answer to a restored backup): an
   // audit keeps them as they are, the evidence of events removed (readModelsAhead)
-  if ((await readModelsAhead(readModels, [...PROJECTIONS.map((p) => p.name), ...(feed ? FEED_NAMES : [])], await lastPosition(store))).length) return;
-  // the webhook feed, where the store keeps one, joins the same catch-up (one read of each batch)
+  if ((await readModelsAhead(readModels, [...PROJECTIONS.map((p) => p.name), ...(kept?.names ?? [])], await lastPosition(store))).length) return;
+  // the joined fold (the webhook feed), where the store keeps it, in the same catch-up
   const catchUp = (batchSize?: number) => {
     const runner = createProjectionRunner({ store, readModels, projections: PROJECTIONS, batchSize });
-    if (feed) createEventFeed({ store, readModels, runner });
+    kept?.join(runner, store, readModels);
     return runner.catchUp();
   };
   const stopped = (error: unknown) => {
@@ -37,22 +36,21 @@ export async function catchUpReadModels({ store, readModels }: { store: EventSto
   if (await catchUp().then(() => false, stopped)) await catchUp(1).catch(stopped);
 }
 
-/** The webhook feed's read models (src/webhooks/feed.ts): compared like the projections' where the store keeps them. */
-export const FEED_NAMES: readonly string[] = Object.values(FEED);
-/** Its table, whose stored columns (what its reads select on) are compared too. */
-export const FEED_TABLES = [{ name: FEED.events, table: FEED_SHAPES[FEED.events].table! }];
-/** The store keeps a webhook feed (a service with webhooks folded it): its read models are compared. */
-export const feedKept = async (readModels: ReadModelStore) => (await readModels.checkpoint(FEED.events)) > 0;
-
-/** Fresh feed documents of one stream's events (the feed folds each stream on its own: its entries, its fold state, its endpoint). */
-export function foldFeed(events: readonly RecordedEvent[]): Map<string, Map<string, unknown>> {
-  const { changed, entries, endpoints } = foldBatch(events, new Map());
-  const byKey = (docs: Array<{ key: string; doc: unknown }>) => new Map(docs.map(({ key, doc }) => [key, doc]));
-  return new Map<string, Map<string, unknown>>([
-    [FEED.events, byKey(entries)],
-    [FEED.streams, new Map(changed)],
-    [FEED.endpoints, byKey(endpoints)],
-  ]);
+/**
+ * Read models of a fold that joins the projections' catch-up (the webhook feed: the audit sits
+ * below it, so its callers hand it in, src/webhooks/feed-audit.ts), compared like the projections'
+ * where the store keeps them. Each of its documents is one stream's.
+ */
+export interface JoinedReadModels {
+  names: readonly string[];
+  /** The store keeps them (a service that runs the fold wrote them). */
+  kept(readModels: ReadModelStore): Promise<boolean>;
+  /** Its tables, whose stored columns (what its reads select on) are compared too. */
+  tables: readonly { name: string; table?: TableShape<any> }[];
+  /** Fresh documents of one stream's events, by read model and key. */
+  foldStream(events: readonly RecordedEvent[]): Map<string, Map<string, unknown>>;
+  /** Joins the fold to a catch-up of the projections. */
+  join(runner: ProjectionRunner, store: EventStore, readModels: ReadModelStore): void;
 }
 
 /**

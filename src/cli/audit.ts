@@ -9,12 +9,13 @@ import { formatAudit, formatReplay, formatReplaySummary, formatStoreAudit } from
 import { catchUpReadModels } from "../audit/read-models.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
+import { feedAudit } from "../webhooks/feed-audit.js";
 import { action, processIo, show, withProgress, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, type OpenedStore } from "./store-option.js";
 
 /** Read models are brought up to date first (what the service does when read), unless told not to. */
 async function caughtUp(opened: OpenedStore, catchUp: boolean) {
-  if (catchUp) await catchUpReadModels(opened);
+  if (catchUp) await catchUpReadModels(opened, feedAudit);
   return { store: opened.store, readModels: opened.readModels };
 }
 
@@ -73,7 +74,7 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
             const report = await audit(source, paymentId, { anchors });
             return show(io, opts.json, report, formatAudit, report.findings.length);
           }
-          const report = await withProgress(io, "audit", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors }));
+          const report = await withProgress(io, "audit", opts.progress, (onProgress) => auditAll(source, { onProgress, anchors, feed: feedAudit }));
           return show(io, opts.json, report, formatStoreAudit, report.findings.length);
         });
       }),

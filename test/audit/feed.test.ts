@@ -2,14 +2,22 @@
 // service with webhooks folded it): each public event's entry, each stream's fold state, each
 // endpoint, against the audit's own fold of that stream; and none is left that no event explains.
 import Database from "better-sqlite3";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
 import { FEED, feedKey } from "../../src/webhooks/feed.js";
-import { createWebhooks } from "../../src/webhooks/index.js";
+import { createWebhooks, type Webhooks } from "../../src/webhooks/index.js";
+import { feedAudit } from "../../src/webhooks/feed-audit.js";
+import { auditAll } from "../../src/audit/audit.js";
+import { catchUpReadModels } from "../../src/audit/read-models.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
+import { createPostgresStore } from "../../src/store/postgres/index.js";
+import { testDatabase } from "../support/postgres.js";
+import { runFlows } from "./flows.js";
 import { cardflow } from "./run-cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cardflow-audit-feed-"));
@@ -78,4 +86,47 @@ it("an edited feed entry, a feed stream's state removed, an entry no event expla
     ]),
   );
   expect(report.findings).toHaveLength(3);
+});
+
+describe.each(["memory", "sqlite"] as const)("the library's auditAll({ feed: feedAudit }) on %s", (kind) => {
+  it("finds every flow's feed documents equal to its own fold", { timeout: 60_000 }, async () => {
+    const stores =
+      kind === "memory"
+        ? { events: createMemoryStore(), readModels: createMemoryReadModels() }
+        : createSqliteStore({ path: join(dir, "flows", "cardflow.sqlite") });
+    let webhooks: Webhooks | undefined;
+    const { engine } = await runFlows({ store: stores.events, readModels: stores.readModels }, async (engine) => {
+      webhooks = createWebhooks({ engine });
+      await webhooks.createEndpoint({ external_account_id: "acct_a", url: "https://hooks.example.com/flows" });
+    });
+    await webhooks!.feed.catchUp();
+    await catchUpReadModels({ store: stores.events, readModels: stores.readModels }, feedAudit);
+    const report = await auditAll({ store: stores.events, readModels: stores.readModels }, { feed: feedAudit });
+    expect(await stores.readModels.count(FEED.events)).toBeGreaterThan(20);
+    expect([report.read_models, report.findings]).toEqual(["equal", []]);
+    // without it (the library's default): the feed is not compared, the rest is
+    expect((await auditAll({ store: stores.events, readModels: stores.readModels })).read_models).toBe("equal");
+    await engine.close();
+    await Promise.all([stores.events.close(), stores.readModels.close()]);
+  });
+});
+
+it("on PostgreSQL: a feed that matches its events is equal (its documents as PostgreSQL gives them back)", { timeout: 60_000 }, async () => {
+  const stores = await createPostgresStore({ connectionString: await testDatabase(), schema: `audit_feed_${randomUUID().replaceAll("-", "").slice(0, 12)}` });
+  const engine = createEngine({ store: stores.events, readModels: stores.readModels });
+  const webhooks = createWebhooks({ engine });
+  await engine.openAccount({ external_account_id: "acct_pg", processor: "B" });
+  await webhooks.createEndpoint({ external_account_id: "acct_pg", url: "https://hooks.example.com/pg", event_types: ["payment_intent.succeeded"] });
+  for (const amount of ["1.00", "2.50"]) {
+    const ref = { external_account_id: "acct_pg", payment_id: (await engine.createIntent({ external_account_id: "acct_pg", amount, payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" })).payment_id };
+    await engine.authorize(ref);
+    await engine.capture({ ...ref, amount });
+    await engine.refund({ ...ref, amount: "0.50" });
+  }
+  await webhooks.feed.catchUp();
+  const report = await auditAll({ store: stores.events, readModels: stores.readModels }, { feed: feedAudit });
+  expect(await stores.readModels.count(FEED.events)).toBeGreaterThanOrEqual(8);
+  expect([report.read_models, report.findings]).toEqual(["equal", []]);
+  await engine.close();
+  await Promise.all([stores.events.close(), stores.readModels.close()]);
 });

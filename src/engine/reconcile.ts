@@ -87,6 +87,8 @@ interface Open {
   key: string | null;
   /** The attempt event (none for a terminal wait). */
   attempt?: AttemptEvent;
+  /** A processor A terminal's collection (its wait, or the attempt that starts it): its type. */
+  terminalType?: string;
 }
 
 /** A call abandoned as never received, to be looked up once more (`since`: its abandonment). */
@@ -103,6 +105,13 @@ const SECOND_LOOK_WINDOW_MS = 24 * 60 * 60 * 1000;
 const SECOND_LOOKS_KEPT = 10_000;
 
 const ATTEMPTS = new Set<string>(ATTEMPT_TYPES);
+/**
+ * How long an asynchronous terminal's collection stays open before the reconciler ends it
+ * (USER_TIMEOUT, the terminal told to stop) when the terminal never said how it ended: spec §8's
+ * client give-up time, at least 3 minutes of polling (the terminal gives up on its shopper sooner,
+ * and says so). A synchronous terminal's is the blocking auth's deadline (SYNC_AUTH_TIMEOUT_MS).
+ */
+export const ASYNC_COLLECTION_MS = 180_000;
 /**
  * Events read per batch while indexing the open attempts: a pass after a few busy seconds reads
  * thousands, and 5,000 at once held the event loop for about 40 ms on SQLite (a mixed-load profile).
@@ -122,6 +131,8 @@ interface Deps {
 
 export function createReconciler({ store, pipeline, processors, clock, syncAuthTimeoutMs, reconcileGraceMs }: Deps) {
   const open = new Map<string, Open>();
+  /** How long a terminal's collection may last: the blocking auth's deadline, an asynchronous terminal's own. */
+  const collectionMs = (o: Open) => (o.terminalType === "A_async" ? ASYNC_COLLECTION_MS : syncAuthTimeoutMs);
   const secondLooks = new Map<string, SecondLook>();
   let position = 0;
 
@@ -136,7 +147,8 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     if (was?.attempt && e.type === "AttemptAbandoned" && (e.data as { reason: string }).reason === NEVER_RECEIVED && clock.now() - since < SECOND_LOOK_WINDOW_MS) {
       setBounded(secondLooks, was.attempt.data.attempt_id, { payment_id, attempt: was.attempt, revision: was.revision, since }, SECOND_LOOKS_KEPT);
     }
-    const opened = { payment_id, since, revision: e.revision, key: (e.data as { attempt_id?: string }).attempt_id ?? null };
+    const { attempt_id, terminal_type } = e.data as { attempt_id?: string; terminal_type?: string };
+    const opened = { payment_id, since, revision: e.revision, key: attempt_id ?? null, ...(terminal_type && { terminalType: terminal_type }) };
     if (ATTEMPTS.has(e.type)) open.set(payment_id, { ...opened, kind: e.type as AttemptType, attempt: { type: e.type, data: e.data } as AttemptEvent });
     // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)
     else if (e.type === "TerminalAuthorizationStarted") open.set(payment_id, { ...opened, kind: "TerminalWait" });
@@ -170,7 +182,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       // the same id open again past the due call: a retry made the call again since (not due yet)
       if (item.attempt && loaded.revision > item.revision && (await pipeline.attemptFate(item.payment_id, item.attempt, item.revision)) === "reused") return loaded;
       const recorded = key ? await lookupAnswer(processors, viewOf(loaded), key) : "never_received";
-      const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= syncAuthTimeoutMs);
+      const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= collectionMs(item));
       if (!decided) return loaded;
       const { events, stopTerminal, unfit, ...open } = decided;
       resolution = { payment_id: item.payment_id, ...open, appended: events.map((e) => e.type) };
@@ -223,7 +235,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     const graceMs = options.graceMs ?? reconcileGraceMs;
     await catchUp();
     const now = clock.now();
-    const due = [...open.values()].filter((o) => now - o.since >= (o.kind === "TerminalWait" ? Math.max(graceMs, syncAuthTimeoutMs) : graceMs));
+    const due = [...open.values()].filter((o) => now - o.since >= (o.kind === "TerminalWait" ? Math.max(graceMs, collectionMs(o)) : graceMs));
     const resolved: Resolution[] = [];
     const failed: ReconcileFailure[] = [];
     let failedDue = 0;

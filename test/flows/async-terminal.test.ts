@@ -111,6 +111,30 @@ describe("asynchronous terminal (processor A), card present", () => {
     expect(sims.terminal.collecting(terminal_id)).toBeUndefined();
   });
 
+  test("a short SYNC_AUTH_TIMEOUT_MS (the blocking auth's) does not end an asynchronous collection: the reconciler leaves it for the 3 minutes spec §8 polls", async () => {
+    const { engine, sims, terminal, intent, get, clock } = await rig({ engine: { syncAuthTimeoutMs: 15_000, reconcileGraceMs: 30_000 } });
+    const terminal_id = await terminal("A_async");
+    const { payment_id } = await intent(A, { capture_method: "manual" });
+    await engine.authorize({ external_account_id: A, payment_id, terminal_id });
+    await clock.advance(48_000);
+    expect((await engine.reconcile()).resolved).toEqual([]);
+    await sims.terminal.presentCard(terminal_id);
+    expect((await get(A, payment_id)).status).toBe("requires_capture");
+  });
+
+  test("an asynchronous terminal that never says how its collection ended: the reconciler ends it after 3 minutes (USER_TIMEOUT), not before", async () => {
+    const { engine, sims, terminal, intent, get, clock } = await rig({ simulators: { shopperTimeoutMs: 3_600_000 }, engine: { syncAuthTimeoutMs: 15_000, reconcileGraceMs: 30_000 } });
+    const terminal_id = await terminal("A_async");
+    const { payment_id } = await intent(A, { capture_method: "manual" });
+    await engine.authorize({ external_account_id: A, payment_id, terminal_id });
+    await clock.advance(179_000);
+    expect((await engine.reconcile()).resolved).toEqual([]);
+    await clock.advance(1_000);
+    expect((await engine.reconcile()).resolved).toEqual([expect.objectContaining({ payment_id, open: "TerminalWait", processor: "still_collecting" })]);
+    expect(failureOf(await get(A, payment_id))).toEqual({ status: "requires_payment_method", last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" });
+    expect(sims.terminal.collecting(terminal_id)).toBeUndefined();
+  });
+
   test("the clerk cancels on the terminal: requires_payment_method with POS_CANCEL", async () => {
     const { engine, sims, terminal, intent, get } = await rig();
     const terminal_id = await terminal("A_async");

@@ -390,6 +390,15 @@ describe("what the payment does not allow", () => {
     }
   });
 
+  it("the shopper and clerk helpers on a processor B reader: 400 naming the client SDK that collects its cards, not an idle terminal", async () => {
+    const b = await api.merchant("acct_b_sim", "B");
+    const reader = (await b.post("/v2/hardware", { terminal_type: "B_reader" })).body.terminal_id;
+    for (const path of ["/sim/terminal/present-card", "/sim/terminal/clerk-cancel"]) {
+      const problem = await refused(() => b.post(path, { terminal_id: reader }), 400, "terminal_collects_with_client_sdk", "terminal_id");
+      expect(problem.detail).toContain("client SDK");
+    }
+  });
+
   it("a busy terminal, an idle terminal, an asynchronous-terminal card that cannot be saved", async () => {
     const terminal = await m.terminal("A_async");
     const first = (await m.post("/v2/payment/intent", { amount: "5.00", payment_method_types: "card_present", capture_method: "automatic" })).body;

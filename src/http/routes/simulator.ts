@@ -2,7 +2,7 @@
 // (served only with the simulators; the client SDK's routes are ./client-sdk.ts).
 import { z } from "zod";
 import type { Engine } from "../../engine.js";
-import { TransitionNotAllowed } from "../../errors.js";
+import { InvalidRequest, TransitionNotAllowed } from "../../errors.js";
 import { AmountInput, Id } from "../../inputs.js";
 import type { Simulators } from "../../processors/simulator.js";
 import { notCollecting } from "../../processors/simulator/terminal-sessions.js";
@@ -28,7 +28,10 @@ export function simulatorRoutes(engine: Engine, simulators: Simulators) {
   /** The payment this account's terminal is collecting for (404 for another account's terminal). */
   async function collecting(account: string, terminalId: string): Promise<string> {
     // its own stream: no wait for the read models (a terminal registered just before is there)
-    await engine.getTerminal(account, terminalId);
+    const { terminal_type } = await engine.getTerminal(account, terminalId);
+    if (terminal_type === "B_reader") {
+      throw new InvalidRequest(`terminal_id: ${terminalId} is a processor B reader; its card is collected by the client SDK with the intent's client secret (POST /v2/sdk/payment-method), these helpers act on processor A terminals`, "terminal_id", "terminal_collects_with_client_sdk");
+    }
     const paymentId = simulators.terminal.collecting(terminalId);
     if (!paymentId) throw notCollecting(terminalId);
     return paymentId;

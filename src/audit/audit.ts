@@ -185,7 +185,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       readModelFindings.push(...(await compareDocuments(readModels, fresh, projections)));
     }
     if (readModels && feed && feedCompared && foldable) {
-      const fresh = feed.foldStream(streamEvents);
+      const fresh = feed.foldStream(streamEvents, asAllowed);
       for (const [name, docs] of fresh) for (const key of docs.keys()) feedKeys.get(name)!.add(key);
       readModelFindings.push(...(await compareDocuments(readModels, fresh, feed.tables)));
     }
@@ -216,10 +216,10 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
       readModelFindings.push(...(await compareDocuments(readModels, docs, projections)));
     }
     // documents no event explains (counted first: their keys are read only when there are some); the
-    // feed's once every stream was folded (an unfoldable stream's feed documents are not known)
+    // feed's once every stream was folded into all three (else some of its documents are not known)
     for (const name of comparable) {
       const known = writers.get(name) ?? feedKeys.get(name)!;
-      if (!writers.has(name) && unfoldable.size > 0) continue;
+      if (!writers.has(name) && (unfoldable.size > 0 || !feedCompared)) continue;
       if ((await readModels.count(name)) <= known.size) continue;
       const { count, first } = await keysNotIn(readModels, name, known, pageSize);
       const shown = first.join(", ") + (count > first.length ? ` and ${count - first.length} more` : "");

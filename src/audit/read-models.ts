@@ -18,7 +18,10 @@ import { lastPosition } from "./source.js";
  */
 export async function catchUpReadModels({ store, readModels }: { store: EventStore; readModels?: ReadModelStore }, joined?: JoinedReadModels): Promise<void> {
   if (!readModels) return;
-  const kept = joined && (await joined.kept(readModels)) ? joined : undefined;
+  // a joined fold's read models move together (one commit): apart, they were edited by hand, and its
+  // fold would go on from state that does not match (each commit refused: caught up never)
+  const together = async (names: readonly string[]) => new Set(await Promise.all(names.map((name) => readModels.checkpoint(name)))).size === 1;
+  const kept = joined && (await joined.kept(readModels)) && (await together(joined.names)) ? joined : undefined;
   // read models past the events would be rebuilt (the service's answer to a restored backup): an
   // audit keeps them as they are, the evidence of events removed (readModelsAhead)
   if ((await readModelsAhead(readModels, [...PROJECTIONS.map((p) => p.name), ...(kept?.names ?? [])], await lastPosition(store))).length) return;
@@ -47,8 +50,8 @@ export interface JoinedReadModels {
   kept(readModels: ReadModelStore): Promise<boolean>;
   /** Its tables, whose stored columns (what its reads select on) are compared too. */
   tables: readonly { name: string; table?: TableShape<any> }[];
-  /** Fresh documents of one stream's events, by read model and key. */
-  foldStream(events: readonly RecordedEvent[]): Map<string, Map<string, unknown>>;
+  /** Fresh documents of one stream's events, by read model and key (an event only an earlier machine allowed folded as it did: `asAllowed`). */
+  foldStream(events: readonly RecordedEvent[], asAllowed?: AsAllowed): Map<string, Map<string, unknown>>;
   /** Joins the fold to a catch-up of the projections. */
   join(runner: ProjectionRunner, store: EventStore, readModels: ReadModelStore): void;
 }

@@ -73,7 +73,7 @@ export const publicEventId = (domainEventId: string) => `evt_${domainEventId.rep
  * One stored event folded into its stream's state; the public event it makes, if any. Pure: the
  * feed, its rebuild and every process derive the same events, ids and sequences.
  */
-export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent): { fold: StreamFold; event: PublicEvent | null } | null {
+export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent, asAllowed?: ReadonlyMap<number, PaymentState>): { fold: StreamFold; event: PublicEvent | null } | null {
   const make = (account: string, type: PublicEventType | null, payment_id: string | null, object: () => unknown, payment?: PaymentState) => {
     const sequence = (fold?.sequence ?? 0) + (type ? 1 : 0);
     const next: StreamFold = { account, sequence, ...(payment ? { payment } : {}) };
@@ -93,7 +93,8 @@ export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent): {
   };
   if (e.stream.startsWith("payment-")) {
     if (!MACHINE_EVENTS.has(e.type)) return fold ? { fold, event: null } : null;
-    const { state } = foldStored(fold?.payment, e);
+    // an audit's fold: an event only the earlier machine that decided it allowed, as it folded it
+    const state = asAllowed?.get(e.position) ?? foldStored(fold?.payment, e).state;
     // by the rules of the event's time: a published payload never changes after an upgrade
     const rules = recordRulesOf(e);
     const before = fold?.payment ? paymentRecord(fold.payment, 0, rules) : undefined;

@@ -15,6 +15,7 @@ import { InvalidRequest } from "../errors.js";
 import { createProjectionRunner, dropPastHead, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
 import { outageTolerantStart, prepareOnce, type EventStore, type ReadModelShape, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
+import type { PaymentState } from "../../machines/fold.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
 /** A public event where the feed keeps it. */
@@ -80,7 +81,7 @@ export interface FeedPage {
 export type Folded = StreamFold & { endpoint?: EndpointDoc };
 
 /** The batch folded into the streams' states: changed states, feed entries, endpoints (the audit folds each stream with it too). */
-export function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>) {
+export function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>, asAllowed?: ReadonlyMap<number, PaymentState>) {
   const changed = new Map<string, Folded>();
   const entries: Array<{ key: string; doc: FeedEntry }> = [];
   const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
@@ -95,7 +96,7 @@ export function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, F
       accounts.add(endpoint.external_account_id);
       continue;
     }
-    const next = publicEventOf(fold, e);
+    const next = publicEventOf(fold, e, asAllowed);
     if (!next) continue;
     changed.set(e.stream, next.fold);
     if (!next.event) continue;

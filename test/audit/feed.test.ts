@@ -88,6 +88,20 @@ it("an edited feed entry, a feed stream's state removed, an entry no event expla
   expect(report.findings).toHaveLength(3);
 });
 
+it("a feed checkpoint reset by hand does not turn the comparison off: the feed is behind, and only that is said (not documents no event explains)", async () => {
+  const { path, rm } = await storeWithFeed("reset");
+  const db = new Database(rm);
+  db.prepare("UPDATE checkpoints SET position = 0 WHERE projection = ?").run(FEED.events);
+  db.prepare("UPDATE read_models SET doc = json_set(doc, '$.url', 'https://evil.example/') WHERE projection = ?").run(FEED.endpoints);
+  db.close();
+  for (const catchUp of [[], ["--no-catch-up"]]) {
+    const { out, code } = await cardflow("audit", "--all", "--json", "--no-progress", ...catchUp, "--store", `sqlite:${path}`);
+    expect(code).toBe(1);
+    const { findings } = JSON.parse(out) as { findings: Array<{ kind: string; subject: string }> };
+    expect(findings.map((f) => [f.kind, f.subject])).toEqual([["read_model_behind", `read_model:${FEED.events}`]]);
+  }
+});
+
 describe.each(["memory", "sqlite"] as const)("the library's auditAll({ feed: feedAudit }) on %s", (kind) => {
   it("finds every flow's feed documents equal to its own fold", { timeout: 60_000 }, async () => {
     const stores =

@@ -18,6 +18,8 @@ import { PROJECTIONS } from "../../projections/registry.js";
 import { foldProjections } from "../../src/audit/read-models.js";
 import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import { createMemoryReadModels } from "../../src/store/memory/index.js";
+import { feedAudit } from "../../src/webhooks/feed-audit.js";
+import { FEED, feedKey, type FeedEntry } from "../../src/webhooks/feed.js";
 
 // a payment of the v0.1.0 golden store: captured 20.00 of 25.00, refunded 5.00 then 15.00
 const golden = readFileSync(new URL("../fixtures/streams/v0.1.0/events.jsonl", import.meta.url), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordedEvent);
@@ -193,6 +195,25 @@ describe("read models beside a stream only an earlier machine allowed", () => {
     const report = await auditAll({ store: eventsStore(refused), readModels, machines }, { projections: [every] });
     expect(report).toMatchObject({ findings: [expect.objectContaining({ kind: "illegal_transition" })], read_models: "not_compared", read_models_not_compared: 1 });
     expect(formatStoreAudit(report)).toContain("read models: not compared (1 stream not compared: each holds an event no machine allowed, one that cannot be read, or one this release does not read)\n");
+  });
+
+  it("the webhook feed's documents too (auditAll with feedAudit): folded as the machine that allowed the cancel folded it", async () => {
+    // a probe: the feed's fold threw TransitionRefused on the cancel, and the audit ended without its findings
+    const doc = await canceledDoc();
+    const readModels = await readModelsOf(PROJECTIONS, doc);
+    const allowed = new Map([[payment.at(-1)!.position, doc.state]]);
+    const streams = [...new Set(events.map((e) => e.stream))];
+    const commits = new Map<string, Array<{ key: string; doc: unknown }>>(feedAudit.names.map((name) => [name, []]));
+    for (const s of streams) for (const [name, docs] of feedAudit.foldStream(events.filter((e) => e.stream === s), allowed)) commits.get(name)!.push(...[...docs].map(([key, doc]) => ({ key, doc })));
+    await readModels.commitBatch([...commits].map(([projection, docs]) => ({ projection, docs, checkpoint: payment.at(-1)!.position })));
+    const cancelEntry = await readModels.get<FeedEntry>(FEED.events, feedKey(payment.at(-1)!.position));
+    expect(cancelEntry?.event).toMatchObject({ type: "payment_intent.canceled", payment_id: paymentId });
+    expect(await auditAll({ store: eventsStore(events), readModels, machines }, { feed: feedAudit })).toMatchObject({ findings: [], read_models: "equal" });
+    // its entry edited: found
+    await readModels.commitBatch([{ projection: FEED.events, docs: [{ key: feedKey(payment.at(-1)!.position), doc: { ...cancelEntry!, event: { ...cancelEntry!.event, type: "payment_intent.succeeded" } } }], checkpoint: payment.at(-1)!.position }]);
+    expect((await auditAll({ store: eventsStore(events), readModels, machines }, { feed: feedAudit })).findings).toEqual([
+      { kind: "read_model_mismatch", subject: `read_model:${FEED.events}`, message: `read model ${FEED.events}: document ${feedKey(payment.at(-1)!.position)} differs from a fresh replay of its events` },
+    ]);
   });
 });
 

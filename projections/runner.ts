@@ -14,8 +14,7 @@
 // after a bound (ReadModelBehind, 503). Reads that need no read model never wait. The API's lists
 // read through `fresh`: on PostgreSQL a list checks the head in its own statement; with SQLite's
 // committer they are told once the batch holding their position is posted, its documents answered
-// by the store's reads while it commits. With that committer the next catch-up folds on while the
-// last batch of the one before commits (a commit waiting for a lock holds no list back).
+// by the store's reads while it commits.
 import { CheckpointConflict, outageTolerantStart, retryOnCheckpointConflict, type AllReader, type ProjectionCommit, type ReadModelStore, type RecordedEvent, type Subscriber, type Subscription } from "../src/store/port.js";
 import { coalesced } from "../src/coalesced.js";
 import { ReadModelBehind } from "./behind.js";
@@ -79,13 +78,6 @@ export interface ProjectionRunner {
   stop(holder?: object): Promise<void>;
 }
 
-/** A released catch-up's last commit failed (its retry is another catch-up: the next may be folding). */
-class AfterRelease extends Error {
-  constructor(override readonly cause: unknown) {
-    super("the last commit of a released catch-up failed");
-  }
-}
-
 /** The holder of start()/stop() when none is named: the engine's live projections. */
 const LIVE = {};
 
@@ -119,33 +111,13 @@ export function createProjectionRunner({
   /** Told of each failed first catch-up start() waits out (logs). */
   onError?: (error: unknown) => void;
 }): ProjectionRunner {
-  let queue: Promise<unknown> = Promise.resolve();
-  /** Every catch-up's end, its last commit included (stop waits for it). */
-  let settled: Promise<unknown> = Promise.resolve();
+  let queue: Promise<number> = Promise.resolve(0);
   let subscription: Subscription | undefined;
   let subscribing: Promise<void> = Promise.resolve();
   const holders = new Set<object>();
   const background = outageTolerantStart(onError);
-  /**
-   * Serialized: one catch-up at a time, so checkpoints only move forward. With an ordered store a
-   * catch-up lets the next one in once its last batch is posted (`release`): the next folds on the
-   * documents and checkpoints under way (`carried`) while the committer commits the last batch.
-   */
-  const serialized = (run: (release: () => void) => Promise<number>) => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const result = queue.then(() => run(release));
-    result.then(release, release);
-    queue = released;
-    settled = Promise.allSettled([settled, result]);
-    return result;
-  };
-  /**
-   * The checkpoints a released catch-up's commits under way set, by name, while they are under way
-   * and none failed (the store's `dropped` count unchanged): the next catch-up folds from them.
-   */
-  let carried: { checkpoints: Map<string, number>; dropped: number | undefined; commit: Promise<void> } | undefined;
-  const carriedNow = () => (carried && readModels.ordered && readModels.dropped === carried.dropped ? carried : undefined);
+  /** Serialized: one catch-up at a time, so checkpoints only move forward. */
+  const serialized = (run: () => Promise<number>) => (queue = queue.catch(() => 0).then(run));
   /**
    * Once per runner, before its first catch-up: retired projections dropped (where they still have
    * a checkpoint), a projection past the events' head dropped (the events were restored from a
@@ -228,18 +200,13 @@ export function createProjectionRunner({
    */
   let queued: Promise<number> | undefined;
   let queuedToEnd = false;
-  const requestCatchUp = (toEnd = true): Promise<number> => {
+  const requestCatchUp = (toEnd = true) => {
     queuedToEnd ||= toEnd;
-    return (queued ??= serialized((release) => {
+    return (queued ??= serialized(() => {
       const wanted = queuedToEnd;
       queued = undefined;
       queuedToEnd = false;
-      // released, its last commit failed: a retry is another catch-up, queued behind the one let in
-      return catchUpNow(wanted, release).catch((error: unknown) => {
-        if (!(error instanceof AfterRelease)) throw error;
-        if (error.cause instanceof CheckpointConflict) return requestCatchUp(wanted);
-        throw error.cause;
-      });
+      return catchUpNow(wanted);
     }));
   };
 
@@ -247,9 +214,9 @@ export function createProjectionRunner({
    * Another process may commit the same projection meanwhile: each commit states the checkpoint
    * its documents were read at, and a CheckpointConflict means "re-read and fold again".
    */
-  const catchUpNow = async (toEnd = true, release?: () => void) => {
+  const catchUpNow = async (toEnd = true) => {
     await prepare();
-    const position = await retryOnCheckpointConflict(() => catchUpOnce(toEnd, release));
+    const position = await retryOnCheckpointConflict(() => catchUpOnce(toEnd));
     advance(position);
     return position;
   };
@@ -258,32 +225,27 @@ export function createProjectionRunner({
    * One batch of events, read once and folded by every projection and joined fold, committed in
    * one transaction with every checkpoint (each stating the checkpoint its documents were read at).
    */
-  async function catchUpOnce(toEnd: boolean, release?: () => void): Promise<number> {
+  async function catchUpOnce(toEnd: boolean): Promise<number> {
     const folds = [...joined.values()];
     const names = [...projections.map((p) => p.name), ...folds.map((f) => f.fold.name)];
     if (names.length === 0) return 0;
-    // a store that stopped being ordered (a bulk window) is given the commit under way's end first
-    if (carried && !readModels.ordered) await carried.commit.catch(() => undefined);
     for (const { fold } of folds) await fold.prepare?.();
     const checkpoints = readModels.checkpoints ? await readModels.checkpoints(names) : await Promise.all(names.map((name) => readModels.checkpoint(name)));
     // other processes' commits count too
     const tell = () => folds.forEach(({ reached }, i) => reached.forEach((r) => r(checkpoints[projections.length + i]!)));
     tell();
     advance(Math.min(...checkpoints));
-    // where this catch-up folds from: what is stored, or what the commits under way set
-    const under = carriedNow();
-    const folded = checkpoints.map((c, i) => Math.max(c, under?.checkpoints.get(names[i]!) ?? 0));
     // A projection at checkpoint 0 has no documents. Every commit below checks the checkpoint it
     // started from, so as long as they succeed nobody else wrote: its documents are the ones this
     // catch-up wrote, and a key not among them is new (a rebuild from zero reads no documents).
     const parts: Array<BatchFold["fold"]> = [
-      ...projections.map((projection, i) => projectionFold(projection, folded[i] === 0 ? new Set<string>() : undefined)),
+      ...projections.map((projection, i) => projectionFold(projection, checkpoints[i] === 0 ? new Set<string>() : undefined)),
       ...folds.map(({ fold }) => fold.fold.bind(fold)),
     ];
-    let after = Math.min(...folded);
+    let after = Math.min(...checkpoints);
     // From zero: large batches (the fewest commits); live: small ones, each its own turn of the event
     // loop (a synchronous store, SQLite, would otherwise hold it for the whole catch-up)
-    const size = folded.includes(0) ? batchSize : Math.min(batchSize, LIVE_BATCH);
+    const size = checkpoints.includes(0) ? batchSize : Math.min(batchSize, LIVE_BATCH);
     // Each batch from the subscription's delivery when it holds it, else from the store. Once the
     // delivered events are applied, the store is read on only for a caller that wants its end; a
     // read of the store that came back short was at its end (after every caller began), so no
@@ -305,9 +267,9 @@ export function createProjectionRunner({
     // failed commit fails every later one (their expected checkpoints are not the stored ones).
     // The reads waiting for a position (fresh) are told once its batch is posted (its documents
     // are the reads' then), the others (caughtUp, waitFor) once it committed.
+    const folded = [...checkpoints];
     const applyAll = async () => {
-      // folded on from a commit under way: its end is this catch-up's too (applied only once it committed)
-      let committing: Promise<void> | undefined = under?.commit;
+      let committing: Promise<void> | undefined;
       // a turn of the event loop since the batch before was committed (a commit the store answered
       // from another thread already gave one; a synchronous one did not)
       let turned: Promise<unknown> = Promise.resolve();
@@ -348,18 +310,6 @@ export function createProjectionRunner({
           committing = commit;
           await (readModels.ordered ? before : commit);
         }
-        if (committing && release && readModels.ordered) {
-          // the next catch-up may fold on from here while this last batch commits
-          const commit = committing;
-          const mine = { checkpoints: new Map(names.map((name, i) => [name, folded[i]!])), dropped: readModels.dropped, commit };
-          carried = mine;
-          void commit.finally(() => carried === mine && (carried = undefined)).catch(() => undefined);
-          committing = undefined;
-          release();
-          await commit.catch((error: unknown) => {
-            throw new AfterRelease(error);
-          });
-        }
         await committing;
       } catch (error) {
         await committing?.catch(() => undefined); // none left under way: a retry reads what is stored
@@ -369,7 +319,7 @@ export function createProjectionRunner({
     };
     // From zero with more than a batch to go (a rebuild, a new projection, read models lost): the
     // store may leave these commits unsynced and make them durable at the end (ReadModelStore.bulk).
-    return folded.includes(0) && first.length === size && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
+    return checkpoints.includes(0) && first.length === size && readModels.bulk ? readModels.bulk(applyAll) : applyAll();
   }
 
   /**
@@ -470,7 +420,6 @@ export function createProjectionRunner({
     rebuild: (name) =>
       serialized(async () => {
         if (!projections.some((p) => p.name === name)) throw new Error(`no projection ${name}`);
-        await carried?.commit.catch(() => undefined); // its checkpoint is not the one folded from after the reset
         await readModels.reset(name);
         return catchUpNow();
       }),
@@ -497,7 +446,7 @@ export function createProjectionRunner({
       };
       // Subscribe from where the first catch-up got to: events already projected are not read again.
       // The store unavailable (an outage, a process started into one): tried again with a growing pause.
-      subscribing = background.attempt(() => serialized(() => catchUpNow())).then((position) => {
+      subscribing = background.attempt(() => serialized(catchUpNow)).then((position) => {
         if (position === undefined || holders.size === 0) return;
         tail = { from: position, events: [] };
         subscription = store.subscribeToAll({ after: position }, signal);
@@ -513,7 +462,7 @@ export function createProjectionRunner({
         subscription = undefined;
         tail = { from: 0, events: [] };
       }
-      await settled;
+      await queue.catch(() => undefined);
     },
   };
 }

@@ -31,7 +31,7 @@ describe("fresh reads on SQLite", () => {
       const intent = { external_account_id: "acct_f", amount: "1.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_f" } as const;
       const first = (await engine.createIntent(intent)).payment_id;
       expect(await ids()).toEqual([first]);
-      // committed before the lock is taken
+      // committed before the lock is taken (a catch-up whose commit waits for the lock holds the next one back)
       await engine.projections.caughtUp();
 
       const other = new Database(readModelsPath(path));
@@ -39,9 +39,6 @@ describe("fresh reads on SQLite", () => {
       try {
         const second = (await engine.createIntent(intent)).payment_id;
         expect(await ids()).toEqual([second, first]);
-        // the next catch-up folds on from the batch under way, not held back by its commit
-        const third = (await engine.createIntent(intent)).payment_id;
-        expect(await ids()).toEqual([third, second, first]);
         // not committed: another connection sees only the first; a read of what is stored waits
         expect(other.prepare(`SELECT count(*) FROM rm_${paymentsProjection.name}`).pluck().get()).toBe(1);
         await expect(engine.projections.caughtUp({ timeoutMs: 300 })).rejects.toMatchObject({ code: "read_model_behind" });
@@ -50,7 +47,7 @@ describe("fresh reads on SQLite", () => {
         other.close();
       }
       await engine.projections.caughtUp();
-      expect(await readModels.count(paymentsProjection.name)).toBe(3);
+      expect(await readModels.count(paymentsProjection.name)).toBe(2);
     } finally {
       await engine.close();
     }

@@ -67,6 +67,13 @@ export function applyStored(snapshot: PaymentSnapshot, event: { type: string; st
   return after;
 }
 
+/**
+ * The payment state after each event today's machine refuses but the earlier machine that decided it
+ * allowed, by the event's global position: the state that machine gave (src/audit/machine-history.ts),
+ * what the service's read models folded when it appended the event. The audit's folds take it.
+ */
+export type AsAllowed = ReadonlyMap<number, PaymentState>;
+
 /** One stored event applied to a payment's state (undefined before its first event), as applyStored. */
 export function foldStored(
   state: PaymentState | undefined,

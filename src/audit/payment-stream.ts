@@ -8,7 +8,7 @@ import type { RecordedEvent } from "../store/port.js";
 import { verifyChain } from "./chain.js";
 import { eventDetail } from "./event-detail.js";
 import type { Finding, TimelineRow } from "./findings.js";
-import type { AsAllowed } from "./read-models.js";
+import type { AsAllowed } from "../../machines/fold.js";
 import { auditReplay, type MachineDefinitions } from "./machine-history.js";
 import { invalidEvents } from "./stream-events.js";
 

@@ -1,6 +1,6 @@
 // Read models against a fresh fold of the events: which are behind, which documents are missing or
 // differ. What the audits compare (./audit.ts).
-import { TransitionRefused, type PaymentState } from "../../machines/fold.js";
+import { TransitionRefused, type AsAllowed } from "../../machines/fold.js";
 import { paymentsProjection, type PaymentDoc } from "../../projections/payments.js";
 import type { Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
@@ -55,13 +55,6 @@ export interface JoinedReadModels {
   /** Joins the fold to a catch-up of the projections. */
   join(runner: ProjectionRunner, store: EventStore, readModels: ReadModelStore): void;
 }
-
-/**
- * The payment state after each event today's machine refuses but the earlier machine that decided it
- * allowed, by the event's global position: the state that machine gave (./machine-history.ts), what
- * the service's read models folded when it appended the event.
- */
-export type AsAllowed = ReadonlyMap<number, PaymentState>;
 
 /** The projection's document after the event, a payment's state folded as the audit allowed it (`asAllowed`, where today's fold refuses). */
 export function applyAsAllowed(p: Projection<any>, doc: unknown, e: RecordedEvent, asAllowed?: AsAllowed): unknown {

@@ -17,7 +17,7 @@
 // Open attempts are found by an index folded from the store's global log: an attempt event opens
 // one; any later event of that payment closes it (the machine allows nothing else while one is in
 // flight). The index is kept in memory and caught up from where it stopped on every pass.
-import { ATTEMPT_TYPES, type AttemptEvent, type AttemptType } from "../../machines/events.js";
+import { ATTEMPT_TYPES, type AttemptEvent, type AttemptType, type TerminalType } from "../../machines/events.js";
 import { setBounded } from "../bounded.js";
 import type { Clock } from "../clock.js";
 import type { Processors } from "../processors/port.js";
@@ -88,7 +88,7 @@ interface Open {
   /** The attempt event (none for a terminal wait). */
   attempt?: AttemptEvent;
   /** A processor A terminal's collection (its wait, or the attempt that starts it): its type. */
-  terminalType?: string;
+  terminalType?: TerminalType;
 }
 
 /** A call abandoned as never received, to be looked up once more (`since`: its abandonment). */
@@ -147,7 +147,7 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
     if (was?.attempt && e.type === "AttemptAbandoned" && (e.data as { reason: string }).reason === NEVER_RECEIVED && clock.now() - since < SECOND_LOOK_WINDOW_MS) {
       setBounded(secondLooks, was.attempt.data.attempt_id, { payment_id, attempt: was.attempt, revision: was.revision, since }, SECOND_LOOKS_KEPT);
     }
-    const { attempt_id, terminal_type } = e.data as { attempt_id?: string; terminal_type?: string };
+    const { attempt_id, terminal_type } = e.data as { attempt_id?: string; terminal_type?: TerminalType };
     const opened = { payment_id, since, revision: e.revision, key: attempt_id ?? null, ...(terminal_type && { terminalType: terminal_type }) };
     if (ATTEMPTS.has(e.type)) open.set(payment_id, { ...opened, kind: e.type as AttemptType, attempt: { type: e.type, data: e.data } as AttemptEvent });
     // the machine takes TerminalAuthorizationStarted only for a processor A terminal (isProcessorATerminal)

@@ -3,7 +3,7 @@
 // from the domain event's name, so internal events that change nothing a merchant sees (attempt
 // markers, say) map to nothing and new ones need no mapping.
 import { PaymentEvent } from "../../machines/events.js";
-import { foldStored, type PaymentState } from "../../machines/fold.js";
+import { foldStored, type AsAllowed, type PaymentState } from "../../machines/fold.js";
 import { customerCardsProjection } from "../../projections/customer-cards.js";
 import { terminalsProjection } from "../../projections/terminals.js";
 import { presentPayment } from "./api-versions.js";
@@ -73,7 +73,7 @@ export const publicEventId = (domainEventId: string) => `evt_${domainEventId.rep
  * One stored event folded into its stream's state; the public event it makes, if any. Pure: the
  * feed, its rebuild and every process derive the same events, ids and sequences.
  */
-export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent, asAllowed?: ReadonlyMap<number, PaymentState>): { fold: StreamFold; event: PublicEvent | null } | null {
+export function publicEventOf(fold: StreamFold | undefined, e: RecordedEvent, asAllowed?: AsAllowed): { fold: StreamFold; event: PublicEvent | null } | null {
   const make = (account: string, type: PublicEventType | null, payment_id: string | null, object: () => unknown, payment?: PaymentState) => {
     const sequence = (fold?.sequence ?? 0) + (type ? 1 : 0);
     const next: StreamFold = { account, sequence, ...(payment ? { payment } : {}) };

@@ -4,13 +4,14 @@
 import type { JoinedReadModels } from "../audit/read-models.js";
 import { createEventFeed, FEED, FEED_SHAPES, foldBatch } from "./feed.js";
 
+const names = Object.values(FEED);
 const byKey = (docs: Array<{ key: string; doc: unknown }>) => new Map(docs.map(({ key, doc }) => [key, doc]));
 
 export const feedAudit: JoinedReadModels = {
-  names: Object.values(FEED),
+  names,
   // any of the three with a checkpoint or a document (a checkpoint reset by hand does not hide the rest)
   kept: async (readModels) => {
-    for (const name of Object.values(FEED)) if ((await readModels.checkpoint(name)) > 0 || (await readModels.count(name)) > 0) return true;
+    for (const name of names) if ((await readModels.checkpoint(name)) > 0 || (await readModels.count(name)) > 0) return true;
     return false;
   },
   tables: [{ name: FEED.events, table: FEED_SHAPES[FEED.events].table }],

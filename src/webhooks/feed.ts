@@ -15,7 +15,7 @@ import { InvalidRequest } from "../errors.js";
 import { createProjectionRunner, dropPastHead, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
 import { outageTolerantStart, prepareOnce, type EventStore, type ReadModelShape, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
 import { endpointOf, type EndpointDoc } from "./endpoints.js";
-import type { PaymentState } from "../../machines/fold.js";
+import type { AsAllowed } from "../../machines/fold.js";
 import { publicEventOf, type PublicEvent, type PublicEventType, type StreamFold } from "../present/public-events.js";
 
 /** A public event where the feed keeps it. */
@@ -81,7 +81,7 @@ export interface FeedPage {
 export type Folded = StreamFold & { endpoint?: EndpointDoc };
 
 /** The batch folded into the streams' states: changed states, feed entries, endpoints (the audit folds each stream with it too). */
-export function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>, asAllowed?: ReadonlyMap<number, PaymentState>) {
+export function foldBatch(batch: readonly RecordedEvent[], folded: Map<string, Folded>, asAllowed?: AsAllowed) {
   const changed = new Map<string, Folded>();
   const entries: Array<{ key: string; doc: FeedEntry }> = [];
   const endpoints: Array<{ key: string; doc: EndpointDoc }> = [];
@@ -145,6 +145,7 @@ export function createEventFeed({
   };
   /** Ends a start() still waiting for the store. */
   const background = outageTolerantStart(onError);
+  let starting: Promise<void> | undefined;
   /** This feed, as a holder of the runner's live subscription (while started). */
   const holder = {};
 
@@ -251,11 +252,19 @@ export function createEventFeed({
      * unavailable: a process started into an outage waits it out (its API answers 503 meanwhile)
      * instead of dying.
      */
-    async start(): Promise<void> {
-      if ((await background.attempt(catchUp)) === undefined) return;
-      await runner.start(holder);
+    start(): Promise<void> {
+      // once: the delivery and every event stream share it (a stream's start runs no catch-up of its own)
+      starting ??= (async () => {
+        if ((await background.attempt(catchUp)) === undefined) return;
+        await runner.start(holder);
+      })().catch((err: unknown) => {
+        starting = undefined;
+        throw err;
+      });
+      return starting;
     },
     async stop(): Promise<void> {
+      starting = undefined;
       background.stop();
       await runner.stop(holder);
     },

@@ -52,3 +52,22 @@ it("the webhook endpoints' reads wait for the feed as every list does: bounded, 
   expect(await webhooks.listEndpoints("acct_behind")).toEqual([]);
   await engine.close();
 });
+
+it("the feed starts once: the delivery and every event stream share that start, a later one runs no catch-up of its own", async () => {
+  const store = createMemoryStore();
+  const { readModels } = lockableReadModels();
+  const runner = createProjectionRunner({ store, readModels, projections: [] });
+  let catchUps = 0;
+  const counted = { ...runner, catchUp: () => (catchUps++, runner.catchUp()) };
+  const feed = createEventFeed({ store, readModels, runner: counted });
+  await Promise.all([feed.start(), feed.start()]);
+  await feed.start();
+  expect(catchUps).toBe(1);
+  // still indexing: an event appended after the start is in the feed
+  const engine = createEngine({ store, readModels });
+  await engine.openAccount({ external_account_id: "acct_once" });
+  const { payment_id } = await engine.createIntent({ external_account_id: "acct_once", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+  await expect.poll(async () => (await feed.page("acct_once", {})).data.map((e) => e.payment_id)).toEqual([payment_id]);
+  await feed.stop();
+  await engine.close();
+});

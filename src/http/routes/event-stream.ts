@@ -131,7 +131,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
     if (draining) end("draining");
     else {
       started.add(feed);
-      wake(); // the head announced at once: the feed's start below catches up first, which may take long
+      wake(); // the head announced at once: the feed's first start catches up first, which may take long
       void feed.start().then(wake, () => end("error"));
     }
     return out;

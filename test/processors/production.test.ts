@@ -8,6 +8,7 @@
 // the adapters what became of a call whose answer was lost, and a sandbox process refuses the store
 // production served (its simulators would answer for a real call); a refund slower than the reconciler's
 // grace, abandoned and retried through another process, is one refund at the processor.
+import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -169,6 +170,24 @@ describe("a store that cannot be opened stops the start naming it (the variable,
       expect(code, JSON.stringify(env)).toBe(1);
       expect(stderr, JSON.stringify(env)).toMatch(new RegExp(`^cardflow: refusing to start: .*${said.source}`));
       expect(stderr.trim().split("\n"), JSON.stringify(env)).toHaveLength(1);
+    }
+  });
+});
+
+describe("a SQLite store another process keeps locked through the start's wait", () => {
+  it("stops the start naming the file and the wait (not SQLite's words alone)", { timeout: 60_000 }, async () => {
+    const data = mkdtempSync(join(dir, "locked-"));
+    const { events, readModels } = createSqliteStore({ path: join(data, "cardflow.sqlite") });
+    await Promise.all([events.close(), readModels.close()]);
+    const holder = new Database(join(data, "cardflow.sqlite"));
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      const { code, stderr } = await refusedStart({ DATA_DIR: data });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/^cardflow: refusing to start: \/\S+\/cardflow\.sqlite \(the event store\) is locked by another process \(database is locked\), still after 5 s of waiting for its write lock\n$/);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
     }
   });
 });

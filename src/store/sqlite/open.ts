@@ -48,6 +48,9 @@ const unusable: Record<string, string> = {
   ENOTDIR: "cannot be opened: a file is in the way of its directory",
   SQLITE_CANTOPEN: "cannot be opened",
   SQLITE_READONLY: "cannot be written",
+  // another process held the file's write lock for the whole of the start's wait
+  SQLITE_BUSY: "is locked by another process",
+  SQLITE_LOCKED: "is locked by another process",
 };
 
 export function openDatabase(path: string, busyTimeoutMs: number, options: OpenOptions & { role: string }): Database.Database {
@@ -58,9 +61,11 @@ export function openDatabase(path: string, busyTimeoutMs: number, options: OpenO
     const what = unusable[code] ?? unusable[code.replace(/_[A-Z]+$/, "")];
     if (!what) throw error;
     // node's own message repeats the path ("EISDIR: illegal operation on a directory, open '/tmp'")
-    throw new StoreFileUnusable(`${path} (${options.role}) ${what}${code === "EISDIR" ? "" : ` (${code.startsWith("E") ? code : message})`}`, { cause: error });
+    throw new StoreFileUnusable(`${path} (${options.role}) ${what}${code === "EISDIR" ? "" : ` (${code.startsWith("E") ? code : message})`}${isBusy(error) ? waited(busyTimeoutMs) : ""}`, { cause: error });
   }
 }
+
+const waited = (busyTimeoutMs: number) => `, still after ${busyTimeoutMs / 1000} s of waiting for its write lock`;
 
 function openFile(path: string, busyTimeoutMs: number, { migrations, synchronous, pageSize }: OpenOptions): Database.Database {
   // private: the directory 0700 and the file 0600 when created here (SQLite gives its -wal and
@@ -115,6 +120,9 @@ export function underEventsLock(db: Database.Database, others: readonly Database
   waitFor(busyTimeoutMs);
   try {
     db.transaction(work).immediate();
+  } catch (error) {
+    if (!isBusy(error)) throw error;
+    throw new StoreFileUnusable(`${db.name} (the event store) is locked by another process (${(error as Error).message})${waited(busyTimeoutMs)}`, { cause: error });
   } finally {
     waitFor(LOCK_WAIT_MS);
   }

@@ -10,6 +10,12 @@ const BEGINNING = "0";
 /** A cursor as release 0.1.0 wrote it: the log position, in digits (no sign, no leading zero). */
 const RELEASE_0_1_0 = /^[1-9][0-9]{0,15}$/;
 
+/**
+ * Whether a cursor is one release 0.1.0 gave: not sealed, so it may name any position, the log's
+ * end or past it (the feed reads it as its scope's last entry at or before it: ./feed.ts resumeAt).
+ */
+export const fromRelease010 = (cursor: string | undefined): cursor is string => cursor !== undefined && RELEASE_0_1_0.test(cursor);
+
 export interface CursorCodec {
   /** The cursor that continues after `position` in this account's feed. */
   encode(account: string, position: number): string;
@@ -29,7 +35,7 @@ export function cursorCodec(key: Buffer): CursorCodec {
     },
     decode(account, cursor) {
       if (cursor === undefined || cursor === BEGINNING) return 0;
-      if (RELEASE_0_1_0.test(cursor) && Number(cursor) <= Number.MAX_SAFE_INTEGER) return Number(cursor);
+      if (fromRelease010(cursor) && Number(cursor) <= Number.MAX_SAFE_INTEGER) return Number(cursor);
       const place = sealed.open(account, cursor);
       if (place?.length !== 8) throw refuse();
       const position = place.readBigUInt64BE();

@@ -10,7 +10,7 @@
 // batch of new events, one transaction for the projections' documents and the feed's, one live
 // subscription; a feed without the engine's runner (the CLI's) gets one of its own.
 import { randomBytes } from "node:crypto";
-import { cursorCodec, type CursorCodec } from "./cursor.js";
+import { cursorCodec, fromRelease010, type CursorCodec } from "./cursor.js";
 import { InvalidRequest } from "../errors.js";
 import { createProjectionRunner, dropPastHead, type BatchFold, type ProjectionRunner } from "../../projections/runner.js";
 import { outageTolerantStart, prepareOnce, type EventStore, type ReadModelShape, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
@@ -196,8 +196,23 @@ export function createEventFeed({
     return (await by({ payment_id: scope.payment_id })).filter((entry) => entry.event.external_account_id === scope.account);
   }
 
+  /**
+   * Where a cursor resumes in the scope. A 0.1.0 cursor (digits) is not sealed and may name any
+   * position: it reads as the scope's last entry at or before it, so its answers depend on the
+   * account's own events alone (past the log's end it told another account how long the log is)
+   * and an event appended before a position past the end is not skipped.
+   */
+  async function resumeAt(scope: Exclude<FeedScope, "all">, cursor: string | undefined, position: number): Promise<number> {
+    if (!fromRelease010(cursor)) return position;
+    await prepare();
+    const where: Record<string, string> = scope.payment_id === undefined ? { account: scope.account } : { payment_id: scope.payment_id };
+    const [last] = await readModels.query<FeedEntry>(FEED.events, { where, order: ["key"], direction: "desc", after: [feedKey(position + 1)], limit: 1 });
+    return last?.event.external_account_id === scope.account ? last.position : 0;
+  }
+
   return {
     catchUp,
+    resumeAt,
     caughtUp,
     /** The store's head now: where a stream "from now on" starts, its events read as the feed indexes them (no wait). */
     head: (): Promise<number> => store.head(),
@@ -220,13 +235,14 @@ export function createEventFeed({
 
     /** One account's public events after the cursor, oldest first. */
     async page(account: string, { after: afterCursor, limit = 100, types, payment_id }: FeedQuery): Promise<FeedPage> {
-      const after = cursors.decode(account, afterCursor);
+      const decoded = cursors.decode(account, afterCursor);
       // every event acknowledged before the read, within the bound every list waits (503 read_model_behind past it)
       const head = await caughtUp();
-      // a position the log never reached (a 0.1.0 cursor in digits is not sealed): its pages would
-      // stay empty while events arrive before it
-      if (after > head) throw new InvalidRequest(`after: position ${after} is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed`, "after", "cursor_invalid");
-      const scope: FeedScope = payment_id === undefined ? { account } : { account, payment_id };
+      const scope = payment_id === undefined ? { account } : { account, payment_id };
+      const after = await resumeAt(scope, afterCursor, decoded);
+      // a sealed cursor past the log's end (a store restored from before it was given): its pages
+      // would stay empty while events arrive before it
+      if (after > head) throw new InvalidRequest("after: this cursor is past the end of the feed (the store was restored from before it was given); pass 0 for the beginning of the feed", "after", "cursor_invalid");
       const data: PublicEvent[] = [];
       let cursor = after;
       let scanned = after;

@@ -194,6 +194,23 @@ describe("the event stream from the client", () => {
     }
   });
 
+  it("a stream from a 0.1.0 cursor (digits) past the log's end starts at the account's last event: it announces that cursor and sends what follows", async () => {
+    const { key } = await api.merchant("acct_stream_digits");
+    const client = createClient({ baseUrl: api.base, apiKey: key });
+    await payment(client, "acct_stream_digits", "1.00");
+    const { next_cursor: end } = await client.listEvents({ external_account_id: "acct_stream_digits" });
+    const opened = await fetch(`${api.base}/v2/events/stream?external_account_id=acct_stream_digits&after=99999999999`, { headers: { authorization: `Bearer ${key}` } });
+    const reader = opened.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!/\nid: [^\n]+\n\n/.test(text)) text += (await reader.read()).value ?? "";
+    // before: it announced that position, sealed, and skipped every event until the log passed it
+    expect(text).toBe(`retry: 2000\n\nid: ${end}\n\n`);
+    const next = await payment(client, "acct_stream_digits", "2.00");
+    while (!text.includes("payment_intent.requires_capture")) text += (await reader.read()).value ?? "";
+    expect([...text.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as PublicEvent).payment_id)).toEqual([next, next]);
+    await reader.cancel();
+  });
+
   it("a stream ends with a final event carrying the cursor when its server closes", async () => {
     const own = await startApi();
     try {

@@ -111,14 +111,35 @@ describe("GET /v2/events", () => {
       // advice that holds for the list and the stream alike (the stream without after starts from now on)
       expect(problem.detail).toBe("after: not a cursor of this account's feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed");
     }
-    // a 0.1.0 cursor (digits) past the log's end: its pages would stay empty while events arrive
-    const past = expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=99999999999`), 400, "cursor_invalid", "after");
-    expect(past.detail).toBe("after: position 99999999999 is past the end of the feed; pass a next_cursor this endpoint returned, or 0 for the beginning of the feed");
     // B's own cursor is refused on A's feed (and A's on B's)
     const ofB = await page(b, "limit=2");
     expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${ofB.next_cursor}`), 400, "cursor_invalid", "after");
     expectProblem(await b.get(`/v2/events?external_account_id=${b.account}&after=${cursor}`), 400, "cursor_invalid", "after");
     expectProblem(await a.get(`/v2/events?external_account_id=${a.account}&after=${"x".repeat(201)}`), 400, "parameter_invalid", "after");
+  });
+
+  it("a 0.1.0 cursor (digits) reads as the account's last event at or before it: its answers depend on that account's events alone, and none arriving is skipped", async () => {
+    const c = await api.merchant("acct_feed_c");
+    const stored = await engine.store.readAll();
+    const head = stored.at(-1)!.position;
+    // C has no event among thousands: any position, inside the log or past its end, answers alike
+    // (a refusal past the end told another account how long the log is)
+    for (const n of [1, 2, head - 1, head, head + 1, 99999999999]) expect(await page(c, `after=${n}`)).toEqual({ data: [], next_cursor: "0", has_more: false });
+    // A: at its last event, or anywhere past it, the answer is A's own cursor at its end
+    const end = (await all(a, "", 1000)).cursor;
+    const owner = new Map<string, string>();
+    for (const e of stored) if (e.type === "PaymentIntentCreated") owner.set(e.stream, (e.data as { external_account_id: string }).external_account_id);
+    const lastOfA = stored.filter((e) => owner.get(e.stream) === a.account && (e.type === "PaymentIntentCreated" || e.type === "PaymentCaptured" || e.type === "PaymentRefunded")).at(-1)!.position;
+    for (const n of [lastOfA, lastOfA + 1, head, 99999999999]) expect(await page(a, `after=${n}`)).toEqual({ data: [], next_cursor: end, has_more: false });
+    expect((await page(a, `after=${lastOfA - 1}`)).data).toHaveLength(1);
+    // a poller that held a position past the end goes on from the cursor it was given: it sees C's next
+    // events (before, its pages would have stayed empty until the log passed that position)
+    const given = (await page(c, "after=99999999999")).next_cursor;
+    const next = await storedCard(c.account, true);
+    expect((await page(c, `after=${given}`)).data.map((e) => [e.payment_id, e.type])).toEqual([
+      [next, "payment_intent.created"],
+      [next, "payment_intent.succeeded"],
+    ]);
   });
 
   it("refuses another account, unknown types, bad limits, with the parameter named", async () => {

@@ -64,6 +64,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
       }
     })();
     const resumeFrom = fromLastEvent ?? (input.after === undefined ? undefined : feed.cursors.decode(account, input.after));
+    const given = fromLastEvent === undefined ? input.after : lastEventId;
     const cursorOf = (position: number) => feed.cursors.encode(account, position);
     const scope: FeedScope = input.payment_id === undefined ? { account } : { account, payment_id: input.payment_id };
     const out = new PassThrough();
@@ -95,6 +96,7 @@ export function createEventStreams({ heartbeatMs = 15_000, batch = 100, keyStill
       if (!announced) {
         // from now on: the head at the call; the events past it are sent as the feed indexes them
         if (cursor < 0) cursor = await feed.head();
+        else cursor = await feed.resumeAt(scope, given, cursor);
         // an id without data: the client knows where it stands before any event (EventSource keeps it as lastEventId)
         await write(`id: ${cursorOf(cursor)}\n\n`);
         announced = true;

@@ -118,16 +118,19 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       if (!row) throw new NotFound("webhook delivery", event_id, "event_id");
       if (row.delivered) throw new Conflict(`delivery ${event_id} was acknowledged (${row.status_code}): nothing to retry`, "delivery_delivered");
       const reenable = endpoint.status === "failing";
+      const at = clock.now();
       // asked first: the worker that starts once the endpoint is enabled finds it
-      await records.askRetry(endpoint_id, { event_id, at: clock.now(), reenabled: reenable });
+      await records.askRetry(endpoint_id, { event_id, at, reenabled: reenable });
       if (reenable) {
-        const data = { endpoint_id, event_id, enabled_at: isoTimestamp(clock.now()) };
+        const data = { endpoint_id, event_id, enabled_at: isoTimestamp(at) };
         await appendChained(store, webhookStreams.endpoint(endpoint_id), [{ type: "WebhookEndpointEnabled", version: 1, data }], { clock, ids, actor: ctx.actor ?? "library", request_id: ctx.request_id });
         await feed.caughtUp();
       }
       // the worker holding the endpoint (here or in another process) picks it up on its next turn
       for (const wake of delivery.wakers()) wake();
-      return { ...row, endpoint_reenabled: reenable };
+      // the row as the retry found it, its next attempt now: the post follows the answer (on whichever
+      // process delivers to the endpoint), its outcome in the deliveries list, alike whether it was failing
+      return { ...row, next_attempt_at: isoTimestamp(at), endpoint_reenabled: reenable };
     },
 
     secretOf,

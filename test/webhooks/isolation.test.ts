@@ -12,6 +12,7 @@ import type { DeliveryNotice } from "../../src/webhooks/delivery.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { createWebhooks } from "../../src/index.js";
 import { FEED } from "../../src/webhooks/feed.js";
+import { isoTimestamp } from "../../src/clock.js";
 import { createOutbound } from "../../src/outbound/client.js";
 import { expectProblem, startApi } from "../http/harness.js";
 import { startReceiver, until } from "./receiver.js";
@@ -261,7 +262,8 @@ describe("webhook tenant isolation", () => {
     const [row] = (await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).data;
     expect(row).toMatchObject({ attempts: 1, delivered: false, status_code: 500, next_attempt_at: expect.any(String) });
     failing = false;
-    expect(await webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).toMatchObject({ id: row!.id, endpoint_reenabled: false });
+    // the row as the retry found it, its next attempt now (not the backoff's, 10 min later)
+    expect(await webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).toEqual({ ...row, next_attempt_at: isoTimestamp(api.clock.now()), endpoint_reenabled: false });
     await until(() => receiver.acknowledged().length === 1, 5_000, "the retry, long before the 10 min backoff");
     await until(async () => ((await webhooks.listDeliveries({ external_account_id: m.account, endpoint_id: endpoint.id })).data)[0]!.delivered, 5_000, "the row updated");
     await expect(webhooks.retryDelivery({ external_account_id: m.account, endpoint_id: endpoint.id, event_id: row!.id })).rejects.toMatchObject({ status: 409, code: "delivery_delivered" });
@@ -306,7 +308,8 @@ describe("webhook tenant isolation", () => {
     // the key again on the other delivery: another request (the path's ids are part of it), not a replay of the first's answer
     expect(await retry(rows[1]!.id)).toMatchObject({ status: 422, body: { code: "idempotency_key_reused" } });
     expect((await retry(rows[0]!.id)).body).toEqual(retried.body);
-    expect(retried.body).toMatchObject({ id: rows[0]!.id, delivered: false, endpoint_reenabled: true });
+    // the row as the retry found it (a failing endpoint's has no next attempt), its next attempt now
+    expect(retried.body).toEqual({ ...rows[0], next_attempt_at: isoTimestamp(api.clock.now()), endpoint_reenabled: true });
     expect((await m.get(`/v2/webhook_endpoints?external_account_id=${m.account}`)).body.data[0]).toMatchObject({ id: endpoint.id, status: "enabled" });
     // both payments' events arrive (the other one at its next backoff, not marked failing again at once)
     await until(async () => (await api.clock.advance(10), ids.every((id) => receiver.acknowledged().some((r) => r.event.payment_id === id))), 10_000, "both delivered after the re-enable");

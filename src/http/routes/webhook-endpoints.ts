@@ -101,7 +101,7 @@ export function webhookEndpointRoutes(webhooks: Webhooks) {
       versions: ["v2"],
       summary: "Retry a delivery now",
       description:
-        "A delivery waiting for its next attempt (backoff) is posted again at once, by whichever process delivers to the endpoint. One that was acknowledged is 409. An endpoint marked `failing` is enabled again (with a fresh retry horizon) and the answer says so: `endpoint_reenabled: true`.",
+        "A delivery waiting for its next attempt (backoff) is posted again at once, by whichever process delivers to the endpoint. One that was acknowledged is 409. An endpoint marked `failing` is enabled again (with a fresh retry horizon) and the answer says so: `endpoint_reenabled: true`. The answer is the delivery as the retry found it, its `next_attempt_at` now: the post follows it, its outcome in the deliveries list.",
       extension: true,
       auth: "api_key",
       input: DeliveryRef,

@@ -123,7 +123,10 @@ const port = (env: NodeJS.ProcessEnv, name: string, fallback: number): number =>
 
 /** A comma-separated list of addresses or CIDRs; each entry checked. */
 function cidrList(name: string, raw: string | undefined, hint = ""): string[] {
-  const entries = (raw ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+  if (!raw?.trim()) return [];
+  const entries = raw.split(",").map((e) => e.trim());
+  // a list with a gap (a comma at an end, or two together) was not written as meant
+  if (entries.includes("")) throw new ConfigurationError(`${name}: ${JSON.stringify(raw)} has an empty entry; expected addresses or CIDRs, comma separated${hint}`);
   for (const entry of entries) {
     try {
       parseCidr(entry);

@@ -101,12 +101,18 @@ export interface ServiceProcessors {
 }
 
 /** Loads the adapters module and checks it serves every routed processor with every call. */
-/** The createProcessors of a PROCESSORS_MODULE, or a ConfigurationError saying why there is none. */
-async function importCreateProcessors(specifier: string): Promise<CreateProcessors> {
+/**
+ * A PROCESSORS_MODULE's checkSettings (optional): its settings judged before the service opens any
+ * store, so a refusal writes nothing (createProcessors needs the store: its `state`).
+ */
+export type CheckSettings = (context: Pick<AdapterContext, "env" | "outbound">) => void | Promise<void>;
+
+/** The createProcessors (and checkSettings) of a PROCESSORS_MODULE, or a ConfigurationError saying why there is none. */
+async function importProcessorsModule(specifier: string): Promise<{ create: CreateProcessors; checkSettings?: CheckSettings }> {
   // a path (./x.js, /abs/x.js, or a file that exists from here: node_modules/cardflow/dist/...), else a package
   const isPath = specifier.startsWith(".") || isAbsolute(specifier) || existsSync(resolve(specifier));
   const url = isPath ? pathToFileURL(resolve(specifier)).href : specifier;
-  let loaded: { createProcessors?: unknown; default?: unknown };
+  let loaded: { createProcessors?: unknown; default?: unknown; checkSettings?: unknown };
   try {
     loaded = await import(url);
   } catch (error) {
@@ -114,18 +120,21 @@ async function importCreateProcessors(specifier: string): Promise<CreateProcesso
   }
   const create = (loaded.createProcessors ?? loaded.default) as CreateProcessors | undefined;
   if (typeof create !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports no createProcessors(context) function`);
-  return create;
+  if (loaded.checkSettings !== undefined && typeof loaded.checkSettings !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports a checkSettings that is not a function`);
+  return { create, checkSettings: loaded.checkSettings as CheckSettings | undefined };
 }
 
+/** A throw of the module's function: a setting it refuses names its own variable already (the example adapter's PROCESSOR_A_URL...). */
+const moduleFailed = (specifier: string, call: string, error: unknown) =>
+  error instanceof ConfigurationError ? error : new ConfigurationError(`PROCESSORS_MODULE: ${call} of ${specifier} failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+
 export async function loadAdapters(specifier: string, context: AdapterContext): Promise<Processors & { close(): Promise<void> }> {
-  const create = await importCreateProcessors(specifier);
+  const { create } = await importProcessorsModule(specifier);
   let adapters: ProcessorAdapters;
   try {
     adapters = await create(context);
   } catch (error) {
-    // a setting the module refuses names its own variable already (the example adapter's PROCESSOR_A_URL...)
-    if (error instanceof ConfigurationError) throw error;
-    throw new ConfigurationError(`PROCESSORS_MODULE: createProcessors of ${specifier} failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw moduleFailed(specifier, "createProcessors", error);
   }
   const processors = processorsFromAdapters(adapters, (problem) => new ConfigurationError(`PROCESSORS_MODULE: ${specifier}: ${problem}`));
   return { ...processors, close: async () => void (await adapters.close?.()) };
@@ -133,10 +142,10 @@ export async function loadAdapters(specifier: string, context: AdapterContext): 
 
 /**
  * The processor settings, checked before a start opens any store: the sandbox takes no
- * PROCESSORS_MODULE, production needs one, and its module loads and exports createProcessors (run
- * once the stores are open: its context needs them).
+ * PROCESSORS_MODULE, production needs one, its module loads and exports createProcessors (run
+ * once the stores are open: its context needs them), and its checkSettings, if any, passes.
  */
-export async function checkProcessorSettings(config: Pick<ServiceConfig, "sandbox" | "processorsModule">, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function checkProcessorSettings(config: Pick<ServiceConfig, "sandbox" | "processorsModule" | "outbound">, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (config.sandbox) {
     if (config.processorsModule) throw new ConfigurationError("PROCESSORS_MODULE: the sandbox runs the simulated processors; real adapters run in production (SANDBOX=off or NODE_ENV=production)");
     return;
@@ -146,7 +155,12 @@ export async function checkProcessorSettings(config: Pick<ServiceConfig, "sandbo
       `production mode (${env.SANDBOX ? "SANDBOX=off" : "NODE_ENV=production"}) runs no simulated processor: set PROCESSORS_MODULE to a module exporting createProcessors() with an adapter for processor ${ROUTED_PROCESSORS.join(" and ")} (README: Running in production), or run the sandbox with SANDBOX=on`,
     );
   }
-  await importCreateProcessors(config.processorsModule);
+  const { checkSettings } = await importProcessorsModule(config.processorsModule);
+  try {
+    await checkSettings?.({ env, outbound: outboundOf(config) });
+  } catch (error) {
+    throw moduleFailed(config.processorsModule, "checkSettings", error);
+  }
 }
 
 /**

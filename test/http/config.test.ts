@@ -57,11 +57,15 @@ describe("configuration", () => {
     expect(env({}).trustProxy).toBe(false);
     expect(env({ TRUST_PROXY: "10.0.0.0/8, 192.0.2.7 ,fd00::/8" }).trustProxy).toEqual(["10.0.0.0/8", "192.0.2.7", "fd00::/8"]);
     for (const bad of ["true", "2", "lb.internal", "10.0.0.0/40"]) expect(() => env({ TRUST_PROXY: bad }), bad).toThrow(/^TRUST_PROXY: /);
+    // an empty entry (a comma at an end, or two together): refused, not dropped
+    for (const gap of ["10.0.0.0/8,", ",10.0.0.0/8", "10.0.0.0/8,,192.0.2.7", "10.0.0.0/8, ,192.0.2.7"]) expect(() => env({ TRUST_PROXY: gap }), gap).toThrow(`TRUST_PROXY: ${JSON.stringify(gap)} has an empty entry`);
   });
 
   it("OUTBOUND_ALLOWLIST entries are checked; WEBHOOK_ALLOW_PRIVATE only in the sandbox", () => {
     expect(env({ OUTBOUND_ALLOWLIST: "127.0.0.1,10.1.0.0/16" }).outbound).toEqual({ allowlist: ["127.0.0.1", "10.1.0.0/16"], allowPrivate: false, caFile: null });
     expect(() => env({ OUTBOUND_ALLOWLIST: "processor.example" })).toThrow(/^OUTBOUND_ALLOWLIST: "processor.example" is not an IP address or CIDR/);
+    expect(() => env({ OUTBOUND_ALLOWLIST: "127.0.0.1," })).toThrow('OUTBOUND_ALLOWLIST: "127.0.0.1," has an empty entry');
+    expect(env({ OUTBOUND_ALLOWLIST: " " }).outbound.allowlist).toEqual([]);
     expect(env({ WEBHOOK_ALLOW_PRIVATE: "1" }).outbound.allowPrivate).toBe(true);
     expect(() => env({ WEBHOOK_ALLOW_PRIVATE: "1", SANDBOX: "off" })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: only in the sandbox/);
   });

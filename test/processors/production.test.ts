@@ -10,12 +10,14 @@
 // grace, abandoned and retried through another process, is one refund at the processor.
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createApiKeys } from "../../src/api-keys.js";
+import { createOutbound } from "../../src/outbound/client.js";
+import { checkSettings } from "../../src/processors/http-processors.js";
 import { configFromEnv, openStores } from "../../src/config.js";
 import { createEngine } from "../../src/engine.js";
 import { createSqliteStore } from "../../src/store/sqlite/index.js";
@@ -48,16 +50,17 @@ async function garbageDir(name: string): Promise<string> {
 }
 
 /** `npm start` that must not start: its exit code and what it wrote. */
-async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string; dataDir: string }> {
+  const dataDir = env.DATA_DIR ?? mkdtempSync(join(dir, "refused-"));
   const child = spawn(process.execPath, [...SERVER_NODE_ARGS, "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", METRICS_PORT: "0", DATA_DIR: mkdtempSync(join(dir, "refused-")), ...env },
+    env: { ...process.env, SANDBOX: "", NODE_ENV: "", PORT: "0", HOST: "127.0.0.1", METRICS_PORT: "0", DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  return { code, stderr };
+  return { code, stderr, dataDir };
 }
 
 describe("production mode refuses to start without what it needs", () => {
@@ -206,11 +209,23 @@ describe("the example HTTP adapter refuses at start the settings it cannot work 
       [{ PROCESSOR_B_URL: "https://localhost./api", OUTBOUND_ALLOWLIST: "127.0.0.1" }, "PROCESSOR_B_URL: localhost. names this host (loopback: 127.0.0.1 and ::1); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed\n"],
     ];
     for (const [env, said] of cases) {
-      const { code, stderr } = await refusedStart({ ...adapters, ...env });
+      const { code, stderr, dataDir } = await refusedStart({ ...adapters, ...env });
       expect(code, JSON.stringify(env)).toBe(1);
       expect(stderr, JSON.stringify(env)).toMatch(/^cardflow: refusing to start: /);
       expect(stderr, JSON.stringify(env)).toContain(said);
+      // before any store is made (the module's checkSettings): nothing written
+      expect(readdirSync(dataDir), JSON.stringify(env)).toEqual([]);
     }
+  });
+});
+
+describe("the example HTTP adapter's checkSettings (run before any store is opened)", () => {
+  it("refuses a processor named by a host name that resolves to a refused address, as a webhook's registration does", async () => {
+    const resolving = (address: string) => createOutbound({ sandbox: false, allowPrivate: false, allowlist: [], resolve: async () => [{ address, family: 4 }] });
+    const env = { PROCESSOR_A_URL: "https://processor-a.internal/api", PROCESSOR_A_API_KEY: "k", PROCESSOR_B_URL: "https://processor-b.example/api", PROCESSOR_B_API_KEY: "k" };
+    await expect(checkSettings({ env, outbound: resolving("127.0.0.1") })).rejects.toThrow(/^PROCESSOR_A_URL: processor-a\.internal resolves to 127\.0\.0\.1 .*loopback/);
+    await expect(checkSettings({ env, outbound: resolving("10.0.0.7") })).rejects.toThrow(/^PROCESSOR_A_URL: processor-a\.internal resolves to 10\.0\.0\.7 .*private-use/);
+    await expect(checkSettings({ env, outbound: resolving("93.184.215.14") })).resolves.toBeUndefined();
   });
 });
 

@@ -74,13 +74,25 @@ export interface ImportResult {
 export async function importEvents(store: EventStore, lines: Iterable<string> | AsyncIterable<string>): Promise<ImportResult> {
   const events: RecordedEvent[] = [];
   const problems: string[] = [];
+  /** Where each event is, by id: an export holds each event once (one repeated is said as such, not as the gaps it makes in its stream). */
+  const seen = new Map<string, { line: number; at: string }>();
   let n = 0;
   for await (const raw of lines) {
     n++;
     if (raw.trim() === "") continue;
     const parsed = parseLine(raw, n);
-    if (typeof parsed === "string") problems.push(parsed);
-    else events.push(parsed);
+    if (typeof parsed === "string") {
+      problems.push(parsed);
+      continue;
+    }
+    const at = `${parsed.stream}@${parsed.revision}`;
+    const before = seen.get(parsed.id);
+    if (before?.at === at) {
+      problems.push(`line ${n}: event ${parsed.id} (${at}) again: line ${before.line} holds it, and an export holds each event once`);
+      continue;
+    }
+    seen.set(parsed.id, { line: n, at });
+    events.push(parsed);
   }
   if (problems.length) throw new ImportRefused(problems);
 

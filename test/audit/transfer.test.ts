@@ -175,6 +175,12 @@ describe("export -> import", () => {
     expect((await target.readAll()).map((e) => e.stream)).toEqual(["account-acct_held"]);
   });
 
+  it("refuses a line repeated, saying so (not the gaps it makes in its stream)", async () => {
+    const i = lines.findIndex((l) => l.includes('"type":"PaymentAuthorized"'));
+    const { id, stream, revision } = JSON.parse(lines[i]!) as { id: string; stream: string; revision: number };
+    await refusedWith([...lines, lines[i]!], new RegExp(`^line ${lines.length + 1}: event ${id} \\(${stream}@${revision}\\) again: line ${i + 1} holds it, and an export holds each event once$`));
+  });
+
   it("refuses a file holding one event id in two streams", async () => {
     const file = openings([["acct_one", "00000000-0000-4000-8000-00000000cccc"], ["acct_two", "00000000-0000-4000-8000-00000000cccc"]]);
     await refusedWith(file, /^account-acct_two: event id 00000000-0000-4000-8000-00000000cccc is also the id of an event of account-acct_one in the file$/);

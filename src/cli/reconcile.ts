@@ -12,7 +12,7 @@ import { basename, dirname, resolve } from "node:path";
 import { pino } from "pino";
 import { configFromEnv, readDecimal } from "../config.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
-import { serviceProcessors } from "../processors/adapters.js";
+import { checkProcessorSettings, serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
 import { createLateAnswers } from "../engine/streams/late-answers.js";
 import { InvalidRequest } from "../errors.js";
@@ -74,6 +74,8 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
               io.err(`cardflow: ${refusal.message}\n`);
               process.exit(EXIT_ERROR);
             };
+            // what a server's start refuses before its store (the service checks it there: ../serve/before-stores.ts)
+            await checkProcessorSettings(config);
             const { processors, watch, close } = await serviceProcessors(config, { clock, ids, store, logger, ledgerMustExist: dataDirFrom, onProduction, counted: !opts.dryRun });
             const engine = createEngine({ store, ...(readModels ? { readModels } : {}), processors, clock, ids, syncAuthTimeoutMs: config.syncAuthTimeoutMs });
             try {

@@ -169,7 +169,8 @@ export async function checkProcessorSettings(config: Pick<ServiceConfig, "sandbo
  * `store`: where production processes are counted, and a sandbox refuses a store they served
  * (./production-mark.ts); `onProduction`: a sandbox process's end once production counts itself
  * there while it runs (the store is watched until close()). Production waits, counted, while a
- * sandbox could still be running there, before it answers.
+ * sandbox could still be running there, before it answers. The caller has checked the settings
+ * first (checkProcessorSettings: a server before its store, ../serve/before-stores.ts).
  */
 export async function serviceProcessors(
   config: ServiceConfig,
@@ -197,7 +198,6 @@ export async function serviceProcessors(
     counted?: boolean;
   },
 ): Promise<ServiceProcessors> {
-  await checkProcessorSettings(config, env);
   if (config.sandbox) {
     await markOrRefuseProductionStore(store, true, { count: counted });
     const ledger = processorSideIn(config.dataDir);

@@ -36,8 +36,11 @@ export class ApiError extends Error {
 /** No answer from the service (refused connection, reset, DNS), after every retry. */
 export class ConnectionError extends Error {
   override readonly name = "ConnectionError";
-  constructor(message: string, options: { cause: unknown }) {
+  /** The request's method: a command (not GET) that got no answer may have been applied or not. */
+  readonly method: string;
+  constructor(message: string, options: { cause: unknown; method: string }) {
     super(message, options);
+    this.method = options.method;
   }
 }
 

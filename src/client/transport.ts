@@ -96,7 +96,7 @@ export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs 
       response = await fetchFn(urlOf(baseUrl, request), { method: request.method, headers: authorized(request, "text/event-stream"), ...(signal ? { signal } : {}) });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      throw new ConnectionError(`no answer from ${request.method} ${urlOf(baseUrl, request)}`, { cause });
+      throw new ConnectionError(`no answer from ${request.method} ${urlOf(baseUrl, request)}`, { cause, method: request.method });
     }
     if (!response.ok) throw new ApiError(await problemOf(response));
     return response;
@@ -116,7 +116,7 @@ export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs 
         response = await fetchFn(url, { method: request.method, headers, body, ...(signal ? { signal } : {}) });
       } catch (cause) {
         if (signal?.aborted) throw signal.reason;
-        if (attempt >= maxRetries) throw new ConnectionError(`no answer from ${request.method} ${url} after ${attempt + 1} tries`, { cause });
+        if (attempt >= maxRetries) throw new ConnectionError(`no answer from ${request.method} ${url} after ${attempt + 1} tries`, { cause, method: request.method });
         await sleep(backoff(attempt, 0), signal);
         continue;
       }

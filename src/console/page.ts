@@ -35,7 +35,7 @@ header button { background: transparent; color: #fff; border: 1px solid #fff8; }
 .live.open::before { content: "● "; color: #6ee29a; } .live.reconnecting::before, .live.stopped::before { content: "● "; color: #ffb4a8; }
 main { max-width: 1240px; margin: 0 auto; padding: 16px; }
 main:focus { outline: none; }
-h1 { font-size: 1.4rem; margin: 8px 0 16px; overflow-wrap: anywhere; } h2 { font-size: 1.1rem; margin: 24px 0 8px; }
+h1 { font-size: 1.4rem; margin: 8px 0 16px; overflow-wrap: anywhere; } h2 { font-size: 1.1rem; margin: 24px 0 8px; overflow-wrap: anywhere; }
 .crumbs { margin: 4px 0 0; font-size: .9rem; }
 section.card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin-bottom: 16px; }
 section.card > h2:first-child { margin-top: 4px; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
@@ -52,7 +52,7 @@ button.secondary { background: #fff; color: var(--ink); border-color: #8a94a6; }
 button:disabled, button[aria-disabled="true"] { opacity: .5; cursor: not-allowed; }
 .busy { opacity: .6; transition: opacity .2s; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; background: #fff; }
-caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: top; }
+caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: top; overflow-wrap: anywhere; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
 td.num, th.num { text-align: right; }
 .ref { display: block; }

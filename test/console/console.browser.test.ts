@@ -152,6 +152,12 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByRole("alert").innerText()).toMatch(/^That API key is not valid\. Check that it was copied whole/);
     expect((await page.getByRole("alert").innerText()).match(/not valid/g)).toHaveLength(1);
     expect(await page.getByLabel("API key").inputValue()).toBe("sk_not_a_key"); // kept, to correct it
+    // a character no key has, copied along (the browser would not send it: not "the service does not answer")
+    for (const copied of [`${m.key}\u200b`, `\u201c${m.key}\u201d`]) {
+      await page.getByLabel("API key").fill(copied);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await poll(() => page.getByRole("alert").innerText()).toMatch(/^That API key is not valid\. It holds a character no API key has/);
+    }
 
     await page.getByLabel("API key").fill(m.key);
     await page.keyboard.press("Enter"); // the form works from the keyboard
@@ -241,7 +247,7 @@ describe("the web console in Chromium", () => {
   it("says the service does not answer when it does not, instead of listing no payments", async () => {
     await page.route((url) => url.pathname === "/v2/payments", (route) => route.abort("connectionrefused"));
     await page.getByRole("link", { name: "Clear" }).click();
-    await poll(() => page.getByRole("alert").innerText()).toMatch(/^The service does not answer\. Nothing could be read or changed/);
+    await poll(() => page.getByRole("alert").innerText()).toMatch(/^The service does not answer\. Nothing could be read\. Check that it is running/);
     expect(await listState()).toBe("Not loaded");
     await page.unrouteAll({ behavior: "wait" });
     await page.getByRole("button", { name: "Filter" }).click(); // the same question again, answered now
@@ -801,5 +807,25 @@ describe("the web console in Chromium", () => {
     await page.getByRole("link", { name: "Next page" }).click();
     const second = Math.min(20, total - 20);
     await poll(listState).toBe(`${second} payment${second === 1 ? "" : "s"}, a later page${total > 40 ? "; more on the next page" : ""}`);
+  });
+
+  it("at 375 px, ids and references as long as the API takes them wrap: nothing scrolls sideways", async () => {
+    const { key } = await createApiKeys(api.engine).issue("acct_console", "test");
+    await page.goto(`${api.base}/console#/payments`);
+    await page.evaluate(() => sessionStorage.clear());
+    await page.reload();
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    await page.setViewportSize(PHONE);
+    try {
+      for (const address of [`#/cards?customer=cust_${"y".repeat(150)}`, `#/payments?external_customer_id=cust_${"y".repeat(150)}`, `#/payments?q=LONGREF${"x".repeat(100)}`, `#/payments?terminal_id=tmr_${"t".repeat(200)}`, `#/webhooks/we_${"w".repeat(200)}`]) {
+        await page.goto(`${api.base}/console${address}`);
+        await poll(() => page.locator("main").innerText()).toMatch(/y{20}|x{20}|t{20}|w{20}/);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth), address).toBeLessThanOrEqual(PHONE.width);
+      }
+    } finally {
+      await page.setViewportSize(WIDE);
+    }
   });
 });

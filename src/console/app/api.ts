@@ -16,8 +16,15 @@ export interface PageProps {
 
 const KEY = "cardflow.console.key";
 
+/**
+ * A key holding a character no API key has (an invisible or typographic one, copied along): the
+ * browser refuses to send it at all, which would read as a service that does not answer.
+ */
+class KeyNotWellFormed extends Error {}
+
 /** Signs in: the key is valid when the service names its account. */
 export async function signIn(apiKey: string): Promise<Session> {
+  if (!/^[\x21-\x7e]*$/.test(apiKey)) throw new KeyNotWellFormed();
   const client = createClient({ baseUrl: location.origin, apiKey, maxRetries: 2 });
   const account = await client.account();
   sessionStorage.setItem(KEY, apiKey);
@@ -69,7 +76,13 @@ export function errorWords(error: unknown): ErrorWords {
     const meta = [`HTTP ${error.status}`, error.code, error.param && `field ${error.param}`, error.request_id && `request ${error.request_id}`].filter(Boolean).join(" · ");
     return { title, detail: `${said.charAt(0).toUpperCase()}${said.slice(1)}.${steps}`, meta };
   }
-  if (error instanceof ConnectionError) return { title: "The service does not answer", detail: "Nothing could be read or changed. Check that it is running, then try again.", meta: null };
+  if (error instanceof KeyNotWellFormed) return { title: "That API key is not valid", detail: "It holds a character no API key has (a space, an invisible or a typographic one, copied along): copy it again, or issue another: npx cardflow accounts key <account>.", meta: null };
+  if (error instanceof ConnectionError) {
+    // a command's answer lost on the way back: the service may have applied it (a retry with its
+    // Idempotency-Key is safe; the page updates once the service answers again)
+    const detail = error.method === "GET" ? "Nothing could be read. Check that it is running, then try again." : "It may or may not have made the change: check the payment once the service answers again before trying again.";
+    return { title: "The service does not answer", detail, meta: null };
+  }
   return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), meta: null };
 }
 

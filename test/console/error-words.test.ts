@@ -1,0 +1,22 @@
+// The console's errors in words (src/console/app/api.ts), where they must not claim more than is
+// known: a command that got no answer may have been applied (its answer lost on the way back), and
+// a key the browser would not send is not a service that does not answer.
+import { describe, expect, it } from "vitest";
+import { ConnectionError } from "../../src/client/index.js";
+import { errorWords, signIn } from "../../src/console/app/api.js";
+
+describe("the console's errors in words", () => {
+  it("a read that got no answer changed nothing; a command that got none may have made its change", () => {
+    const lost = (method: string) => errorWords(new ConnectionError(`no answer from ${method} /v2/x after 3 tries`, { cause: new TypeError("fetch failed"), method }));
+    expect(lost("GET")).toEqual({ title: "The service does not answer", detail: "Nothing could be read. Check that it is running, then try again.", meta: null });
+    expect(lost("POST").detail).toBe("It may or may not have made the change: check the payment once the service answers again before trying again.");
+    expect(lost("DELETE").detail).not.toMatch(/Nothing could be/);
+  });
+
+  it("a key holding a character no API key has is said to be not valid, and nothing is sent", async () => {
+    for (const key of ["sk_abc\u200b", "\u201csk_abc\u201d", "sk abc"]) {
+      const error = await signIn(key).catch((e: unknown) => e);
+      expect(errorWords(error).title, JSON.stringify(key)).toBe("That API key is not valid");
+    }
+  });
+});

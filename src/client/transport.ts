@@ -81,7 +81,10 @@ async function problemOf(response: Response): Promise<Problem> {
     // not JSON: a proxy's page, say
   }
   const requestId = Number(response.headers.get("request-id")) || 0;
-  return { type: "about:blank", title: response.statusText, status: response.status, detail: text.slice(0, 200) || response.statusText, code: `http_${response.status}`, param: null, request_id: requestId };
+  // a page (a proxy's, a load balancer's) is no message: its markup would be shown as one
+  const page = /html/i.test(response.headers.get("content-type") ?? "") || text.trimStart().startsWith("<");
+  const detail = page ? `${response.status} ${response.statusText}`.trim() + ": a page from something between the client and the API (a proxy?), not the API's answer" : text.slice(0, 200) || response.statusText;
+  return { type: "about:blank", title: response.statusText, status: response.status, detail, code: `http_${response.status}`, param: null, request_id: requestId };
 }
 
 export const retryable = (error: ApiError) => error.status === 503 || (error.status === 409 && error.code === "idempotency_key_in_use");

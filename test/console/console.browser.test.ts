@@ -762,7 +762,7 @@ describe("the web console in Chromium", () => {
       let asked = 0;
       await tab.route((url) => url.pathname === "/v2/account", (route) => (asked++, route.fulfill({ status: 502, contentType: "text/html", body: "<html>Bad Gateway</html>" })));
       await tab.reload();
-      await poll(() => tab.getByRole("alert").innerText()).toMatch(/^The service failed\..*\s+HTTP 502/s);
+      await poll(() => tab.getByRole("alert").innerText()).toMatch(/^The service failed\. 502 Bad Gateway: a page from something between the client and the API \(a proxy\?\), not the API's answer\.\s+HTTP 502/s);
       expect(await tab.evaluate(() => sessionStorage.length)).toBe(1);
       await tab.getByRole("button", { name: "Try again" }).click();
       await poll(() => asked).toBe(2);

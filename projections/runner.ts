@@ -24,6 +24,9 @@ import { readModelShape, type Projection } from "./projection.js";
 const LIVE_BATCH = 100;
 /** Events the live subscription delivered and no catch-up applied yet, kept at most (past it: read from the store). */
 const TAIL_MAX = 10_000;
+/** A failed live catch-up is asked for again after this pause, doubling up to RETRY_MAX_MS (ms). */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5_000;
 
 /**
  * A fold of whole batches that joins the runner's catch-up (the webhook feed): it is given each
@@ -379,6 +382,24 @@ export function createProjectionRunner({
     }
   }
 
+  /**
+   * A live catch-up that failed (a lock another session held past the store's wait, a connection
+   * cut) is asked for again, reading the store to its end, after a pause doubling up to
+   * RETRY_MAX_MS until one succeeds: the subscription has moved past the events it signalled, and
+   * on an idle system no read or write would ask again, so the read models (and the webhook feed)
+   * would stay behind, /readyz 503 on every process, until the next write.
+   */
+  let retrying: NodeJS.Timeout | undefined;
+  let retryPauseMs = RETRY_FIRST_MS;
+  const retryLive = () => {
+    if (retrying || holders.size === 0) return;
+    retrying = setTimeout(() => {
+      retrying = undefined;
+      requestCatchUp().then(() => void (retryPauseMs = RETRY_FIRST_MS), retryLive);
+    }, retryPauseMs);
+    retryPauseMs = Math.min(2 * retryPauseMs, RETRY_MAX_MS);
+  };
+
   const caughtUp = async (options?: { timeoutMs?: number }) => {
     const position = await head();
     await waitFor(position, options);
@@ -435,6 +456,7 @@ export function createProjectionRunner({
     },
     start(holder = LIVE) {
       const first = holders.size === 0;
+      retryPauseMs = RETRY_FIRST_MS;
       holders.add(holder);
       if (!first) return subscribing;
       // The subscription delivers the new events (kept for the catch-up: the tail) and signals; one
@@ -442,7 +464,7 @@ export function createProjectionRunner({
       // costs one catch-up, not one per event), shared with the reads waiting for a position.
       const signal = (event: RecordedEvent) => {
         keep(event);
-        void requestCatchUp(false).catch(() => undefined);
+        void requestCatchUp(false).catch(retryLive);
       };
       // Subscribe from where the first catch-up got to: events already projected are not read again.
       // The store unavailable (an outage, a process started into one): tried again with a growing pause.
@@ -456,6 +478,8 @@ export function createProjectionRunner({
     async stop(holder = LIVE) {
       holders.delete(holder);
       if (holders.size === 0) {
+        clearTimeout(retrying);
+        retrying = undefined;
         background.stop();
         await subscribing;
         await subscription?.close();

@@ -145,3 +145,27 @@ describe("waiting for a position", () => {
     expect(await readModels.get("counts", "s1")).toEqual({ n: 1 });
   });
 });
+
+describe("the live catch-up after a failure", () => {
+  it("is asked for again by itself: on an idle system (no read, no write) the read models do not stay behind", async () => {
+    const store = createMemoryStore();
+    const inner = createMemoryReadModels();
+    let failing = false;
+    let refused = 0;
+    // a lock another session holds past the store's wait: the commit fails
+    const readModels: ReadModelStore = { ...inner, commitBatch: (commits) => (failing ? (refused++, Promise.reject(new Error("lock held by another session"))) : inner.commitBatch(commits)) };
+    const runner = createProjectionRunner({ store, readModels, projections: [counts] });
+    await runner.start();
+    try {
+      failing = true;
+      const { position } = await append(store, "idle");
+      await expect.poll(() => refused).toBeGreaterThan(0);
+      failing = false;
+      // nothing more is asked of the runner: before, the subscription had moved past the event and nothing asked again
+      await expect.poll(() => inner.checkpoint("counts"), { timeout: 5_000 }).toBe(position);
+      expect(await inner.get("counts", "idle")).toEqual({ n: 1 });
+    } finally {
+      await runner.stop();
+    }
+  });
+});

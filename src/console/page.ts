@@ -33,7 +33,7 @@ header .who { display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center
 header button { background: transparent; color: #fff; border: 1px solid #fff8; }
 .live { font-size: .8rem; padding: 1px 8px; border-radius: 10px; background: #ffffff22; }
 .live.open::before { content: "● "; color: #6ee29a; } .live.reconnecting::before, .live.stopped::before { content: "● "; color: #ffb4a8; }
-main { max-width: 1240px; margin: 0 auto; padding: 16px; }
+main { max-width: 1240px; margin: 0 auto; padding: 16px; overflow-wrap: anywhere; /* ids and references as long as the API takes them wrap (inherited) */ }
 main:focus { outline: none; }
 h1 { font-size: 1.4rem; margin: 8px 0 16px; overflow-wrap: anywhere; } h2 { font-size: 1.1rem; margin: 24px 0 8px; overflow-wrap: anywhere; }
 .crumbs { margin: 4px 0 0; font-size: .9rem; }

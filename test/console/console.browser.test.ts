@@ -255,6 +255,22 @@ describe("the web console in Chromium", () => {
     await checkBothSizes("payments", () => poll(listState).toBe("3 payments"));
   });
 
+  it("once the live stream is back after it was lost, a list whose load failed meanwhile loads again by itself", async () => {
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    // the service unreachable: its connections cut, new ones refused
+    const unreachable = (url: URL) => url.pathname === "/v2/payments" || url.pathname === "/v2/events/stream";
+    await page.route(unreachable, (route) => route.abort("connectionrefused"));
+    api.app.server.closeAllConnections();
+    await poll(() => page.getByTestId("live").innerText()).toBe("Reconnecting…");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await poll(() => page.getByRole("alert").innerText()).toMatch(/^The service does not answer\./);
+    expect(await listState()).toBe("Not loaded");
+    await page.unrouteAll({ behavior: "wait" });
+    await poll(() => page.getByTestId("live").innerText()).toBe("Live");
+    await poll(listState).toBe("3 payments"); // no click: before, the error stayed until one
+    expect(await page.getByRole("alert").count()).toBe(0);
+  });
+
   it("says that status, capture, terminal and customer filter one at a time (any of them with a search), and sends nothing for two without a search", async () => {
     const filters = ["status", "capture_method", "terminal_id", "external_customer_id"].map((name) => page.locator(`form[role=search] [name=${name}]`));
     expect(await page.locator("#filters-hint").innerText()).toBe("Status, capture, terminal and customer: one at a time, or any of them with a search.");

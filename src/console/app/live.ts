@@ -6,6 +6,7 @@ import { createContext, type ComponentChildren } from "preact";
 import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { PublicEvent } from "../../client/index.js";
 import { isUnauthorized, type Session } from "./api.js";
+import { Reconnects } from "./reconnects.js";
 import { html } from "./ui.js";
 
 type Listener = (event: PublicEvent) => void;
@@ -21,10 +22,17 @@ const LiveContext = createContext<Live>({ status: "stopped", subscribe: () => ()
 export function LiveProvider({ session, onUnauthorized, children }: { session: Session; onUnauthorized: () => void; children: ComponentChildren }) {
   const listeners = useRef(new Set<Listener>());
   const [status, setStatus] = useState<LiveStatus>("connecting");
+  const [reconnects, setReconnects] = useState(0);
   useEffect(() => {
     const stop = new AbortController();
+    let previous: LiveStatus = "connecting";
+    const onStatus = (next: LiveStatus) => {
+      if (previous === "reconnecting" && next === "open") setReconnects((n) => n + 1);
+      previous = next;
+      setStatus(next);
+    };
     void (async () => {
-      const items = session.client.streamEvents({ external_account_id: session.account.external_account_id }, { signal: stop.signal, onStatus: setStatus });
+      const items = session.client.streamEvents({ external_account_id: session.account.external_account_id }, { signal: stop.signal, onStatus });
       for await (const { event } of items) listeners.current.forEach((listener) => listener(event));
     })().catch((error: unknown) => {
       if (stop.signal.aborted) return;
@@ -36,7 +44,7 @@ export function LiveProvider({ session, onUnauthorized, children }: { session: S
   }, [session]);
   const subscribe = useCallback((listener: Listener) => (listeners.current.add(listener), () => void listeners.current.delete(listener)), []);
   const live: Live = { status, subscribe };
-  return html`<${LiveContext.Provider} value=${live}>${children}</${LiveContext.Provider}>`;
+  return html`<${LiveContext.Provider} value=${live}><${Reconnects.Provider} value=${reconnects}>${children}</${Reconnects.Provider}></${LiveContext.Provider}>`;
 }
 
 /** Calls `onEvent` for each live event that `concerns` the page. */

@@ -3,10 +3,11 @@
 // focus back on the button that opened it).
 import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useContext, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Payment } from "../../client/index.js";
 import { errorWords, isUnauthorized } from "./api.js";
 import { statusWords } from "./format.js";
+import { Reconnects } from "./reconnects.js";
 
 export { html };
 
@@ -61,6 +62,14 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   }, [key]);
   const loading = state.key !== key;
   const reload = useCallback(() => setTick((t) => t + 1), []);
+  // the live stream is back after it was lost: a load that failed meanwhile is tried again
+  const reconnects = useContext(Reconnects);
+  const seen = useRef(reconnects);
+  useEffect(() => {
+    if (reconnects === seen.current) return;
+    seen.current = reconnects;
+    if (state.error) reload();
+  }, [reconnects]);
   const refresh = () => {
     if (loading) pending.current.again = true;
     else reload();

@@ -18,6 +18,7 @@ import { cardFor, createScriptedOutcomes, testCardOf, type TerminalCapture } fro
 import { createSettlements } from "./simulator/settlements.js";
 import { createTerminalSessions } from "./simulator/terminal-sessions.js";
 import { DEFAULT_TEST_CARD } from "./test-cards.js";
+import { StoreUnavailable } from "../store/port/unavailable.js";
 
 export { canBeSavedOnFile } from "./simulator/card-vault.js";
 export type { TerminalCapture } from "./simulator/scripted-outcomes.js";
@@ -67,6 +68,10 @@ export interface Simulators extends Processors {
   stop(): void;
 }
 
+/** A report cardflow could not record is sent again after this long, at most this many times (a minute). */
+const RESEND_MS = 1_000;
+const RESENDS = 60;
+
 /**
  * The processor simulators: the returned object is itself the `Processors` to pass to
  * `createEngine({ processors: sims })`, with test helpers (`sims.terminal`, `sims.cardFor`).
@@ -88,7 +93,20 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   let connected: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
-  const report: ProcessorReport = (paymentId, event) => connected(paymentId, event);
+  /**
+   * A report cardflow could not record (its store did not answer: StoreUnavailable) is sent again every
+   * RESEND_MS, up to RESENDS times, as a processor re-sends a webhook nobody acknowledged: the
+   * terminal took the card, and the payment shows it once the store answers again (the reconciler
+   * covers the rest). The first try's failure is still the caller's (the helper's 503).
+   */
+  const report: ProcessorReport = async (paymentId, event) => {
+    const send = (left: number): Promise<void> =>
+      connected(paymentId, event).catch((error: unknown) => {
+        if (error instanceof StoreUnavailable && left > 0) clock.setTimer(RESEND_MS, () => void send(left - 1).catch(() => undefined));
+        throw error;
+      });
+    return send(RESENDS);
+  };
   const once = createOnce({ ledger, side, clock, scripted, processorLatencyMs });
   const settlements = createSettlements({ side, clock, captureSettleMs, report });
   const { outcome, requestsCapture } = createScriptedOutcomes({ side, ids, scripted, captures, settleLater: settlements.settleLater });

@@ -1,9 +1,33 @@
 // Spec §4.8 "Asynchronous terminal, card present": auth returns payment_method_requested at once,
 // the terminal collects later, the caller polls the status read (§3, §8).
 import { describe, expect, test } from "vitest";
+import { createMemoryStore } from "../../src/store/memory/index.js";
+import { StoreUnavailable } from "../../src/store/port/unavailable.js";
+import type { EventStore } from "../../src/store/port.js";
 import { A, failureOf, refused, rig } from "./harness.js";
 
 describe("asynchronous terminal (processor A), card present", () => {
+  test("a terminal's report cardflow could not record (its store did not answer) is sent again by the simulated processor, as a processor re-sends an unacknowledged webhook", async () => {
+    const inner = createMemoryStore();
+    let down = false;
+    const store: EventStore = { ...inner, append: (...args) => (down ? Promise.reject(new StoreUnavailable("the store did not answer in time")) : inner.append(...args)) };
+    const { engine, sims, terminal, intent, get, clock } = await rig({ engine: { store } });
+    const terminal_id = await terminal("A_async");
+    const { payment_id } = await intent(A, { capture_method: "manual" });
+    await engine.authorize({ external_account_id: A, payment_id, terminal_id });
+    down = true;
+    // the card is taken: the terminal is no longer collecting, and the helper answers the store's 503
+    expect(await refused(sims.terminal.presentCard(terminal_id))).toBeInstanceOf(StoreUnavailable);
+    expect(sims.terminal.collecting(terminal_id)).toBeUndefined();
+    expect((await get(A, payment_id)).status).toBe("payment_method_requested");
+    await clock.advance(3_000); // still down: sent again, refused again
+    expect((await get(A, payment_id)).status).toBe("payment_method_requested");
+    down = false;
+    await clock.advance(1_000);
+    await expect.poll(async () => (await get(A, payment_id)).status).toBe("requires_capture");
+    expect((await engine.store.readStream(`payment-${payment_id}`)).filter((e) => e.type === "PaymentAuthorized")).toHaveLength(1);
+  });
+
   test("manual capture: auth returns at once, polling sees payment_method_requested then requires_capture; capture succeeds", async () => {
     const { engine, sims, terminal, intent, poll } = await rig();
     const terminal_id = await terminal("A_async");

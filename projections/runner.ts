@@ -456,7 +456,6 @@ export function createProjectionRunner({
     },
     start(holder = LIVE) {
       const first = holders.size === 0;
-      retryPauseMs = RETRY_FIRST_MS;
       holders.add(holder);
       if (!first) return subscribing;
       // The subscription delivers the new events (kept for the catch-up: the tail) and signals; one

@@ -35,7 +35,7 @@ header button { background: transparent; color: #fff; border: 1px solid #fff8; }
 .live.open::before { content: "● "; color: #6ee29a; } .live.reconnecting::before, .live.stopped::before { content: "● "; color: #ffb4a8; }
 main { max-width: 1240px; margin: 0 auto; padding: 16px; overflow-wrap: anywhere; /* ids and references as long as the API takes them wrap (inherited) */ }
 main:focus { outline: none; }
-h1 { font-size: 1.4rem; margin: 8px 0 16px; overflow-wrap: anywhere; } h2 { font-size: 1.1rem; margin: 24px 0 8px; overflow-wrap: anywhere; }
+h1 { font-size: 1.4rem; margin: 8px 0 16px; } h2 { font-size: 1.1rem; margin: 24px 0 8px; }
 .crumbs { margin: 4px 0 0; font-size: .9rem; }
 section.card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin-bottom: 16px; }
 section.card > h2:first-child { margin-top: 4px; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
@@ -52,8 +52,8 @@ button.secondary { background: #fff; color: var(--ink); border-color: #8a94a6; }
 button:disabled, button[aria-disabled="true"] { opacity: .5; cursor: not-allowed; }
 .busy { opacity: .6; transition: opacity .2s; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; background: #fff; }
-caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: top; overflow-wrap: anywhere; }
-th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: top; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num, th.num { text-align: right; }
 .ref { display: block; }
 .status { justify-self: start; display: inline-block; padding: 1px 8px; border-radius: 10px; background: #e8ecf3; font-size: .85rem; white-space: nowrap; }
@@ -63,10 +63,10 @@ dl.amounts { display: grid; grid-template-columns: repeat(auto-fit, minmax(140px
 dl.amounts div { border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; }
 dl.amounts dt { color: var(--muted); font-size: .85rem; } dl.amounts dd { margin: 0; font-size: 1.1rem; font-variant-numeric: tabular-nums; }
 dl.record { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
-dl.record dt { color: var(--muted); } dl.record dd { margin: 0; overflow-wrap: anywhere; }
+dl.record dt { color: var(--muted); } dl.record dd { margin: 0; }
 .alert { border: 1px solid var(--bad); background: #fff5f4; color: var(--bad); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .alert .meta, .muted { color: var(--muted); font-size: .85rem; }
-.notice { border: 1px solid var(--ok); background: #f2fbf4; color: #14622e; border-radius: 6px; padding: 8px 12px; margin: 8px 0; overflow-wrap: anywhere; }
+.notice { border: 1px solid var(--ok); background: #f2fbf4; color: #14622e; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .verdict.intact { color: var(--ok); font-weight: 600; } .verdict.broken { color: var(--bad); font-weight: 600; }
 .zoom { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-bottom: 8px; }
 figure { margin: 0; }

@@ -100,7 +100,6 @@ export interface ServiceProcessors {
   close(): Promise<void>;
 }
 
-/** Loads the adapters module and checks it serves every routed processor with every call. */
 /**
  * A PROCESSORS_MODULE's checkSettings (optional): its settings judged before the service opens any
  * store, so a refusal writes nothing (createProcessors needs the store: its `state`).
@@ -128,6 +127,7 @@ async function importProcessorsModule(specifier: string): Promise<{ create: Crea
 const moduleFailed = (specifier: string, call: string, error: unknown) =>
   error instanceof ConfigurationError ? error : new ConfigurationError(`PROCESSORS_MODULE: ${call} of ${specifier} failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 
+/** Loads the adapters module and checks it serves every routed processor with every call. */
 export async function loadAdapters(specifier: string, context: AdapterContext): Promise<Processors & { close(): Promise<void> }> {
   const { create } = await importProcessorsModule(specifier);
   let adapters: ProcessorAdapters;

@@ -9,7 +9,7 @@ describe("the console's errors in words", () => {
   it("a read that got no answer changed nothing; a command that got none may have made its change", () => {
     const lost = (method: string) => errorWords(new ConnectionError(`no answer from ${method} /v2/x after 3 tries`, { cause: new TypeError("fetch failed"), method }));
     expect(lost("GET")).toEqual({ title: "The service does not answer", detail: "Nothing could be read. Check that it is running, then try again.", meta: null });
-    expect(lost("POST").detail).toBe("It may or may not have made the change: check the payment once the service answers again before trying again.");
+    expect(lost("POST").detail).toBe("It may or may not have made the change: look again once the service answers, before trying again.");
     expect(lost("DELETE").detail).not.toMatch(/Nothing could be/);
   });
 

@@ -80,7 +80,7 @@ export function errorWords(error: unknown): ErrorWords {
   if (error instanceof ConnectionError) {
     // a command's answer lost on the way back: the service may have applied it (a retry with its
     // Idempotency-Key is safe; the page updates once the service answers again)
-    const detail = error.method === "GET" ? "Nothing could be read. Check that it is running, then try again." : "It may or may not have made the change: check the payment once the service answers again before trying again.";
+    const detail = error.method === "GET" ? "Nothing could be read. Check that it is running, then try again." : "It may or may not have made the change: look again once the service answers, before trying again.";
     return { title: "The service does not answer", detail, meta: null };
   }
   return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error), meta: null };

@@ -29,10 +29,24 @@ export function strictJsonBodies(app: FastifyInstance, bodyLimit: number): void 
       return done(refused("CF_BODY_NOT_UTF8"), undefined);
     }
     parse(req, text, (error: Error | null, parsed?: unknown) => {
-      const ambiguous = error ? undefined : ambiguity(text);
-      done(ambiguous ?? error, ambiguous ? undefined : parsed);
+      if (error) return done((error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" ? notJson(text) : error, undefined);
+      const ambiguous = ambiguity(text);
+      done(ambiguous ?? null, ambiguous ? undefined : parsed);
     });
   });
+}
+
+/**
+ * Why a body the framework's parser refused is not taken, in the words of the one cause: JSON.parse's
+ * (where the text stops being JSON), or the prototype key the parser refuses in JSON that parses.
+ */
+function notJson(text: string): InvalidRequest {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return new InvalidRequest(`the body is not valid JSON: ${(error as Error).message}`, null, "invalid_json");
+  }
+  return new InvalidRequest("the body has a __proto__ or constructor.prototype key, refused (prototype poisoning)", null, "invalid_json");
 }
 
 /** Strings (skipped whole: digits inside them are not numbers; a key's with its colon), numbers, brackets, commas (an array's items). */

@@ -45,7 +45,6 @@ export function problem(status: number, code: string, detail: string, param: str
 
 /** Fastify's own request errors (body parsing, limits) by their code. */
 const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "invalid_json", detail: "the body is not valid JSON, or has a __proto__ or constructor.prototype key (refused: prototype poisoning)" },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", detail: "the body is empty; send a JSON object" },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large", detail: "the body is larger than this API accepts" },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", detail: "send the body as application/json" },

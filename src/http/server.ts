@@ -183,7 +183,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.setErrorHandler(async (error, req, reply) => {
     // no route: a body it could not parse (empty, not JSON) is no reason to hide the 404 or 405
     // (a refusal of the request's headers, before any body, still is what it is)
-    if (req.is404 && /^(FST_ERR_CTP_|CF_BODY_)/.test((error as { code?: string }).code ?? "")) return unrouted(req, reply);
+    if (req.is404 && /^(FST_ERR_CTP_|CF_BODY_|invalid_json$)/.test((error as { code?: string }).code ?? "")) return unrouted(req, reply);
     const bySecret = credentialOf(req) === "client_secret" && (error as { status?: unknown }).status === 401;
     return replyProblem(bySecret ? await failedAuthentication(req, error) : error, req, reply);
   });

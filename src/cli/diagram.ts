@@ -19,17 +19,21 @@ import { READS, storeOption, withStore } from "./store-option.js";
 
 const installed = () => packageRoot.split(/[\\/]/).includes("node_modules");
 
+const MACHINES_DIR = join(packageRoot, "docs", "machines");
+/** The releases whose machines the package keeps: name -> machine version. */
+const releases = (): Record<string, string> => {
+  const file = join(MACHINES_DIR, "releases.json");
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, string>) : {};
+};
 /**
  * Each release's machine version (docs/machines/releases.json), whose definition the package keeps
  * (docs/machines/<hash>.json): a release is compared with in a checkout and installed alike, tags
  * or not (release 0.1.0's commit predates docs/machine.json).
  */
 function releaseMachine(spec: string): { file: string; hash: string } | undefined {
-  const dir = join(packageRoot, "docs", "machines");
-  const file = join(dir, "releases.json");
-  const releases = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, string>) : {};
-  const hash = Object.hasOwn(releases, spec) ? releases[spec] : undefined;
-  return hash === undefined ? undefined : { file: join(dir, `${hash}.json`), hash };
+  const known = releases();
+  const hash = Object.hasOwn(known, spec) ? known[spec] : undefined;
+  return hash === undefined ? undefined : { file: join(MACHINES_DIR, `${hash}.json`), hash };
 }
 
 /** The machine to compare with: a definition file, a release's kept machine, or docs/machine.json at a git ref of this repository. */
@@ -55,7 +59,7 @@ export function baseMachine(spec: string): MachineDefinition {
         return false;
       }
     })();
-    if (!isRef) throw new InvalidRequest(`--diff: ${spec} is neither a file nor a git ref of this repository`, "diff");
+    if (!isRef) throw new InvalidRequest(`--diff: ${spec} is neither a file, a release (docs/machines/releases.json: ${Object.keys(releases()).join(", ")}) nor a git ref of this repository`, "diff");
     try {
       text = git("show", `${spec}:docs/machine.json`);
     } catch {

@@ -114,7 +114,7 @@ describe("cardflow diagram --diff REF", () => {
   });
 
   it("refuses, naming the problem: not a ref, a ref without docs/machine.json, not a definition, markdown without --diff", async () => {
-    expect(await cardflow("diagram", "--diff", "no-such-ref-or-file")).toMatchObject({ code: 2, out: "", err: "cardflow: --diff: no-such-ref-or-file is neither a file nor a git ref of this repository\n" });
+    expect(await cardflow("diagram", "--diff", "no-such-ref-or-file")).toMatchObject({ code: 2, out: "", err: "cardflow: --diff: no-such-ref-or-file is neither a file, a release (docs/machines/releases.json: v0.1.0) nor a git ref of this repository\n" });
     const root = git("rev-list", "--max-parents=0", "HEAD").split("\n")[0]!;
     expect(await cardflow("diagram", "--diff", root)).toMatchObject({ code: 2, err: `cardflow: --diff: ${root} has no docs/machine.json (commits before machine export have none: name a release instead, e.g. v0.1.0)\n` });
     const bad = join(dir, "bad.json");

@@ -47,6 +47,11 @@ describe("stored-card charge (card not present)", () => {
     const capture = await engine.capture({ external_account_id: A, payment_id, amount: "6.00" });
     // spec §3: the captured amount is in the record while the capture settles
     expect(capture).toMatchObject({ status: "capture_requested", amount_captured: "6.00", amount_capturable: "0.00", amount_refundable: "6.00" });
+    // a refund waits for the settlement, and the refusal says so
+    expect(await refused(engine.refund({ external_account_id: A, payment_id, amount: "1.00" }))).toMatchObject({
+      status: 409,
+      message: `payment ${payment_id} in status capture_requested does not allow refund (the capture is requested and not settled yet: it can be refunded once the payment is succeeded); allowed next steps: none`,
+    });
     await clock.advance(9_999);
     expect((await get(A, payment_id)).status).toBe("capture_requested");
     await clock.advance(1);

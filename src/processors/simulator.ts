@@ -93,15 +93,17 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   let connected: ProcessorReport = async () => {
     throw new Error("simulators are not connected to an engine");
   };
+  const report: ProcessorReport = (paymentId, event) => connected(paymentId, event);
   /**
-   * A report cardflow could not record (its store did not answer: StoreUnavailable) is sent again every
-   * RESEND_MS, up to RESENDS times, as a processor re-sends a webhook nobody acknowledged: the
-   * terminal took the card, and the payment shows it once the store answers again (the reconciler
-   * covers the rest). The first try's failure is still the caller's (the helper's 503).
+   * A terminal's report cardflow could not record (its store did not answer: StoreUnavailable) is
+   * sent again every RESEND_MS, up to RESENDS times, as a processor re-sends a webhook nobody
+   * acknowledged: the terminal took the card, and the payment shows it once the store answers again
+   * (the reconciler covers the rest). The first try's failure is still the caller's (the helper's
+   * 503). Settlements make theirs again by themselves (./simulator/settlements.ts).
    */
-  const report: ProcessorReport = async (paymentId, event) => {
+  const resending: ProcessorReport = async (paymentId, event) => {
     const send = (left: number): Promise<void> =>
-      connected(paymentId, event).catch((error: unknown) => {
+      report(paymentId, event).catch((error: unknown) => {
         if (error instanceof StoreUnavailable && left > 0) clock.setTimer(RESEND_MS, () => void send(left - 1).catch(() => undefined));
         throw error;
       });
@@ -110,7 +112,7 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   const once = createOnce({ ledger, side, clock, scripted, processorLatencyMs });
   const settlements = createSettlements({ side, clock, captureSettleMs, report });
   const { outcome, requestsCapture } = createScriptedOutcomes({ side, ids, scripted, captures, settleLater: settlements.settleLater });
-  const terminals = createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, report, outcome });
+  const terminals = createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, report: resending, outcome });
   const vault = createCardVault({ side, ids });
 
   function port(): ProcessorPort {

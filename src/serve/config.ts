@@ -1,6 +1,6 @@
 // How the served process is operated, from the environment (beside src/config.ts, which says what
 // it serves): the metrics listener, the shutdown's grace and deadline, readiness's lag bound.
-import { ConfigurationError, envNumber } from "../config.js";
+import { ConfigurationError, envNumber, MAX_TIMER_MS } from "../config.js";
 
 export interface ServeConfig {
   /** METRICS_PORT: Prometheus metrics on this port (default 9464; 0: no metrics listener). Never the API's port. */
@@ -29,8 +29,9 @@ export function serveConfigFromEnv(env: NodeJS.ProcessEnv = process.env, apiPort
   const config: ServeConfig = {
     metricsPort: whole(env, "METRICS_PORT", 9464, 65535),
     metricsHost: env.METRICS_HOST?.trim() || "127.0.0.1",
-    shutdownGraceMs: whole(env, "SHUTDOWN_GRACE_MS", 5_000),
-    shutdownDeadlineMs: whole(env, "SHUTDOWN_DEADLINE_MS", 25_000),
+    // timers: Node runs a longer one at once (the stop would end before its grace)
+    shutdownGraceMs: whole(env, "SHUTDOWN_GRACE_MS", 5_000, MAX_TIMER_MS),
+    shutdownDeadlineMs: whole(env, "SHUTDOWN_DEADLINE_MS", 25_000, MAX_TIMER_MS),
     readyMaxLagSeconds: whole(env, "READY_MAX_LAG_SECONDS", 30),
     storeStartWaitSeconds: whole(env, "STORE_START_WAIT_SECONDS", 60, 86_400),
     listenFrom: { host: env.CARDFLOW_HOST_FROM || "HOST", port: env.CARDFLOW_PORT_FROM || "PORT" },

@@ -52,7 +52,7 @@ export function stopOnSignals(service: Service, serve: ServeConfig, logger: Logg
     logger.info({ reason, grace_ms: serve.shutdownGraceMs, deadline_ms: serve.shutdownDeadlineMs }, "shutting down: /readyz fails, requests are served until the grace ends");
     const cut = setTimeout(() => {
       const requests = service.app.drain.abort();
-      logger.warn({ requests }, "shutdown deadline: requests still running were answered 503 (their processor calls are left to the reconciler)");
+      if (requests > 0) logger.warn({ requests }, "shutdown deadline: requests still running were answered 503 (their processor calls are left to the reconciler)");
     }, serve.shutdownDeadlineMs - STOP_MARGIN_MS);
     /** What the stop waits for now: said if the deadline passes. */
     let step = "the grace";

@@ -81,6 +81,9 @@ describe("configuration", () => {
     }
     expect(env({ PORT: " 8081 " }).port).toBe(8081);
     expect(serveConfigFromEnv({ METRICS_PORT: "9465" }).metricsPort).toBe(9465);
+    // the stop's timers: past a timer's longest Node would run them at once (no grace at all)
+    expect(() => serveConfigFromEnv({ SHUTDOWN_GRACE_MS: "3000000000", SHUTDOWN_DEADLINE_MS: "3000001000" })).toThrow("SHUTDOWN_GRACE_MS: expected a whole number from 0 to 2147483647, got \"3000000000\"");
+    expect(() => serveConfigFromEnv({ SHUTDOWN_DEADLINE_MS: "2147483648" })).toThrow(/^SHUTDOWN_DEADLINE_MS: expected a whole number from 0 to 2147483647/);
     expect(webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: "2500" }).timeoutMs).toBe(2500);
   });
 

@@ -52,6 +52,8 @@ describe("HTTP hardening", () => {
     ];
     expect(answers.map((a) => a.status)).toEqual([200, 200, 404, 400]);
     for (const a of answers) expect([a.headers.get("cache-control"), a.headers.get("x-content-type-options")]).toEqual(["no-store", "nosniff"]);
+    // a probe with a cache-buster: still live and ready (a 400 would read the process as down)
+    for (const probe of ["/healthz?ts=1", "/readyz?ts=1&x=2"]) expect((await api.request("GET", probe)).status, probe).toBe(200);
   });
 
   it("headers larger than the server accepts: 431 problem+json", async () => {

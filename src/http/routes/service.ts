@@ -4,6 +4,8 @@ import { defineRoute, type RouteDef } from "../route.js";
 import { HealthOut } from "../schemas.js";
 
 const NoInput = z.strictObject({});
+/** A probe's query (a cache-buster) is ignored: a 400 would read a live, ready process as down. */
+const ProbeInput = z.looseObject({});
 
 /** `ready` resolves when the store answers, and throws (StoreUnavailable: 503) when it does not. */
 export function serviceRoutes(openApi: () => unknown, ready: () => Promise<void>): RouteDef[] {
@@ -14,7 +16,7 @@ export function serviceRoutes(openApi: () => unknown, ready: () => Promise<void>
       summary: "Liveness: the process answers",
       extension: true,
       auth: "none",
-      input: NoInput,
+      input: ProbeInput,
       response: () => HealthOut,
       run: async () => ({ status: "ok" as const }),
       present: (answer) => answer,
@@ -25,7 +27,7 @@ export function serviceRoutes(openApi: () => unknown, ready: () => Promise<void>
       summary: "Readiness: the process can reach its store (503 while it cannot)",
       extension: true,
       auth: "none",
-      input: NoInput,
+      input: ProbeInput,
       response: () => HealthOut,
       run: async () => {
         await ready();

@@ -18,7 +18,7 @@ import { cardFor, createScriptedOutcomes, testCardOf, type TerminalCapture } fro
 import { createSettlements } from "./simulator/settlements.js";
 import { createTerminalSessions } from "./simulator/terminal-sessions.js";
 import { DEFAULT_TEST_CARD } from "./test-cards.js";
-import { StoreUnavailable } from "../store/port/unavailable.js";
+import { StoreUnavailable } from "../store/port.js";
 
 export { canBeSavedOnFile } from "./simulator/card-vault.js";
 export type { TerminalCapture } from "./simulator/scripted-outcomes.js";

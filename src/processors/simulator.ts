@@ -15,10 +15,10 @@ import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
 import { createCardVault } from "./simulator/card-vault.js";
 import { as, createOnce } from "./simulator/idempotent-calls.js";
 import { cardFor, createScriptedOutcomes, testCardOf, type TerminalCapture } from "./simulator/scripted-outcomes.js";
+import { reportAgainWhileUnavailable } from "./simulator/report-again.js";
 import { createSettlements } from "./simulator/settlements.js";
 import { createTerminalSessions } from "./simulator/terminal-sessions.js";
 import { DEFAULT_TEST_CARD } from "./test-cards.js";
-import { StoreUnavailable } from "../store/port.js";
 
 export { canBeSavedOnFile } from "./simulator/card-vault.js";
 export type { TerminalCapture } from "./simulator/scripted-outcomes.js";
@@ -68,9 +68,8 @@ export interface Simulators extends Processors {
   stop(): void;
 }
 
-/** A report cardflow could not record is sent again after this long, at most this many times (a minute). */
-const RESEND_MS = 1_000;
-const RESENDS = 60;
+/** A terminal's report cardflow could not record is sent again this many times (a minute: ./simulator/report-again.ts). */
+const TERMINAL_REPORTS_AGAIN = 60;
 
 /**
  * The processor simulators: the returned object is itself the `Processors` to pass to
@@ -95,20 +94,11 @@ export function createSimulators(options: SimulatorOptions): Simulators {
   };
   const report: ProcessorReport = (paymentId, event) => connected(paymentId, event);
   /**
-   * A terminal's report cardflow could not record (its store did not answer: StoreUnavailable) is
-   * sent again every RESEND_MS, up to RESENDS times, as a processor re-sends a webhook nobody
-   * acknowledged: the terminal took the card, and the payment shows it once the store answers again
-   * (the reconciler covers the rest). The first try's failure is still the caller's (the helper's
-   * 503). Settlements make theirs again by themselves (./simulator/settlements.ts).
+   * A terminal's report cardflow could not record is sent again for a minute: the terminal took the
+   * card, and the payment shows it once the store answers (the reconciler covers the rest).
+   * Settlements make theirs again themselves, for as long as they are pending (./simulator/settlements.ts).
    */
-  const resending: ProcessorReport = async (paymentId, event) => {
-    const send = (left: number): Promise<void> =>
-      report(paymentId, event).catch((error: unknown) => {
-        if (error instanceof StoreUnavailable && left > 0) clock.setTimer(RESEND_MS, () => void send(left - 1).catch(() => undefined));
-        throw error;
-      });
-    return send(RESENDS);
-  };
+  const resending: ProcessorReport = (paymentId, event) => reportAgainWhileUnavailable(clock, () => report(paymentId, event), TERMINAL_REPORTS_AGAIN);
   const once = createOnce({ ledger, side, clock, scripted, processorLatencyMs });
   const settlements = createSettlements({ side, clock, captureSettleMs, report });
   const { outcome, requestsCapture } = createScriptedOutcomes({ side, ids, scripted, captures, settleLater: settlements.settleLater });

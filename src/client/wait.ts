@@ -9,7 +9,7 @@ import { sleep, type CallOptions } from "./transport.js";
 export interface WaitQuery {
   external_account_id: string;
   payment_id: string;
-  /** Resolve once the payment has one of these statuses (default: once it no longer waits on the terminal or processor). */
+  /** Resolve once the payment has one of these statuses (default: a status spec §3 stops polling at). */
   until?: readonly PaymentStatus[];
   /** Between reads: 500–1000 ms (spec §8: about 1 s, 0.5 s for a responsive interface); default 1000. */
   intervalMs?: number;
@@ -17,8 +17,12 @@ export interface WaitQuery {
   timeoutMs?: number;
 }
 
-/** Statuses in which a payment waits for a shopper, a terminal or a processor (the machine's tag). */
-const WAITING: readonly PaymentStatus[] = statusesTagged("awaiting_processor");
+/**
+ * Statuses in which a payment waits for a shopper, a terminal or a processor (the machine's tag),
+ * but `capture_requested`: spec §3 stops polling there (the processor settles the capture later,
+ * and the record says so; a caller waiting for `succeeded` passes `until`).
+ */
+const WAITING: readonly PaymentStatus[] = statusesTagged("awaiting_processor").filter((status) => status !== "capture_requested");
 
 type Read = (query: { external_account_id: string; payment_id: string }, call: Pick<CallOptions, "signal">) => Promise<PaymentRecord>;
 

@@ -265,6 +265,30 @@ describe("waitForPayment", () => {
     expect(reads.map((t) => t - at)).toEqual([0, 1_000, 2_000, 2_500]);
   });
 
+  it("stops, by default, at a status spec §3 stops polling at: capture_requested too; `until` waits on", async () => {
+    vi.useFakeTimers();
+    const answering = (statuses: string[]) => {
+      const reads: string[] = [];
+      const fetch = async () => {
+        const status = statuses[Math.min(reads.length, statuses.length - 1)]!;
+        reads.push(status);
+        return Response.json({ payment_id: "pi_1", status });
+      };
+      return { reads, client: createClient({ baseUrl: "http://cardflow.test", apiKey: "k", fetch }) };
+    };
+    const requested = answering(["payment_method_requested", "capture_requested", "succeeded"]);
+    const stopped = requested.client.waitForPayment({ external_account_id: "a", payment_id: "pi_1" });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await stopped).toMatchObject({ status: "capture_requested" });
+    expect(requested.reads).toEqual(["payment_method_requested", "capture_requested"]);
+
+    const settled = answering(["payment_method_requested", "capture_requested", "capture_requested", "succeeded"]);
+    const waitedOn = settled.client.waitForPayment({ external_account_id: "a", payment_id: "pi_1", until: ["succeeded"] });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await waitedOn).toMatchObject({ status: "succeeded" });
+    expect(settled.reads).toHaveLength(4);
+  });
+
   it("gives up with WaitTimeout after timeoutMs, and stops when its signal aborts", async () => {
     vi.useFakeTimers();
     let reads = 0;

@@ -62,6 +62,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function urlOf(baseUrl: string, { path, query = {} }: Request): string {
+  // an id of "." or ".." (encodeURIComponent keeps dots) would be read as a step between folders,
+  // and the request would reach another resource; no id the API gives is one
+  const dots = path.split("/").find((segment) => segment === "." || segment === "..");
+  if (dots !== undefined) throw new TypeError(`the id "${dots}" cannot be sent in a request's path (a URL reads it as a step between folders, naming another resource); nothing was sent`);
   // resolved as a relative path against the base's path as a folder, so a base under a prefix (a
   // gateway's /cardflow/) keeps it; the base's own query or fragment is not the API's
   const base = new URL(baseUrl);
@@ -87,19 +91,31 @@ async function problemOf(response: Response): Promise<Problem> {
   return { type: "about:blank", title: response.statusText, status: response.status, detail, code: `http_${response.status}`, param: null, request_id: requestId };
 }
 
+/**
+ * A header value fetch cannot send (a character past U+00FF, a line break, NUL) fails before
+ * anything is sent: said at once, naming the option, not retried and reported as an unanswered call
+ * that may have been applied. Any other value goes to the API, which names what it refuses.
+ */
+function sendable(option: string, value: string): string {
+  if (/[^\x00-\xff]|[\r\n\0]/.test(value)) throw new TypeError(`${option}: holds a character an HTTP header cannot carry (beyond U+00FF, a line break or NUL); nothing was sent`);
+  return value;
+}
+
 export const retryable = (error: ApiError) => error.status === 503 || (error.status === 409 && error.code === "idempotency_key_in_use");
 
 export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs = 500, fetch: fetchFn = globalThis.fetch, idempotencyKey = randomKey }: ClientOptions): { send: Send; open: Open; backoff: (attempt: number) => number } {
+  if (apiKey !== undefined) sendable("apiKey", apiKey);
   const backoff = (attempt: number, retryAfter = 0) => Math.max(retryAfter, Math.min(MAX_DELAY_MS, retryDelayMs * 2 ** attempt) * (0.5 + Math.random() / 2));
   const authorized = (request: Request, accept: string): Record<string, string> => ({ accept, ...(request.auth !== false && apiKey ? { authorization: `Bearer ${apiKey}` } : {}) });
 
   async function open(request: Request, { signal }: Pick<CallOptions, "signal"> = {}): Promise<Response> {
+    const url = urlOf(baseUrl, request);
     let response: Response;
     try {
-      response = await fetchFn(urlOf(baseUrl, request), { method: request.method, headers: authorized(request, "text/event-stream"), ...(signal ? { signal } : {}) });
+      response = await fetchFn(url, { method: request.method, headers: authorized(request, "text/event-stream"), ...(signal ? { signal } : {}) });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      throw new ConnectionError(`no answer from ${request.method} ${urlOf(baseUrl, request)}`, { cause, method: request.method });
+      throw new ConnectionError(`no answer from ${request.method} ${url}`, { cause, method: request.method });
     }
     if (!response.ok) throw new ApiError(await problemOf(response));
     return response;
@@ -109,7 +125,7 @@ export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs 
     const headers = authorized(request, "application/json");
     if (request.method === "POST") {
       headers["content-type"] = "application/json";
-      headers["idempotency-key"] = key ?? idempotencyKey(); // one key for every try of this call
+      headers["idempotency-key"] = sendable("idempotencyKey", key ?? idempotencyKey()); // one key for every try of this call
     }
     const url = urlOf(baseUrl, request);
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);

@@ -132,6 +132,31 @@ describe("the typed client", () => {
     expect((error as Error).message).toMatch(/after 3 tries/);
   });
 
+  it("says at once, sending nothing, what no request can carry: a header character fetch refuses, an id of dots", async () => {
+    let sent = 0;
+    const counting = async () => (sent++, Response.json({}));
+    expect(() => createClient({ baseUrl: "http://cardflow.test", apiKey: "sk_ключ", fetch: counting })).toThrow(/apiKey: holds a character an HTTP header cannot carry/);
+    const client = createClient({ baseUrl: "http://cardflow.test", apiKey: "k", fetch: counting, retryDelayMs: 5 });
+    for (const key of ["ключ", "a\nb"]) {
+      const error = await client.createIntent({ external_account_id: "a", amount: "5.00", currency: "USD", payment_method_types: "card" } as never, { idempotencyKey: key }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(/^idempotencyKey: holds a character an HTTP header cannot carry .*nothing was sent$/);
+    }
+    // a URL reads "." and ".." as steps between folders: the request would reach another resource
+    for (const call of [
+      () => client.getPayment({ external_account_id: "a", payment_id: ".." }),
+      () => client.paymentAsOf({ external_account_id: "a", payment_id: ".", timestamp: "2026-01-01T00:00:00Z" }),
+      () => client.revokeApiKey({ external_account_id: "a", key_id: ".." }),
+      () => client.retryWebhookDelivery({ external_account_id: "a", endpoint_id: "we_1", event_id: ".." }),
+    ]) {
+      await expect(call()).rejects.toThrow(/^the id "\.{1,2}" cannot be sent in a request's path .*nothing was sent$/);
+    }
+    expect(sent).toBe(0);
+    // a dot inside an id is an id like any other
+    await client.getPayment({ external_account_id: "a", payment_id: "pi_.x" });
+    expect(sent).toBe(1);
+  });
+
   it("keeps the path of its base URL: a server behind a gateway's prefix", async () => {
     const { key } = await api.merchant("acct_prefix");
     const paths: string[] = [];

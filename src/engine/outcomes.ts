@@ -115,13 +115,16 @@ function expect<C extends RecordedOutcome["call"]>(recorded: RecordedOutcome, ca
  * those under the key sent by the same side (`byClient`: the payment's client secret, else the
  * merchant's keys; ./context.ts CLIENT_SECRET_ACTOR) since the key's keeping time began (`since`):
  * the other side's same key is another request, and so is the same key used again once it was free.
+ * `unfit`: the try's call was answered with what the payment did not take (OUTCOME_REFUSED): when
+ * the processor acted, what it did is kept beside the payment (LateAnswerUnapplied) and the retry
+ * is answered as the try was, never with a second call; when it declined, the request is decided anew.
  */
-export type EarlierTry = { open: string } | { anew: true; reuse?: AttemptEvent } | { answer: PaymentSnapshot; through: RecordedEvent };
+export type EarlierTry = { open: string } | { anew: true; reuse?: AttemptEvent } | { unfit: string } | { answer: PaymentSnapshot; through: RecordedEvent };
 
 export function earlierTry(events: readonly RecordedEvent[], key: string, byClient: boolean, since?: string): EarlierTry | undefined {
   const after = since === undefined ? -Infinity : Date.parse(since);
   let snapshot = initialPaymentSnapshot;
-  let last: { attempt: AttemptEvent; closed: "answered" | "abandoned" | null; neverReceived: boolean } | undefined;
+  let last: { attempt: AttemptEvent; closed: "answered" | "abandoned" | null; reason?: string } | undefined;
   let acted = false;
   let following = false;
   let answer: { answer: PaymentSnapshot; through: RecordedEvent } | undefined;
@@ -130,14 +133,14 @@ export function earlierTry(events: readonly RecordedEvent[], key: string, byClie
     snapshot = applyStored(snapshot, e);
     if (inFlight && inFlight.data.attempt_id === last?.attempt.data.attempt_id) {
       last.closed = closesAttempt(inFlight, e);
-      last.neverReceived = last.closed === "abandoned" && (e.data as { reason?: string }).reason === NEVER_RECEIVED;
+      if (last.closed === "abandoned") last.reason = (e.data as { reason: string }).reason;
     }
     const keyed = e.metadata.idempotency_key ?? null;
     // the processor's late answer to the try's abandoned call (recorded by whichever process): the try acted
     const lateAnswer = last !== undefined && last.closed === "abandoned" && e.metadata.late_answer_to === last.attempt.data.attempt_id;
     const mine = keyed === key && byClientSecret(e.metadata.actor) === byClient && Date.parse(e.metadata.timestamp) >= after;
     if (mine) {
-      if (isAttempt(e)) last = { attempt: { type: e.type, version: e.version, data: e.data } as AttemptEvent, closed: null, neverReceived: false };
+      if (isAttempt(e)) last = { attempt: { type: e.type, version: e.version, data: e.data } as AttemptEvent, closed: null };
       // a reference is given with the try's call, and given back when the processor refuses it: not an effect of its own
       else if (e.type !== "AttemptAbandoned" && e.type !== "TransactionReferenceGiven") acted = true;
     }
@@ -147,7 +150,10 @@ export function earlierTry(events: readonly RecordedEvent[], key: string, byClie
   }
   if (!last) return undefined;
   if (last.closed === null) return { open: last.attempt.data.attempt_id };
-  if (last.closed === "abandoned" && !acted) return last.neverReceived ? { anew: true, reuse: last.attempt } : { anew: true };
+  if (last.closed === "abandoned" && !acted) {
+    if (last.reason === OUTCOME_REFUSED) return { unfit: last.attempt.data.attempt_id };
+    return last.reason === NEVER_RECEIVED ? { anew: true, reuse: last.attempt } : { anew: true };
+  }
   return answer;
 }
 

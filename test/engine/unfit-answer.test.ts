@@ -79,6 +79,43 @@ describe("an answer that does not fit the payment", () => {
     expect((await engine.getPayment({ external_account_id: "acct_b", payment_id })).status).toBe("requires_payment_method");
   });
 
+  it("a retry under the try's Idempotency-Key is answered 502 again, never with a second call (the processor acted); another key is another request", async () => {
+    let calls = 0;
+    const processors = answering(() => (calls++, { kind: "captured", authorization: authorization("50.00") }));
+    const engine = createEngine({ processors });
+    await engine.openAccount({ external_account_id: "acct_b", processor: "B" });
+    const { payment_id } = await engine.createIntent({ external_account_id: "acct_b", amount: "77.00", payment_method_types: "card", capture_method: "automatic", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+    const tries = [];
+    for (let i = 0; i < 3; i++) tries.push(await engine.authorize({ external_account_id: "acct_b", payment_id }, { idempotency_key: "order-42" }).then(() => undefined, (e: unknown) => e));
+    expect(calls).toBe(1);
+    for (const error of tries) expect(error).toMatchObject({ status: 502, code: "processor_answer_unapplied", message: (tries[0] as Error).message });
+    expect((await engine.store.readStream(`payment-${payment_id}`)).filter((e) => e.type === "AuthorizationAttempted")).toHaveLength(1);
+    // a new key is the merchant's new request: the payment may be authorized again
+    await engine.authorize({ external_account_id: "acct_b", payment_id }, { idempotency_key: "order-42-again" }).catch(() => undefined);
+    expect(calls).toBe(2);
+  });
+
+  it("so too when the reconciler learned the unfit answer: the retry under the lost call's key is answered 502, no second call", async () => {
+    let charges = 0;
+    const sims = createSimulators({ clock: systemClock, ids: randomIds() });
+    const processors: Processors = {
+      connect: (report) => sims.connect(report),
+      get: (processor) => ({
+        ...sims.get(processor),
+        chargeStoredCard: async () => (charges++, Promise.reject(new Error("connection reset: the answer was lost"))),
+        lookup: async () => ({ call: "authorize", outcome: { kind: "authorized", authorization: authorization("50.00") } }),
+      }),
+    };
+    const engine = createEngine({ processors });
+    await engine.openAccount({ external_account_id: "acct_b", processor: "B" });
+    const { payment_id } = await engine.createIntent({ external_account_id: "acct_b", amount: "77.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_1" });
+    const input = { external_account_id: "acct_b", payment_id };
+    await expect(engine.authorize(input, { idempotency_key: "mm-1" })).rejects.toMatchObject({ status: 503 });
+    await engine.reconcile({ graceMs: 0 });
+    await expect(engine.authorize(input, { idempotency_key: "mm-1" })).rejects.toMatchObject({ status: 502, code: "processor_answer_unapplied" });
+    expect(charges).toBe(1);
+  });
+
   it("a decline moved nothing: it is the payment's failure, nothing is recorded beside the payment", async () => {
     const processors = answering(() => ({ kind: "failed", last_error: "declined", last_error_code: null }));
     const engine = createEngine({ processors });

@@ -12,7 +12,7 @@
 // leaves the attempt open: the payment takes no other step until the reconciler (../reconcile.ts)
 // learns the outcome from the processor; a call that lands after the reconciler found it never
 // received is recorded as the processor's late answer (recordLateAnswer).
-import { streams, type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
+import { type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { CardflowError, NotFound, ProcessorAnswerUnapplied, ProcessorUnavailable, RETRY_WITH_KEY, TransitionNotAllowed } from "../../errors.js";
@@ -26,7 +26,7 @@ import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js"
 import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, refusedAttempt, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
-import { answeredLate, LateAnswerWaits, REFUSED_WHEN_ANSWERED, UnappliedLateAnswer, unappliedAnswer, type LateAnswers } from "../streams/late-answers.js";
+import { answeredLate, answerUnapplied, LateAnswerWaits, REFUSED_WHEN_ANSWERED, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
 import { callProcessor, processorNameOf, processorOf, withoutAttempt } from "./processor-calls.js";
 
 /** Fault injection for crash tests: called at each point of an attempt (a throw there is a crash). */
@@ -98,6 +98,12 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     if (!key || !("attempt" in decision || "refuse" in decision) || !loaded.attemptKeys.includes(key)) return { decision };
     const earlier = await payments.earlierTry(paymentIdOf(loaded), key, byClientSecret(ctx.actor), ctx.idempotency_since);
     if (!earlier) return { decision };
+    if ("unfit" in earlier) {
+      // the processor acted on the try's call, the payment did not take its answer: answered as then
+      const unapplied = await lateAnswers.unappliedFor(paymentIdOf(loaded), earlier.unfit);
+      if (unapplied) throw answerUnapplied(unapplied);
+      return { decision }; // it declined: nothing moved
+    }
     if ("anew" in earlier) return { decision: "attempt" in decision ? { ...decision, attempt: sameCallAgain(decision.attempt, earlier.reuse) } : decision };
     if ("open" in earlier) throw unknownOutcome(earlier.open);
     ctx.answeredFromStore?.();
@@ -240,9 +246,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
     const { attempt_id } = attempt.data;
     const data = { payment_id: paymentId, attempt_id, attempt_type: attempt.type, answer: answer.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: `${REFUSED_WHEN_ANSWERED}: ${refusal}` };
     await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));
-    return new ProcessorAnswerUnapplied(
-      `${unappliedAnswer(data)} (${answer.map((e) => e.type).join(", ")}: ${refusal}); the attempt is closed, and what the processor did is recorded for an operator in ${streams.lateAnswers(paymentId)}: settle it with the processor (cardflow settle-late-answer ${paymentId} ${attempt_id} --note …)`,
-    );
+    return answerUnapplied(data);
   }
 
   /** What follows on its own (../policy/follow-ups.ts), each rule once, in order. */

@@ -7,7 +7,7 @@ import { streams, type UnappliedData } from "../../../machines/events.js";
 import type { Clock } from "../../clock.js";
 import { hashOf } from "../../events/chain.js";
 import { newEvents, type DomainEventLike } from "../../events/new-events.js";
-import { NotFound } from "../../errors.js";
+import { NotFound, ProcessorAnswerUnapplied } from "../../errors.js";
 import type { Ids } from "../../ids.js";
 import { parseInput, SettleLateAnswerInput, type SettleLateAnswerRequest } from "../../inputs.js";
 import { WrongExpectedRevision, type Appender, type RecordedEvent, type StreamReader } from "../../store/port.js";
@@ -22,6 +22,16 @@ export const REFUSED_WHEN_ANSWERED = "refused when it came";
 /** How an unapplied answer is told: a late one, or one the payment refused when it came. */
 export const unappliedAnswer = ({ payment_id, attempt_id, reason }: Pick<UnappliedData, "payment_id" | "attempt_id" | "reason">) =>
   reason.startsWith(REFUSED_WHEN_ANSWERED) ? `payment ${payment_id}: the processor acted on attempt ${attempt_id}, but its answer did not fit the payment` : answeredLate(payment_id, attempt_id);
+
+/**
+ * The answer to a command whose call the processor answered with what the payment did not take
+ * (it came in time, but did not fit): the processor acted, and what it did is recorded (`data`).
+ * A retry under the command's Idempotency-Key gets it again, never a second call.
+ */
+export const answerUnapplied = (data: UnappliedData) =>
+  new ProcessorAnswerUnapplied(
+    `${unappliedAnswer(data)} (${data.answer.map((e) => e.type).join(", ")}: ${data.reason.replace(`${REFUSED_WHEN_ANSWERED}: `, "")}); the attempt is closed, and what the processor did is recorded for an operator in ${streams.lateAnswers(data.payment_id)}: settle it with the processor (cardflow settle-late-answer ${data.payment_id} ${data.attempt_id} --note …)`,
+  );
 
 /**
  * Thrown where the late answer would have been recorded: the processor acted, the payment did not
@@ -83,6 +93,12 @@ export function createLateAnswers({ store, clock, ids }: { store: Appender & Str
   const names = (attemptId: string) => (e: RecordedEvent) => (e.data as { attempt_id: string }).attempt_id === attemptId;
 
   return {
+    /** The unapplied answer recorded for the attempt, if any (settled or not). */
+    async unappliedFor(paymentId: string, attemptId: string): Promise<UnappliedData | undefined> {
+      const recorded = await store.readStream(streams.lateAnswers(paymentId));
+      return recorded.find((e) => e.type === "LateAnswerUnapplied" && names(attemptId)(e))?.data as UnappliedData | undefined;
+    },
+
     /** The record of an unapplied late answer, once per attempt (a second writer finds the first's). */
     recordUnapplied: (data: UnappliedData, ctx: CommandContext) =>
       appendTo(data.payment_id, (recorded) => (recorded.some(names(data.attempt_id)) ? undefined : { type: "LateAnswerUnapplied", version: 1, data }), { ...ctx, late_answer_to: data.attempt_id }),

@@ -14,7 +14,7 @@ import type { PaymentView } from "../../processors/port.js";
 import { WrongExpectedRevision, type EventStore } from "../../store/port.js";
 import { allowedCommands } from "../allowed.js";
 import { eventMetadata, type CommandContext } from "../context.js";
-import { earlierTry as earlierTryIn } from "../outcomes.js";
+import { earlierTry as earlierTryIn, type EarlierTry } from "../outcomes.js";
 
 /** A payment as of one revision of its stream. */
 export interface Loaded {
@@ -118,7 +118,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
    * read from the store as it is now (the answer as a payment, as of its last event). Only for a
    * key in the payment's attemptKeys: any other is a first try.
    */
-  async function earlierTry(paymentId: string, idempotencyKey: string, byClient: boolean, since?: string): Promise<{ open: string } | { anew: true; reuse?: AttemptEvent } | { answer: Loaded } | undefined> {
+  async function earlierTry(paymentId: string, idempotencyKey: string, byClient: boolean, since?: string): Promise<Exclude<EarlierTry, { answer: unknown }> | { answer: Loaded } | undefined> {
     const events = await store.readStream(streams.payment(paymentId));
     const earlier = earlierTryIn(events, idempotencyKey, byClient, since);
     if (!earlier || !("answer" in earlier)) return earlier;

@@ -41,12 +41,20 @@ export function refusedAttempt(attempt_id: string, reason: string, before: reado
 /** A processor A terminal's collection ended by cardflow past the blocking auth's deadline (the command or the reconciler). */
 export const shopperTimedOut = (): PaymentEvent => ({ type: "AuthorizationFailed", version: 1, data: { last_error: "Timed out waiting for shopper", last_error_code: "USER_TIMEOUT" } });
 
-/** `events` if the machine accepts them after `snapshot`; else the attempt closed as abandoned (OUTCOME_REFUSED). */
-export function acceptedOrAbandoned(snapshot: PaymentSnapshot, attempt_id: string, events: PaymentEvent[]): PaymentEvent[] {
+/** Whether the machine accepts `events` after `snapshot`. */
+export function accepts(snapshot: PaymentSnapshot, events: readonly PaymentEvent[]): boolean {
   let next: PaymentSnapshot | null = snapshot;
   for (const event of events) next = next && applyPaymentEvent(next, event);
-  return next ? events : [abandoned(attempt_id, OUTCOME_REFUSED)];
+  return next !== null;
 }
+
+/** `events` if the machine accepts them after `snapshot`; else the attempt closed as abandoned (OUTCOME_REFUSED). */
+export function acceptedOrAbandoned(snapshot: PaymentSnapshot, attempt_id: string, events: PaymentEvent[]): PaymentEvent[] {
+  return accepts(snapshot, events) ? events : [abandoned(attempt_id, OUTCOME_REFUSED)];
+}
+
+/** Whether an answer moved anything at the processor: all but a decline did (what it did is then kept for an operator when the payment does not take it). */
+export const processorActed = (answer: readonly PaymentEvent[]) => !answer.every((e) => e.type === "AuthorizationFailed");
 
 /** The outcome events of the payment's attempt in flight, from what the processor recorded for it. */
 export function outcomeEvents(payment: PaymentView, recorded: RecordedOutcome): PaymentEvent[] {

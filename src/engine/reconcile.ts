@@ -24,7 +24,7 @@ import type { Processors } from "../processors/port.js";
 import { WrongExpectedRevision, type AllReader, type RecordedEvent } from "../store/port.js";
 import { commandClock, type CommandContext } from "./context.js";
 import { openKey, resolveOpen } from "./deciders/resolve-open.js";
-import { lateAnswerEvents, NEVER_RECEIVED } from "./outcomes.js";
+import { accepts, lateAnswerEvents, NEVER_RECEIVED, processorActed } from "./outcomes.js";
 import type { Pipeline } from "./handlers/pipeline.js";
 import { lookupAnswer } from "./handlers/processor-calls.js";
 import { LateAnswerWaits, UnappliedLateAnswer } from "./streams/late-answers.js";
@@ -185,14 +185,13 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
       const decided = resolveOpen(loaded.snapshot, recorded, now - item.since >= collectionMs(item));
       if (!decided) return loaded;
       const { events, stopTerminal, unfit, ...open } = decided;
-      resolution = { payment_id: item.payment_id, ...open, appended: events.map((e) => e.type) };
+      // an answer the payment does not take, when the processor acted: kept beside it, for an operator (a dry run says so too)
+      const kept = unfit !== undefined && processorActed(unfit);
+      resolution = { payment_id: item.payment_id, ...open, appended: [...events.map((e) => e.type), ...(kept ? ["LateAnswerUnapplied"] : [])], ...(kept && { unapplied: true }) };
       if (dryRun) return loaded;
       const attempt = loaded.snapshot.context.attempt;
       const after = await pipeline.carryOut(loaded, { append: events, ...(stopTerminal === undefined ? {} : { stopTerminal }) }, ctx, "reconcile", { followUps: true });
-      // an answer the payment does not take, when the processor acted: beside it, for an operator
-      if (unfit && attempt && (await pipeline.keepUnfitAnswer(item.payment_id, attempt, unfit, "the payment does not take it", ctx))) {
-        resolution = { ...(resolution as Resolution), appended: [...(resolution as Resolution).appended, "LateAnswerUnapplied"], unapplied: true };
-      }
+      if (kept && attempt) await pipeline.keepUnfitAnswer(item.payment_id, attempt, unfit, "the payment does not take it", ctx);
       return after;
     });
     return resolution;
@@ -216,8 +215,16 @@ export function createReconciler({ store, pipeline, processors, clock, syncAuthT
         const recorded = await lookupAnswer(processors, viewOf(loaded), attempt_id);
         // as it was (never received, or refused without acting): nothing to record, nothing to report
         if (recorded === "never_received" || recorded.call === "refused") return loaded;
-        resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: lateAnswerEvents(viewOf(loaded), attempt, recorded).map((e) => e.type), late: true };
-        if (dryRun) return loaded;
+        const events = lateAnswerEvents(viewOf(loaded), attempt, recorded);
+        resolution = { payment_id, open: attempt.type, attempt_id, processor: recorded.call, appended: events.map((e) => e.type), late: true };
+        if (dryRun) {
+          // what a pass would append: the late answer, or, when the payment no longer takes it, its record for an operator
+          if (events.length > 0 && !accepts(loaded.snapshot, events)) {
+            if (loaded.snapshot.context.attempt) throw new LateAnswerWaits(payment_id, attempt_id, loaded.snapshot.context.attempt.data.attempt_id);
+            resolution = { ...(resolution as Resolution), appended: ["LateAnswerUnapplied"], unapplied: true };
+          }
+          return loaded;
+        }
         return pipeline.recordLateAnswer(payment_id, attempt, item.revision, recorded, ctx, "reconcile");
       });
     } catch (error) {

@@ -220,7 +220,11 @@ describe("a processor call that lands after its attempt was abandoned", () => {
     const attempt_id = ((await stream(payment_id)).find((e) => e.type === "RefundAttempted")!.data as { attempt_id: string }).attempt_id;
 
     await clock.advance(5_000); // a grace after the abandonment
-    expect((await other.reconcile()).resolved).toEqual([{ payment_id, open: "RefundAttempted", attempt_id, processor: "refund", appended: ["LateAnswerUnapplied"], late: true, unapplied: true }]);
+    const resolved = [{ payment_id, open: "RefundAttempted", attempt_id, processor: "refund", appended: ["LateAnswerUnapplied"], late: true, unapplied: true }];
+    // a dry run says what the pass will append, and appends nothing
+    expect((await other.reconcile({ dryRun: true })).resolved).toEqual(resolved);
+    expect(await store.readStream(`late_answers-${payment_id}`)).toEqual([]);
+    expect((await other.reconcile()).resolved).toEqual(resolved);
     expect((await store.readStream(`late_answers-${payment_id}`)).map((e) => [e.type, e.metadata.actor, e.metadata.late_answer_to])).toEqual([["LateAnswerUnapplied", "reconciler", attempt_id]]);
     // every process's next pass has indexed it: no second look left anywhere
     expect((await engine.reconcile()).resolved).toEqual([]);

@@ -73,6 +73,10 @@ describe("an answer that does not fit the payment", () => {
     };
     const { engine, payment_id, error } = await charged(processors, "manual");
     expect(error).toMatchObject({ status: 503, code: "processor_unavailable" });
+    // a dry run says what a pass would append, the record for an operator included, and appends nothing
+    const dry = await engine.reconcile({ graceMs: 0, dryRun: true });
+    expect(dry.resolved).toMatchObject([{ payment_id, appended: ["AttemptAbandoned", "LateAnswerUnapplied"], unapplied: true }]);
+    expect(await engine.store.readStream(`late_answers-${payment_id}`)).toEqual([]);
     const pass = await engine.reconcile({ graceMs: 0 });
     expect(pass.resolved).toMatchObject([{ payment_id, open: "AuthorizationAttempted", appended: ["AttemptAbandoned", "LateAnswerUnapplied"], unapplied: true }]);
     expect((await engine.store.readStream(`late_answers-${payment_id}`))[0]!.data).toMatchObject({ answer: [{ type: "PaymentAuthorized", data: { amount_authorized: "50.00" } }] });

@@ -23,7 +23,7 @@ import { paymentIdOfSecret, requireSecret, unknownSecret } from "../client-secre
 import type { Clock } from "../../clock.js";
 import { attemptClock, byClientSecret, withoutAnswer, type CommandContext } from "../context.js";
 import { UNRECORDED, type Decide, type Decision } from "../deciders/decision.js";
-import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, refusedAttempt, sameCallAgain } from "../outcomes.js";
+import { lateAnswerEvents, OUTCOME_REFUSED, outcomeEvents, processorActed, refusedAttempt, sameCallAgain } from "../outcomes.js";
 import { FOLLOW_UPS } from "../policy/follow-ups.js";
 import { NEW_PAYMENT, viewOf, type Loaded, type PaymentStreams } from "../streams/payment-streams.js";
 import { answeredLate, answerUnapplied, LateAnswerWaits, REFUSED_WHEN_ANSWERED, UnappliedLateAnswer, type LateAnswers } from "../streams/late-answers.js";
@@ -242,7 +242,7 @@ export function createPipeline({ payments, lateAnswers, processors, clock, ids, 
    * Undefined when it moved nothing. The command's bracket and the reconciler alike.
    */
   async function keepUnfitAnswer(paymentId: string, attempt: AttemptEvent, answer: PaymentEvent[], refusal: string, ctx: CommandContext): Promise<ProcessorAnswerUnapplied | undefined> {
-    if (answer.every((e) => e.type === "AuthorizationFailed")) return undefined;
+    if (!processorActed(answer)) return undefined;
     const { attempt_id } = attempt.data;
     const data = { payment_id: paymentId, attempt_id, attempt_type: attempt.type, answer: answer.map(({ type, data }) => ({ type, data: data as Record<string, unknown> })), reason: `${REFUSED_WHEN_ANSWERED}: ${refusal}` };
     await lateAnswers.recordUnapplied(data, withoutAnswer(ctx));

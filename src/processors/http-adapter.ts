@@ -157,7 +157,8 @@ export function createHttpProcessor(options: HttpProcessorOptions): ProcessorPor
         next();
       };
       const failed = (error: unknown) => {
-        if (!failing) onError(new Error(`late outcomes not read (asked again every ${pollMs} ms): ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        // its message says the cause once (a cause chained to it would be said again by the log's serializer)
+        if (!failing) onError(new Error(`late outcomes not read (asked again every ${pollMs} ms): ${error instanceof Error ? error.message : String(error)}`));
         failing = true;
         next();
       };

@@ -9,7 +9,7 @@ import cluster, { type Worker } from "node:cluster";
 import { clusterMetrics } from "./cluster-metrics.js";
 import { configFromEnv, refusedStart } from "../config.js";
 import { refusalsBeforeStores, withPortHint, type PortHint } from "./before-stores.js";
-import { listenFailure, serveConfigFromEnv } from "./config.js";
+import { listenFailure, serveConfigFromEnv, urlOf } from "./config.js";
 import { stopWithParent } from "./parent.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { repeatsOfFirstSignal, WORKER_END_GRACE, WORKER_REFUSED_EXIT, WORKER_STOP } from "./shutdown.js";
@@ -30,8 +30,10 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv, portHi
   const say = (line: string) => process.stderr.write(`cardflow: ${line}\n`);
   // a configuration that cannot run stops here, said why (the workers would each say it again)
   let serve: ReturnType<typeof serveConfigFromEnv>;
+  let host: string;
   try {
     const config = configFromEnv(env);
+    host = config.host;
     serve = serveConfigFromEnv(env, config.port);
     // and before any worker makes a store: the API's port (the primary listens on the metrics port itself, below)
     await refusalsBeforeStores(config, { ...serve, metricsPort: 0 }, { env }).catch(async (error: unknown) => Promise.reject(await withPortHint(error, config, serve, portHint)));
@@ -80,7 +82,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv, portHi
       listeners.add(worker);
       if (started || listeners.size < workers) return;
       started = true;
-      const base = `http://localhost:${message.port}`;
+      const base = urlOf(host, message.port);
       process.stderr.write(
         `\ncardflow is listening on ${base} with ${workers} worker processes (store: ${message.store})\n` +
           `Create a merchant account and its API key: ${message.storeHint} npx cardflow accounts create acct_demo --exists-ok\n` +

@@ -57,3 +57,13 @@ export function listenFailure(error: unknown, host: [variable: string, value: st
   if (!["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EADDRNOTAVAIL", "EAFNOSUPPORT", "EINVAL"].includes(code ?? "")) return error;
   return new ConfigurationError(`${host[0]}: cannot listen on ${JSON.stringify(host[1])} (${message}); give an address of this host (0.0.0.0: every interface)`);
 }
+
+/**
+ * The address to tell someone on this host (the start banner, the metrics URL): a listener on
+ * every address is reached at localhost; one on a given address there (an IPv6 one in brackets),
+ * since localhost may resolve to another (::1 for a listener on 127.0.0.1).
+ */
+export function urlOf(host: string, port: number, path = ""): string {
+  const name = ["0.0.0.0", "::", ""].includes(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `http://${name}:${port}${path}`;
+}

@@ -5,7 +5,7 @@ import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import type { Logger } from "pino";
 import { configFromEnv, refusedStart, type Stores } from "../config.js";
-import { serveConfigFromEnv } from "./config.js";
+import { serveConfigFromEnv, urlOf } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { createApiKeys } from "../api-keys.js";
 import type { Engine } from "../engine.js";
@@ -85,7 +85,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
     return;
   }
   const demoKey = demoAccount ? await openDemoAccount(service.engine) : undefined;
-  process.stderr.write(banner(`http://localhost:${service.port}`, `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl, demoKey));
+  process.stderr.write(banner(urlOf(config.host, service.port), `${service.description}; mode: ${service.mode}`, hint, service.metricsUrl, demoKey));
 }
 
 /** acct_demo (processor A, USD) in the served store, and a new API key of it. */

@@ -19,7 +19,7 @@ import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
 import { loadSigningKey } from "../webhooks/config.js";
 import { apiRefusal, metricsRefusal, refusalsBeforeStores, StartFailure } from "./before-stores.js";
-import type { ServeConfig } from "./config.js";
+import { urlOf, type ServeConfig } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 
 export interface ServiceOptions {
@@ -154,7 +154,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
     /** sandbox, or production (adapters: <module>). */
     mode,
     /** Where /metrics is served (null: METRICS_PORT=0, or a worker's, served by the primary). */
-    metricsUrl: metricsServer ? `http://${["0.0.0.0", "::"].includes(serve.metricsHost) ? "localhost" : serve.metricsHost}:${metricsServer.port}/metrics` : null,
+    metricsUrl: metricsServer ? urlOf(serve.metricsHost, metricsServer.port, "/metrics") : null,
     /**
      * After the HTTP server closed: webhook state flushed, reconciler pass awaited, store closed,
      * spans exported. `step` hears each part as it begins (a stop that hangs says where); webhook

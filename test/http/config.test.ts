@@ -4,6 +4,7 @@
 // that would turn off what they are for refused.
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, configFromEnv, withoutPassword } from "../../src/config.js";
+import { urlOf } from "../../src/serve/config.js";
 
 const env = (vars: Record<string, string>) => configFromEnv({ DATA_DIR: "/tmp/cardflow-config-test", ...vars });
 
@@ -121,5 +122,16 @@ describe("configuration", () => {
     for (const bad of ["1.5", "99999999999", "-1", "5s"]) expect(() => env({ SQLITE_BUSY_TIMEOUT_MS: bad }), bad).toThrow(`SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got ${JSON.stringify(bad)}`);
     // 0 still means what it says where it can: the reconciler looks at every open attempt
     expect(env({ RECONCILE_GRACE_MS: "0" }).reconcileGraceMs).toBe(0);
+  });
+});
+
+describe("the address the start banner and the metrics URL tell", () => {
+  it("is localhost for a listener on every address, else the address listened on (an IPv6 one in brackets)", () => {
+    expect(urlOf("0.0.0.0", 3000)).toBe("http://localhost:3000");
+    expect(urlOf("::", 3000)).toBe("http://localhost:3000");
+    // localhost may resolve to ::1, where a listener on 127.0.0.1 is not
+    expect(urlOf("127.0.0.1", 3000)).toBe("http://127.0.0.1:3000");
+    expect(urlOf("::1", 9464, "/metrics")).toBe("http://[::1]:9464/metrics");
+    expect(urlOf("api.internal", 80)).toBe("http://api.internal:80");
   });
 });

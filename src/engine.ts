@@ -180,7 +180,7 @@ export function createEngine(options: EngineOptions = {}) {
     },
   };
 
-  const guarded = refusedOnceClosed(calls, () => closing !== null);
+  const { guarded, settled } = refusedOnceClosed(calls, () => closing !== null);
   return {
     store,
     readModels,
@@ -189,17 +189,23 @@ export function createEngine(options: EngineOptions = {}) {
     ids,
     ...guarded,
     /**
-     * Ends the engine: its calls refused from now on (EngineClosed), a second close() waits for the
-     * first. `step` hears each part as it begins (a stop that hangs can say where).
+     * Ends the engine: its calls refused from now on (EngineClosed), the calls under way ended first
+     * (waited for until `by`, epoch ms: a served process's deadline; past it, what they left open is
+     * the reconciler's), a second close() waits for the first. `step` hears each part as it begins
+     * (a stop that hangs can say where).
      */
-    close(step: (part: string) => void = () => undefined): Promise<void> {
-      return (closing ??= stop(step));
+    close(step: (part: string) => void = () => undefined, by = Infinity): Promise<void> {
+      return (closing ??= stop(step, by));
     },
   };
 
-  async function stop(step: (part: string) => void): Promise<void> {
+  async function stop(step: (part: string) => void, by: number): Promise<void> {
     // a blocking authorization waiting for its shopper is not waited for (up to SYNC_AUTH_TIMEOUT_MS): its terminal's outcome is the reconciler's
     payments.endWaits(new EngineClosed("a blocking authorization waiting for its shopper was ended unanswered"));
+    // a call under way ends first: a processor call it made has its outcome recorded, and its caller
+    // the answer (cut beneath it, the store closed, it would say nothing of the money it moved)
+    step("the calls under way");
+    await settled(by);
     ownSimulators?.stop();
     step("the reconciler's pass under way");
     await stopReconciling?.();
@@ -215,19 +221,34 @@ export function createEngine(options: EngineOptions = {}) {
 /**
  * The engine's calls, each refused with EngineClosed once close() has begun: a call after it is not
  * run (it met a closed store's driver errors before). startReconciler, the one call that answers at
- * once, throws; the others reject.
+ * once, throws; the others reject. `settled(by)`: once every call begun before it has ended, or at `by` (epoch ms).
  */
-function refusedOnceClosed<T extends Record<string, (...args: never[]) => unknown>>(calls: T, closed: () => boolean): T {
+function refusedOnceClosed<T extends Record<string, (...args: never[]) => unknown>>(calls: T, closed: () => boolean): { guarded: T; settled: (by: number) => Promise<void> } {
+  const underWay = new Set<Promise<unknown>>();
   const guarded: Record<string, (...args: never[]) => unknown> = {};
   for (const [name, call] of Object.entries(calls)) {
     guarded[name] = (...args) => {
-      if (!closed()) return call(...args);
+      if (!closed()) {
+        const result = call(...args);
+        if (result instanceof Promise) {
+          underWay.add(result);
+          const ended = () => void underWay.delete(result);
+          result.then(ended, ended);
+        }
+        return result;
+      }
       const refusal = new EngineClosed(`engine.${name}() was called after engine.close()`, "nothing was run: call it on an engine that runs");
       if (name === "startReconciler") throw refusal;
       return Promise.reject(refusal);
     };
   }
-  return guarded as T;
+  const settled = async (by: number) => {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = by === Infinity ? [] : [new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, by - Date.now()))))];
+    await Promise.race([Promise.allSettled([...underWay]), ...bound]);
+    clearTimeout(timer);
+  };
+  return { guarded: guarded as T, settled };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

@@ -100,8 +100,8 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   });
   registerServiceGauges(metrics, { engine, drain: app.drain });
 
-  const closeStores = async (step?: (part: string) => void) => {
-    await engine.close(step);
+  const closeStores = async (step?: (part: string) => void, by = Infinity) => {
+    await engine.close(step, by);
     step?.("closing the processors' clients");
     await closeProcessors();
   };
@@ -120,7 +120,7 @@ export async function startService({ config, serve, logger, stores, clusterWorke
   const stopDeliveryAndStores = async (step: (part: string) => void = () => undefined, by = Infinity) => {
     step("stopping the webhook delivery");
     await webhooks.delivery.stop(by);
-    await closeStores(step);
+    await closeStores(step, by);
     step("the webhook delivery's start");
     await delivering;
   };

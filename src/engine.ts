@@ -66,8 +66,11 @@ export interface EngineOptions {
 /** The payment record of a payment as of its last event (spec §2.1). */
 const answerOf = ({ snapshot, request_id }: Pick<Loaded, "snapshot" | "request_id">): PaymentRecord => recordOf({ state: stateOf(snapshot), request_id });
 
+/** Every option's name, once (a name missing or extra here does not compile). */
+const ENGINE_OPTIONS = { store: 1, readModels: 1, processors: 1, clock: 1, ids: 1, syncAuthTimeoutMs: 1, cacheSize: 1, liveProjections: 1, reconcileGraceMs: 1, fault: 1 } satisfies Record<keyof EngineOptions, 1>;
+
 export function createEngine(options: EngineOptions = {}) {
-  refuseUndefinedOptions("createEngine", options, { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
+  refuseUndefinedOptions("createEngine", options, Object.keys(ENGINE_OPTIONS), { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds();
   const store = options.store ?? createMemoryStore();

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { CaptureMethod, PaymentMethodType, Processor, TerminalType } from "../machines/events.js";
 import { InvalidRequest } from "./errors.js";
+import { misspelled } from "./misspelled.js";
 
 /** No control character (C0, DEL, C1; NUL cannot be stored in PostgreSQL text), no lone UTF-16 surrogate (not text in UTF-8). */
 const UNSTORABLE = /\p{Cc}|\p{Cs}/u;
@@ -202,30 +203,4 @@ function absent(path: readonly PropertyKey[], input: unknown): boolean {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value === undefined;
-}
-
-/**
- * Whether `key` is likely `field` misspelled: two edits at most, one for a name of up to four
- * letters, none for a one-letter name (`id` is not `q` misspelled, nor `to`, nor an empty name).
- */
-function misspelled(key: string, field: string): boolean {
-  if (key === "" || field.length < 2) return false;
-  return editDistance(key, field) <= (field.length <= 4 ? 1 : 2);
-}
-
-/** Edit distance (Levenshtein, with a swap of neighbours as one edit), for "did you mean" on short field names. */
-function editDistance(a: string, b: string): number {
-  // two neighbouring letters swapped (ulr, tpye) count as one edit, the commonest typo
-  let before: number[] = [];
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) next[j] = Math.min(next[j]!, before[j - 2]! + 1);
-    }
-    before = row;
-    row = next;
-  }
-  return row[b.length]!;
 }

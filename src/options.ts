@@ -1,11 +1,20 @@
 // Options objects of the library's factories. An option that is present but undefined is almost
 // always a mistake (`createEngine({ processors: sims.processors })`, a property that does not
-// exist): falling back to the default would hide it, so it is refused, naming the option.
+// exist): falling back to the default would hide it, so it is refused, naming the option. So is an
+// option the factory does not have (`createEngine({ stroe })` would run on the default store).
+import { misspelled } from "./misspelled.js";
 
-/** Throws when an option is given with the value undefined; `hints` add a word on likely mix-ups. */
-export function refuseUndefinedOptions(factory: string, options: object | undefined, hints: Record<string, string> = {}): void {
+/**
+ * Throws when an option is given with the value undefined, or is not one of `known`; `hints` add a
+ * word on likely mix-ups.
+ */
+export function refuseUndefinedOptions(factory: string, options: object | undefined, known: readonly string[], hints: Record<string, string> = {}): void {
   if (options === undefined) return;
   for (const [name, value] of Object.entries(options)) {
+    if (!known.includes(name)) {
+      const meant = known.find((option) => misspelled(name, option));
+      throw new TypeError(`${factory}: no option ${name}${meant ? ` (did you mean ${meant}?)` : ""}; its options: ${known.join(", ")}`);
+    }
     if (value !== undefined) continue;
     const hint = hints[name] ? ` (${hints[name]})` : "";
     throw new TypeError(`${factory}: option ${name} is undefined; omit it to use the default, or pass a value${hint}`);

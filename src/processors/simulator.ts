@@ -71,12 +71,16 @@ export interface Simulators extends Processors {
 /** A terminal's report cardflow could not record is sent again this many times (a minute: ./simulator/report-again.ts). */
 const TERMINAL_REPORTS_AGAIN = 60;
 
+/** Every option's name, once (a name missing or extra here does not compile). */
+const SIMULATOR_OPTIONS = { clock: 1, ids: 1, captures: 1, captureSettleMs: 1, shopperTimeoutMs: 1, processorLatencyMs: 1, scripted: 1, side: 1 } satisfies Record<keyof SimulatorOptions, 1>;
+
 /**
  * The processor simulators: the returned object is itself the `Processors` to pass to
  * `createEngine({ processors: sims })`, with test helpers (`sims.terminal`, `sims.cardFor`).
  */
 export function createSimulators(options: SimulatorOptions): Simulators {
-  refuseUndefinedOptions("createSimulators", options);
+  if (typeof options !== "object" || options === null) throw new TypeError("createSimulators: takes its options, { clock, ids } at least (createSimulators({ clock: systemClock, ids: randomIds() }))");
+  refuseUndefinedOptions("createSimulators", options, Object.keys(SIMULATOR_OPTIONS));
   const { clock: given, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, side = memorySide() } = options;
   // every timer of theirs (a shopper's timeout, a capture settling later), so stop() ends them all
   const pending = new Set<() => void>();

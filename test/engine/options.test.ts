@@ -5,6 +5,7 @@ import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { processorsFromAdapters } from "../../src/processors/adapters.js";
 import { createSimulators } from "../../src/processors/simulator.js";
+import { createMemoryStore } from "../../src/store/memory/index.js";
 
 describe("options given as undefined", () => {
   it("createEngine names the option (and the likely mix-up with createSimulators)", () => {
@@ -34,6 +35,15 @@ describe("options given as undefined", () => {
     const { refund: _, ...lacking } = sims.get("A");
     expect(() => createEngine({ processors: { get: (name) => (name === "A" ? (lacking as never) : sims.get(name)), connect: () => undefined } })).toThrow(/the adapter for processor A lacks refund/);
     expect(() => processorsFromAdapters({ B: sims.get("B") })).toThrow(/processorsFromAdapters: no adapter for processor A/);
+  });
+
+  it("an option the factory does not have is named, with the one likely meant (it ran on the default before)", () => {
+    expect(() => createEngine({ stroe: createMemoryStore() } as never)).toThrow(/^createEngine: no option stroe \(did you mean store\?\); its options: store, readModels, processors/);
+    expect(() => createEngine({ color: "blue" } as never)).toThrow(/^createEngine: no option color; its options: /);
+    expect(() => createSimulators({ clock: manualClock(), ids: sequentialIds(), latencyMs: 5 } as never)).toThrow(/^createSimulators: no option latencyMs; its options: clock, ids, /);
+    expect(() => createSimulators({ clock: manualClock(), ids: sequentialIds(), captrues: "requested" } as never)).toThrow(/did you mean captures\?/);
+    // no options at all: said, not a destructuring crash
+    expect(() => (createSimulators as (o?: unknown) => unknown)()).toThrow(/^createSimulators: takes its options, \{ clock, ids \} at least/);
   });
 
   it("createSimulators names the option", () => {

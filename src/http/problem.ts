@@ -43,9 +43,12 @@ export function problem(status: number, code: string, detail: string, param: str
   return { type: problemType(code), title: STATUS_CODES[status] ?? "Error", status, detail, code, param, request_id: requestId, ...extra };
 }
 
+/** A POST sent without a body (with a JSON media type or none). */
+export const EMPTY_BODY = "the body is empty; send a JSON object";
+
 /** Fastify's own request errors (body parsing, limits) by their code. */
 const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", detail: "the body is empty; send a JSON object" },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", detail: EMPTY_BODY },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large", detail: "the body is larger than this API accepts" },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", detail: "send the body as application/json" },
   // ./json-body.ts

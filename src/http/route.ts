@@ -10,7 +10,7 @@ import { CLIENT_SECRET_ACTOR, type CommandContext } from "../engine.js";
 import { InvalidRequest } from "../errors.js";
 import { parseInput } from "../inputs.js";
 import { CLIENT_SCOPE, fingerprintOf, type Idempotency } from "../idempotency.js";
-import { HttpProblem } from "./problem.js";
+import { EMPTY_BODY, HttpProblem } from "./problem.js";
 import type { Version } from "./schemas.js";
 import { answerSchema, serializerOf } from "./serializer.js";
 
@@ -86,6 +86,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           // a POST's fields are its JSON body and its path: one in the query string, or in the body
           // and the path both, would be silently ignored
           if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
+          // no body and no media type: said as an empty JSON body is (a POST with path parameters may have none)
+          if (def.method === "POST" && req.body === undefined && !hasParams(params)) throw new InvalidRequest(EMPTY_BODY, null, "invalid_json");
           else refuseAmbiguousQuery(req.url, req.query as Record<string, unknown>, params);
           // a POST's path parameters (…/deliveries/{id}/retry) join its body
           // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)

@@ -45,9 +45,12 @@ describe("malformed requests", () => {
     expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1,' }), 400, "invalid_json", null)).detail).toMatch(/^the body is not valid JSON: .*(JSON|position)/);
     expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1} xyz' }), 400, "invalid_json", null)).detail).toMatch(/^the body is not valid JSON: .*position 14/);
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "" }), 400, "invalid_json");
+    // no body and no media type: the same answer, not a validator's word for a missing value
+    const bare = await fetch(`${api.base}/v2/payment/intent`, { method: "POST", headers: { authorization: `Bearer ${m.key}` } });
+    expect([bare.status, await bare.json()]).toEqual([400, expect.objectContaining({ code: "invalid_json", detail: "the body is empty; send a JSON object", param: null })]);
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "[1,2]" }), 400, "parameter_invalid", null);
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "null" }), 400, "parameter_invalid");
-    await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key }), 400, "parameter_invalid");
+    expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key }), 400, "invalid_json")).detail).toBe("the body is empty; send a JSON object");
   });
 
   it("a prototype-poisoning body, an oversized body, another media type", async () => {

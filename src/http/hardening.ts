@@ -135,3 +135,19 @@ export function authFailureLimit(app: FastifyInstance, { max = 20, windowMs = 60
     return new HttpProblem(429, "too_many_failed_authentications", detail, null, Math.max(1, limit.ttlInSeconds));
   };
 }
+
+/**
+ * Expect: 100-continue (a client waiting for word before it sends its body): Node answers 100 at
+ * once, to a request about to be refused too (no key, a Content-Length past the limit), and the
+ * body was sent for nothing. 100 goes out only for a request whose body will be read: once its
+ * headers passed the checks and authentication (the preParsing hook), and its Content-Length, if
+ * given, is within the limit; else the refusal is the answer (RFC 9110 §10.1.1).
+ */
+export function continueOnlyToRead(app: FastifyInstance, bodyLimit: number): void {
+  app.server.on("checkContinue", (req, res) => app.server.emit("request", req, res));
+  app.addHook("preParsing", (req, reply, payload, done) => {
+    const declared = Number(req.headers["content-length"]);
+    if (/100-continue/i.test(req.headers.expect ?? "") && !(declared > (req.routeOptions.bodyLimit ?? bodyLimit))) reply.raw.writeContinue();
+    done(null, payload);
+  });
+}

@@ -212,3 +212,40 @@ describe("HTTP hardening", () => {
     expect(JSON.stringify(stored[1]!.data)).toContain("9007199254740991");
   });
 });
+
+describe("Expect: 100-continue", () => {
+  /** Sends the headers, then the body only once the server said 100 Continue: all it read, and whether it asked for the body. */
+  function expecting(base: string, headers: string, body: string): Promise<{ text: string; asked: boolean }> {
+    const { hostname, port } = new URL(base);
+    return new Promise((resolve) => {
+      const socket = connect(Number(port), hostname);
+      let text = "";
+      let asked = false;
+      socket.on("data", (d) => {
+        text += d.toString();
+        if (!asked && text.startsWith("HTTP/1.1 100 Continue\r\n\r\n")) {
+          asked = true;
+          socket.write(body);
+        }
+        if (/\r\n\r\n[\s\S]*\}$/.test(text.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ""))) socket.end();
+      });
+      socket.on("error", () => undefined);
+      socket.on("close", () => resolve({ text: text.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ""), asked }));
+      socket.on("connect", () => socket.write(headers));
+    });
+  }
+
+  it("is answered 100 only for a body that will be read: a request refused on its headers gets its refusal, the body never asked for", async () => {
+    api = await startApi();
+    const { key } = await api.merchant("acct_continue");
+    const body = JSON.stringify({ external_account_id: "acct_continue", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+    const head = (auth: string, length: number) => `POST /v2/payment/intent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${auth}Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+
+    const noKey = await expecting(api.base, head("", body.length), body);
+    expect([noKey.asked, noKey.text.split("\r\n")[0]]).toEqual([false, "HTTP/1.1 401 Unauthorized"]);
+    const tooLarge = await expecting(api.base, head(`Authorization: Bearer ${key}\r\n`, 10_000_000), body);
+    expect([tooLarge.asked, tooLarge.text.split("\r\n")[0]]).toEqual([false, "HTTP/1.1 413 Payload Too Large"]);
+    const fine = await expecting(api.base, head(`Authorization: Bearer ${key}\r\n`, body.length), body);
+    expect([fine.asked, fine.text.split("\r\n")[0]]).toEqual([true, "HTTP/1.1 200 OK"]);
+  });
+});

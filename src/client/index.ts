@@ -42,6 +42,7 @@ import { streamEvents, type StreamItem, type StreamOptions, type StreamQuery } f
 import { createTransport, type CallOptions, type ClientOptions } from "./transport.js";
 import { waitForPayment, type WaitQuery } from "./wait.js";
 
+import { ApiError } from "./errors.js";
 export { ApiError, ConnectionError, WaitTimeout, type Problem } from "./errors.js";
 export type { CallOptions, ClientOptions } from "./transport.js";
 
@@ -71,6 +72,17 @@ export type RetriedWebhookDelivery = Out<typeof RetriedDeliveryOut>;
 export type { StreamItem, StreamOptions, StreamQuery, WaitQuery };
 
 /**
+ * saveCard goes through /v1 (spec §4.7 has no /v2 route), whose refusals write the succeeded state
+ * `success` (spec §3): said in /v2's words, as every other call's refusal and the Payment type are.
+ */
+function inV2Words(error: unknown): never {
+  if (error instanceof ApiError && error.current_status === "success") {
+    throw new ApiError({ ...error.problem, current_status: "succeeded", detail: error.detail.replace(" in status success", " in status succeeded") });
+  }
+  throw error;
+}
+
+/**
  * Every method takes its parameters as one object, then, optionally, the call's own options
  * (`idempotencyKey` on a POST, `signal` to abort).
  */
@@ -96,7 +108,7 @@ export function createClient(options: ClientOptions) {
     cancel: (body: In<typeof CancelInput>, call?: CallOptions) => post<Payment>("/v2/payment/cancel", body, call),
     refund: (body: In<typeof RefundInput>, call?: CallOptions) => post<Payment>("/v2/payment/refund", body, call),
     // spec §4.7 and the list extension
-    saveCard: (body: In<typeof SaveCardInput>, call?: CallOptions) => post<CustomerCard>("/v1/customer/card", body, call),
+    saveCard: (body: In<typeof SaveCardInput>, call?: CallOptions) => post<CustomerCard>("/v1/customer/card", body, call).catch(inV2Words),
     listCustomerCards: (query: In<typeof ListCustomerCardsInput>, call?: CallOptions) => get<{ data: CustomerCard[] }>("/v1/customer/card", query, call),
     // extensions for consoles and audits (src/http/routes/payment-history.ts)
     listPayments: (query: Omit<In<typeof ListPaymentsInput>, "limit"> & { limit?: number }, call?: CallOptions) => get<PaymentList>("/v2/payments", query, call),

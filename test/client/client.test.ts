@@ -157,6 +157,14 @@ describe("the typed client", () => {
     expect(sent).toBe(1);
   });
 
+  it("saveCard (through /v1: spec §4.7 has no /v2 route) says a refusal in /v2's words, as every other call: succeeded, not success", async () => {
+    const refusal = { type: "urn:cardflow:problem:payment_intent_unexpected_state", title: "Conflict", status: 409, code: "payment_intent_unexpected_state", param: null, request_id: 7, detail: "payment pi_1 in status success does not allow save_card", current_status: "success", allowed_next_steps: ["refund"] };
+    const client = createClient({ baseUrl: "http://cardflow.test", apiKey: "k", fetch: async () => Response.json(refusal, { status: 409 }) });
+    const error = await client.saveCard({ external_account_id: "a", payment_id: "pi_1", external_customer_id: "cus_1" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 409, current_status: "succeeded", detail: "payment pi_1 in status succeeded does not allow save_card", allowed_next_steps: ["refund"], request_id: 7 });
+  });
+
   it("keeps the path of its base URL: a server behind a gateway's prefix", async () => {
     const { key } = await api.merchant("acct_prefix");
     const paths: string[] = [];

@@ -67,14 +67,10 @@ export function errorWords(error: unknown): ErrorWords {
       error.status === 409 ? "Not allowed now" :
       error.status === 402 ? "The processor refused" :
       error.status >= 500 ? "The service failed" : "The request was refused";
-    // /v1 writes the succeeded state `success` (spec §3); cards are saved through /v1 (there is no
-    // /v2 route for it), and the console says /v2's `succeeded` everywhere
-    const v1 = error.current_status === "success";
-    const status = v1 ? "succeeded" : error.current_status;
-    const said = v1 ? error.detail.replace(" in status success", " in status succeeded") : error.detail;
-    const steps = error.allowed_next_steps ? ` The payment is ${status}; allowed next: ${error.allowed_next_steps.join(", ") || "nothing"}.` : "";
+    // the typed client says a card save's refusal (/v1) in /v2's words too: `succeeded`
+    const steps = error.allowed_next_steps ? ` The payment is ${error.current_status}; allowed next: ${error.allowed_next_steps.join(", ") || "nothing"}.` : "";
     const meta = [`HTTP ${error.status}`, error.code, error.param && `field ${error.param}`, error.request_id && `request ${error.request_id}`].filter(Boolean).join(" · ");
-    return { title, detail: `${said.charAt(0).toUpperCase()}${said.slice(1)}.${steps}`, meta };
+    return { title, detail: `${error.detail.charAt(0).toUpperCase()}${error.detail.slice(1)}.${steps}`, meta };
   }
   if (error instanceof KeyNotWellFormed) return { title: "That API key is not valid", detail: "It holds a character no API key has (a space, an invisible or a typographic one, copied along): copy it again, or issue another: npx cardflow accounts key <account>.", meta: null };
   if (error instanceof ConnectionError) {

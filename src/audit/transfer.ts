@@ -108,6 +108,8 @@ export async function importEvents(store: EventStore, lines: Iterable<string> | 
   for (const [stream, list] of byStream) {
     list.sort((a, b) => a.revision - b.revision);
     list.forEach((e, i) => e.revision !== i && problems.push(`${stream}: revision ${e.revision} where ${i} was expected (incomplete stream)`));
+    // a stream's revisions were appended in the store's order: one at a position before its predecessor's was moved (the audit's "reordered"); appended by position, it would be renumbered
+    list.forEach((e, i) => i > 0 && e.position <= list[i - 1]!.position && problems.push(`${stream}: reordered: revision ${e.revision} is at position ${e.position}, not after revision ${i - 1}'s ${list[i - 1]!.position} (a stream's events are in the order they were appended)`));
     for (const f of verifyChain(list)) problems.push(`${stream}: ${f.kind}: ${f.message}`);
     if (paymentIdOf(stream) !== null) for (const s of auditReplay(list.map(upcast)).illegal) problems.push(`${stream}: ${s.refusal!.kind.replace("_", " ")}: ${s.type} at revision ${s.revision} is refused: ${s.refusal!.message}`);
     else for (const f of invalidEvents(list)) problems.push(`${stream}: invalid event: ${f.message}`);

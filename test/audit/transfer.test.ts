@@ -83,6 +83,14 @@ describe("export -> import", () => {
     await refusedWith([...lines.slice(0, i), ...lines.slice(i + 1)], /revision \d+ where \d+ was expected[\s\S]*removed/);
   });
 
+  it("refuses a stream two of whose events swapped positions (reordered), the lines left in their order: appended by position, it would be renumbered", async () => {
+    const parsed = lines.map((l) => JSON.parse(l) as RecordedEvent);
+    const attempt = parsed.find((e) => e.type === "CaptureAttempted")!;
+    const next = parsed.find((e) => e.stream === attempt.stream && e.revision === attempt.revision + 1)!;
+    const swapped = parsed.map((e) => JSON.stringify(e === attempt ? { ...e, position: next.position } : e === next ? { ...e, position: attempt.position } : e));
+    await refusedWith(swapped, new RegExp(`${attempt.stream}: reordered: revision ${next.revision} is at position ${attempt.position}, not after revision ${attempt.revision}'s ${next.position}`));
+  });
+
   it("refuses lines that are not events, naming the line and field", async () => {
     await refusedWith([...lines.slice(0, 2), "{not json", JSON.stringify({ stream: "x" })], /line 3: not JSON\n.*line 4: revision:/s);
   });

@@ -6,7 +6,7 @@ import type { Projection } from "../../projections/projection.js";
 import { PROJECTIONS } from "../../projections/registry.js";
 import { createProjectionRunner, type ProjectionRunner } from "../../projections/runner.js";
 import { sameJson } from "../events/canonical-json.js";
-import { UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
+import { UnreadableDocument, UnreadableEvent, type EventStore, type ReadModelStore, type RecordedEvent, type TableShape } from "../store/port.js";
 import type { Finding } from "./findings.js";
 import { lastPosition } from "./source.js";
 
@@ -32,7 +32,7 @@ export async function catchUpReadModels({ store, readModels }: { store: EventSto
     return runner.catchUp();
   };
   const stopped = (error: unknown) => {
-    if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent)) throw error;
+    if (!(error instanceof TransitionRefused || error instanceof UnreadableEvent || error instanceof UnreadableDocument)) throw error;
     return true;
   };
   // a batch holding the event is not committed: one event at a time from there, up to the event
@@ -109,15 +109,16 @@ export async function compareDocuments(readModels: ReadModelStore, fresh: Map<st
   for (const [name, docs] of fresh) {
     if (docs.size === 0) continue;
     const subject = `read_model:${name}`;
-    const stored = await readModels.getMany(name, [...docs.keys()]);
+    const { stored, unreadable } = await readableDocuments(readModels, name, [...docs.keys()]);
     for (const [key, doc] of docs) {
       const found = stored.get(key);
-      if (found === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
+      if (unreadable.has(key)) findings.push({ kind: "read_model_mismatch", subject, message: unreadable.get(key)! });
+      else if (found === undefined) findings.push({ kind: "read_model_missing", subject, message: `read model ${name} has no document ${key}` });
       else if (!sameJson(found, doc)) findings.push({ kind: "read_model_mismatch", subject, message: `read model ${name}: document ${key} differs from a fresh replay of its events` });
     }
     const table = projections.find((p) => p.name === name)?.table;
     if (!table || !readModels.columns) continue;
-    const columns = await readModels.columns(name, [...stored.keys()]);
+    const columns = await readModels.columns(name, [...stored.keys()]); // an unreadable one was reported
     for (const [key, row] of columns) {
       const expected = table.row(docs.get(key));
       for (const column of Object.keys(table.columns)) {
@@ -127,6 +128,30 @@ export async function compareDocuments(readModels: ReadModelStore, fresh: Map<st
     }
   }
   return findings;
+}
+
+/**
+ * The stored documents among `keys`, in one read; when one is not JSON (edited in the database),
+ * one key at a time: each unreadable one is told (its message), the others compared as usual.
+ */
+async function readableDocuments(readModels: ReadModelStore, name: string, keys: string[]): Promise<{ stored: Map<string, unknown>; unreadable: Map<string, string> }> {
+  const unreadable = new Map<string, string>();
+  try {
+    return { stored: await readModels.getMany(name, keys), unreadable };
+  } catch (error) {
+    if (!(error instanceof UnreadableDocument)) throw error;
+  }
+  const stored = new Map<string, unknown>();
+  for (const key of keys) {
+    try {
+      const doc = (await readModels.getMany(name, [key])).get(key);
+      if (doc !== undefined) stored.set(key, doc);
+    } catch (error) {
+      if (!(error instanceof UnreadableDocument)) throw error;
+      unreadable.set(key, error.message);
+    }
+  }
+  return { stored, unreadable };
 }
 
 export const readModelVerdict = (compared: boolean, findings: Finding[]) =>

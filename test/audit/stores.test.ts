@@ -124,6 +124,23 @@ describe("a table read model's index columns edited by hand, its document left (
   }
 });
 
+describe("a read model's document that is not JSON (edited in SQLite)", () => {
+  it("is a read_model_mismatch naming it, in audit and audit --all, which read on past it (they stopped at a JSON error naming nothing)", async () => {
+    const s = sqlite("unreadable");
+    const { engine, payments } = await runFlows({ store: s.events, readModels: s.readModels });
+    await engine.projections.stop();
+    const id = payments.terminal_manual!;
+    const source = { store: s.events, readModels: s.readModels };
+    expect((await auditAll(source)).read_models).toBe("equal");
+    const db = new Database(join(dir, "unreadable.read-models.db"));
+    db.prepare(`UPDATE rm_${paymentsProjection.name} SET doc = '{oops' WHERE key = ?`).run(id);
+    db.close();
+    const finding = { kind: "read_model_mismatch", subject: `read_model:${paymentsProjection.name}`, message: expect.stringMatching(new RegExp(`^read model ${paymentsProjection.name}: document ${id} cannot be read: it is not JSON \\(`)) };
+    expect(await auditAll(source)).toMatchObject({ read_models: "differ", findings: [finding] });
+    expect(await audit(source, id)).toMatchObject({ read_models: "differ", findings: [finding] });
+  });
+});
+
 describe("the CLI on SQLite and PostgreSQL", () => {
   it("cardflow events export --store sqlite:... | events import --store postgres:..., then audits", async () => {
     const path = join(dir, "cli.db");

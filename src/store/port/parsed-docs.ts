@@ -7,6 +7,7 @@
 // reader that changed one would change it for every later reader (in strict code the change
 // throws instead).
 import { setBounded } from "../../bounded.js";
+import { parseDocument } from "./read-models.js";
 
 /** Freezes the value and everything it holds. */
 export function deepFreeze<T>(value: T): T {
@@ -22,7 +23,7 @@ export function parsedDocs(max = 4096) {
   return function parse<T>(projection: string, key: string, text: string): T {
     const id = `${projection}\0${key}`;
     const found = cache.get(id);
-    const entry = found !== undefined && found.text === text ? found : { text, doc: deepFreeze(JSON.parse(text) as unknown) };
+    const entry = found !== undefined && found.text === text ? found : { text, doc: deepFreeze(parseDocument(projection, key, text)) };
     setBounded(cache, id, entry, max); // set again: the most recently read
     return entry.doc as T;
   };

@@ -2,6 +2,26 @@
 import type { ColumnValue, ReadModelShape, TableQuery } from "./tables.js";
 
 /**
+ * A stored document that is not JSON (edited in the database): reading it fails with the document
+ * named, so the one bad row can be found; the audit reports it and reads on.
+ */
+export class UnreadableDocument extends Error {
+  override readonly name = "UnreadableDocument";
+  constructor(readonly projection: string, readonly key: string, cause: unknown) {
+    super(`read model ${projection}: document ${key} cannot be read: it is not JSON (${(cause as Error).message})`, { cause });
+  }
+}
+
+/** A stored document's text parsed, or UnreadableDocument naming it. */
+export function parseDocument<T>(projection: string, key: string, text: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new UnreadableDocument(projection, key, error);
+  }
+}
+
+/**
  * Read models live beside the events: documents keyed per projection, written together with the
  * projection's checkpoint in one transaction, so a restarted projection resumes exactly where its
  * documents are (no loss, no double application).

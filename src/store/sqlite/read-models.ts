@@ -4,7 +4,7 @@
 // synchronous=OFF behind a durable mark (./unsynced.ts).
 import type Database from "better-sqlite3";
 import { parsedDocs } from "../port/parsed-docs.js";
-import { CheckpointConflict, checkCheckpoint, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
+import { CheckpointConflict, checkCheckpoint, parseDocument, type ListPage, type ProjectionCommit, type ReadModelStore } from "../port/read-models.js";
 import { prefixEnd } from "../sql.js";
 import type { OffLoopCheckpoints } from "./checkpoints.js";
 import type { Write } from "./open.js";
@@ -116,9 +116,9 @@ export function sqliteReadModels(rm: Database.Database, path: string, write: Wri
       const found = new Map<string, T>();
       if (keys.length === 0) return found;
       const rows = tables.isTable(projection) ? tables.getMany(projection, JSON.stringify(keys)) : q.getDocs.all(projection, JSON.stringify(keys));
-      for (const r of rows) found.set(r.key, JSON.parse(r.doc) as T);
+      for (const r of rows) found.set(r.key, parseDocument<T>(projection, r.key, r.doc));
       const pending = underWay.get(projection);
-      if (pending) for (const key of keys) if (pending.has(key)) found.set(key, JSON.parse(pending.get(key)!.text) as T);
+      if (pending) for (const key of keys) if (pending.has(key)) found.set(key, parseDocument<T>(projection, key, pending.get(key)!.text));
       return found;
     },
     async list<T>(projection: string, keyPrefix: string, page?: ListPage) {

@@ -9,7 +9,7 @@
 // cardflow), else SQLite under DATA_DIR. Commands that only read refuse a store that does not
 // exist, a SQLite file or a PostgreSQL schema (a mistyped path or schema must never read as an
 // empty, clean store), and every command says on stderr which store it used.
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { Option, type Command } from "commander";
@@ -39,7 +39,7 @@ export interface OpenedStore {
 
 /** What opening a SQLite store at `path` would leave behind when it did not exist: called after it is closed. */
 function discarder(path: string): (() => void) | undefined {
-  if (existsSync(path)) return undefined;
+  if (existsSync(path)) return emptied(path);
   let top: string | null = null;
   let existing = dirname(path);
   for (; !existsSync(existing); existing = dirname(existing)) top = existing;
@@ -51,6 +51,23 @@ function discarder(path: string): (() => void) | undefined {
   return () => {
     if (top) return rmSync(top, { recursive: true, force: true });
     for (const name of readdirSync(dir)) if (!before!.has(name) && name.startsWith(stem)) rmSync(join(dir, name), { force: true });
+  };
+}
+
+/**
+ * An empty file counts as no store: a command that made one in it and failed puts it back as it was
+ * (empty, its mode, no file beside it). Undefined for anything else that exists.
+ */
+function emptied(path: string): (() => void) | undefined {
+  const stat = statSync(path);
+  if (!stat.isFile() || stat.size > 0) return undefined;
+  const dir = dirname(path);
+  const before = new Set(readdirSync(dir));
+  const stem = basename(path, extname(path));
+  return () => {
+    writeFileSync(path, "");
+    chmodSync(path, stat.mode & 0o7777);
+    for (const name of readdirSync(dir)) if (!before.has(name) && name.startsWith(stem)) rmSync(join(dir, name), { force: true });
   };
 }
 

@@ -3,7 +3,7 @@
 // like the others; `accounts` takes --store too; a refused import into a new SQLite store or
 // PostgreSQL schema leaves nothing behind; a PostgreSQL schema that does not exist is refused like a missing file.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -266,6 +266,26 @@ describe("cardflow events import", () => {
     expect((await cardflow("events", "import", bad, "--store", `sqlite:${existing}`)).code).toBe(2);
     const heads = await cardflow("events", "heads", "--store", `sqlite:${existing}`);
     expect(Object.keys(JSON.parse(heads.out))).toHaveLength(1);
+
+    // an empty file counts as no store: put back as it was (empty, its mode), nothing beside it
+    const blank = mkdtempSync(join(dir, "blank-"));
+    writeFileSync(join(blank, "cardflow.sqlite"), "", { mode: 0o644 });
+    expect((await cardflow("events", "import", bad, "--store", `sqlite:${join(blank, "cardflow.sqlite")}`)).code).toBe(2);
+    expect(readdirSync(blank)).toEqual(["cardflow.sqlite"]);
+    expect([statSync(join(blank, "cardflow.sqlite")).size, statSync(join(blank, "cardflow.sqlite")).mode & 0o777]).toEqual([0, 0o644]);
+
+    // another program's database is not made a store: nothing written to it, nothing beside it
+    const foreignDir = mkdtempSync(join(dir, "foreign-"));
+    const foreign = join(foreignDir, "app.sqlite");
+    const db = new Database(foreign);
+    db.exec("CREATE TABLE customers (name TEXT); INSERT INTO customers VALUES ('alice')");
+    db.close();
+    const before = readFileSync(foreign);
+    const intoForeign = await cardflow("events", "import", bad, "--store", `sqlite:${foreign}`);
+    expect(intoForeign.code).toBe(2);
+    expect(intoForeign.err).toContain(`${foreign} is a SQLite database without cardflow's events (another program's?): nothing was written to it`);
+    expect(readFileSync(foreign).equals(before)).toBe(true);
+    expect(readdirSync(foreignDir)).toEqual(["app.sqlite"]);
   });
 
   it("refuses a file with no events (no new store left behind), and a missing one before any store is touched", async () => {

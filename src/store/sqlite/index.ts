@@ -19,7 +19,7 @@ import { committerOffTheLoop } from "./committer.js";
 import { moveReadModels, readModelsPath, settleReadModels } from "./files.js";
 import { sqliteIdempotency } from "./idempotency.js";
 import { sqliteSequences } from "./ids.js";
-import { openDatabase, retryingWrites } from "./open.js";
+import { openDatabase, retryingWrites, sqliteStoreAt, StoreFileUnusable } from "./open.js";
 import { sqliteReads } from "./read.js";
 import { sqliteReadModels } from "./read-models.js";
 
@@ -50,6 +50,10 @@ export interface SqliteStore {
 const READ_MODEL_PAGE_SIZE = 16_384;
 
 export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, onCommit }: SqliteStoreOptions): SqliteStore {
+  // another program's database is not made a store: cardflow's tables would be added to it
+  if (path !== ":memory:" && sqliteStoreAt(path) === "foreign") {
+    throw new StoreFileUnusable(`${path} is a SQLite database without cardflow's events (another program's?): nothing was written to it; give the store a file of its own`);
+  }
   const db = openDatabase(path, busyTimeoutMs, { migrations: new URL("./migrations/events/", import.meta.url), synchronous: "FULL", role: "the event store" });
   const rmPath = readModelsPath(path);
   let rm: ReturnType<typeof openDatabase> | undefined;

@@ -10,7 +10,7 @@ import { catchUpReadModels } from "../audit/read-models.js";
 import { replayPayment, replayStore } from "../audit/replay.js";
 import { InvalidRequest } from "../errors.js";
 import { feedAudit } from "../webhooks/feed-audit.js";
-import { action, processIo, show, withProgress, type CliIo } from "./io.js";
+import { action, processIo, show, unreadableFile, withProgress, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, type OpenedStore } from "./store-option.js";
 
 /** Read models are brought up to date first (what the service does when read), unless told not to. */
@@ -24,7 +24,7 @@ async function readAnchors(path: string): Promise<Anchors> {
   try {
     json = JSON.parse(await readFile(path, "utf8"));
   } catch (error) {
-    throw new InvalidRequest(`--anchors: ${path}: ${error instanceof SyntaxError ? "not JSON" : (error as Error).message} (save anchors with: cardflow events heads > heads.json)`, "anchors");
+    throw new InvalidRequest(`--anchors: ${path} ${error instanceof SyntaxError ? "is not JSON" : unreadableFile(error)} (save anchors with: cardflow events heads > heads.json)`, "anchors");
   }
   const parsed = z.record(z.string(), z.string()).safeParse(json);
   if (!parsed.success) throw new InvalidRequest(`--anchors: ${path} is not a JSON object of stream -> head hash`, "anchors");

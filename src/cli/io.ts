@@ -64,3 +64,12 @@ export async function withProgress<T>(io: CliIo, label: string, enabled: boolean
     if (drawn) io.err("\r\x1b[2K");
   }
 }
+
+/** Why a file named on the command line could not be read, in words (not EISDIR's). */
+export function unreadableFile(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  if (code === "EISDIR") return "is a directory, not a file";
+  if (code === "ENOENT") return "does not exist";
+  if (code === "EACCES" || code === "EPERM") return "cannot be read (permission denied)";
+  return `cannot be read (${(error as Error).message})`;
+}

@@ -24,7 +24,7 @@ import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
 import { parseLine } from "../audit/transfer.js";
 import { blockRequestIds, randomIds, REQUEST_ID_SEQUENCE, type Ids } from "../ids.js";
-import type { CliIo } from "./io.js";
+import { unreadableFile, type CliIo } from "./io.js";
 
 export interface OpenedStore {
   /** What was opened, for messages: "SQLite /abs/path", "PostgreSQL postgres://user:***@host/db". */
@@ -90,7 +90,10 @@ export const storeOptionsGiven = <N extends string>(command: Command, opts: Part
 
 /** Reads a JSONL export as it is (only its lines' shape is checked), so an audit sees what the file holds. */
 export async function readJsonl(path: string): Promise<RecordedEvent[]> {
-  const lines = (await readFile(path, "utf8")).split("\n");
+  const text = await readFile(path, "utf8").catch((error: unknown) => {
+    throw new InvalidRequest(`--store: jsonl:${path} ${unreadableFile(error)}`, "store");
+  });
+  const lines = text.split("\n");
   const parsed = lines.map((line, i) => (line.trim() === "" ? undefined : parseLine(line, i + 1))).filter((e) => e !== undefined);
   const problems = parsed.filter((p) => typeof p === "string");
   if (problems.length) throw new InvalidRequest(`--store: ${path} is not an event export:\n  ${problems.join("\n  ")}`, "store");

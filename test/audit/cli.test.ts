@@ -251,11 +251,15 @@ describe("cardflow CLI", () => {
     // an anchors file that is not JSON, or not a file: named, with how to make one
     const notJson = join(dir, "anchors.txt");
     await writeFile(notJson, "nope\n");
-    for (const anchors of [notJson, dir]) {
+    for (const [anchors, why] of [[notJson, "is not JSON"], [dir, "is a directory, not a file"], [join(dir, "none.json"), "does not exist"]] as const) {
       const bad = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${file}`);
       expect(bad.code).toBe(2);
-      expect(bad.err).toMatch(new RegExp(`\ncardflow: --anchors: ${anchors.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: .*cardflow events heads`));
+      expect(bad.err).toContain(`\ncardflow: --anchors: ${anchors} ${why} (save anchors with: cardflow events heads > heads.json)`);
     }
+    // an export that is a directory: said so, not EISDIR
+    const notExport = await cardflow("audit", "--all", "--store", `jsonl:${dir}`);
+    expect(notExport.code).toBe(2);
+    expect(notExport.err).toContain(`cardflow: --store: jsonl:${dir} is a directory, not a file`);
   });
 
   it("says which store it used; without --store, the service's own store (DATA_DIR), refused while it does not exist", async () => {

@@ -51,7 +51,7 @@ export interface TimelineRow {
   timestamp: string;
   request_id: number;
   actor: string | null;
-  /** The terminal or reader the payment was on after this event, if any. */
+  /** The terminal or reader the payment was on after this event, if any, or the one the event names (an attempt to start one). */
   terminal_id: string | null;
   idempotency_key: string | null;
   /** The version of the machine that decided the event (its metadata); null: before machine versions. */

@@ -48,7 +48,8 @@ export function checkPaymentStream(events: readonly RecordedEvent[], machines?: 
       timestamp: e.metadata.timestamp,
       request_id: e.metadata.request_id,
       actor: e.metadata.actor ?? null,
-      terminal_id: step.state.context.terminal?.terminal_id ?? null,
+      // an attempt on a terminal names it before the terminal has the payment (its start)
+      terminal_id: step.state.context.terminal?.terminal_id ?? (e.data as { terminal_id?: string }).terminal_id ?? null,
       idempotency_key: e.metadata.idempotency_key ?? null,
       machine_version: step.machine_version,
       status_before: step.status_before,

@@ -57,6 +57,10 @@ describe("streams the engine produced", () => {
       ["RefundAttempted", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "5.00" }],
       ["PaymentRefunded", "succeeded", "succeeded", "key_2", { authorized: "25.00", captured: "20.00", refunded: "20.00" }],
     ]);
+    // the terminal from the attempt on, the attempt naming it before the terminal has the payment
+    const terminal = timeline[2]!.terminal_id;
+    expect(terminal).toMatch(/^\w+/);
+    expect(timeline.map((r) => r.terminal_id)).toEqual([null, ...timeline.slice(1).map(() => terminal)]);
     for (const row of timeline) {
       expect(row.timestamp).toMatch(/^2026-01-01T00:0\d:\d\d\.000\+00:00$/);
       expect(Number.isInteger(row.request_id)).toBe(true);

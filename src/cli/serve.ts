@@ -11,6 +11,7 @@ import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
 import type { RunOptions } from "../serve/run.js";
+import type { StartChecks } from "../serve/before-stores.js";
 import { openStore, SERVES, storeOption, storeOptionsGiven } from "./store-option.js";
 
 export interface ServeOptions {
@@ -76,16 +77,18 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   const { runService } = await import("../serve/run.js");
   // a store named by --store is opened here, before the service's own start: what a start refuses
   // before any store is made is refused here first (a worker's ports are its primary's)
+  // (and not again by the service)
+  let checked: StartChecks | undefined;
   if (store !== null) {
     const { refusalsBeforeStores, withPortHint } = await import("../serve/before-stores.js");
     const [config, serveConfig] = [configFromEnv(env), serveConfigFromEnv(env)];
-    await refusalsBeforeStores(config, serveConfig, { env, listeners: cluster.isPrimary }).catch(async (error: unknown) => refusedStart(await withPortHint(error, config, serveConfig, hints.portHint ?? portHint)));
+    checked = await refusalsBeforeStores(config, serveConfig, { env, listeners: cluster.isPrimary }).catch(async (error: unknown) => refusedStart(await withPortHint(error, config, serveConfig, hints.portHint ?? portHint)));
   }
   // a store that cannot be opened stops the start as every other reason does (one line, exit 1)
   const stores = store === null ? undefined : await openStore(store, SERVES).then(({ store: events, readModels, description }) => ({ store: events, readModels: readModels!, description }), refusedStart);
   // a SQLite file of another name than cardflow.sqlite: the CLI's accounts find it by --store (CARDFLOW_STORE)
   const storeHint = store === null || store === "memory" ? undefined : `CARDFLOW_STORE=${store}`;
-  await runService({ env, ...(stores ? { stores } : {}), ...hints, ...(storeHint ? { storeHint } : {}), demoAccount: store === "memory" });
+  await runService({ env, ...(stores ? { stores } : {}), ...(checked ? { checked } : {}), ...hints, ...(storeHint ? { storeHint } : {}), demoAccount: store === "memory" });
 }
 
 /**

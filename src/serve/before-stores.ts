@@ -54,6 +54,9 @@ export async function withPortHint(error: unknown, config: ServiceConfig, serve:
  * The refusals above, in the order a start meets them; `listeners: false` for a worker of `serve
  * --workers` (its ports are its primary's). Answers what the stores' start goes on with.
  */
+/** What the refusals before any store found: the settings the service goes on with. */
+export type StartChecks = Awaited<ReturnType<typeof refusalsBeforeStores>>;
+
 export async function refusalsBeforeStores(config: ServiceConfig, serve: ServeConfig, { listeners = true, env = process.env } = {}) {
   if (listeners) {
     await tryListen(config.port, config.host).catch((error: unknown) => Promise.reject(apiRefusal(error, config, serve)));

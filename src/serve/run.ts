@@ -9,7 +9,7 @@ import { serveConfigFromEnv, urlOf } from "./config.js";
 import type { WorkerListening } from "./cluster.js";
 import { createApiKeys } from "../api-keys.js";
 import type { Engine } from "../engine.js";
-import { withPortHint, type PortHint } from "./before-stores.js";
+import { withPortHint, type PortHint, type StartChecks } from "./before-stores.js";
 import { startService } from "./service.js";
 import { stopWithParent } from "./parent.js";
 import { stopOnSignals, WORKER_REFUSED_EXIT } from "./shutdown.js";
@@ -17,8 +17,9 @@ import { serviceLogger } from "../observability/redact.js";
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
-  /** Opened by `serve --store`. */
+  /** Opened by `serve --store`, after the refusals before any store (their findings: `checked`). */
   stores?: Stores;
+  checked?: StartChecks;
   /** How the person starting it changes the port, for the message when it is taken (`port`: a free one to give as the example). */
   portHint?: PortHint;
   /** The environment line of the banner's `accounts create` hint (default: DATABASE_URL or DATA_DIR). */
@@ -32,7 +33,7 @@ export interface RunOptions {
 
 const npmPortHint: PortHint = (port) => `PORT, e.g. PORT=${port} npm start`;
 
-export async function runService({ env = process.env, stores, portHint = npmPortHint, storeHint, demoAccount = false }: RunOptions = {}): Promise<void> {
+export async function runService({ env = process.env, stores, checked, portHint = npmPortHint, storeHint, demoAccount = false }: RunOptions = {}): Promise<void> {
   let config: ReturnType<typeof configFromEnv>;
   let serve: ReturnType<typeof serveConfigFromEnv>;
   let logger: Logger;
@@ -63,7 +64,7 @@ export async function runService({ env = process.env, stores, portHint = npmPort
   };
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    service = await startService({ config, serve, logger, ...(stores ? { stores } : {}), clusterWorker: worker, onProduction });
+    service = await startService({ config, serve, logger, ...(stores ? { stores } : {}), ...(checked ? { checked } : {}), clusterWorker: worker, onProduction });
   } catch (error) {
     // whatever stops the start (a store that cannot be opened, an address that cannot be bound, a
     // setting a library refuses) is one line and exit 1, which a supervisor and a person both read

@@ -18,7 +18,7 @@ import { adapterState, serviceProcessors } from "../processors/adapters.js";
 import { withSeededDefect } from "../seeded-defects.js";
 import { createWebhooks } from "../webhooks/index.js";
 import { loadSigningKey } from "../webhooks/config.js";
-import { apiRefusal, metricsRefusal, refusalsBeforeStores, StartFailure } from "./before-stores.js";
+import { apiRefusal, metricsRefusal, refusalsBeforeStores, StartFailure, type StartChecks } from "./before-stores.js";
 import { urlOf, type ServeConfig } from "./config.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 
@@ -28,6 +28,8 @@ export interface ServiceOptions {
   logger: Logger;
   /** Already opened (`serve --store`); default: the configuration's (DATABASE_URL, else DATA_DIR). */
   stores?: Stores;
+  /** What the refusals before any store found, when they ran before `stores` were opened (`serve --store`): not run again. */
+  checked?: StartChecks;
   /** A worker of `serve --workers`: its metrics are served by the primary, not on a listener of its own. */
   clusterWorker?: boolean;
   /** A sandbox's end once a production process counts itself on its store (src/processors/production-mark.ts): ends the process. */
@@ -55,9 +57,9 @@ async function openWaiting(config: ServiceConfig, waitSeconds: number, logger: L
   }
 }
 
-export async function startService({ config, serve, logger, stores, clusterWorker = false, onProduction }: ServiceOptions) {
+export async function startService({ config, serve, logger, stores, checked, clusterWorker = false, onProduction }: ServiceOptions) {
   // a worker's ports are its primary's, checked by it before any worker started (./cluster.ts)
-  const { webhookSettings, outbound } = await refusalsBeforeStores(config, serve, { listeners: !clusterWorker });
+  const { webhookSettings, outbound } = checked ?? (await refusalsBeforeStores(config, serve, { listeners: !clusterWorker }));
   const tracing = await startTracingFromEnv();
   const clock = systemClock;
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)

@@ -219,6 +219,25 @@ describe("the example HTTP adapter refuses at start the settings it cannot work 
   });
 });
 
+describe("the module's checkSettings runs once per start", () => {
+  it("npm start and serve --store alike (serve --store ran it before opening its store, then the service again)", { timeout: 60_000 }, async () => {
+    const module = join(ROOT, "test/fixtures/processors/checked-once.mjs");
+    const started = await refusedStart({ SANDBOX: "off", PROCESSORS_MODULE: module });
+    expect(started.stderr).toContain("created after one check");
+    const dataDir = mkdtempSync(join(dir, "checked-once-"));
+    const child = spawn(process.execPath, ["bin/cardflow.js", "serve", "--store", `sqlite:${join(dataDir, "other.sqlite")}`], {
+      cwd: ROOT,
+      env: { ...process.env, SANDBOX: "off", NODE_ENV: "", PROCESSORS_MODULE: module, PORT: "0", HOST: "127.0.0.1", METRICS_PORT: "0", DATA_DIR: dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(1);
+    expect(stderr).toContain("created after one check");
+    expect(stderr).not.toContain("times in one start");
+  });
+});
+
 describe("the example HTTP adapter's checkSettings (run before any store is opened)", () => {
   it("refuses a processor named by a host name that resolves to a refused address, as a webhook's registration does", async () => {
     const resolving = (address: string) => createOutbound({ sandbox: false, allowPrivate: false, allowlist: [], resolve: async () => [{ address, family: 4 }] });

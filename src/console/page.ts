@@ -55,6 +55,7 @@ table { border-collapse: collapse; width: 100%; font-size: .92rem; background: #
 caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: top; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num, th.num { text-align: right; }
+.amount { white-space: nowrap; }
 .ref { display: block; }
 .status { justify-self: start; display: inline-block; padding: 1px 8px; border-radius: 10px; background: #e8ecf3; font-size: .85rem; white-space: nowrap; }
 .status.succeeded { background: #dcf5e3; color: #14622e; } .status.error, .status.canceled { background: #fde4e1; color: #8f1c13; }

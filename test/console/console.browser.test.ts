@@ -402,6 +402,25 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByTestId("list").locator(`tr:has-text("${terminalPayment}")`).innerText()).toMatch(/Refunded\s+\(succeeded\)\s+25\.00 USD\t10\.00 USD\t10\.00 USD\t0\.00 USD/);
   });
 
+  it("a capture whose answer never came, the service gone after it: the page stays and says the change may or may not have been made", async () => {
+    const { payment_id } = (await m.post("/v1/payment/intent", { amount: "6.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
+    await m.post("/v1/payment/auth", { payment_id });
+    await page.goto(`${api.base}/console#/payments/${payment_id}`);
+    await poll(() => page.getByTestId("status").innerText()).toBe("requires_capture");
+    // the capture reaches the service and is applied; its answer is lost, and the service answers nothing more
+    await page.route((url) => url.pathname === "/v2/payment/capture", async (route) => {
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
+    await page.route((url) => url.pathname.startsWith(`/v2/payment/intent/${payment_id}`), (route) => route.abort("connectionrefused"));
+    await page.getByRole("button", { name: "Capture…" }).click();
+    await page.getByRole("button", { name: "Yes, capture" }).click();
+    await poll(() => page.getByRole("alert").allInnerTexts()).toContainEqual(expect.stringMatching(/It may or may not have made the change: look again once the service answers/));
+    expect(await page.getByRole("heading", { name: `Payment ${payment_id}` }).count()).toBe(1); // the page was kept: it was replaced by "Nothing could be read"
+    expect((await m.read(payment_id)).body.status).toBe("succeeded"); // it was applied
+    await page.unrouteAll({ behavior: "wait" });
+  });
+
   it("after a confirmation, gives the focus back to the button that asked, or to the page when that button can no longer take it", async () => {
     const { payment_id } = (await m.post("/v1/payment/intent", { amount: "8.00", payment_method_types: "card", capture_method: "manual", payment_method_id: "pm_card_visa", external_customer_id: "cus_42" })).body;
     await m.post("/v1/payment/auth", { payment_id });
@@ -809,8 +828,8 @@ describe("the web console in Chromium", () => {
   });
 
   // last: the payments it adds would change the lists the tests above read
-  it("says when more payments follow on the next page, and pages to them", async () => {
-    for (let i = 0; i < 18; i++) await api.engine.createIntent({ external_account_id: "acct_console", amount: "1.00", payment_method_types: "card", capture_method: "manual" });
+  it("says when more payments follow on the next page, and pages to them, by keyboard too (the focus stays on Next page)", async () => {
+    for (let i = 0; i < 40; i++) await api.engine.createIntent({ external_account_id: "acct_console", amount: "1.00", payment_method_types: "card", capture_method: "manual" });
     // a new key: a test above revoked the one this page signed in with
     const { key } = await createApiKeys(api.engine).issue("acct_console", "test");
     const all = await api.request("GET", "/v2/payments?external_account_id=acct_console&limit=100", { key });
@@ -820,9 +839,31 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("API key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await poll(listState).toBe("20 payments; more on the next page");
-    await page.getByRole("link", { name: "Next page" }).click();
-    const second = Math.min(20, total - 20);
-    await poll(listState).toBe(`${second} payment${second === 1 ? "" : "s"}, a later page${total > 40 ? "; more on the next page" : ""}`);
+    await page.getByRole("link", { name: "Next page" }).focus();
+    await page.keyboard.press("Enter");
+    await poll(listState).toBe("20 payments, a later page; more on the next page");
+    // the same link still has the focus (it was reused as "Newest", and a second Enter went back to the start)
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Next page");
+    await page.keyboard.press("Enter");
+    const third = Math.min(20, total - 40);
+    await poll(listState).toBe(`${third} payment${third === 1 ? "" : "s"}, a later page${total > 60 ? "; more on the next page" : ""}`);
+  });
+
+  it("at 1280 px, a list with a long reference and customer keeps its amounts on one line each; a customer id in another script direction is isolated", async () => {
+    const { key } = await createApiKeys(api.engine).issue("acct_console", "test");
+    const m2 = { post: (path: string, body: object) => api.request("POST", path, { key, body: { external_account_id: "acct_console", ...body } }) };
+    const customer = `cust_${"y".repeat(190)}`;
+    await m2.post("/v2/payment/intent", { amount: "34.00", payment_method_types: "card", capture_method: "manual", external_customer_id: customer, external_payment_id: `REF${"x".repeat(190)}` });
+    const rtl = "مرحبا\u202eevil";
+    await m2.post("/v2/payment/intent", { amount: "1.00", payment_method_types: "card", capture_method: "manual", external_customer_id: rtl });
+    await page.goto(`${api.base}/console#/payments`);
+    await poll(listState).toMatch(/^20 payments/);
+    const lines = await page.getByTestId("list").locator(".amount").evaluateAll((cells) => cells.map((c) => c.getClientRects().length));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((n) => n === 1)).toBe(true);
+    await page.goto(`${api.base}/console#/payments?external_customer_id=${encodeURIComponent(rtl)}`);
+    await poll(listState).toBe(`1 payment, customer ${rtl}`);
+    expect(await page.getByTestId("list-state").locator("bdi").innerText()).toBe(rtl);
   });
 
   it("at 375 px, ids and references as long as the API takes them wrap: nothing scrolls sideways", async () => {

@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import type { WebhookDelivery } from "../../client/index.js";
 import type { PageProps } from "./api.js";
 import { href, type Route } from "./router.js";
-import { Confirm, ErrorAlert, html, Table, time, useLoad, useSignOutOn401 } from "./ui.js";
+import { Confirm, ErrorAlert, html, Pager, Table, time, useLoad, useSignOutOn401 } from "./ui.js";
 
 const PAGE = 20;
 
@@ -47,10 +47,10 @@ export function DeliveriesPage({ session, onUnauthorized, endpointId, route }: P
         d.next_attempt_at ? time(d.next_attempt_at) : "—",
         d.delivered ? "" : html`<button type="button" class="secondary" onClick=${() => setRetrying(d.id)}>Retry…</button>`,
       ])} />
-    <nav class="pager" aria-label="Pages">
-      ${after && html`<a href=${href(`/webhooks/${endpointId}`)}>Newest</a>`}
-      ${list.data?.has_more && html`<a href=${href(`/webhooks/${endpointId}`, { after: rows.at(-1)?.id })}>Older deliveries</a>`}
-    </nav>
+    <${Pager}
+      first=${after && { href: href(`/webhooks/${endpointId}`), label: "Newest" }}
+      next=${list.data?.has_more && { href: href(`/webhooks/${endpointId}`, { after: rows.at(-1)?.id }), label: "Older deliveries" }}
+    />
     ${outcome.done && html`<div class="notice" role="status">${outcome.done}</div>`}
     <${ErrorAlert} error=${outcome.error} />
     ${retrying && html`<${Confirm} question=${`Post event ${retrying} to this endpoint again now?`} confirmLabel="Yes, retry" onConfirm=${() => void retry(retrying)} onCancel=${() => setRetrying(null)} />`}`;

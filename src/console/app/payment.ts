@@ -15,7 +15,9 @@ export function PaymentPage({ session, paymentId, onUnauthorized }: PageProps & 
   const view = useLoad(async (signal) => {
     const [audit, diagram] = await Promise.all([session.client.auditPayment(ref, { signal }), session.client.paymentDiagram({ ...ref, format: "svg", layout: "compact" }, { signal })]);
     return { audit, svg: diagram.diagram };
-  }, [paymentId]);
+    // a reload that failed (the service gone after a command) keeps the page: what its actions say
+    // of the command just sent (it may have been applied) stays, beside the error
+  }, [paymentId], { keepOnError: true });
   useSignOutOn401(view.error, onUnauthorized);
   useLiveEvents((e) => e.payment_id === paymentId, view.refresh);
 

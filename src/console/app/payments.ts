@@ -3,13 +3,14 @@
 // (shareable; Back returns to the filters before), the API's own query parameters (nothing is
 // filtered in the browser), pages of 20, amounts authorized / captured / refunded / net, and
 // live: an event about a payment refreshes the list.
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { PaymentStatus } from "../../client/index.js";
 import type { PageProps } from "./api.js";
 import { money, net, STATUSES, STATUS_WORDS } from "./format.js";
 import { useLiveEvents } from "./live.js";
 import { href, navigate, paramsOf, type Route } from "./router.js";
-import { ErrorAlert, html, Status, Table, time, useFields, useLoad, useSignOutOn401 } from "./ui.js";
+import { ErrorAlert, html, Pager, Status, Table, time, useFields, useLoad, useSignOutOn401 } from "./ui.js";
 
 const PAGE = 20;
 const FILTERS = ["q", "status", "capture_method", "terminal_id", "external_customer_id"] as const;
@@ -26,18 +27,21 @@ function filtersProblem(f: Filters): string | null {
   return `${names[0]!.toUpperCase()}${names.slice(1)} are ${set.length === 2 ? "both" : "all"} set: filter by one of them at a time, or search as well.`;
 }
 
-/** The filters in words, so the caption says which question the rows answer. */
-function describe(f: Filters): string {
+/** The filters in words, so the caption says which question the rows answer (the merchant's own values isolated: <bdi>). */
+function describe(f: Filters): ComponentChildren {
   const words = [
     f.status && `status ${f.status}`,
     f.capture_method && `capture ${f.capture_method}`,
-    f.terminal_id && `terminal ${f.terminal_id}`,
-    f.external_customer_id && `customer ${f.external_customer_id}`,
-    f.q && `matching “${f.q}”`,
+    f.terminal_id && html`terminal <bdi>${f.terminal_id}</bdi>`,
+    f.external_customer_id && html`customer <bdi>${f.external_customer_id}</bdi>`,
+    f.q && html`matching “<bdi>${f.q}</bdi>”`,
   ].filter(Boolean);
-  return words.length ? `, ${words.join(", ")}` : "";
+  return words.map((word) => html`, ${word}`);
 }
 
+
+/** An amount in a list's cell: never broken across lines (a long id beside it wraps instead; it took the table's width and the amounts wrapped digit by digit). */
+const amountCell = (amount: string, currency: string) => html`<span class="amount">${money(amount, currency)}</span>`;
 export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { route: Route }) {
   const account = session.account.external_account_id;
   const applied = paramsOf(route.params, FILTERS);
@@ -77,7 +81,7 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
   }
   const rows = list.data?.data ?? [];
   const described = problem ? "filters-hint filters-problem" : "filters-hint";
-  const caption = refusedByUrl ? "Not sent" : list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}${list.data?.has_more ? "; more on the next page" : ""}`;
+  const caption = refusedByUrl ? "Not sent" : list.error ? "Not loaded" : list.loading ? "Loading…" : html`${rows.length} payment${rows.length === 1 ? "" : "s"}${describe(applied)}${after ? ", a later page" : ""}${list.data?.has_more ? "; more on the next page" : ""}`;
   return html`<h1>Payments</h1>
     <form class="filters" role="search" onSubmit=${apply}>
       <label>Search<input name="q" type="search" ...${bind("q")} aria-describedby="filters-hint" placeholder="start of a pi_… id or of your reference" title="Payments whose id or reference starts with this (3 characters or more; a shorter one must be the whole id or reference)" /></label>
@@ -103,17 +107,17 @@ export function PaymentsPage({ session, onUnauthorized, route }: PageProps & { r
         rows=${rows.map((p) => [
           html`<span><a href=${`#/payments/${encodeURIComponent(p.payment_id)}`}>${p.payment_id}</a>${p.external_transaction_id !== null && html`<span class="muted ref">${String(p.external_transaction_id)}</span>`}</span>`,
           html`<${Status} payment=${p} />`,
-          money(p.amount, p.currency),
-          money(p.amount_captured, p.currency),
-          money(p.amount_refunded, p.currency),
-          money(net(p), p.currency),
+          amountCell(p.amount, p.currency),
+          amountCell(p.amount_captured, p.currency),
+          amountCell(p.amount_refunded, p.currency),
+          amountCell(net(p), p.currency),
           p.external_customer_id ?? "—",
           time(p.date_created),
         ])}
       />
     </div>
-    <nav class="pager" aria-label="Pages">
-      ${after && html`<a href=${href("/payments", applied)}>Newest</a>`}
-      ${list.data?.has_more && list.data.next_cursor && html`<a href=${href("/payments", { ...applied, after: list.data.next_cursor })}>Next page</a>`}
-    </nav>`;
+    <${Pager}
+      first=${after && { href: href("/payments", applied), label: "Newest" }}
+      next=${list.data?.has_more && list.data.next_cursor && { href: href("/payments", { ...applied, after: list.data.next_cursor }), label: "Next page" }}
+    />`;
 }

@@ -1,6 +1,7 @@
 // The account's terminals (GET/POST /v2/hardware; in the sandbox, a shopper presenting a test card
 // on a processor A terminal) and a customer's cards on file (GET /v1/customer/card; saving the
 // card of a captured payment, POST /v1/customer/card). The customer is held in the URL.
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import type { PageProps } from "./api.js";
 import { useLiveEvents } from "./live.js";
@@ -13,8 +14,8 @@ const TEST_CARDS = [
 ] as const;
 
 /** A form's submission: busy while it runs, its answer or refusal in words. */
-function useSubmit<T>(run: () => Promise<T>, done: (answer: T) => string, after: () => void) {
-  const [state, setState] = useState<{ busy: boolean; error?: unknown; done?: string }>({ busy: false });
+function useSubmit<T>(run: () => Promise<T>, done: (answer: T) => ComponentChildren, after: () => void) {
+  const [state, setState] = useState<{ busy: boolean; error?: unknown; done?: ComponentChildren }>({ busy: false });
   const submit = async (e: Event) => {
     e.preventDefault();
     setState({ busy: true });
@@ -92,7 +93,7 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
   const [saveFor, bindSaveFor] = useFields({ customer }, customer);
   const save = useSubmit(
     () => session.client.saveCard({ external_account_id: account, payment_id: fields.payment_id.trim(), external_customer_id: saveFor.customer.trim() }),
-    (c) => `Saved ${c.brand} •••• ${c.last_4} for ${c.external_customer_id} as ${c.payment_method_id}.`,
+    (c) => html`Saved ${c.brand} •••• ${c.last_4} for <bdi>${c.external_customer_id}</bdi> as ${c.payment_method_id}.`,
     list.refresh,
   );
   const rows = list.data?.data ?? [];
@@ -102,7 +103,7 @@ export function CardsPage({ session, onUnauthorized, route }: PageProps & { rout
       <button type="submit">Show cards</button>
     </form>
     <${ErrorAlert} error=${list.error} />
-    ${customer && html`<${Table} testid="cards" caption=${list.error ? "Not loaded" : list.loading ? "Loading…" : `${rows.length} card${rows.length === 1 ? "" : "s"} on file for ${customer}`}
+    ${customer && html`<${Table} testid="cards" caption=${list.error ? "Not loaded" : list.loading ? "Loading…" : html`${rows.length} card${rows.length === 1 ? "" : "s"} on file for <bdi>${customer}</bdi>`}
       columns=${["Card token", "Card", "Expires", "Holder", "Saved from", "Saved"]}
       rows=${rows.map((c) => [c.payment_method_id, `${c.brand} •••• ${c.last_4} (${c.funding})`, `${c.exp_month}/${c.exp_year}`, c.cardholder_name ?? "", html`<a href=${`#/payments/${encodeURIComponent(c.payment_id)}`}>${c.payment_id}</a>`, time(c.date_created)])} />`}
     <section class="card" aria-labelledby="save-h">

@@ -25,7 +25,7 @@ export const Status = ({ payment }: { payment: Pick<Payment, "status" | "amount_
 export const time = (iso: string) => new Date(iso).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 
 export interface Loaded<T> {
-  /** The latest answer; while a newer load runs, the one before it (`loading` says so). */
+  /** The latest answer; while a newer load runs, the one before it (`loading` says so); after a reload failed, with keepOnError, the one before it too (`error` says so). */
   data: T | undefined;
   error: unknown;
   /** True from the render in which the dependencies changed until their answer arrives. */
@@ -39,24 +39,30 @@ export interface Loaded<T> {
 /**
  * Runs `load` when its dependencies change; `reload` runs it again. Loads are ordered: a newer
  * one aborts the request of the one before (its AbortSignal), and an answer that arrives after a
- * newer load began is dropped, so what is shown is always the answer to the latest request.
+ * newer load began is dropped, so what is shown is always the answer to the latest request. A
+ * load that fails has no data (a list says "Not loaded", not what it last read), unless
+ * `keepOnError` (a page whose parts must outlive a reload: what a payment's page says of a command
+ * just sent), when a reload of the same dependencies keeps the data it would have replaced.
  */
-export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[], { keepOnError = false } = {}): Loaded<T> {
   const [tick, setTick] = useState(0);
+  const of = JSON.stringify(deps);
   const key = JSON.stringify([...deps, tick]);
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; key: string | null }>({ data: undefined, error: null, key: null });
+  // `of`: the dependencies the data was loaded for
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; key: string | null; of: string | null }>({ data: undefined, error: null, key: null, of: null });
   const pending = useRef<{ key: string; again: boolean }>({ key: "", again: false });
   useEffect(() => {
     const request = new AbortController();
     pending.current = { key, again: false };
-    const settle = (next: { data: T | undefined; error: unknown }) => {
+    const settle = (next: (before: typeof state) => { data: T | undefined; error: unknown; of: string | null }) => {
       if (request.signal.aborted) return;
-      setState({ ...next, key });
+      setState((before) => ({ ...next(before), key }));
       if (pending.current.again) setTick((t) => t + 1);
     };
     load(request.signal).then(
-      (data) => settle({ data, error: null }),
-      (error: unknown) => settle({ data: undefined, error }),
+      (data) => settle(() => ({ data, error: null, of })),
+      // keepOnError: a reload that failed keeps what was shown of the same thing (the error said beside it)
+      (error: unknown) => settle((before) => (keepOnError && before.of === of ? { data: before.data, error, of } : { data: undefined, error, of: null })),
     );
     return () => request.abort();
   }, [key]);
@@ -145,3 +151,14 @@ export function Table({ caption, columns, rows, testid }: { caption: ComponentCh
     <tbody>${rows.map((cells) => html`<tr>${cells.map((cell, i) => html`<td data-label=${columns[i]}>${cell}</td>`)}</tr>`)}</tbody>
   </table>`;
 }
+
+/**
+ * A list's pager: the link back to its first page and the one to the next. Keyed: unkeyed, the
+ * first page's only link ("Next page") was reused for the first link of the next page, and a
+ * keyboard user's Enter on it again went back to the start.
+ */
+export const Pager = ({ first, next }: { first: false | undefined | { href: string; label: string }; next: false | undefined | { href: string; label: string } }) =>
+  html`<nav class="pager" aria-label="Pages">
+    ${first && html`<a key="first" href=${first.href}>${first.label}</a>`}
+    ${next && html`<a key="next" href=${next.href}>${next.label}</a>`}
+  </nav>`;

@@ -7,7 +7,7 @@ import { PUBLIC_EVENT_TYPES as EVENT_TYPES, type PublicEventType } from "../../p
 import type { PageProps } from "./api.js";
 import { useLiveEvents } from "./live.js";
 import { href, navigate, paramsOf, type Route } from "./router.js";
-import { Confirm, ErrorAlert, html, Table, time, useFields, useLoad, useSignOutOn401 } from "./ui.js";
+import { Confirm, ErrorAlert, html, Pager, Table, time, useFields, useLoad, useSignOutOn401 } from "./ui.js";
 
 
 export function WebhooksPage({ session, onUnauthorized }: PageProps) {
@@ -93,8 +93,8 @@ export function EventsPage({ session, onUnauthorized, route }: PageProps & { rou
     </section>
     <${ErrorAlert} error=${page.error} />
     <${Table} testid="events" caption=${page.error ? "Not loaded" : page.loading ? "Loading…" : `${rows.length} event${rows.length === 1 ? "" : "s"}, oldest first${after ? ` after cursor ${after}` : ""}`} columns=${COLUMNS} rows=${rows.map(eventRow)} />
-    <nav class="pager" aria-label="Pages">
-      ${after && html`<a href=${href("/events", { type, payment_id })}>From the start</a>`}
-      ${page.data?.has_more && html`<a href=${href("/events", { type, payment_id, after: page.data.next_cursor })}>Next page</a>`}
-    </nav>`;
+    <${Pager}
+      first=${after && { href: href("/events", { type, payment_id }), label: "From the start" }}
+      next=${page.data?.has_more && { href: href("/events", { type, payment_id, after: page.data.next_cursor }), label: "Next page" }}
+    />`;
 }

@@ -80,8 +80,8 @@ export const REQUEST_ID_SEQUENCE = "request_id";
 /**
  * Request ids unique across processes sharing a store: each process takes blocks of consecutive
  * integers reserved in the store (EventStore.reserveIds). requestId() must stay synchronous (the
- * HTTP server asks for one per request), so the next block is reserved while the current one is
- * used. Should both run out while the store is unreachable, ids fall back to `base`'s
+ * HTTP server asks for one per request), so the next block is reserved once half of the current
+ * one is used. Should both run out while the store is unreachable, ids fall back to `base`'s
  * time-ordered ones (~2^51, far above any block), unique in practice.
  */
 export async function blockRequestIds(base: Ids, reserve: (count: number) => Promise<number>, blockSize = 1000): Promise<Ids> {
@@ -97,7 +97,6 @@ export async function blockRequestIds(base: Ids, reserve: (count: number) => Pro
       .catch(() => undefined) // tried again on the next request id
       .finally(() => (reserving = false));
   }
-  reserveSpare();
   return {
     ...base,
     requestId() {
@@ -105,8 +104,11 @@ export async function blockRequestIds(base: Ids, reserve: (count: number) => Pro
         ({ first: next, end } = spare);
         spare = undefined;
       }
-      reserveSpare();
-      return next < end ? next++ : base.requestId();
+      const id = next < end ? next++ : base.requestId();
+      // the next block once half of this one is used: ahead of need, and none taken by a process
+      // (a CLI command) that uses a few
+      if (end - next <= blockSize / 2) reserveSpare();
+      return id;
     },
   };
 }

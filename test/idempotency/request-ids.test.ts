@@ -19,7 +19,7 @@ describe("request ids from store blocks", () => {
     expect(Math.max(...seen)).toBeLessThan(1000); // from the blocks, not the fallback
   });
 
-  it("keeps answering with integers when the store is gone and both blocks are used", async () => {
+  it("keeps answering with integers when the store is gone and both blocks are used; reserves the next block only once half of one is used", async () => {
     let up = true;
     let next = 1;
     const ids = await blockRequestIds(randomIds(), async (n) => {
@@ -28,9 +28,12 @@ describe("request ids from store blocks", () => {
       next += n;
       return first;
     }, 4);
+    expect(next).toBe(5); // one block: the next is reserved once half of it is used
+    const early = [ids.requestId(), ids.requestId()];
     await new Promise((r) => setImmediate(r));
+    expect(next).toBe(9);
     up = false;
-    const got = Array.from({ length: 12 }, () => ids.requestId());
+    const got = [...early, ...Array.from({ length: 10 }, () => ids.requestId())];
     expect(got.slice(0, 8)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(new Set(got).size).toBe(12);
     expect(got.slice(8).every((id) => Number.isSafeInteger(id) && id > 2 ** 40)).toBe(true);

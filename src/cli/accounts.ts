@@ -10,6 +10,7 @@ import { randomIds } from "../ids.js";
 import { configFromEnv, openStores, type Stores } from "../config.js";
 import { createEngine, type Engine } from "../engine.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
+import { OpenAccountInput, parseInput } from "../inputs.js";
 import { StoreMissing } from "../store/port.js";
 import { action, processIo, type CliIo } from "./io.js";
 import { openStore, READS, storeIds, storeOption, storeOptionsGiven, WRITES, type StoreUse } from "./store-option.js";
@@ -41,7 +42,7 @@ const keysOf = (engine: Engine) => createApiKeys(engine, { readModelsCurrent: "c
 function expiresIn(expires: string | undefined): number | null {
   if (expires === undefined) return null;
   const ms = parseDuration(expires, "--expires");
-  if (!(ms > 0)) throw new InvalidRequest(`--expires: a key must work for some time, got ${JSON.stringify(expires)} (e.g. 90d, 12h)`, "expires");
+  if (!(ms >= 1_000)) throw new InvalidRequest(`--expires: a key must work for a second at least, got ${JSON.stringify(expires)} (e.g. 90d, 12h)`, "expires");
   return ms;
 }
 /** That span from the engine's now, as a key's expiry. */
@@ -110,7 +111,9 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
       action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) => {
-        const expiresMs = expiresIn(opts.expires); // a bad --expires opens nothing
+        // what is refused opens nothing: a bad --expires, id or currency
+        const expiresMs = expiresIn(opts.expires);
+        parseInput(OpenAccountInput, { external_account_id, processor: opts.processor, currency: opts.currency });
         return withEngine(whereOf(opts, command), WRITES, async (engine, where) => {
           const expiresAt = expiryAt(engine, expiresMs);
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));

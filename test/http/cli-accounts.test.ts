@@ -85,7 +85,7 @@ describe("cardflow accounts", () => {
   });
 
   it("a bad --expires is refused naming it, before the account is opened: the same create then works", async () => {
-    for (const expires of ["0", "abc", "100000000d"]) {
+    for (const expires of ["0", "abc", "100000000d", "0.5ms", "999ms"]) {
       const refused = await cardflow("accounts", "create", "acct_expiring", "--expires", expires);
       expect(refused, expires).toMatchObject({ code: 2, out: "" });
       expect(refused.err, expires).toMatch(/^cardflow: --expires: .*got/m);
@@ -94,6 +94,16 @@ describe("cardflow accounts", () => {
     const created = await cardflow("accounts", "create", "acct_expiring", "--expires", "90d");
     expect(created.code, created.err).toBe(0);
     expect(created.out.trim()).toMatch(/^sk_/);
+  });
+
+  it("an account id or currency the account cannot have is refused before any store is opened (a new store was left behind)", async () => {
+    const before = (await store.readAll()).length;
+    for (const args of [["acct_cur", "--currency", "usdd"], ["acct_cur", "--currency", "XX1"], [""], ["x".repeat(256)]]) {
+      const refused = await cardflow("accounts", "create", ...args);
+      expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(refused.err, args.join(" ")).not.toContain("cardflow: store:"); // said when a store is opened
+    }
+    expect((await store.readAll()).length).toBe(before);
   });
 
   it("a duration without its unit is refused with examples, --grace and --expires alike (30 was 30 ms: a grace over at once, a key born expired)", async () => {

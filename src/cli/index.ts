@@ -2,7 +2,7 @@
 // its own module and registers itself on the program here. Exit codes (README): 0 done/clean,
 // 1 findings, 2 the command could not run, usage errors included (unknown command or option, a
 // missing argument, a bad choice).
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, type Option } from "commander";
 import { registerAccounts, type OpenService } from "./accounts.js";
 import { registerAudit } from "./audit.js";
 import { registerDiagram } from "./diagram.js";
@@ -21,6 +21,25 @@ const STORE_OPTIONS = [
 ] as const;
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
+/** The arguments a program was run with (runCli), for what commander does not keep: an option given twice. */
+const argsOf = new WeakMap<Command, readonly string[]>();
+
+/** The first of the command's options given more than once on the command line (its long name), if any; its values are skipped, and so is all after `--`. */
+function givenTwice(args: readonly string[], command: Command): string | undefined {
+  const seen = new Set<Option>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") return undefined;
+    const [flag, inline] = arg.startsWith("--") ? (arg.split(/=(.*)/s) as [string, string?]) : [arg, undefined];
+    const option = command.options.find((o) => o.long === flag || o.short === flag);
+    if (!option) continue;
+    if (seen.has(option)) return option.long ?? option.short;
+    seen.add(option);
+    if ((option.required || option.optional) && inline === undefined) i++; // its value, whatever it looks like
+  }
+  return undefined;
+}
+
 export function createProgram(io: CliIo = processIo, openService?: OpenService): Command {
   const program = new Command("cardflow")
     .description("cardflow: event-sourced payment orchestration core")
@@ -32,7 +51,12 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
     // an empty store option on the command line (`--store "$UNSET"`) names no store: refused, not
     // taken as no option (the default store, audited or served in its place); an empty variable
     // (CARDFLOW_STORE=) counts as unset, as every setting's does
-    .hook("preAction", (_program, command) => {
+    .hook("preAction", (program, command) => {
+      const twice = givenTwice(argsOf.get(program) ?? [], command);
+      if (twice) {
+        io.err(`cardflow: ${twice} is given twice: give it once (the last one would have been taken silently)\n`);
+        throw new CommanderError(EXIT_ERROR, "cardflow.optionTwice", `${twice} given twice`);
+      }
       for (const [name, needs] of STORE_OPTIONS) {
         const value: unknown = command.getOptionValue(name);
         if (typeof value !== "string" || value.trim() !== "") continue;
@@ -58,7 +82,9 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
 export async function runCli(args: readonly string[], io: CliIo = processIo, openService?: OpenService): Promise<number> {
   process.exitCode = undefined;
   try {
-    await createProgram(io, openService).parseAsync(args, { from: "user" });
+    const program = createProgram(io, openService);
+    argsOf.set(program, args);
+    await program.parseAsync(args, { from: "user" });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
     // --help and --version end with 0; every usage error with 2, as documented

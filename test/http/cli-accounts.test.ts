@@ -106,6 +106,16 @@ describe("cardflow accounts", () => {
     expect((await store.readAll()).length).toBe(before);
   });
 
+  it("an option given twice is refused (commander took the last one silently: an account opened on processor B), a value that looks like an option is a value", async () => {
+    const before = (await store.readAll()).length;
+    const twice = await cardflow("accounts", "create", "acct_twice", "--processor", "A", "--processor", "B");
+    expect(twice).toEqual({ code: 2, out: "", err: "cardflow: --processor is given twice: give it once (the last one would have been taken silently)\n" });
+    expect(await cardflow("accounts", "create", "acct_twice", "--expires=1d", "--expires", "2d")).toMatchObject({ code: 2, err: expect.stringContaining("--expires is given twice") });
+    expect((await store.readAll()).length).toBe(before);
+    // after --, nothing is an option
+    expect((await cardflow("accounts", "create", "--currency", "USD", "--", "acct_dashes")).code).toBe(0);
+  });
+
   it("a duration without its unit is refused with examples, --grace and --expires alike (30 was 30 ms: a grace over at once, a key born expired)", async () => {
     await cardflow("accounts", "create", "acct_units");
     const [old] = await createApiKeys(createEngine({ store, readModels })).list("acct_units");

@@ -96,7 +96,9 @@ export async function readJsonl(path: string): Promise<RecordedEvent[]> {
   const lines = text.split("\n");
   const parsed = lines.map((line, i) => (line.trim() === "" ? undefined : parseLine(line, i + 1))).filter((e) => e !== undefined);
   const problems = parsed.filter((p) => typeof p === "string");
-  if (problems.length) throw new InvalidRequest(`--store: ${path} is not an event export:\n  ${problems.join("\n  ")}`, "store");
+  // the first few: a file that is not an export at all would be named line by line (thousands)
+  const shown = problems.slice(0, 5).join("\n  ") + (problems.length > 5 ? `\n  … and ${problems.length - 5} more lines` : "");
+  if (problems.length) throw new InvalidRequest(`--store: ${path} is not an event export:\n  ${shown}`, "store");
   return parsed as RecordedEvent[];
 }
 

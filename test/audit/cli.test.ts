@@ -245,6 +245,12 @@ describe("cardflow CLI", () => {
     const malformed = await cardflow("replay", "--store", `jsonl:${notEvents}`);
     expect(malformed.code).toBe(2);
     expect(malformed.err).toMatch(/is not an event export:\n  line 2: revision:/);
+    // a file that is not an export at all: its first lines named, then how many more (not thousands of lines)
+    const text = join(dir, "text.jsonl");
+    await writeFile(text, Array.from({ length: 1000 }, (_, i) => `line ${i}`).join("\n"));
+    const textFile = await cardflow("replay", "--store", `jsonl:${text}`);
+    expect(textFile.code).toBe(2);
+    expect(textFile.err).toContain(`is not an event export:\n  line 1: not JSON\n  line 2: not JSON\n  line 3: not JSON\n  line 4: not JSON\n  line 5: not JSON\n  … and 995 more lines\n`);
     const missing = await cardflow("audit", "pi_nope", "--store", `jsonl:${file}`);
     expect(missing).toMatchObject({ code: 2 });
     expect(missing.err).toMatch(/pi_nope/);

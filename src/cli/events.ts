@@ -80,8 +80,10 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           // an account the store does not hold would print nothing, and follow for ever
           if (opts.account !== undefined && (await store.readStream(streams.account(opts.account), { maxCount: 1 })).length === 0) throw new NotFound("merchant account", opts.account, "account");
           const scope: FeedScope = opts.account === undefined ? "all" : { account: opts.account };
-          const line = ({ event: e }: FeedEntry) =>
-            opts.json ? JSON.stringify(e) : `${e.created}  ${e.external_account_id}  ${e.type.padEnd(40)}  ${e.payment_id ?? "-"}  #${e.sequence}  ${e.id}`;
+          // the text line ends with the event's position: --after takes it, to go on from there
+          const line = ({ event: e, position }: FeedEntry) =>
+            opts.json ? JSON.stringify(e) : `${e.created}  ${e.external_account_id}  ${e.type.padEnd(40)}  ${e.payment_id ?? "-"}  #${e.sequence}  ${e.id}  @${position}`;
+          const resume = () => io.err(`cardflow: printed up to position ${cursor}; go on from there with --after ${cursor}\n`);
           let cursor = Number(opts.after);
           const printNew = async () => {
             await feed.catchUp();
@@ -93,7 +95,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
             }
           };
           await printNew();
-          if (!opts.follow) return;
+          if (!opts.follow) return resume();
           const head = await feed.catchUp();
           // follow: the store signals appends (other processes' too, by polling); one print at a time
           await new Promise<void>((resolve) => {
@@ -101,7 +103,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
             const subscription = store.subscribeToAll({ after: head }, () => void printing());
             // the store polls on unref'd timers: keep the process alive until interrupted
             const alive = setInterval(() => undefined, 1 << 30);
-            const stop = () => void subscription.close().then(printing.settled).then(() => (clearInterval(alive), resolve()));
+            const stop = () => void subscription.close().then(printing.settled).then(() => (clearInterval(alive), resume(), resolve()));
             process.once("SIGINT", stop);
             process.once("SIGTERM", stop);
             // under npx a kill reaches npm, not this follower: it stops once npm is gone (as serve does)

@@ -39,8 +39,13 @@ describe("cardflow events tail", () => {
     const all = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow");
     const lines = all.out.trim().split("\n");
     expect(lines).toHaveLength(12);
-    expect(lines[0]).toMatch(/^\S+\s+acct_x\s+payment_intent\.created\s+pi_\S+\s+#1\s+evt_[0-9a-f]{32}$/);
+    expect(lines[0]).toMatch(/^\S+\s+acct_x\s+payment_intent\.created\s+pi_\S+\s+#1\s+evt_[0-9a-f]{32}\s+@\d+$/);
     expect(lines.filter((l) => l.includes("acct_y"))).toHaveLength(6);
+    // a line's position is what --after takes: from the 4th line's, the 8 after it
+    const fourth = lines[3]!.split("@").at(-1)!;
+    const rest = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", fourth);
+    expect(rest.out.trim().split("\n")).toEqual(lines.slice(4));
+    expect(all.err).toContain(`cardflow: printed up to position ${lines[11]!.split("@").at(-1)}; go on from there with --after`);
     const after = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", "x");
     expect(after.code).toBe(2);
     expect(after.err).toMatch(/--after/);

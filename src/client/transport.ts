@@ -101,7 +101,8 @@ function sendable(option: string, value: string): string {
   return value;
 }
 
-export const retryable = (error: ApiError) => error.status === 503 || (error.status === 409 && error.code === "idempotency_key_in_use");
+/** Answers a retry may change: 503 (unavailable, stopping), 408 (the request did not arrive whole: it never ran), a key whose first try still runs. */
+export const retryable = (error: ApiError) => error.status === 503 || error.status === 408 || (error.status === 409 && error.code === "idempotency_key_in_use");
 
 export function createTransport({ baseUrl, apiKey, maxRetries = 3, retryDelayMs = 500, fetch: fetchFn = globalThis.fetch, idempotencyKey = randomKey }: ClientOptions): { send: Send; open: Open; backoff: (attempt: number) => number } {
   if (apiKey !== undefined) sendable("apiKey", apiKey);

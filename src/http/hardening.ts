@@ -97,9 +97,27 @@ function requestLineOverflowed(error: Error & { rawPacket?: unknown; bytesParsed
   return /^[A-Z-]+ [^\s:]/.test(packet.toString("latin1", start, Math.min(start + 32, end)));
 }
 
+/**
+ * Connections answered by clientErrorHandler. Their input is not read on: a request Node's parser
+ * still finds there is not run (a process frozen past the headers' timeout, a VM paused, then
+ * resumed: its timeout check answered 408 "did not arrive in time" while the request's bytes
+ * waited unread, and the request then ran: a payment created behind a 408).
+ */
+const answered = new WeakSet<Socket>();
+
+/** A request on a connection already answered (clientErrorHandler) is dropped unrun: the connection is closed. */
+export function dropRequestsOfAnsweredConnections(app: FastifyInstance): void {
+  app.addHook("onRequest", (req, reply, done) => {
+    if (!answered.has(req.raw.socket)) return done();
+    reply.hijack();
+    req.raw.socket.destroy();
+  });
+}
+
 /** Answers errors of Node's HTTP parser as problem+json, with a request id of its own. */
 export function clientErrorHandler(requestId: () => number) {
   return (error: Error & { code?: string }, socket: Socket) => {
+    answered.add(socket);
     if (error.code === "ECONNRESET" || !socket.writable) {
       socket.destroy();
       return;

@@ -213,6 +213,31 @@ describe("HTTP hardening", () => {
   });
 });
 
+describe("a connection its parser's error answered", () => {
+  it("runs no request found on it afterwards: a process frozen past the timeout answered 408, then ran the request waiting unread (a payment behind a 408)", async () => {
+    api = await startApi();
+    const { key } = await api.merchant("acct_frozen");
+    const count = async () => (await api.request("GET", "/v2/payments?external_account_id=acct_frozen", { key })).body.data.length as number;
+    const { hostname, port } = new URL(api.base);
+    // the server's side of the next connection: its timeout check fires first, as after a freeze
+    const accepted = new Promise<import("node:net").Socket>((resolve) => api.app.server.once("connection", resolve));
+    const client = connect(Number(port), hostname);
+    const server = await accepted;
+    let text = "";
+    client.on("data", (d) => (text += d.toString()));
+    client.on("error", () => undefined);
+    const closed = new Promise((resolve) => client.on("close", resolve));
+    api.app.server.emit("clientError", Object.assign(new Error("Request timeout"), { code: "ERR_HTTP_REQUEST_TIMEOUT" }), server);
+    // then the request's bytes are read
+    const body = JSON.stringify({ external_account_id: "acct_frozen", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+    client.write(`POST /v2/payment/intent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    await closed;
+    expect(text.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
+    expect(text.match(/HTTP\/1\.1/g)).toHaveLength(1); // its one answer
+    expect(await count()).toBe(0); // and nothing was done
+  });
+});
+
 describe("Expect: 100-continue", () => {
   /** Sends the headers, then the body only once the server said 100 Continue: all it read, and whether it asked for the body. */
   function expecting(base: string, headers: string, body: string): Promise<{ text: string; asked: boolean }> {

@@ -27,7 +27,7 @@ export async function asOf(store: EventStore, paymentId: string, timestamp: stri
   if (!DATE_TIME.safeParse(timestamp).success) throw new InvalidRequest(`timestamp: ${JSON.stringify(timestamp)} is not an ISO 8601 date-time of a real date with its offset, e.g. 2026-01-01T00:05:00Z or 2026-01-01T01:05:00+01:00`, "timestamp", "parameter_invalid");
   const at = Date.parse(timestamp);
   const events = await store.readStream(streams.payment(paymentId));
-  if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+  if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id", "in the store");
   let state: PaymentState | undefined;
   let last: (typeof events)[number] | undefined;
   for (const e of events) {

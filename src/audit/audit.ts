@@ -52,7 +52,7 @@ async function readUpToUnreadable(store: EventStore, stream: string): Promise<{ 
 export async function audit(source: AuditSource, paymentId: string, { anchors = {} }: { anchors?: Anchors } = {}): Promise<PaymentAudit> {
   const stream = streamNames.payment(paymentId);
   const { events, unreadable } = await readUpToUnreadable(source.store, stream);
-  if (events.length === 0 && unreadable.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+  if (events.length === 0 && unreadable.length === 0) throw new NotFound("payment", paymentId, "payment_id", "in the store");
   const { timeline, final, findings, foldable, asAllowed } = checkPaymentStream(events, source.machines);
   findings.unshift(...unreadable);
   // what the processor did that the payment does not show (its late answers it did not take)

@@ -109,7 +109,7 @@ export async function replayStore(store: EventStore, { onProgress, now = () => p
 /** One payment's stream replayed: the state after each event, each against the machine that decided it. */
 export async function replayPayment(store: EventStore, paymentId: string): Promise<AuditReplay & { payment_id: string }> {
   const events = await store.readStream(`payment-${paymentId}`);
-  if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+  if (events.length === 0) throw new NotFound("payment", paymentId, "payment_id", "in the store");
   return { payment_id: paymentId, ...auditReplay(events) };
 }
 

@@ -48,7 +48,7 @@ export async function* exportEvents(store: EventStore, { paymentId }: { paymentI
   };
   if (paymentId !== undefined) {
     const stream = await store.readStream(`payment-${paymentId}`);
-    if (stream.length === 0) throw new NotFound("payment", paymentId, "payment_id");
+    if (stream.length === 0) throw new NotFound("payment", paymentId, "payment_id", "in the store");
     for (const e of stream) yield line(e);
     return;
   }

@@ -107,9 +107,14 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           const key = req.headers[IDEMPOTENCY_HEADER];
           // no closures on this path (reads): it runs on every status poll
           if (def.method !== "POST") return def.present(await def.run(input, { version, account, command, headers: req.headers }), version);
-          if (key === undefined) return (req.answer = def.present(await def.run(input, { version, account, command, headers: req.headers }), version));
+          // a command a payment's client secret authorised acted for the payment's account: the log line names it
+          const run = async (cmd: CommandContext) => {
+            const raw = await def.run(input, { version, account, command: cmd, headers: req.headers });
+            if (account === null && secret !== undefined) req.clientAccount = accountOf(raw) ?? accountOf(input);
+            return raw;
+          };
+          if (key === undefined) return (req.answer = def.present(await run(command), version));
 
-          const run = (cmd: CommandContext) => def.run(input, { version, account, command: cmd, headers: req.headers });
           const present = (answer: unknown) => def.present(answer, version);
           const scope = account ?? (secret === undefined ? "public" : `${CLIENT_SCOPE}${sha256(String(secret))}`);
           const answer = await idempotency.run(
@@ -133,6 +138,12 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
     });
   }
 }
+
+/** The merchant account an answer or input names, if any. */
+const accountOf = (value: unknown): string | null => {
+  const account = (value as { external_account_id?: unknown } | null)?.external_account_id;
+  return typeof account === "string" ? account : null;
+};
 
 const hasParams = (params: Record<string, string> | undefined): params is Record<string, string> => params !== undefined && Object.keys(params).length > 0;
 

@@ -18,6 +18,8 @@ declare module "fastify" {
     span: Span | null;
     /** The problem code of an error answer (the log line's outcome when no command ran). */
     problemCode: string | null;
+    /** The account a command authorised by a payment's client secret acted for (no API key names one). */
+    clientAccount: string | null;
     /** A kept answer sent again for its Idempotency-Key (no command ran). */
     replayed: { answer: unknown } | null;
     /** A POST's answer (the payment a simulator's route answers names none in its request). */
@@ -46,6 +48,7 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
   app.decorateRequest("span", null);
   app.decorateRequest("problemCode", null);
   app.decorateRequest("replayed", null);
+  app.decorateRequest("clientAccount", null);
   app.decorateRequest("answer", null);
   app.decorateRequest("handled", false);
   app.decorateRequest("streamed", false);
@@ -153,7 +156,7 @@ function writeLogLine(req: FastifyRequest, reply: FastifyReply, status: number, 
   const paymentId = paymentIdOf(req, note);
   req.log.info(
     {
-      account: req.owner?.external_account_id ?? null,
+      account: req.owner?.external_account_id ?? req.clientAccount ?? null,
       key_id: req.owner?.key_id ?? null,
       method: req.method,
       route: req.routeOptions.url ?? "unmatched", // as the metrics label it

@@ -171,6 +171,8 @@ describe("a served process", () => {
     const created = lines.find((l) => l.msg === "request" && l.route === "/v2/payment/intent" && l.status === 200);
     expect(created).toMatchObject({ command: "createIntent", payment_id: seen.payment, outcome: "ok" });
     expect(lines.find((l) => l.msg === "request" && l.status === 401)).toMatchObject({ account: null, outcome: "unauthorized" });
+    // a command the payment's client secret authorised: the account it acted for, though no key named one
+    expect(lines.find((l) => l.msg === "request" && l.route === "/v2/sdk/payment-method")).toMatchObject({ account: "acct_obsb", key_id: null, status: 200, command: "collectPaymentMethod" });
     // a kept answer sent again for its Idempotency-Key: no command ran, the outcome says so
     const createKept = () => fetch(`${server.url}/v2/payment/intent`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": "obs-replay" }, body: JSON.stringify({ external_account_id: "acct_obs", amount: "3.00", payment_method_types: "card_present", capture_method: "manual" }) });
     const kept = await createKept();

@@ -14,7 +14,7 @@ export function clientSdkRoutes(engine: Engine) {
       path: "/v2/sdk/payment-method",
       summary: "Processor B client SDK: collect the card for an intent, authorised by its client secret",
       description:
-        "Called by the client (reader or card form), not the merchant server: no API key, the intent's `client_secret` authorises it. On a card form (card not present, no `terminal_id`) or with automatic capture it also processes the payment: the answer is `requires_capture`, `succeeded` or `error`. A reader's payment with manual capture is then processed with process-payment (or the auth call).",
+        "Called by the client (reader or card form), not the merchant server: no API key, the intent's `client_secret` authorises it. On a card form (card not present, no `terminal_id`) or with automatic capture it also processes the payment: the answer is `requires_capture`, `succeeded`, `capture_requested` (a capture settled later), `error` (a decline) or `requires_payment_method` with `last_error_code` (the collection ended: cancel, timeout). A reader's payment with manual capture is then processed with process-payment (or the auth call).",
       extension: true,
       auth: "client_secret",
       input: CollectPaymentMethodInput,

@@ -60,10 +60,10 @@ export function listenFailure(error: unknown, host: [variable: string, value: st
 
 /**
  * The address to tell someone on this host (the start banner, the metrics URL): a listener on
- * every address is reached at localhost; one on a given address there (an IPv6 one in brackets),
- * since localhost may resolve to another (::1 for a listener on 127.0.0.1).
+ * every address, or on loopback, is reached at localhost (curl and Node try both of its
+ * addresses); one on another address there (an IPv6 one in brackets): localhost does not reach it.
  */
 export function urlOf(host: string, port: number, path = ""): string {
-  const name = ["0.0.0.0", "::", ""].includes(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  const name = ["0.0.0.0", "::", "", "127.0.0.1", "::1"].includes(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
   return `http://${name}:${port}${path}`;
 }

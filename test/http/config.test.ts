@@ -126,12 +126,14 @@ describe("configuration", () => {
 });
 
 describe("the address the start banner and the metrics URL tell", () => {
-  it("is localhost for a listener on every address, else the address listened on (an IPv6 one in brackets)", () => {
+  it("is localhost for a listener on every address or on loopback, else the address listened on (an IPv6 one in brackets)", () => {
     expect(urlOf("0.0.0.0", 3000)).toBe("http://localhost:3000");
     expect(urlOf("::", 3000)).toBe("http://localhost:3000");
-    // localhost may resolve to ::1, where a listener on 127.0.0.1 is not
-    expect(urlOf("127.0.0.1", 3000)).toBe("http://127.0.0.1:3000");
-    expect(urlOf("::1", 9464, "/metrics")).toBe("http://[::1]:9464/metrics");
+    expect(urlOf("127.0.0.1", 3000)).toBe("http://localhost:3000");
+    expect(urlOf("::1", 9464, "/metrics")).toBe("http://localhost:9464/metrics");
+    // localhost does not reach a listener on another of the host's addresses
+    expect(urlOf("10.1.2.3", 3000)).toBe("http://10.1.2.3:3000");
+    expect(urlOf("fd00::7", 9464, "/metrics")).toBe("http://[fd00::7]:9464/metrics");
     expect(urlOf("api.internal", 80)).toBe("http://api.internal:80");
   });
 });

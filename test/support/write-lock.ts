@@ -7,11 +7,10 @@ import { createInterface } from "node:readline";
 
 const betterSqlite3 = createRequire(import.meta.url).resolve("better-sqlite3");
 
-/** Creates `path` in a plain node process that holds its write lock for `ms`; resolves once held, with the process's exit. */
+/** Creates `path` (no table in it yet, as a store's first open makes it) in a plain node process that holds its write lock for `ms`; resolves once held, with the process's exit. */
 export async function holdWriteLock(path: string, ms: number): Promise<{ released: Promise<unknown> }> {
   const holder = `const Database = require(${JSON.stringify(betterSqlite3)});
     const db = new Database(${JSON.stringify(path)});
-    db.exec("CREATE TABLE held (x)");
     db.exec("BEGIN IMMEDIATE");
     console.log("holding");
     setTimeout(() => { db.exec("COMMIT"); db.close(); }, ${ms});`;

@@ -149,9 +149,10 @@ export function retryingWrites(busyTimeoutMs: number) {
 export type Write = ReturnType<typeof retryingWrites>;
 
 /**
- * What a path holds, for commands that only read (they never create a store): nothing, an empty
- * file (a store's first open would make it one), a SQLite database without cardflow's events table
- * (another program's: opening it would add cardflow's tables to it), or a store. A file SQLite cannot
+ * What a path holds, for commands that only read (they never create a store) and before a store is
+ * made there: nothing, an empty file or a database with no table yet (a store's first open would
+ * make it one, or is making it), a SQLite database without cardflow's events table (another
+ * program's: opening it would add cardflow's tables to it), or a store. A file SQLite cannot
  * read counts as a store here: its opening then says why.
  */
 export function sqliteStoreAt(path: string): "none" | "empty" | "foreign" | "store" {
@@ -161,7 +162,9 @@ export function sqliteStoreAt(path: string): "none" | "empty" | "foreign" | "sto
   try {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
-      return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get() ? "store" : "foreign";
+      // no table yet: a store another process is making (its tables come in one transaction), or an empty database
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+      return tables.includes("events") ? "store" : tables.length === 0 ? "empty" : "foreign";
     } finally {
       db.close();
     }

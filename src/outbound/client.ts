@@ -68,7 +68,8 @@ export function createOutbound(options: OutboundOptions) {
     // `localhost` is ::1 as well as 127.0.0.1: an allowlist naming one of them does not allow the name
     const allowed = verdicts.filter((v) => v.verdict.allowed).map((v) => v.address);
     const others = allowed.length ? ` (its other address${allowed.length > 1 ? "es" : ""} ${allowed.join(", ")} allowed: a name is requested only when every address it resolves to is)` : "";
-    return `${hostname} resolves to ${refused.verdict.reason}${others}`;
+    // "10.9.9.9 is a special-purpose address …" said of the name: "… resolves to 10.9.9.9 which is …"
+    return `${hostname} resolves to ${refused.verdict.reason.replace(" is ", " which is ")}${others}`;
   };
 
   /** Resolves a name, refusing it when any of its addresses is not allowed; the socket connects to what it returns. */

@@ -44,11 +44,12 @@ export interface EndpointOut {
 export const CreateEndpointInput = z.strictObject({
   external_account_id: Id,
   url: z.string().max(2048),
+  // absent or null (as an endpoint's answer writes it): every type
   event_types: z
     .array(z.enum(PUBLIC_EVENT_TYPES))
     .min(1)
     .refine((types) => new Set(types).size === types.length, "lists an event type more than once: list each once")
-    .optional(),
+    .nullish(),
 });
 export const EndpointRef = z.strictObject({ external_account_id: Id, endpoint_id: Id });
 

@@ -55,7 +55,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
   }
 
   /** The account's endpoints counted and the new one appended, with no other creation of the account's in between (oneAtATime). */
-  async function create(external_account_id: string, checked: string, event_types: string[] | undefined, ctx: CommandContext): Promise<EndpointOut> {
+  async function create(external_account_id: string, checked: string, event_types: string[] | null | undefined, ctx: CommandContext): Promise<EndpointOut> {
     await feed.caughtUp();
     const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
     if (existing.length >= maxEndpointsPerAccount) {

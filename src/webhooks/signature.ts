@@ -35,7 +35,8 @@ export function verifyWebhook(rawBody: string | Buffer, header: string | null | 
   if (!header) return false;
   const parts = header.split(",").map((p) => p.trim().split("="));
   const t = Number(parts.find(([k]) => k === "t")?.[1]);
-  if (!Number.isInteger(t) || Math.abs(now / 1000 - t) > toleranceSeconds) return false;
+  // in whole seconds, as `t` is written: a tolerance of 0 takes a signature of this very second
+  if (!Number.isInteger(t) || Math.abs(Math.floor(now / 1000) - t) > toleranceSeconds) return false;
   const expected = Buffer.from(hmac(secret, t, rawBody), "hex");
   return parts.some(([k, v]) => k === "v1" && v !== undefined && /^[0-9a-f]{64}$/.test(v) && timingSafeEqual(Buffer.from(v, "hex"), expected));
 }

@@ -184,7 +184,7 @@ describe("what a delivery may reach", () => {
     const named = createEngine();
     await named.openAccount({ external_account_id: ACCOUNT });
     const byNames = createWebhooks({ engine: named, outbound: resolving });
-    await expect(byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://internal.example.com/h" })).rejects.toMatchObject({ code: "url_not_allowed", param: "url", message: expect.stringMatching(/internal\.example\.com resolves to 10\.1\.2\.3/) });
+    await expect(byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://internal.example.com/h" })).rejects.toMatchObject({ code: "url_not_allowed", param: "url", message: expect.stringMatching(/internal\.example\.com resolves to 10\.1\.2\.3 which is a special-purpose address \(private-use\)/) });
     await expect(byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://mixed.example.com/h" })).rejects.toMatchObject({ code: "url_not_allowed", message: expect.stringMatching(/loopback/) });
     expect((await byNames.createEndpoint({ external_account_id: ACCOUNT, url: "https://public.example.com/h" })).status).toBe("enabled");
     // a name that does not resolve yet is taken: each delivery resolves it again

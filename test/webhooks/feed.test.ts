@@ -195,5 +195,9 @@ describe("/v2/webhook_endpoints", () => {
     expect(twice.body.detail).toContain("lists an event type more than once");
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "https://example.com", extra: 1 }), 400, "unknown_parameter", "extra");
     expect((await engine.store.readAll()).length).toBe(before);
+    // event_types null, as an endpoint's answer writes "every type": taken back as that
+    const every = await a.post("/v2/webhook_endpoints", { url: "https://example.com/every", event_types: null });
+    expect(every.status).toBe(200);
+    expect(every.body.event_types).toBeNull();
   });
 });

@@ -36,6 +36,9 @@ describe("verifyWebhook: the fixed vector", () => {
     expect(verifyWebhook(BODY, HEADER, SECRET, { now: T * 1000 + 301_000 })).toBe(false);
     expect(verifyWebhook(BODY, HEADER, SECRET, { now: T * 1000 - 301_000 })).toBe(false);
     expect(verifyWebhook(BODY, HEADER, SECRET, { now: T * 1000, toleranceSeconds: 0 })).toBe(true);
+    // later in that second too (t is written in whole seconds: the fraction made every age over 0)
+    expect(verifyWebhook(BODY, HEADER, SECRET, { now: T * 1000 + 999, toleranceSeconds: 0 })).toBe(true);
+    expect(verifyWebhook(BODY, HEADER, SECRET, { now: T * 1000 + 300_999 })).toBe(true);
     expect(verifyWebhook(BODY, HEADER, SECRET, { now: T * 1000 + 1_000, toleranceSeconds: 0 })).toBe(false);
   });
 });

@@ -115,7 +115,8 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
       const endpoint = await findEndpoint(external_account_id, endpoint_id);
       const records = deliveryRecords(readModels);
       const row = await records.get(endpoint_id, event_id);
-      if (!row) throw new NotFound("webhook delivery", event_id, "event_id");
+      // an event not tried yet at this endpoint (one that came while it was failing, say) has no delivery to retry
+      if (!row) throw new NotFound("webhook delivery", event_id, "event_id", `to endpoint ${endpoint_id}: a delivery is retried once it was tried (events that came while the endpoint was failing are posted once it is enabled again)`);
       if (row.delivered) throw new Conflict(`delivery ${event_id} was acknowledged (${row.status_code}): nothing to retry`, "delivery_delivered");
       const reenable = endpoint.status === "failing";
       const at = clock.now();

@@ -12,7 +12,7 @@
 // leaves the attempt open: the payment takes no other step until the reconciler (../reconcile.ts)
 // learns the outcome from the processor; a call that lands after the reconciler found it never
 // received is recorded as the processor's late answer (recordLateAnswer).
-import { type AttemptEvent, type PaymentEvent } from "../../../machines/events.js";
+import type { AttemptEvent, PaymentEvent } from "../../../machines/events.js";
 import { applyPaymentEvent, type PaymentSnapshot } from "../../../machines/fold.js";
 import type { TerminalRecord } from "../../../projections/terminals.js";
 import { CardflowError, NotFound, ProcessorAnswerUnapplied, ProcessorUnavailable, RETRY_WITH_KEY, TransitionNotAllowed } from "../../errors.js";

@@ -106,7 +106,8 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
   async function find(keyId: string, account?: string): Promise<ApiKeyRecord> {
     await current();
     const found = account === undefined ? (await readModels.list<ApiKeyRecord>(apiKeysProjection.name, "")).find((k) => k.key_id === keyId) : await readModels.get<ApiKeyRecord>(apiKeysProjection.name, apiKeyKey(account, keyId));
-    if (!found) throw new NotFound("API key", keyId, "key_id");
+    // the record's own fields decide: "acct" + "x/key_1" is the key of "acct/x"'s key_1
+    if (!found || found.key_id !== keyId || (account !== undefined && found.external_account_id !== account)) throw new NotFound("API key", keyId, "key_id");
     return found;
   }
 
@@ -178,7 +179,8 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     async list(external_account_id: string): Promise<ApiKeyInfo[]> {
       await engine.getAccount(external_account_id);
       await current();
-      const keys = await readModels.list<ApiKeyRecord>(apiKeysProjection.name, `${external_account_id}/`);
+      // the key's prefix holds another account's keys too when that one's id is this one's and a "/" more
+      const keys = (await readModels.list<ApiKeyRecord>(apiKeysProjection.name, `${external_account_id}/`)).filter((k) => k.external_account_id === external_account_id);
       const used = await lastUsed(keys.map((k) => k.key_id));
       return keys.map((k) => present(k, used.get(k.key_id)?.at ?? null)).sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
     },

@@ -38,10 +38,14 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
   const feed = createEventFeed({ store, readModels, runner: engine.projections, cursors: cursorCodec(derivedKey("feed cursors")), ...(onError && { onError }) });
   const delivery = createDelivery({ ...deliveryOptions, store, readModels, feed, clock, ids, secretOf, keyId, outbound });
 
+  /** The account's endpoints: its key prefix holds another account's too when that one's id is this one's and a "/" more. */
+  const accountEndpoints = async (accountId: string) => (await readModels.list<EndpointDoc>(FEED.endpoints, `${accountId}/`)).filter((d) => d.external_account_id === accountId);
+
   async function findEndpoint(accountId: string, endpointId: string): Promise<EndpointDoc> {
     await feed.caughtUp();
     const doc = await readModels.get<EndpointDoc>(FEED.endpoints, `${accountId}/${endpointId}`);
-    if (!doc || doc.status === "deleted") throw endpointNotFound(endpointId);
+    // the endpoint's own fields decide: "acct" + "x/we_1" is the key of "acct/x"'s we_1
+    if (!doc || doc.status === "deleted" || doc.external_account_id !== accountId || doc.endpoint_id !== endpointId) throw endpointNotFound(endpointId);
     return doc;
   }
 
@@ -57,7 +61,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
   /** The account's endpoints counted and the new one appended, with no other creation of the account's in between (oneAtATime). */
   async function create(external_account_id: string, checked: string, event_types: string[] | null | undefined, ctx: CommandContext): Promise<EndpointOut> {
     await feed.caughtUp();
-    const existing = (await readModels.list<EndpointDoc>(FEED.endpoints, `${external_account_id}/`)).filter((d) => d.status !== "deleted");
+    const existing = (await accountEndpoints(external_account_id)).filter((d) => d.status !== "deleted");
     if (existing.length >= maxEndpointsPerAccount) {
       throw new Conflict(`this account has ${existing.length} webhook endpoints, the most it may have (${maxEndpointsPerAccount}); delete one first`, "webhook_endpoint_limit");
     }
@@ -84,7 +88,7 @@ export function createWebhooks({ engine, signingKey = randomBytes(32), outbound 
     async listEndpoints(accountId: string): Promise<EndpointOut[]> {
       await engine.getAccount(accountId);
       await feed.caughtUp();
-      const docs = await readModels.list<EndpointDoc>(FEED.endpoints, `${accountId}/`);
+      const docs = await accountEndpoints(accountId);
       return docs.filter((d) => d.status !== "deleted").map((d) => present(d));
     },
 

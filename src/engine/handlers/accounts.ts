@@ -61,7 +61,8 @@ export function listTerminalsHandler({ accounts, projections }: ListDeps) {
     parseInput(AccountIds, { external_account_id: accountId });
     await accounts.getAccount(accountId);
     // every terminal registered before the request (bounded wait: ReadModelBehind)
-    return projections.fresh.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""));
+    // the key's prefix holds another account's too when that one's id is this one's and a "/" more
+    return (await projections.fresh.list<TerminalRecord>(terminalsProjection.name, terminalKey(accountId, ""))).filter((t) => t.external_account_id === accountId);
   };
 }
 
@@ -70,7 +71,8 @@ export function listCustomerCardsHandler({ accounts, projections }: ListDeps) {
     parseInput(CustomerIds, { external_account_id: accountId, external_customer_id: customerId });
     await accounts.getAccount(accountId);
     // every card saved before the request (bounded wait: ReadModelBehind)
-    return projections.fresh.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId));
+    // the key's prefix holds other ids too ("acct" + "x/c" is "acct/x" + "c"): the card's own fields decide
+    return (await projections.fresh.list<CustomerCardRecord>(customerCardsProjection.name, customerCardKey(accountId, customerId))).filter((c) => c.external_account_id === accountId && c.external_customer_id === customerId);
   };
 }
 

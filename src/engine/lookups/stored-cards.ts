@@ -5,7 +5,7 @@
 // A token is its processor's: a card is charged through the processor that saved it (a card
 // presented on another processor's terminal than the account's), else the account's.
 import { Card, type Processor } from "../../../machines/events.js";
-import { customerCardKey, customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
+import { customerCardsProjection, type CustomerCardRecord } from "../../../projections/customer-cards.js";
 import type { ProjectionRunner } from "../../../projections/runner.js";
 import { setBounded } from "../../bounded.js";
 import { checkedAnswer } from "../../processors/answers.js";
@@ -44,7 +44,8 @@ export function createStoredCards({ payments, readModels, projections, processor
   }
 
   async function findStoredCard(account: Account, customerId: string, paymentMethodId: string): Promise<StoredCard | undefined> {
-    const key = customerCardKey(account.external_account_id, customerId, paymentMethodId);
+    // not the read model's key: "acct" + "x/c" would be "acct/x" + "c"
+    const key = JSON.stringify([account.external_account_id, customerId, paymentMethodId]);
     const known = storedCards.get(key);
     if (known) return known;
     const processor = async () => {

@@ -77,6 +77,32 @@ export function randomIds(): Ids {
 /** The store's sequence (EventStore.reserveIds) request ids are taken from; an import moves it past the imported events' ids. */
 export const REQUEST_ID_SEQUENCE = "request_id";
 
+/** What storeRequestIds needs of a store (its EventStore). */
+interface CountedStore {
+  reserveIds(sequence: string, count: number): Promise<number>;
+  readAll(options: { after: number; maxCount: number }): Promise<Array<{ position: number; metadata: { request_id: number } }>>;
+}
+
+/**
+ * Request ids from the store's counter (blockRequestIds). A store whose counter never gave one but
+ * that holds events (built by release 0.1.0's import, which did not move it, then copied) has it
+ * moved past its events' ids first, read once: ids handed out again would make two requests one.
+ */
+export async function storeRequestIds(base: Ids, store: CountedStore, blockSize?: number): Promise<Ids> {
+  if ((await store.reserveIds(REQUEST_ID_SEQUENCE, 0)) === 1) {
+    let highest = 0;
+    for (let after = 0; ; ) {
+      const batch = await store.readAll({ after, maxCount: 5_000 });
+      for (const e of batch) highest = Math.max(highest, e.metadata.request_id);
+      if (batch.length < 5_000) break;
+      after = batch[batch.length - 1]!.position;
+    }
+    const next = await store.reserveIds(REQUEST_ID_SEQUENCE, 0);
+    if (next <= highest) await store.reserveIds(REQUEST_ID_SEQUENCE, highest + 1 - next);
+  }
+  return blockRequestIds(base, (count) => store.reserveIds(REQUEST_ID_SEQUENCE, count), blockSize);
+}
+
 /**
  * Request ids unique across processes sharing a store: each process takes blocks of consecutive
  * integers reserved in the store (EventStore.reserveIds). requestId() must stay synchronous (the

@@ -23,7 +23,7 @@ import { eventsStore } from "../audit/source.js";
 import { createKurrentStore, createPostgresStore } from "../store/optional.js";
 import { createSqliteStore } from "../store/sqlite/index.js";
 import { parseLine } from "../audit/transfer.js";
-import { blockRequestIds, randomIds, REQUEST_ID_SEQUENCE, type Ids } from "../ids.js";
+import { randomIds, storeRequestIds, type Ids } from "../ids.js";
 import { unreadableFile, type CliIo } from "./io.js";
 
 export interface OpenedStore {
@@ -196,7 +196,7 @@ export async function openStore(spec: string | undefined, { mustExist, unbounded
  * Ids for a command that appends: request ids from the store's counter, as the server takes them
  * (one counter for every process of a deployment), in small blocks (a command appends few events).
  */
-export const storeIds = (store: EventStore): Promise<Ids> => blockRequestIds(randomIds(), (count) => store.reserveIds(REQUEST_ID_SEQUENCE, count), 100);
+export const storeIds = (store: EventStore): Promise<Ids> => storeRequestIds(randomIds(), store, 100);
 
 /** An event store and its read models, closed together. */
 const both = (description: string, { store, readModels }: { store: EventStore; readModels: ReadModelStore }): OpenedStore => ({

@@ -9,7 +9,7 @@ import type { ReconcileReport } from "../engine.js";
 import { registerConsole } from "../console/routes.js";
 import { createServer } from "../http/server.js";
 import { StoreOpenFailed } from "../store/port/unavailable.js";
-import { blockRequestIds, randomIds, REQUEST_ID_SEQUENCE } from "../ids.js";
+import { randomIds, storeRequestIds } from "../ids.js";
 import { createObservedEngine } from "../observability/index.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startTracingFromEnv } from "../observability/otel-sdk.js";
@@ -65,7 +65,7 @@ export async function startService({ config, serve, logger, stores, checked, clu
   // the chaos run's negative controls: a seeded defect, only in sandbox mode (src/seeded-defects.ts)
   const { store, readModels, description } = withSeededDefect(stores ?? (await openWaiting(config, serve.storeStartWaitSeconds, logger)), config);
   // request ids unique across every process on this store (blocks reserved in it)
-  const ids = await blockRequestIds(randomIds(), (count) => store.reserveIds(REQUEST_ID_SEQUENCE, count));
+  const ids = await storeRequestIds(randomIds(), store);
   // sandbox: the simulators (their side shared by this host's processes); production: PROCESSORS_MODULE's adapters
   const { processors, simulators, mode, watch, close: closeProcessors } = await serviceProcessors(config, { clock, ids, store, logger, state: adapterState(readModels), ...(onProduction ? { onProduction } : {}) });
   const { engine, metrics, notes } = createObservedEngine(

@@ -1,7 +1,7 @@
 // Request ids from blocks reserved in the store (src/ids.ts blockRequestIds): unique across
 // "processes" sharing a store, synchronous, and still integers when the store cannot be reached.
 import { describe, expect, it } from "vitest";
-import { blockRequestIds, randomIds } from "../../src/ids.js";
+import { blockRequestIds, randomIds, REQUEST_ID_SEQUENCE, storeRequestIds } from "../../src/ids.js";
 import { createMemoryStore } from "../../src/store/memory/index.js";
 
 describe("request ids from store blocks", () => {
@@ -42,5 +42,19 @@ describe("request ids from store blocks", () => {
     ids.requestId(); // reserves again
     await new Promise((r) => setImmediate(r));
     expect(ids.requestId()).toBe(9);
+  });
+
+  it("a store whose counter never gave an id but that holds events (0.1.0's import did not move it) gives ids past its events' first", async () => {
+    const store = createMemoryStore();
+    const event = (request_id: number) => ({ id: crypto.randomUUID(), type: "Noted", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000Z", request_id } });
+    await store.append("s-1", [event(5), event(999_999), event(12)], { expectedRevision: "no_stream" });
+    const ids = await storeRequestIds(randomIds(), store, 10);
+    expect(ids.requestId()).toBe(1_000_000);
+    // once the counter gives ids, the events are not read again
+    let reads = 0;
+    const counted = { ...store, readAll: (...args: Parameters<typeof store.readAll>) => (reads++, store.readAll(...args)) };
+    expect((await storeRequestIds(randomIds(), counted, 10)).requestId()).toBeGreaterThan(1_000_000);
+    expect(reads).toBe(0);
+    expect(await store.reserveIds(REQUEST_ID_SEQUENCE, 0)).toBeGreaterThan(1_000_000);
   });
 });

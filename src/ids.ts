@@ -77,6 +77,9 @@ export function randomIds(): Ids {
 /** The store's sequence (EventStore.reserveIds) request ids are taken from; an import moves it past the imported events' ids. */
 export const REQUEST_ID_SEQUENCE = "request_id";
 
+/** Ids the counter may give; randomIds' time-ordered ones are above it (ms since 1970 times 2^11 is past 2^51). */
+const COUNTED_BELOW = 2 ** 40;
+
 /** What storeRequestIds needs of a store (its EventStore). */
 interface CountedStore {
   reserveIds(sequence: string, count: number): Promise<number>;
@@ -93,7 +96,8 @@ export async function storeRequestIds(base: Ids, store: CountedStore, blockSize?
     let highest = 0;
     for (let after = 0; ; ) {
       const batch = await store.readAll({ after, maxCount: 5_000 });
-      for (const e of batch) highest = Math.max(highest, e.metadata.request_id);
+      // a time-ordered id (randomIds: a library's engine, a fallback) is far above any the counter gives: none to pass
+      for (const e of batch) if (e.metadata.request_id < COUNTED_BELOW) highest = Math.max(highest, e.metadata.request_id);
       if (batch.length < 5_000) break;
       after = batch[batch.length - 1]!.position;
     }

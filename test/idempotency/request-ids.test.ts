@@ -47,7 +47,8 @@ describe("request ids from store blocks", () => {
   it("a store whose counter never gave an id but that holds events (0.1.0's import did not move it) gives ids past its events' first", async () => {
     const store = createMemoryStore();
     const event = (request_id: number) => ({ id: crypto.randomUUID(), type: "Noted", version: 1, data: {}, metadata: { timestamp: "2026-01-01T00:00:00.000Z", request_id } });
-    await store.append("s-1", [event(5), event(999_999), event(12)], { expectedRevision: "no_stream" });
+    // a time-ordered id (randomIds) is no id the counter would give: not passed
+    await store.append("s-1", [event(5), event(999_999), event(randomIds().requestId()), event(12)], { expectedRevision: "no_stream" });
     const ids = await storeRequestIds(randomIds(), store, 10);
     expect(ids.requestId()).toBe(1_000_000);
     // once the counter gives ids, the events are not read again

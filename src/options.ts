@@ -1,19 +1,21 @@
 // Options objects of the library's factories. An option that is present but undefined is almost
 // always a mistake (`createEngine({ processors: sims.processors })`, a property that does not
 // exist): falling back to the default would hide it, so it is refused, naming the option. So is an
-// option the factory does not have (`createEngine({ stroe })` would run on the default store).
+// option misspelled (`createEngine({ stroe })` would run on the default store). Other names are
+// let through: a caller may spread an object that holds more (`openStores()`'s `description`).
 import { misspelled } from "./misspelled.js";
 
 /**
- * Throws when an option is given with the value undefined, or is not one of `known`; `hints` add a
- * word on likely mix-ups.
+ * Throws when an option is given with the value undefined, or is one of `known` misspelled; `hints`
+ * add a word on likely mix-ups.
  */
 export function refuseUndefinedOptions(factory: string, options: object | undefined, known: readonly string[], hints: Record<string, string> = {}): void {
   if (options === undefined) return;
   for (const [name, value] of Object.entries(options)) {
     if (!known.includes(name)) {
       const meant = known.find((option) => misspelled(name, option));
-      throw new TypeError(`${factory}: no option ${name}${meant ? ` (did you mean ${meant}?)` : ""}; its options: ${known.join(", ")}`);
+      if (meant) throw new TypeError(`${factory}: no option ${name} (did you mean ${meant}?); its options: ${known.join(", ")}`);
+      continue;
     }
     if (value !== undefined) continue;
     const hint = hints[name] ? ` (${hints[name]})` : "";

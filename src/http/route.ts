@@ -86,9 +86,9 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           // a POST's fields are its JSON body and its path: one in the query string, or in the body
           // and the path both, would be silently ignored
           if (def.method === "POST") refuseMisplaced(req.query, req.body, params);
+          else refuseAmbiguousQuery(req.url, req.query as Record<string, unknown>, params);
           // no body and no media type: said as an empty JSON body is (a POST with path parameters may have none)
           if (def.method === "POST" && req.body === undefined && !hasParams(params)) throw new InvalidRequest(EMPTY_BODY, null, "invalid_json");
-          else refuseAmbiguousQuery(req.url, req.query as Record<string, unknown>, params);
           // a POST's path parameters (…/deliveries/{id}/retry) join its body
           // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
           const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;

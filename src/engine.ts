@@ -26,7 +26,7 @@ import { createPaymentStreams, type Loaded } from "./engine/streams/payment-stre
 import { createSingleEventStreams } from "./engine/streams/single-event-streams.js";
 import { randomIds, type Ids } from "./ids.js";
 import { GetPaymentInput, parseInput, type CreateIntentRequest, type GetPaymentRequest, type SettleLateAnswerRequest } from "./inputs.js";
-import { refuseUndefinedOptions } from "./options.js";
+import { checkOptions } from "./options.js";
 import { recordOf, type CreatedIntent, type PaymentRecord } from "./present/payment-record.js";
 import { portsProblem, type Processors } from "./processors/port.js";
 import { createSimulators } from "./processors/simulator.js";
@@ -70,7 +70,7 @@ const answerOf = ({ snapshot, request_id }: Pick<Loaded, "snapshot" | "request_i
 const ENGINE_OPTIONS = { store: 1, readModels: 1, processors: 1, clock: 1, ids: 1, syncAuthTimeoutMs: 1, cacheSize: 1, liveProjections: 1, reconcileGraceMs: 1, fault: 1 } satisfies Record<keyof EngineOptions, 1>;
 
 export function createEngine(options: EngineOptions = {}) {
-  refuseUndefinedOptions("createEngine", options, Object.keys(ENGINE_OPTIONS), { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
+  checkOptions("createEngine", options, Object.keys(ENGINE_OPTIONS), { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds();
   const store = options.store ?? createMemoryStore();

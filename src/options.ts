@@ -9,7 +9,7 @@ import { misspelled } from "./misspelled.js";
  * Throws when an option is given with the value undefined, or is one of `known` misspelled; `hints`
  * add a word on likely mix-ups.
  */
-export function refuseUndefinedOptions(factory: string, options: object | undefined, known: readonly string[], hints: Record<string, string> = {}): void {
+export function checkOptions(factory: string, options: object | undefined, known: readonly string[], hints: Record<string, string> = {}): void {
   if (options === undefined) return;
   for (const [name, value] of Object.entries(options)) {
     if (!known.includes(name)) {

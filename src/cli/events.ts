@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
-import { action, processIo, show, type CliIo } from "./io.js";
+import { action, processIo, show, unreadableFile, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { streams } from "../../machines/events.js";
@@ -116,12 +116,9 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
 
 /** An import file that is there and not a directory (a pipe, <(...), is read), else refused naming it (before any store is opened). */
 function readable(file: string): void {
-  let directory: boolean;
   try {
-    directory = statSync(file).isDirectory();
+    if (statSync(file).isDirectory()) throw Object.assign(new Error("EISDIR"), { code: "EISDIR" });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new InvalidRequest(`cannot read ${file}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message}`, "file");
+    throw new InvalidRequest(`${file} ${unreadableFile(error)}`, "file");
   }
-  if (directory) throw new InvalidRequest(`cannot read ${file}: it is a directory, not an export file`, "file");
 }

@@ -8,7 +8,7 @@
 import type { Card } from "../../machines/events.js";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
-import { refuseUndefinedOptions } from "../options.js";
+import { checkOptions } from "../options.js";
 import { createLedger, type Ledger } from "./ledger.js";
 import { memorySide, type ProcessorSide } from "./processor-side.js";
 import type { ProcessorPort, ProcessorReport, Processors } from "./port.js";
@@ -80,7 +80,7 @@ const SIMULATOR_OPTIONS = { clock: 1, ids: 1, captures: 1, captureSettleMs: 1, s
  */
 export function createSimulators(options: SimulatorOptions): Simulators {
   if (typeof options !== "object" || options === null) throw new TypeError("createSimulators: takes its options, { clock, ids } at least (createSimulators({ clock: systemClock, ids: randomIds() }))");
-  refuseUndefinedOptions("createSimulators", options, Object.keys(SIMULATOR_OPTIONS));
+  checkOptions("createSimulators", options, Object.keys(SIMULATOR_OPTIONS));
   const { clock: given, ids, captures = "immediate", captureSettleMs = 1_000, shopperTimeoutMs = 120_000, processorLatencyMs = 0, scripted = true, side = memorySide() } = options;
   // every timer of theirs (a shopper's timeout, a capture settling later), so stop() ends them all
   const pending = new Set<() => void>();

@@ -298,8 +298,8 @@ describe("cardflow events import", () => {
     expect(existsSync(join(dir, "made-empty"))).toBe(false);
 
     const missing = join(dir, "no-such.jsonl");
-    expect(await cardflow("events", "import", missing, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: cannot read ${missing}: no such file\n` });
-    expect(await cardflow("events", "import", dir, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: cannot read ${dir}: it is a directory, not an export file\n` });
+    expect(await cardflow("events", "import", missing, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: ${missing} does not exist\n` });
+    expect(await cardflow("events", "import", dir, "--store", `sqlite:${target}`)).toEqual({ code: 2, out: "", err: `cardflow: ${dir} is a directory, not a file\n` });
     expect(existsSync(join(dir, "made-empty"))).toBe(false);
   });
 });

@@ -70,7 +70,11 @@ const answerOf = ({ snapshot, request_id }: Pick<Loaded, "snapshot" | "request_i
 const ENGINE_OPTIONS = { store: 1, readModels: 1, processors: 1, clock: 1, ids: 1, syncAuthTimeoutMs: 1, cacheSize: 1, liveProjections: 1, reconcileGraceMs: 1, fault: 1 } satisfies Record<keyof EngineOptions, 1>;
 
 export function createEngine(options: EngineOptions = {}) {
-  checkOptions("createEngine", options, Object.keys(ENGINE_OPTIONS), { processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })" });
+  checkOptions("createEngine", options, Object.keys(ENGINE_OPTIONS), {
+    processors: "createSimulators() returns the processors themselves: createEngine({ processors: sims })",
+    // createSqliteStore() and the like answer { events, readModels }: spread, the events would be dropped for a memory store
+    events: "a store's events go in as store: const { events, readModels } = createSqliteStore(...); createEngine({ store: events, readModels })",
+  });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds();
   const store = options.store ?? createMemoryStore();

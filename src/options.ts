@@ -6,13 +6,14 @@
 import { misspelled } from "./misspelled.js";
 
 /**
- * Throws when an option is given with the value undefined, or is one of `known` misspelled; `hints`
- * add a word on likely mix-ups.
+ * Throws when an option is given with the value undefined, or is one of `known` misspelled, or is a
+ * name `hints` words as a likely mix-up; `hints` add a word on likely mix-ups of known names too.
  */
 export function checkOptions(factory: string, options: object | undefined, known: readonly string[], hints: Record<string, string> = {}): void {
   if (options === undefined) return;
   for (const [name, value] of Object.entries(options)) {
     if (!known.includes(name)) {
+      if (hints[name]) throw new TypeError(`${factory}: no option ${name} (${hints[name]}); its options: ${known.join(", ")}`);
       const meant = known.find((option) => misspelled(name, option));
       if (meant) throw new TypeError(`${factory}: no option ${name} (did you mean ${meant}?); its options: ${known.join(", ")}`);
       continue;

@@ -5,6 +5,8 @@ import { STATUS_CODES } from "node:http";
 import { CardflowError, RETRY_WITH_KEY, TransitionNotAllowed } from "../errors.js";
 import { successStatus, type Version } from "../present/api-versions.js";
 import { httpAnswerOf, pendingAnswerOf } from "./status.js";
+import { TransitionRefused } from "../../machines/fold.js";
+import { UnreadableEvent } from "../store/port/events.js";
 
 /** Errors of the HTTP layer itself (authentication, account scope, Idempotency-Key). */
 export class HttpProblem extends CardflowError {
@@ -78,6 +80,12 @@ export function problemOf(error: unknown, requestId: number, version: Version = 
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
     // e.g. a prototype-poisoning body refused by the JSON parser, a malformed URL
     return { problem: problem(e.statusCode, "bad_request", e.message ?? "bad request", null, requestId), internal: false };
+  }
+  if (error instanceof TransitionRefused || error instanceof UnreadableEvent) {
+    // a store changed by hand beneath the service: its fault, said in words an operator can act on
+    // (the event itself only in the log: the asker may not own it when its owner cannot be read)
+    const detail = "the stored history of this payment cannot be read: its events were changed outside cardflow; `cardflow audit` names what changed";
+    return { problem: problem(500, "stored_history_unreadable", detail, null, requestId), internal: true };
   }
   return { problem: problem(500, "internal_error", "the service failed to handle this request", null, requestId), internal: true };
 }

@@ -5,7 +5,7 @@ import { createEngine } from "../../src/engine.js";
 import { sequentialIds } from "../../src/ids.js";
 import { processorsFromAdapters } from "../../src/processors/adapters.js";
 import { createSimulators } from "../../src/processors/simulator.js";
-import { createMemoryStore } from "../../src/store/memory/index.js";
+import { createMemoryReadModels, createMemoryStore } from "../../src/store/memory/index.js";
 
 describe("options given as undefined", () => {
   it("createEngine names the option (and the likely mix-up with createSimulators)", () => {
@@ -42,6 +42,8 @@ describe("options given as undefined", () => {
     expect(() => createSimulators({ clock: manualClock(), ids: sequentialIds(), captrues: "requested" } as never)).toThrow(/did you mean captures\?/);
     // openStores() answers { store, readModels, description }: spread into the options, as a caller may
     expect(() => createEngine({ store: createMemoryStore(), description: "an in-memory store" } as never)).not.toThrow();
+    // a durable store's { events, readModels } spread in: the engine would have run on memory
+    expect(() => createEngine({ events: createMemoryStore(), readModels: createMemoryReadModels() } as never)).toThrow(/^createEngine: no option events \(a store's events go in as store: /);
     // no options at all: said, not a destructuring crash
     expect(() => (createSimulators as (o?: unknown) => unknown)()).toThrow(/^createSimulators: takes its options, \{ clock, ids \} at least/);
   });

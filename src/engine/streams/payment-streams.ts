@@ -85,8 +85,12 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
   /** The store's change mark taken just before the read each cached state was folded from. */
   const checkedAt = new WeakMap<Loaded, number | string>();
 
-  /** A payment's state: the cached snapshot plus whatever any process appended since. */
-  async function load(paymentId: string): Promise<Loaded | undefined> {
+  /**
+   * A payment's state: the cached snapshot plus whatever any process appended since. `accountId`:
+   * the account asking, when a history that no longer folds (changed outside cardflow) must read as
+   * missing to another account, as it would if it folded.
+   */
+  async function load(paymentId: string, accountId: string | null = null): Promise<Loaded | undefined> {
     const cached = cache.get(paymentId);
     // nothing appended to it since the cached state was read: it is current without a read
     const mark = store.changeMark?.(streams.payment(paymentId));
@@ -97,9 +101,15 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     const events = await store.readStream(streams.payment(paymentId), { fromRevision: cached ? cached.revision + 1 : 0 });
     if (!cached && events.length === 0) return undefined;
     let loaded = cached ?? NEW_PAYMENT;
-    for (const e of events) {
-      const attemptKeys = withAttemptKey(loaded.attemptKeys, e, e.metadata.idempotency_key);
-      loaded = { snapshot: applyStored(loaded.snapshot, e), revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e), attemptKeys };
+    try {
+      for (const e of events) {
+        const attemptKeys = withAttemptKey(loaded.attemptKeys, e, e.metadata.idempotency_key);
+        loaded = { snapshot: applyStored(loaded.snapshot, e), revision: e.revision, request_id: e.metadata.request_id, hash: hashOf(e), attemptKeys };
+      }
+    } catch (error) {
+      const owner = cached?.snapshot.context.intent?.external_account_id ?? (events[0]?.data as { external_account_id?: unknown } | undefined)?.external_account_id;
+      if (accountId !== null && owner !== accountId) throw new NotFound("payment", paymentId, "payment_id");
+      throw error;
     }
     if (mark !== undefined) checkedAt.set(loaded, mark);
     remember(paymentId, loaded);
@@ -108,7 +118,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
 
   /** Another account's payment reads as missing. */
   async function loadOwned(accountId: string, paymentId: string): Promise<Loaded> {
-    const loaded = await load(paymentId);
+    const loaded = await load(paymentId, accountId);
     if (!loaded || loaded.snapshot.context.intent?.external_account_id !== accountId) throw new NotFound("payment", paymentId, "payment_id");
     return loaded;
   }
@@ -182,7 +192,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
       for (let attempt = 1; ; attempt++) {
         const cached = attempt === 1 ? cache.get(paymentId) : undefined;
         try {
-          const loaded = cached ?? (await load(paymentId));
+          const loaded = cached ?? (await load(paymentId, accountId));
           if (!loaded || (accountId !== null && loaded.snapshot.context.intent?.external_account_id !== accountId)) {
             throw new NotFound("payment", paymentId, "payment_id");
           }

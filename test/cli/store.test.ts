@@ -144,9 +144,11 @@ describe("cardflow reconcile's store", () => {
 describe("a store that cannot be opened", () => {
   it("a SQLite file that is not one: the store line, then the file at fault and what it is (exit 2)", async () => {
     const garbage = mkdtempSync(join(dir, "garbage-"));
-    writeFileSync(join(garbage, "cardflow.sqlite"), "hello world\n");
+    writeFileSync(join(garbage, "cardflow.sqlite"), "hello world\n", { mode: 0o644 });
     const notADatabase = await cardflow("audit", "--all", "--no-progress", "--store", `sqlite:${join(garbage, "cardflow.sqlite")}`);
     expect(notADatabase).toEqual({ code: 2, out: "", err: `cardflow: store: SQLite ${join(garbage, "cardflow.sqlite")}\ncardflow: ${join(garbage, "cardflow.sqlite")} (the event store) is not a SQLite database (file is not a database)\n` });
+    // another program's file keeps its mode (a store's own is made private)
+    expect(statSync(join(garbage, "cardflow.sqlite")).mode & 0o777).toBe(0o644);
     // a good events' file beside a read models' file that is not one: the read models' file is named, not the events'
     const beside = await sqliteStore("beside.sqlite");
     writeFileSync(join(dir, "beside.read-models.sqlite"), "hello world\n");

@@ -2,7 +2,7 @@
 // every write follows. better-sqlite3 is synchronous: SQLite's own wait for another process's lock
 // blocks the event loop, so it is kept short (LOCK_WAIT_MS) and longer waits are retries (write()).
 import Database from "better-sqlite3";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { StoreUnavailable } from "../port/unavailable.js";
 import { loadMigrations } from "../migrations.js";
@@ -69,11 +69,16 @@ const waited = (busyTimeoutMs: number) => `, still after ${busyTimeoutMs / 1000}
 
 function openFile(path: string, busyTimeoutMs: number, { migrations, synchronous, pageSize }: OpenOptions): Database.Database {
   // private: the directory 0700 and the file 0600 when created here (SQLite gives its -wal and
-  // -shm files the database file's mode); an existing file is tightened to 0600 too
+  // -shm files the database file's mode); an existing database is tightened to 0600 too (not
+  // another program's file, which the open below refuses)
   if (path !== ":memory:") {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    closeSync(openSync(path, "a", 0o600));
-    chmodSync(path, 0o600);
+    const fd = openSync(path, "a+", 0o600);
+    try {
+      if (isSqliteOrEmpty(fd)) chmodSync(path, 0o600);
+    } finally {
+      closeSync(fd);
+    }
   }
   const db = new Database(path, { timeout: busyTimeoutMs });
   if (pageSize) db.pragma(`page_size = ${pageSize}`);
@@ -89,6 +94,15 @@ function openFile(path: string, busyTimeoutMs: number, { migrations, synchronous
   // Opening may block (nothing is served yet); from now on lock waits are retries (write()).
   db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   return db;
+}
+
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0");
+
+/** A file SQLite will take as a database: one it made, or an empty one it will make one of. */
+function isSqliteOrEmpty(fd: number): boolean {
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  const read = readSync(fd, head, 0, head.length, 0);
+  return read === 0 || head.equals(SQLITE_HEADER);
 }
 
 /**

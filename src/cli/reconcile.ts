@@ -10,7 +10,8 @@
 import { Option, type Command } from "commander";
 import { basename, dirname, resolve } from "node:path";
 import { pino } from "pino";
-import { configFromEnv, readDecimal } from "../config.js";
+import { configFromEnv } from "../config.js";
+import { parseDuration } from "../api-keys.js";
 import { createEngine, type ReconcileReport } from "../engine.js";
 import { checkProcessorSettings, serviceProcessors } from "../processors/adapters.js";
 import { systemClock } from "../clock.js";
@@ -38,13 +39,12 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
     .description("asks the processor what became of every attempt without outcome older than the grace period, and appends it (or AttemptAbandoned when the call never arrived); refuses a store that does not exist, and says on stderr which store it opened")
     .option("--dry-run", "show what would be appended, append nothing")
     .option("--json", "print the report as JSON")
-    .option("--grace <ms>", "only attempts at least this old (default: RECONCILE_GRACE_MS, as the service's reconciler, else 30000)")
+    .option("--grace <ms>", "only attempts at least this old: milliseconds, or a duration as accounts rotate takes it (30s, 5m) (default: RECONCILE_GRACE_MS, as the service's reconciler, else 30000)")
     .addOption(storeOption({ readOnly: false }))
     .addOption(new Option("--data-dir <dir>", "the service's data directory: its store unless --store or DATABASE_URL says another, and the sandbox processor's ledger (default: DATA_DIR, else ./data, or data/ in a checkout, as the service)").env("DATA_DIR"))
     .action(
       action(io, async (opts: { dryRun?: boolean; json?: boolean; grace?: string; store?: string; dataDir?: string }, command: Command) => {
-        const graceMs = Number(opts.grace);
-        if (opts.grace !== undefined && !Number.isInteger(readDecimal(opts.grace))) throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(opts.grace)}`, "grace");
+        const graceMs = opts.grace === undefined ? undefined : graceOf(opts.grace);
         if (opts.store?.startsWith("jsonl:")) throw new InvalidRequest("--store: an export is read-only; reconcile appends to the service's store (sqlite:PATH, postgres:URL, kurrentdb:URL)", "store");
         // the data directory as serve takes it (its sandbox ledger is there): --data-dir; else a
         // store file named cardflow.sqlite's folder; else DATA_DIR; else a sqlite:PATH store's folder
@@ -81,7 +81,7 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
             try {
               await watch?.check();
               // the service's grace unless --grace says otherwise: a call still on its way is not taken for one never received
-              const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: opts.grace === undefined ? config.reconcileGraceMs : graceMs });
+              const report = await engine.reconcile({ dryRun: opts.dryRun ?? false, graceMs: graceMs ?? config.reconcileGraceMs });
               // exit 1 when a call could not be resolved (the others were)
               return show(io, opts.json, report, text, report.failed.length);
             } finally {
@@ -112,4 +112,11 @@ export function registerReconcile(program: Command, io: CliIo = processIo): void
         }),
       ),
     );
+}
+
+/** --grace: bare milliseconds, as RECONCILE_GRACE_MS, or a duration with its unit, as accounts rotate --grace takes it. */
+function graceOf(text: string): number {
+  if (/^\d+$/.test(text)) return Number(text);
+  if (/^\d+(\.\d+)?(ms|s|m|h|d)$/.test(text)) return parseDuration(text, "--grace");
+  throw new InvalidRequest(`--grace: expected milliseconds, a whole number from 0, or a duration (30s, 5m), got ${JSON.stringify(text)}`, "grace");
 }

@@ -111,11 +111,13 @@ describe("cardflow reconcile's store", () => {
     expect(readdirSync(elsewhere)).toEqual([]);
 
     // a grace that is not a whole number of milliseconds from 0 (NaN would resolve nothing, -5 everything in flight)
-    for (const grace of ["abc", "-5", "", "1.5", "1e3", "+5", "0x10"]) {
+    for (const grace of ["abc", "-5", "", "1.5", "1e3", "+5", "0x10", "5 s", "5y"]) {
       const bad = await cardflow("reconcile", "--grace", grace, "--store", `sqlite:${path}`);
       expect(bad, grace).toMatchObject({ code: 2, out: "" });
-      expect(bad.err).toBe(`cardflow: --grace: expected milliseconds, a whole number from 0, got ${JSON.stringify(grace)}\n`);
+      expect(bad.err).toBe(`cardflow: --grace: expected milliseconds, a whole number from 0, or a duration (30s, 5m), got ${JSON.stringify(grace)}\n`);
     }
+    // a duration as accounts rotate --grace takes it
+    expect(await cardflow("reconcile", "--dry-run", "--grace", "30s", "--store", `sqlite:${path}`)).toMatchObject({ code: 0 });
     const exported = join(dir, "reconcile-export.jsonl");
     writeFileSync(exported, "");
     const readOnly = await cardflow("reconcile", "--store", `jsonl:${exported}`);

@@ -175,7 +175,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     // an optional field misspelled leaves nothing missing: its likely name is one of the fields not sent
     const unsent = schema instanceof z.ZodObject && typeof input === "object" && input !== null ? Object.keys(schema.shape).filter((field) => !Object.hasOwn(input, field)) : [];
     const named = unknown.map((key) => {
-      const meant = missing.find((field) => misspelled(key, field)) ?? unsent.find((field) => !key.includes(".") && misspelled(key, field));
+      const meant = missing.find((field) => misspelled(key, field)) ?? unsent.find((field) => !key.includes(".") && misspelled(key, field)) ?? partOfOne(key, unsent);
       return meant ? `${key} (did you mean ${meant}?)` : key;
     });
     const alsoMissing = missing.map((field) => `; ${field}: is required`).join("");
@@ -186,7 +186,36 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   if (isMissing(issue, input)) throw new InvalidRequest(`${param}: is required`, param, "parameter_missing");
   // a field required with another (a refinement's "is required with …"), not sent: missing too
   const requiredWith = issue.code === "custom" && issue.message.startsWith("is required") && absent(issue.path, input);
-  throw new InvalidRequest(`${param ?? "body"}: ${issue.message}`, param, requiredWith ? "parameter_missing" : "parameter_invalid");
+  throw new InvalidRequest(`${param ?? "body"}: ${worded(issue, input)}`, param, requiredWith ? "parameter_missing" : "parameter_invalid");
+}
+
+/** zod's own wording of a type or an option ("Invalid input: expected string, received number") in the API's words; a schema's own message as it is. */
+function worded(issue: z.core.$ZodIssue, input: unknown): string {
+  const value = valueAt(issue.path, input);
+  if (issue.code === "invalid_type" && issue.message.startsWith("Invalid input")) {
+    const hint = issue.path.join(".") === "external_transaction_id" && typeof value === "number" ? " (a numeric reference goes in external_payment_id)" : "";
+    return `expected ${issue.expected === "object" && issue.path.length === 0 ? "a JSON object" : withArticle(issue.expected)}, got ${kindOf(value)}${hint}`;
+  }
+  if (issue.code === "invalid_value" && issue.message.startsWith("Invalid option")) {
+    return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, got ${typeof value === "string" ? JSON.stringify(value) : kindOf(value)}`;
+  }
+  return issue.message;
+}
+
+const withArticle = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+const kindOf = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "an array" : withArticle(typeof value));
+
+function valueAt(path: readonly PropertyKey[], input: unknown): unknown {
+  let value = input;
+  for (const key of path) value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  return value;
+}
+
+/** The one field not sent whose first or last word `key` is (`reason` for cancellation_reason), from four letters (not `id`). */
+function partOfOne(key: string, fields: readonly string[]): string | undefined {
+  if (key.length < 4 || key.includes(".")) return undefined;
+  const holding = fields.filter((field) => field.endsWith(`_${key}`) || field.startsWith(`${key}_`));
+  return holding.length === 1 ? holding[0] : undefined;
 }
 
 /** A type issue on a field the input does not have (refinements keep their own message). */

@@ -108,9 +108,19 @@ describe("malformed requests", () => {
     expect(unrelated.detail).toBe("unknown field: id");
     // two letters swapped is one edit: a short name gets its hint (ulr, tpye)
     expect((await refused(() => api.request("GET", "/v2/events?external_account_id=acct_err&tpye=x", { key: m.key }), 400, "unknown_parameter", "tpye")).detail).toBe("unknown field: tpye (did you mean type?)");
+    // a field that is the last word of one not sent (a refund's reason sent to a cancel)
+    const partOf = await refused(() => m.post("/v2/payment/cancel", { payment_id: "pi_none", reason: "requested_by_customer" }), 400, "unknown_parameter", "reason");
+    expect(partOf.detail).toBe("unknown field: reason (did you mean cancellation_reason?)");
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
-    await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "later" }), 400, "parameter_invalid", "capture_method");
-    await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
+    // a type or an option said in words: what was expected, what came
+    const option = await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "Manual" }), 400, "parameter_invalid", "capture_method");
+    expect(option.detail).toBe('capture_method: expected one of "automatic", "manual", got "Manual"');
+    const flag = await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
+    expect(flag.detail).toBe("allow_saving_card: expected a boolean, got a string");
+    const reference = await refused(() => m.post("/v2/payment/intent", { ...intent, external_transaction_id: 5 }), 400, "parameter_invalid", "external_transaction_id");
+    expect(reference.detail).toBe("external_transaction_id: expected a string, got a number (a numeric reference goes in external_payment_id)");
+    const notAnObject = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "[]" }), 400, "parameter_invalid", null);
+    expect(notAnObject.detail).toBe("body: expected a JSON object, got an array");
     await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: undefined }), 400, "parameter_missing", "external_customer_id");
     await refused(() => m.post("/v2/hardware", { terminal_type: "C_fax" }), 400, "parameter_invalid", "terminal_type");
   });
@@ -138,6 +148,9 @@ describe("malformed requests", () => {
       const problem = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, literal) }), 400, "amount_invalid", "amount");
       expect(problem.detail).toBe(`amount: the JSON number ${literal} has more digits than a JSON number keeps exactly (it would be read as ${Number(literal)}); send it as a string, e.g. "${literal}"`);
     }
+    // past every currency's largest amount: that is said, not advice to send it as a string (refused then too)
+    const huge = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "12345678901234567890") }), 400, "amount_invalid", "amount");
+    expect(huge.detail).toBe("amount: 12345678901234567890 is larger than any amount this API takes (12 digits of minor units: at most 9999999999.99 USD, 999999999999 JPY)");
     // the advice is a form the API takes: an amount's string has no exponent
     const tiny = await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: raw({ ...intent, external_account_id: "acct_err", amount: "LITERAL" }, "1.00000000000000000001e-5") }), 400, "amount_invalid", "amount");
     expect(tiny.detail).toMatch(/send it as a string, e\.g\. "0\.0000100000000000000000001"$/);

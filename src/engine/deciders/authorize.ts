@@ -24,6 +24,8 @@ function withReference(input: AuthorizeInput, payment: PaymentSnapshot, decision
 
 /** Why a terminal authorization is refused in a status that does not allow it. */
 const TERMINAL_STEP = "a terminal authorization is allowed from requires_payment_method or error";
+/** The same for a processor B reader's payment: the client SDK collects its card first. */
+const READER_STEP = "a reader's payment is authorized once, after the client SDK collected its card (payment_method_requested)";
 
 function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { terminal }: { terminal?: TerminalRecord }): Decision<"terminal"> {
   const intent = payment.context.intent!;
@@ -51,7 +53,7 @@ function decideAttempt(input: AuthorizeInput, payment: PaymentSnapshot, { termin
   if (!terminal) return { need: "terminal" };
   if (terminal.terminal_type === "B_reader") {
     // past authorization, the status is what refuses (409 with the next steps), not the reader
-    return unlessAllowed(payment, "authorize", TERMINAL_STEP) ?? { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
+    return unlessAllowed(payment, "authorize", READER_STEP) ?? { refuse: new InvalidRequest(`terminal_id: ${terminal.terminal_id} is a processor B reader; its card is collected by the client SDK with the intent's client secret`, "terminal_id", "terminal_collects_with_client_sdk") };
   }
   // refused before the terminal is asked: a second auth must not disturb a collection in progress
   const { terminal_id, terminal_type } = terminal;

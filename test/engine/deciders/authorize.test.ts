@@ -104,7 +104,10 @@ describe("authorize refuses", () => {
 
   test("given a payment past authorization, when it is authorized on a processor B reader, then 409 in its status, not 400 about the reader", () => {
     const captured = [...collectedOnReader(), ev.authAttempted("10.00", "att_1"), ev.authorized("10.00", "att_1", CARD)];
-    authorize.given(captured).when({ ...ref, terminal_id: "rdr_1" }, { terminal: terminal("B_reader", "rdr_1") }).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture" });
+    authorize
+      .given(captured)
+      .when({ ...ref, terminal_id: "rdr_1" }, { terminal: terminal("B_reader", "rdr_1") })
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture", message: "a reader's payment is authorized once, after the client SDK collected its card (payment_method_requested)" });
     // and with no terminal_id at all (a probe: 400 parameter_missing for a payment the SDK had processed)
     authorize.given(captured).when(ref).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_capture" });
   });

@@ -197,7 +197,7 @@ function worded(issue: z.core.$ZodIssue, input: unknown): string {
     return `expected ${issue.expected === "object" && issue.path.length === 0 ? "a JSON object" : withArticle(issue.expected)}, got ${kindOf(value)}${hint}`;
   }
   if (issue.code === "invalid_value" && issue.message.startsWith("Invalid option")) {
-    return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, got ${typeof value === "string" ? JSON.stringify(value) : kindOf(value)}`;
+    return `expected one of ${issue.values.map(String).join(", ")}, got ${typeof value === "string" ? JSON.stringify(value) : kindOf(value)}`;
   }
   return issue.message;
 }

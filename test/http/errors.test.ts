@@ -114,7 +114,7 @@ describe("malformed requests", () => {
     await refused(() => m.post("/v2/payment/intent", { ...intent, amount: true }), 400, "parameter_invalid", "amount");
     // a type or an option said in words: what was expected, what came
     const option = await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: "Manual" }), 400, "parameter_invalid", "capture_method");
-    expect(option.detail).toBe('capture_method: expected one of "automatic", "manual", got "Manual"');
+    expect(option.detail).toBe('capture_method: expected one of automatic, manual, got "Manual"');
     const flag = await refused(() => m.post("/v2/payment/intent", { ...intent, allow_saving_card: "yes" }), 400, "parameter_invalid", "allow_saving_card");
     expect(flag.detail).toBe("allow_saving_card: expected a boolean, got a string");
     const reference = await refused(() => m.post("/v2/payment/intent", { ...intent, external_transaction_id: 5 }), 400, "parameter_invalid", "external_transaction_id");

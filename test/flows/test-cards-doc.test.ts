@@ -7,7 +7,7 @@ import { TEST_AMOUNTS, TEST_CARDS, TEST_PAYMENT_METHODS, testAmountIn } from "..
 const doc = readFileSync(new URL("../../docs/test-cards.md", import.meta.url), "utf8");
 const rows = doc.split("\n").filter((l) => l.startsWith("| "));
 
-test("every test card is a row with its expiry, error code and description", () => {
+test("every test card is a row with its expiry, error code, description and AVS code", () => {
   for (const c of TEST_CARDS) {
     const row = rows.find((r) => r.startsWith(`| \`${c.number}\``));
     expect(row, c.number).toBeDefined();
@@ -17,6 +17,8 @@ test("every test card is a row with its expiry, error code and description", () 
       expect(row).toContain(c.outcome.last_error_code ?? "(none)");
       expect(row).toContain(c.outcome.last_error_code ? FAILURES[c.outcome.last_error_code].leadsTo : "error");
     }
+    // a payment not approved has no AVS result (its fields are absent)
+    expect(row).toMatch(c.outcome.approve ? new RegExp(`\\| ${c.avs.code} \\|$`) : /\| \(none\) \|$/);
   }
 });
 

@@ -47,6 +47,10 @@ function whyNot(payment: PaymentSnapshot): string {
   if (terminal?.terminal_type === "A_async") return "the asynchronous terminal type does not support card on file";
   if (intent?.allow_saving_card === false) return "it was created with allow_saving_card false: its card may not be saved";
   if (intent?.payment_method_id) return `it charges the card on file ${intent.payment_method_id}, which is saved already`;
+  // a failed attempt (a decline, a shopper's cancel) left nothing captured to save from
+  if (payment.context.last_error !== null && !commandAllowed(payment, "capture")) {
+    return `its last attempt was not approved (${payment.context.last_error}): a card is saved from a captured payment (spec §2.3); authorize it again and capture it first`;
+  }
   if (!card) return "no card has been collected for it yet";
   if (intent && intent.allow_saving_card === null && intent.external_customer_id === null) return "it was created without allow_saving_card or external_customer_id, and saving needs one of them";
   if (commandAllowed(payment, "capture")) {

@@ -2,7 +2,7 @@
 import { describe, test } from "vitest";
 import { decideSaveCard } from "../../../src/engine/deciders/save-card.js";
 import { decider } from "./spec.js";
-import { CARD_NOT_PRESENT, cardPresentIntent, created, ev, processedByCollect, ref, storedCardAuthorized, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
+import { CARD_NOT_PRESENT, cardPresentIntent, collectingOnTerminal, created, ev, processedByCollect, ref, storedCardAuthorized, storedCardCaptured, storedCardIntent, terminalAuthorized, terminalCaptured } from "./events.js";
 
 const saveCard = decider(decideSaveCard);
 const save = (external_customer_id: string) => ({ ...ref, external_customer_id });
@@ -88,6 +88,13 @@ describe("save card refuses", () => {
   test("given an intent with no card yet, when its card is saved, then 409", () => {
     saveCard.given(storedCardIntent()).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { current_status: "requires_payment_method" });
     saveCard.given(cardPresentIntent({ external_customer_id: "cus_1" })).when(save("cus_1")).thenRefuses("payment_intent_unexpected_state", { message: "no card has been collected for it yet" });
+  });
+
+  test("given a terminal payment whose attempt was declined, when its card is saved, then 409 saying the attempt was not approved (not that no card was collected)", () => {
+    saveCard
+      .given([...collectingOnTerminal("A_sync", { external_customer_id: "cus_1", allow_saving_card: true }), ev.failed("ONLINE_DECLINED")])
+      .when(save("cus_1"))
+      .thenRefuses("payment_intent_unexpected_state", { current_status: "error", message: "its last attempt was not approved (failed): a card is saved from a captured payment (spec §2.3)" });
   });
 
   test("given a save in flight, when the card is saved again, then 409 attempt_in_flight", () => {

@@ -1,4 +1,5 @@
 // Where commands write: the process's streams, or a test's buffers.
+import { Command } from "commander";
 import type { OnProgress } from "../audit/source.js";
 import { StoreOpenFailed } from "../store/port/unavailable.js";
 export interface CliIo {
@@ -27,10 +28,22 @@ export function action<A extends unknown[]>(io: CliIo, run: (...args: A) => Prom
     } catch (error) {
       // a store that could not be opened is said as every command says its store, then why
       if (error instanceof StoreOpenFailed) io.err(`cardflow: store: ${error.store}\n`);
-      io.err(`cardflow: ${error instanceof Error ? error.message : String(error)}\n`);
+      const command = args.find((arg): arg is Command => arg instanceof Command);
+      io.err(`cardflow: ${asGiven(error instanceof Error ? error.message : String(error), command)}\n`);
       process.exitCode = EXIT_ERROR;
     }
   };
+}
+
+/**
+ * A message about an option ("--store: …") names the variable instead when the value came from it
+ * (CARDFLOW_STORE, DATA_DIR): the option was never typed.
+ */
+function asGiven(message: string, command: Command | undefined): string {
+  const flag = /^(--[a-z-]+):/.exec(message)?.[1];
+  const option = flag && command?.options.find((o) => o.long === flag);
+  if (!option || !option.envVar || command!.getOptionValueSource(option.attributeName()) !== "env") return message;
+  return `${option.envVar}${message.slice(flag.length)}`;
 }
 
 /** Prints a result as JSON or text; returns the exit code: 1 when it has problems. */

@@ -240,6 +240,15 @@ describe("cardflow CLI", () => {
     expect(neither).toMatchObject({ code: 2, err: "cardflow: give either a payment_id or --all\n" });
     const unknown = await cardflow("replay", "--store", "mysql:x");
     expect(unknown).toMatchObject({ code: 2, err: expect.stringMatching(/^cardflow: --store: unknown store "mysql"/) });
+    // the same store given by its variable: the variable named, not an option never typed
+    const saved = process.env.CARDFLOW_STORE;
+    process.env.CARDFLOW_STORE = "mysql:x";
+    try {
+      expect(await cardflow("replay")).toMatchObject({ code: 2, err: expect.stringMatching(/^cardflow: CARDFLOW_STORE: unknown store "mysql"/) });
+    } finally {
+      if (saved === undefined) delete process.env.CARDFLOW_STORE;
+      else process.env.CARDFLOW_STORE = saved;
+    }
     const notEvents = join(dir, "not-events.jsonl");
     await writeFile(notEvents, `${lines[0]}\n{"stream":"x"}\n`);
     const malformed = await cardflow("replay", "--store", `jsonl:${notEvents}`);

@@ -42,6 +42,11 @@ export const MachineDefinitionSchema = z.object({
   guards: z.array(z.string()),
   actions: z.array(z.string()),
   transitions: z.array(Transition),
+}).superRefine((machine, ctx) => {
+  // a definition's states are declared: a transition, the initial state or a final one naming another is no machine
+  const declared = new Set(machine.states.map((state) => state.id));
+  const named = [["initial", machine.initial], ...machine.final_states.map((id, i) => [`final_states.${i}`, id]), ...machine.transitions.flatMap((t, i) => [[`transitions.${i}.source`, t.source], [`transitions.${i}.target`, t.target]])];
+  for (const [path, id] of named) if (!declared.has(id!)) ctx.addIssue({ code: "custom", path: path!.split("."), message: `names state ${JSON.stringify(id)}, which states does not declare` });
 });
 
 const idOf = (t: MachineDefinitionTransition) => `${t.source} --${t.event}--> ${t.target}`;

@@ -120,6 +120,10 @@ describe("cardflow diagram --diff REF", () => {
     const bad = join(dir, "bad.json");
     writeFileSync(bad, JSON.stringify({ ...head, transitions: [{ source: "a" }] }));
     expect((await cardflow("diagram", "--diff", bad)).err).toMatch(/^cardflow: --diff: .*bad\.json is not a machine definition \(`cardflow machine export`\): transitions\.0\.event: /);
+    // a transition to a state the definition never declares: no machine
+    const undeclared = join(dir, "undeclared.json");
+    writeFileSync(undeclared, JSON.stringify({ ...head, transitions: [...head.transitions, { ...head.transitions[0]!, target: "nowhere" }] }));
+    expect(await cardflow("diagram", "--diff", undeclared)).toMatchObject({ code: 2, out: "", err: expect.stringMatching(new RegExp(`transitions\\.${head.transitions.length}\\.target: names state "nowhere", which states does not declare\\n$`)) });
     expect(await cardflow("diagram", "--format", "markdown")).toMatchObject({ code: 2, err: "cardflow: --format markdown is the summary of --diff: give --diff <ref-or-file>\n" });
     expect((await cardflow("diagram", "--diff", baseFile, "--payment", "pi_1")).err).toBe("cardflow: give either --payment or --diff\n");
   });

@@ -86,9 +86,8 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
   const checkedAt = new WeakMap<Loaded, number | string>();
 
   /**
-   * A payment's state: the cached snapshot plus whatever any process appended since. `accountId`:
-   * the account asking, when a history that no longer folds (changed outside cardflow) must read as
-   * missing to another account, as it would if it folded.
+   * A payment's state: the cached snapshot plus whatever any process appended since. `accountId`: the
+   * account asking (a history that no longer folds reads as missing to another account, as if it folded).
    */
   async function load(paymentId: string, accountId: string | null = null): Promise<Loaded | undefined> {
     const cached = cache.get(paymentId);

@@ -225,11 +225,5 @@ function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
 
 /** Whether the input has nothing at this (non-empty) path. */
 function absent(path: readonly PropertyKey[], input: unknown): boolean {
-  if (path.length === 0) return false;
-  let value: unknown = input;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return false;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value === undefined;
+  return path.length > 0 && valueAt(path, input) === undefined;
 }

@@ -7,7 +7,7 @@
 // rounded).
 import type { FastifyInstance } from "fastify";
 import { InvalidRequest } from "../errors.js";
-import { Decimal, MAX_AMOUNT_MINOR_UNITS } from "../money.js";
+import { Decimal, MAX_AMOUNT_MINOR_UNITS, maxAmount } from "../money.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
@@ -95,7 +95,7 @@ export function ambiguity(text: string): InvalidRequest | undefined {
       if (!Number.isFinite(value)) return new InvalidRequest(`${field ?? "body"}: the JSON number ${token} is beyond the range of a JSON number`, field, code);
       // past every currency's largest amount (12 digits of minor units): that refusal, not advice that leads to it
       if (amount && new Decimal(token).abs().greaterThanOrEqualTo(MAX_AMOUNT_MINOR_UNITS + 1)) {
-        return new InvalidRequest(`${field}: ${new Decimal(token).toFixed()} is larger than any amount this API takes (12 digits of minor units: at most 9999999999.99 USD, 999999999999 JPY)`, field, code);
+        return new InvalidRequest(`${field}: ${new Decimal(token).toFixed()} is larger than any amount this API takes (12 digits of minor units: at most ${maxAmount("USD")} USD, ${maxAmount("JPY")} JPY)`, field, code);
       }
       if (!new Decimal(token).equals(new Decimal(value))) {
         // an amount's string is plain decimal text (no exponent): suggest that form when it is short

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { paymentIdOf as answeredPaymentId, type RequestNote, type RequestNotes } from "./instrument-engine.js";
 import type { Metrics } from "./metrics.js";
 import { ATTR, tracer } from "./tracing.js";
-import { withoutCardNumbers } from "./redact.js";
+import { withoutSecrets } from "./redact.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -149,7 +149,7 @@ function paymentIdOf(req: FastifyRequest, note: RequestNote | null | undefined):
   const params = req.params as { payment_id?: unknown } | undefined;
   const body = req.body as { payment_id?: unknown } | undefined;
   const given = typeof params?.payment_id === "string" ? params.payment_id : typeof body?.payment_id === "string" ? body.payment_id : null;
-  return given === null ? answeredPaymentId(req.answer) : withoutCardNumbers(given);
+  return given === null ? answeredPaymentId(req.answer) : withoutSecrets(given);
 }
 
 function writeLogLine(req: FastifyRequest, reply: FastifyReply, status: number, note: RequestNote | null | undefined) {

@@ -6,7 +6,7 @@
 import type { Engine } from "../engine.js";
 import { outcomeOf, type Metrics } from "./metrics.js";
 import { ATTR, endSpan, tracer, withSpan } from "./tracing.js";
-import { withoutCardNumbers } from "./redact.js";
+import { withoutSecrets } from "./redact.js";
 
 /** What the log line of a request says of the command it ran. */
 export interface RequestNote {
@@ -28,7 +28,7 @@ const COMMANDS = ["openAccount", "registerTerminal", "createIntent", "authorize"
 /** The payment id a command was given (or answered), as the log and traces may write it. */
 export const paymentIdOf = (value: unknown): string | null => {
   const id = typeof value === "string" ? value : (value as { payment_id?: unknown } | null | undefined)?.payment_id;
-  return typeof id === "string" ? withoutCardNumbers(id) : null;
+  return typeof id === "string" ? withoutSecrets(id) : null;
 };
 
 type Command<A, B, R> = (a: A, b: B) => Promise<R>;

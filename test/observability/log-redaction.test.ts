@@ -19,4 +19,12 @@ describe("the service's log", () => {
     expect(line.request_id).toBe(12);
     expect(String(line.time)).toMatch(/^\d{13}$/);
   });
+
+  it("an error quoting an API key or a client secret is written without it, its kind kept", () => {
+    let written = "";
+    const logger = serviceLogger("info", new Writable({ write: (chunk, _encoding, done) => ((written += String(chunk)), done()) }) as never);
+    logger.error({ err: new Error("no payment sk_4kQ9zR2mX7 nor pi_00000003_secret_Ab9Xy") }, "request failed");
+    expect(written).not.toMatch(/4kQ9zR2mX7|Ab9Xy/);
+    expect((JSON.parse(written) as { err: { message: string } }).err.message).toBe("no payment sk_[removed] nor pi_00000003_secret_[removed]");
+  });
 });

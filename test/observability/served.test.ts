@@ -157,6 +157,11 @@ describe("a served process", () => {
     const captureCard = await fetch(`${server.url}/v2/payment/capture`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ external_account_id: "acct_obs", payment_id: "4000056655665556", amount: "1.00" }) });
     expect(captureCard.status).toBe(404);
     await fetch(`${server.url}/v2/no/such/route`, { headers: { authorization: `Bearer ${key}` } });
+    // a client secret, or the API key itself, pasted where a payment id goes
+    expect((await fetch(`${server.url}/v2/payment/intent/${seen.clientSecret}?external_account_id=acct_obs`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+    expect((await fetch(`${server.url}/v2/payment/intent/${key}?external_account_id=acct_obs`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('"payment_id":"sk_[removed]"');
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('_secret_[removed]"');
     await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('"route":"unmatched"');
     await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('"payment_id":"[digits removed]"');
     await expect.poll(() => server.output().split('"route":"/v2/payment/capture"').length - 1, { timeout: 10_000 }).toBe(3);

@@ -45,7 +45,8 @@ export function createProgram(io: CliIo = processIo, openService?: OpenService):
     .description("cardflow: event-sourced payment orchestration core")
     .version(packageVersion, "-V, --version", "print the version")
     .configureOutput({ writeOut: io.out, writeErr: io.err })
-    .showHelpAfterError()
+    // a usage error names the problem and points at --help: the whole help would bury the error
+    .showHelpAfterError("(add --help for usage)")
     // usage errors are thrown (exitCode below) instead of exiting the process with 1
     .exitOverride()
     // an empty store option on the command line (`--store "$UNSET"`) names no store: refused, not

@@ -322,6 +322,8 @@ describe("cardflow CLI", () => {
       expect(code, args.join(" ")).toBe(2);
       expect(out).toBe("");
       expect(err).toMatch(/error: |Usage: /);
+      // the error and a pointer to --help, not the whole help under it (no command at all: the help)
+      if (args.length > 0) expect(err, args.join(" ")).toMatch(/^error: .*\n(.*\n)?\(add --help for usage\)\n$/);
     }
     const version = await cardflow("--version");
     expect(version).toMatchObject({ code: 0, out: `${JSON.parse(await readFile("package.json", "utf8")).version}\n` });

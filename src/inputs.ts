@@ -159,9 +159,10 @@ const parsed = new WeakMap<object, z.ZodType>();
  * both unknown and (usually) leaves a required one missing: the message names both, with the
  * likely intended name ("unknown field: ammount (did you mean amount?); amount: is required"); an
  * optional one misspelled is named the same way ("unknown field: resaon (did you mean reason?)").
- * Otherwise the first issue, naming its field; a field that is absent says "is required".
+ * Otherwise the first issue, naming its field; a field that is absent says "is required". A read's
+ * input is its query string: its unknown keys are named "query parameter"s.
  */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, noun: "field" | "query parameter" = "field"): z.output<S> {
   if (typeof input === "object" && input !== null && parsed.get(input) === schema) return input as z.output<S>;
   const result = schema.safeParse(input);
   if (result.success) {
@@ -179,7 +180,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
       return meant ? `${key} (did you mean ${meant}?)` : key;
     });
     const alsoMissing = missing.map((field) => `; ${field}: is required`).join("");
-    throw new InvalidRequest(`unknown field${unknown.length > 1 ? "s" : ""}: ${named.join(", ")}${alsoMissing}`, unknown[0]!, "unknown_parameter");
+    throw new InvalidRequest(`unknown ${noun}${unknown.length > 1 ? "s" : ""}: ${named.join(", ")}${alsoMissing}`, unknown[0]!, "unknown_parameter");
   }
   const issue = issues[0]!;
   const param = issue.path.map(String).join(".") || null;

@@ -92,7 +92,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           // a POST's path parameters (…/deliveries/{id}/retry) join its body
           // (a POST with path parameters and no body at all is its parameters alone: the fields it lacks are named)
           const raw = def.method !== "POST" ? { ...(req.query as object), ...params } : params && Object.keys(params).length && (req.body === undefined || (req.body && typeof req.body === "object")) ? { ...(req.body as object | undefined), ...params } : req.body;
-          const input = parseInput(def.input, raw);
+          const input = parseInput(def.input, raw, def.method === "POST" ? "field" : "query parameter");
           const account = req.owner?.external_account_id ?? null;
           const claimed = (input as { external_account_id?: unknown }).external_account_id;
           if (account !== null && claimed !== undefined && claimed !== account) {

@@ -105,9 +105,9 @@ describe("malformed requests", () => {
     expect(optional.detail).toBe("unknown field: ammount (did you mean amount?)");
     // a short unknown name is not taken for a short field it is not (q, tip)
     const unrelated = await refused(() => api.request("GET", "/v2/payments?external_account_id=acct_err&id=pi_x", { key: m.key }), 400, "unknown_parameter", "id");
-    expect(unrelated.detail).toBe("unknown field: id");
+    expect(unrelated.detail).toBe("unknown query parameter: id");
     // two letters swapped is one edit: a short name gets its hint (ulr, tpye)
-    expect((await refused(() => api.request("GET", "/v2/events?external_account_id=acct_err&tpye=x", { key: m.key }), 400, "unknown_parameter", "tpye")).detail).toBe("unknown field: tpye (did you mean type?)");
+    expect((await refused(() => api.request("GET", "/v2/events?external_account_id=acct_err&tpye=x", { key: m.key }), 400, "unknown_parameter", "tpye")).detail).toBe("unknown query parameter: tpye (did you mean type?)");
     // a field that is the last word of one not sent (a refund's reason sent to a cancel)
     const partOf = await refused(() => m.post("/v2/payment/cancel", { payment_id: "pi_none", reason: "requested_by_customer" }), 400, "unknown_parameter", "reason");
     expect(partOf.detail).toBe("unknown field: reason (did you mean cancellation_reason?)");

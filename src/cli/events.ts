@@ -94,6 +94,10 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
               if (batch.length < 500) return;
             }
           };
+          // a position past the log's end (a typo, a store restored from before it) would print
+          // nothing, and skip unseen every event appended up to it
+          const end = await feed.catchUp();
+          if (cursor > end) throw new InvalidRequest(`--after: position ${cursor} is past the end of the event log (its last position is ${end}); pass 0 for the beginning, or a position this command printed`, "after");
           await printNew();
           if (!opts.follow) return resume();
           const head = await feed.catchUp();

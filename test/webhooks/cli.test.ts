@@ -46,6 +46,13 @@ describe("cardflow events tail", () => {
     const rest = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", fourth);
     expect(rest.out.trim().split("\n")).toEqual(lines.slice(4));
     expect(all.err).toContain(`cardflow: printed up to position ${lines[11]!.split("@").at(-1)}; go on from there with --after`);
+    // from the last position printed: nothing more, and no error
+    const last = lines[11]!.split("@").at(-1)!;
+    expect(await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", last)).toMatchObject({ code: 0, out: "" });
+    // a position past the log's end (a typo, a store restored from before it) would skip what comes up to it
+    const past = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--account", "acct_x", "--no-follow", "--after", "1000000");
+    expect(past).toMatchObject({ code: 2, out: "" });
+    expect(past.err).toMatch(/\ncardflow: --after: position 1000000 is past the end of the event log \(its last position is \d+\); pass 0 for the beginning/);
     const after = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--no-follow", "--after", "x");
     expect(after.code).toBe(2);
     expect(after.err).toMatch(/--after/);

@@ -27,7 +27,7 @@ import ts from "typescript";
  * whole directory; the first matching entry wins.
  */
 export const FLOORS: readonly { floor: string; paths: readonly string[] }[] = [
-  { floor: "basics", paths: ["src/money.ts", "src/clock.ts", "src/ids.ts", "src/errors.ts", "src/bounded.ts", "src/coalesced.ts", "src/cursors.ts", "src/options.ts", "src/misspelled.ts", "src/package-root.ts", "src/data-directory.ts"] },
+  { floor: "basics", paths: ["src/money.ts", "src/clock.ts", "src/ids.ts", "src/errors.ts", "src/bounded.ts", "src/coalesced.ts", "src/cursors.ts", "src/options.ts", "src/misspelled.ts", "src/package-root.ts", "src/data-directory.ts", "src/settings.ts"] },
   { floor: "machines", paths: ["machines/"] },
   { floor: "events", paths: ["src/events/"] },
   { floor: "ports", paths: ["src/store/", "src/processors/", "src/outbound/", "src/idempotency.ts", "src/idempotency-cap.ts", "src/idempotency-seal.ts", "src/idempotency-refusals.ts", "src/config.ts", "src/seeded-defects.ts"] },

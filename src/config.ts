@@ -140,9 +140,19 @@ function databaseSchema(raw: string | undefined): string {
   return raw;
 }
 
+/**
+ * NODE_ENV=production, written exactly. A near miss (Production, "production ") is refused, SANDBOX
+ * set or not: it was no production, and without SANDBOX it ran the sandbox (simulated money).
+ */
+function isProduction(raw: string | undefined): boolean {
+  if (raw === "production") return true;
+  if (raw?.trim().toLowerCase() === "production") throw new ConfigurationError(`NODE_ENV: expected production written exactly (lower case, no spaces), got ${JSON.stringify(raw)}; as written it is not production: without SANDBOX the sandbox would run (simulated processors)`);
+  return false;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   // SANDBOX wins when set; otherwise NODE_ENV=production means production
-  const isSandbox = envBoolean(env, "SANDBOX", env.NODE_ENV !== "production");
+  const isSandbox = envBoolean(env, "SANDBOX", !isProduction(env.NODE_ENV));
   return {
     port: port(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",

@@ -25,6 +25,11 @@ describe("configuration", () => {
     expect(env({ NODE_ENV: "production", SANDBOX: "on" }).sandbox).toBe(true);
     expect(env({ SANDBOX: "off" }).sandbox).toBe(false);
     expect(() => env({ SANDBOX: "maybe" })).toThrow(ConfigurationError);
+    // production written another way is refused, not run as the sandbox; SANDBOX set or not
+    for (const nearMiss of ["Production", "PRODUCTION", "production ", " production", "Production\n"]) {
+      for (const sandbox of [{}, { SANDBOX: "off" }] as Record<string, string>[]) expect(() => env({ NODE_ENV: nearMiss, ...sandbox }), JSON.stringify(nearMiss)).toThrow(`NODE_ENV: expected production written exactly (lower case, no spaces), got ${JSON.stringify(nearMiss)}`);
+    }
+    for (const other of ["development", "test", "prod", ""]) expect(env({ NODE_ENV: other }).sandbox, other).toBe(true);
   });
 
   it("every on/off variable takes the same forms (on, 1, true, yes; off, 0, false, no; any case), anything else refused naming the variable and its values", () => {

@@ -71,6 +71,15 @@ describe("production mode refuses to start without what it needs", () => {
     expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
   });
 
+  it("NODE_ENV=production written another way (Production, a trailing space): exit 1, naming the value and NODE_ENV=production, nothing written; it ran the sandbox", { timeout: 60_000 }, async () => {
+    for (const nearMiss of ["Production", "production "]) {
+      const { code, stderr, dataDir } = await refusedStart({ NODE_ENV: nearMiss });
+      expect([code, stderr.split("\n").filter(Boolean).length], JSON.stringify(nearMiss)).toEqual([1, 1]);
+      expect(stderr).toBe(`cardflow: refusing to start: NODE_ENV: expected production written exactly (lower case, no spaces), got ${JSON.stringify(nearMiss)}; as written it is not production: without SANDBOX the sandbox would run (simulated processors)\n`);
+      expect(readdirSync(dataDir)).toEqual([]);
+    }
+  });
+
   it("SANDBOX=off with a module serving processor A only: exit 1, naming processor B", { timeout: 60_000 }, async () => {
     // a path as README writes one (node_modules/cardflow/dist/...): relative, without ./, is a path when the file exists
     for (const onlyA of [join(ROOT, "test/fixtures/processors/only-a.mjs"), "test/fixtures/processors/only-a.mjs"]) {

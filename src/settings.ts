@@ -11,9 +11,10 @@ export const readDecimal = (raw: string): number => (/^\d+(\.\d+)?$/.test(raw.tr
 
 /**
  * A setting's number from `min` (below it the setting would turn off what it is for) to `max`, a
- * whole one when `integer`; `expected` says so. Every numeric setting is read here, adapters' too.
+ * whole one unless `integer: false` (hours: 1.5 is 90 minutes; half a port, connection or
+ * millisecond is nothing meant); `expected` says so. Every numeric setting is read here, adapters' too.
  */
-export function envNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, max = Infinity, integer = false, expected = "a non-negative number" } = {}): number {
+export function envNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, { min = 0, max = Infinity, integer = true, expected = "a whole number, 0 or more" } = {}): number {
   const raw = env[name];
   if (raw === undefined || isUnset(raw)) return fallback;
   const value = readDecimal(raw);

@@ -26,7 +26,7 @@ const ms = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
 const count = (env: NodeJS.ProcessEnv, name: string, fallback: number) => envNumber(env, name, fallback, { min: 1, integer: true, expected: "a whole number, 1 or more" });
 
 export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
-  const hours = envNumber(env, "WEBHOOK_RETRY_HORIZON_HOURS", 72, { expected: "a positive number of hours" });
+  const hours = envNumber(env, "WEBHOOK_RETRY_HORIZON_HOURS", 72, { integer: false, expected: "a positive number of hours" });
   if (hours <= 0) throw new ConfigurationError(`WEBHOOK_RETRY_HORIZON_HOURS: expected a positive number of hours, got ${JSON.stringify(env.WEBHOOK_RETRY_HORIZON_HOURS)}`);
   return {
     backoff: {

@@ -93,6 +93,25 @@ describe("configuration", () => {
     expect(webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: "2500" }).timeoutMs).toBe(2500);
   });
 
+  it("a setting that counts or times is a whole number: 1.5 refused naming the setting and the value, in every group of settings; hours take a fraction", async () => {
+    const { serveConfigFromEnv } = await import("../../src/serve/config.js");
+    const { webhookConfigFromEnv } = await import("../../src/webhooks/config.js");
+    const groups: [(vars: Record<string, string>) => unknown, string[]][] = [
+      [env, ["PORT", "PG_POOL_SIZE", "SQLITE_BUSY_TIMEOUT_MS", "SYNC_AUTH_TIMEOUT_MS", "RECONCILE_GRACE_MS", "RECONCILE_INTERVAL_MS", "IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT", "SIM_CAPTURE_SETTLE_MS", "SIM_PROCESSOR_LATENCY_MS"]],
+      [serveConfigFromEnv, ["METRICS_PORT", "SHUTDOWN_GRACE_MS", "READY_MAX_LAG_SECONDS", "STORE_START_WAIT_SECONDS"]],
+      [webhookConfigFromEnv, ["WEBHOOK_TIMEOUT_MS", "WEBHOOK_LEASE_MS", "WEBHOOK_RETRY_BASE_MS", "WEBHOOK_RETRY_MAX_MS", "WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT", "WEBHOOK_ACCOUNT_CONCURRENCY"]],
+    ];
+    for (const [read, names] of groups) {
+      for (const name of names) {
+        for (const bad of ["1.5", "30000.5"]) expect(() => read({ [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(`^${name}: expected (a |whole ).*, got ${JSON.stringify(bad).replace(".", "\\.")}$`));
+        expect(() => read({ [name]: "30" }), name).not.toThrow();
+      }
+    }
+    // hours: a fraction is a time (1.5 h is 90 minutes)
+    expect(env({ IDEMPOTENCY_TTL_HOURS: "1.5" }).idempotencyTtlMs).toBe(5_400_000);
+    expect(webhookConfigFromEnv({ WEBHOOK_RETRY_HORIZON_HOURS: "1.5" }).backoff.horizonMs).toBe(5_400_000);
+  });
+
   it("the webhook settings: milliseconds are whole and within a timer's longest (a timeout past it gave up at once), counts whole", async () => {
     const { webhookConfigFromEnv } = await import("../../src/webhooks/config.js");
     for (const name of ["WEBHOOK_TIMEOUT_MS", "WEBHOOK_LEASE_MS", "WEBHOOK_RETRY_BASE_MS", "WEBHOOK_RETRY_MAX_MS"]) {
@@ -117,11 +136,11 @@ describe("configuration", () => {
     expect(env({ IDEMPOTENCY_TTL_HOURS: "8760" }).idempotencyTtlMs).toBe(8_760 * 3_600_000);
     // past a year refused: at 99999999999 hours the keeping time's start was no date, and every keyed request answered 500
     for (const bad of ["0", "0.5", "-1", "a day", "8761", "99999999999"]) expect(() => env({ IDEMPOTENCY_TTL_HOURS: bad }), bad).toThrow(`IDEMPOTENCY_TTL_HOURS: expected from 1 to 8760 hours (shorter, a client's retry with the same Idempotency-Key could act again; 8760 is a year), got ${JSON.stringify(bad)}`);
-    for (const name of ["SIM_CAPTURE_SETTLE_MS", "SIM_PROCESSOR_LATENCY_MS"]) expect(() => env({ [name]: "3000000000" }), name).toThrow(`${name}: expected milliseconds from 0 to 2147483647, got "3000000000"`);
-    expect(() => env({ IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: "0" })).toThrow(/^IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: expected at least 1 /);
-    expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected milliseconds, 1 or more/);
-    expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more/);
-    expect(() => env({ RECONCILE_INTERVAL_MS: String(2 ** 31) })).toThrow(/^RECONCILE_INTERVAL_MS: expected milliseconds, 1 or more and at most 2147483647/);
+    for (const name of ["SIM_CAPTURE_SETTLE_MS", "SIM_PROCESSOR_LATENCY_MS"]) expect(() => env({ [name]: "3000000000" }), name).toThrow(`${name}: expected whole milliseconds from 0 to 2147483647, got "3000000000"`);
+    expect(() => env({ IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: "0" })).toThrow(/^IDEMPOTENCY_MAX_KEYS_PER_ACCOUNT: expected a whole number, at least 1 /);
+    expect(() => env({ SYNC_AUTH_TIMEOUT_MS: "0" })).toThrow(/^SYNC_AUTH_TIMEOUT_MS: expected whole milliseconds, 1 or more/);
+    expect(() => env({ RECONCILE_INTERVAL_MS: "0" })).toThrow(/^RECONCILE_INTERVAL_MS: expected whole milliseconds, 1 or more/);
+    expect(() => env({ RECONCILE_INTERVAL_MS: String(2 ** 31) })).toThrow(/^RECONCILE_INTERVAL_MS: expected whole milliseconds, 1 or more and at most 2147483647/);
     // what SQLite's library takes: whole milliseconds up to a 32-bit integer, said as the variable
     expect(env({ SQLITE_BUSY_TIMEOUT_MS: "0" }).sqliteBusyTimeoutMs).toBe(0);
     for (const bad of ["1.5", "99999999999", "-1", "5s"]) expect(() => env({ SQLITE_BUSY_TIMEOUT_MS: bad }), bad).toThrow(`SQLITE_BUSY_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 2147483647, got ${JSON.stringify(bad)}`);

@@ -145,6 +145,21 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     await lastUsedReady();
     return readModels.getMany<{ at: string }>(LAST_USED, keyIds);
   }
+  /**
+   * A rotated key's refusal, naming the way on: its newest replacement (a replacement rotated in
+   * turn is followed) to rotate, or, that one revoked or expired, the command issuing a new key.
+   */
+  async function rotatedAlready(record: ApiKeyRecord, issueNew: string): Promise<InvalidRequest> {
+    // a replacement is always a key issued then: the chain ends
+    const chain = [await find(record.replaced_by!, record.external_account_id)];
+    while (chain.at(-1)!.replaced_by) chain.push(await find(chain.at(-1)!.replaced_by!, record.external_account_id));
+    const newest = chain.at(-1)!;
+    const status = present(newest, null).status;
+    const replaced = `replaced by ${chain.map((k) => k.key_id).join(", then by ")}${status === "active" ? "" : status === "revoked" ? ", which is revoked" : ", which has expired"}`;
+    const next = status === "active" ? `rotate ${chain.length === 1 ? "that one" : newest.key_id}, or revoke ${record.key_id} to end its grace now` : issueNew;
+    return new InvalidRequest(`API key ${record.key_id} was rotated already (${replaced}): ${next}`, "key_id", "api_key_rotated");
+  }
+
   /** A key as the API shows it, its last use included. */
   const presentOne = async (k: ApiKeyRecord) => present(k, (await lastUsed([k.key_id])).get(k.key_id)?.at ?? null);
 
@@ -201,10 +216,11 @@ export function createApiKeys(engine: Needs, { cacheMs = 500, lastUsedEveryMs = 
     async rotate(keyId: string, { graceMs = 0, expiresAt, account, actor = "cli" }: { graceMs?: number; expiresAt?: string | null; account?: string; actor?: string } = {}): Promise<{ key: string; replaced: ApiKeyInfo } & ApiKeyOwner> {
       if (!Number.isFinite(graceMs) || graceMs < 0) throw new InvalidRequest("grace: a duration of 0 or more", "grace", "parameter_invalid");
       const record = await find(keyId, account);
-      if (record.revoked_at) throw new InvalidRequest(`API key ${keyId} is revoked: issue a new key instead`, "key_id", "api_key_revoked");
+      const issueNew = `issue a new key for ${record.external_account_id} with: npx cardflow accounts key ${record.external_account_id}`;
+      if (record.revoked_at) throw new InvalidRequest(`API key ${keyId} is revoked: ${issueNew}`, "key_id", "api_key_revoked");
       // once: a second rotation would mint another replacement and show a grace the first one already set
-      if (record.replaced_by) throw new InvalidRequest(`API key ${keyId} was rotated already (replaced by ${record.replaced_by}): rotate that one, or revoke ${keyId} to end its grace now`, "key_id", "api_key_rotated");
-      if (present(record, null).status === "expired") throw new InvalidRequest(`API key ${keyId} has expired: issue a new key instead`, "key_id", "api_key_expired");
+      if (record.replaced_by) throw await rotatedAlready(record, issueNew);
+      if (present(record, null).status === "expired") throw new InvalidRequest(`API key ${keyId} has expired: ${issueNew}`, "key_id", "api_key_expired");
       const lifetime = record.expires_at === null ? null : Date.parse(record.expires_at) - Date.parse(record.created);
       const next = await issue(record.external_account_id, actor, { expiresAt: expiresAt !== undefined ? expiresAt : lifetime === null ? null : isoTimestamp(clock.now() + lifetime) });
       const now = clock.now();

@@ -138,6 +138,31 @@ describe("cardflow accounts", () => {
     expect(Date.parse(graceEnd) - Date.now()).toBeGreaterThan(29 * 60_000);
   });
 
+  it("a rotation that cannot go on says what can: a key whose replacement was revoked names accounts key; a replacement rotated again is followed to the newest", async () => {
+    await cardflow("accounts", "create", "acct_dead_end");
+    const keys = () => createApiKeys(createEngine({ store, readModels })).list("acct_dead_end");
+    const newest = async () => (await keys())[0]!.id;
+    const [old] = await keys();
+    expect((await cardflow("accounts", "rotate", old!.id, "--grace", "1h")).code).toBe(0);
+    const replacement = await newest();
+    expect((await cardflow("accounts", "revoke", replacement)).code).toBe(0);
+    const issue = "issue a new key for acct_dead_end with: npx cardflow accounts key acct_dead_end";
+    // it said "rotate that one", whose rotation said "issue a new key instead", naming no command
+    const again = await cardflow("accounts", "rotate", old!.id);
+    expect(again).toMatchObject({ code: 2, out: "" });
+    expect(again.err).toContain(`cardflow: API key ${old!.id} was rotated already (replaced by ${replacement}, which is revoked): ${issue}\n`);
+    expect((await cardflow("accounts", "rotate", replacement)).err).toContain(`cardflow: API key ${replacement} is revoked: ${issue}\n`);
+    // what it names works; a chain of rotations is followed to its newest key
+    expect((await cardflow("accounts", "key", "acct_dead_end")).code).toBe(0);
+    const fresh = await newest();
+    expect((await cardflow("accounts", "rotate", fresh)).code).toBe(0);
+    const second = await newest();
+    expect((await cardflow("accounts", "rotate", fresh)).err).toContain(`cardflow: API key ${fresh} was rotated already (replaced by ${second}): rotate that one, or revoke ${fresh} to end its grace now\n`);
+    expect((await cardflow("accounts", "rotate", second)).code).toBe(0);
+    const third = await newest();
+    expect((await cardflow("accounts", "rotate", fresh)).err).toContain(`cardflow: API key ${fresh} was rotated already (replaced by ${second}, then by ${third}): rotate ${third}, or revoke ${fresh} to end its grace now\n`);
+  });
+
   it("accounts key refuses a data directory without a store, creating nothing", async () => {
     const dir = await mkdtemp(join(tmpdir(), "cardflow-cli-accounts-"));
     try {

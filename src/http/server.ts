@@ -232,7 +232,7 @@ export function apiRoutes(engine: Engine, simulators?: Simulators, webhooks: Web
   const routes: RouteDef[] = [
     ...paymentRoutes(engine),
     ...paymentHistoryRoutes(engine, listCursors(webhooks.derivedKey("payment list cursors"))),
-    ...accountRoutes(engine),
+    ...accountRoutes(engine, simulators !== undefined),
     ...hardwareRoutes(engine),
     ...customerCardRoutes(engine),
     ...eventRoutes(webhooks),

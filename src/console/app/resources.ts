@@ -1,5 +1,5 @@
 // The account's terminals (GET/POST /v2/hardware; in the sandbox, a shopper presenting a test card
-// on a processor A terminal) and a customer's cards on file (GET /v1/customer/card; saving the
+// on a processor A terminal: offered only when GET /v2/account says the service runs it) and a customer's cards on file (GET /v1/customer/card; saving the
 // card of a captured payment, POST /v1/customer/card). The customer is held in the URL.
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
@@ -65,9 +65,9 @@ export function TerminalsPage({ session, onUnauthorized }: PageProps) {
       </form>
       ${register.outcome}
     </section>
-    <section class="card" aria-labelledby="present-h">
+    ${session.account.sandbox && html`<section class="card" aria-labelledby="present-h">
       <h2 id="present-h">Sandbox: present a test card</h2>
-      <p class="muted">A shopper taps a test card on a processor A terminal that is waiting for one (after an auth with its terminal_id). Only served in sandbox mode.</p>
+      <p class="muted">A shopper taps a test card on a processor A terminal that is waiting for one (after an auth with its terminal_id).</p>
       <form class="row" onSubmit=${present.submit}>
         <label>Terminal<select ...${bind("terminal_id")} onChange=${bind("terminal_id").onInput} required>
           <option value="">Choose a terminal</option>${async.map((t) => html`<option value=${t.terminal_id}>${t.terminal_id} (${t.terminal_type}${t.label ? `, ${t.label}` : ""})</option>`)}
@@ -76,7 +76,7 @@ export function TerminalsPage({ session, onUnauthorized }: PageProps) {
         <button type="submit" disabled=${present.busy}>Present card</button>
       </form>
       ${present.outcome}
-    </section>`;
+    </section>`}`;
 }
 
 export function CardsPage({ session, onUnauthorized, route }: PageProps & { route: Route }) {

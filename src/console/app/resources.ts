@@ -1,6 +1,7 @@
 // The account's terminals (GET/POST /v2/hardware; in the sandbox, a shopper presenting a test card
-// on a processor A terminal: offered only when GET /v2/account says the service runs it) and a customer's cards on file (GET /v1/customer/card; saving the
-// card of a captured payment, POST /v1/customer/card). The customer is held in the URL.
+// on a processor A terminal: offered only when GET /v2/account says the service runs it) and a
+// customer's cards on file (GET /v1/customer/card; saving the card of a captured payment,
+// POST /v1/customer/card). The customer is held in the URL.
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import type { PageProps } from "./api.js";

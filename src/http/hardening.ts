@@ -8,7 +8,7 @@
 //   an HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
 // - Authorization, Idempotency-Key or Content-Type sent twice is refused (400 header_duplicated):
 //   Node keeps the first Authorization and Content-Type and joins Idempotency-Keys, so a proxy
-//   reading the other one would see another request;
+//   reading the other one would see another request; every header is read for it, however many;
 // - repeated failed API-key authentication from one client address: 429 with Retry-After
 //   (@fastify/rate-limit counts the failures, per process).
 import rateLimit from "@fastify/rate-limit";
@@ -44,6 +44,17 @@ export function serverOptions({ headersMs = 10_000, requestMs = 30_000, keepAliv
     keepAliveTimeout: keepAliveMs,
     http: { headersTimeout: Math.min(headersMs, requestMs), connectionsCheckingInterval: checkIntervalMs, requireHostHeader: false },
   };
+}
+
+/**
+ * Node drops a request's headers past a count (maxHeadersCount: 2,000 by its docs, about 1,000
+ * as Node 20 runs it unset) unseen, so an Authorization or Idempotency-Key sent again after that
+ * many fillers escaped refusedHeaders. 0: no count limit; the headers' size stays bounded
+ * (maxHeaderSize: 431). A property of Node's server, not an option http.createServer reads (so
+ * not one fastify's `http` options could pass).
+ */
+export function readEveryHeader(app: FastifyInstance): void {
+  app.server.maxHeadersCount = 0;
 }
 
 /** The headers a request may send once only. */

@@ -17,7 +17,7 @@ import type { RequestNotes } from "../observability/instrument-engine.js";
 import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { authFailureLimit, clientErrorHandler, continueOnlyToRead, dropRequestsOfAnsweredConnections, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
+import { authFailureLimit, clientErrorHandler, continueOnlyToRead, dropRequestsOfAnsweredConnections, readEveryHeader, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { strictJsonBodies } from "./json-body.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE, withoutKey } from "./problem.js";
@@ -148,6 +148,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
     ...serverOptions(timeouts),
     trustProxy,
   });
+  // a header sent twice is refused however many others precede it (./hardening.ts)
+  readEveryHeader(app);
   // first of the hooks: a request on a connection its parser's error answered never runs
   dropRequestsOfAnsweredConnections(app);
   app.removeContentTypeParser("text/plain");

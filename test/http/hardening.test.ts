@@ -1,9 +1,9 @@
 // Hardening of the HTTP server (src/http/hardening.ts): security headers on every answer, 431 and
 // 414 (a request line too long) as problem+json, an HTTP/1.1 request without Host as problem+json,
-// Authorization or Idempotency-Key sent twice refused naming the header, slow clients cut off by
-// the header and request timeouts while a blocking auth longer than those still answers, an error
-// answered before the body arrived closing its connection, and 429 after repeated failed
-// authentication.
+// Authorization or Idempotency-Key sent twice refused naming the header (after 2,001 other headers
+// too), slow clients cut off by the header and request timeouts while a blocking auth longer than
+// those still answers, an error answered before the body arrived closing its connection, and 429
+// after repeated failed authentication.
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectProblem, startApi, type Api } from "./harness.js";
@@ -113,6 +113,26 @@ describe("HTTP hardening", () => {
     // on an unknown path too (it answered 404 once a body error there gave way to the route's absence)
     const { text } = await rawExchange(api.base, [`GET /v2/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${valid}\r\n${valid}\r\n\r\n`]);
     expect(problemIn(text)).toMatchObject({ status: 400, code: "header_duplicated", param: "Authorization" });
+    expect((await m.get("/v2/hardware?external_account_id=acct_h")).body.data).toHaveLength(1);
+  });
+
+  it("a header sent twice after 2,001 others is still refused (Node dropped headers past its count unseen); too large in all: 431", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_h");
+    const body = JSON.stringify({ external_account_id: "acct_h", terminal_type: "A_sync" });
+    const request = (fillers: number, last: string) => {
+      const filler = Array.from({ length: fillers }, (_, i) => `X${i}: a`);
+      const head = ["POST /v2/hardware HTTP/1.1", "Host: x", "Connection: close", "Content-Type: application/json", `Content-Length: ${body.length}`, `Authorization: Bearer ${m.key}`, "Idempotency-Key: k1", ...filler, last];
+      return rawExchange(api.base, [`${head.join("\r\n")}\r\n\r\n${body}`]);
+    };
+    for (const last of ["Idempotency-Key: k2", "Authorization: Bearer sk_other"]) {
+      const { text } = await request(2_001, last);
+      expect(text, last).toMatch(/^HTTP\/1\.1 400 /);
+      expect(problemIn(text), last).toMatchObject({ code: "header_duplicated", param: last.split(":")[0] });
+    }
+    expect((await request(2_001, "X-Last: a")).text).toMatch(/^HTTP\/1\.1 200 /);
+    // no count limit, but the size limit still holds
+    expect((await request(5_000, "X-Last: a")).text).toMatch(/^HTTP\/1\.1 431 /);
     expect((await m.get("/v2/hardware?external_account_id=acct_h")).body.data).toHaveLength(1);
   });
 

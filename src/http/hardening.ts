@@ -4,8 +4,9 @@
 //   handler takes is not bounded by them: the blocking auth may answer after 120 s;
 // - every answer carries Cache-Control: no-store and X-Content-Type-Options: nosniff;
 // - errors Node's HTTP parser answers before fastify sees a request (431 headers too large, 414
-//   a request line too long, 408 request timeout, 400 malformed) are problem+json too, and so is
-//   an HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
+//   a request line too long, 408 request timeout, 400 malformed) are problem+json too (logged and
+//   counted by the server: no request line of theirs reaches the request log), and so is an
+//   HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
 // - Authorization, Idempotency-Key or Content-Type sent twice is refused (400 header_duplicated):
 //   Node keeps the first Authorization and Content-Type and joins Idempotency-Keys, so a proxy
 //   reading the other one would see another request; every header is read for it, however many;
@@ -125,8 +126,19 @@ export function dropRequestsOfAnsweredConnections(app: FastifyInstance): void {
   });
 }
 
-/** Answers errors of Node's HTTP parser as problem+json, with a request id of its own. */
-export function clientErrorHandler(requestId: () => number) {
+/** What an answer of clientErrorHandler was: its status, its problem code, Node's error code, its request id. */
+export interface ClientErrorAnswer {
+  status: number;
+  code: string;
+  error: string | null;
+  requestId: number;
+}
+
+/**
+ * Answers errors of Node's HTTP parser as problem+json, with a request id of its own; `onAnswer`
+ * is told of each (never of the request's bytes: the error carries them, `rawPacket`).
+ */
+export function clientErrorHandler(requestId: () => number, onAnswer: (answer: ClientErrorAnswer) => void = () => undefined) {
   return (error: Error & { code?: string }, socket: Socket) => {
     answered.add(socket);
     if (error.code === "ECONNRESET" || !socket.writable) {
@@ -144,6 +156,7 @@ export function clientErrorHandler(requestId: () => number) {
       connection: "close",
     };
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
+    onAnswer({ status, code, error: error.code ?? null, requestId: id });
   };
 }
 

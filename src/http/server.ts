@@ -12,7 +12,7 @@ import { createSimulators, type Simulators } from "../processors/simulator.js";
 import { fairTurns } from "./turns.js";
 import { drainOnClose, type Drain } from "./drain.js";
 import { readiness, type ReadinessOptions } from "./readiness.js";
-import { observeHttp } from "../observability/http.js";
+import { observeHttp, observeParserRefusals } from "../observability/http.js";
 import type { RequestNotes } from "../observability/instrument-engine.js";
 import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -144,7 +144,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     // errors found before routing (a malformed URL, an overlong path parameter)
     frameworkErrors: replyProblem,
     // and before fastify sees a request (headers too large, too slow): src/http/hardening.ts
-    clientErrorHandler: clientErrorHandler(() => engine.ids.requestId()),
+    clientErrorHandler: clientErrorHandler(() => engine.ids.requestId(), observeParserRefusals({ metrics: options.metrics, logger })),
     ...serverOptions(timeouts),
     trustProxy,
   });

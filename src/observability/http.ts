@@ -4,9 +4,11 @@
 // - a server span per request (W3C traceparent honoured when an SDK is registered), active while
 //   the handler runs so the command and what it calls are traced under it;
 // - the request log line: request id, account, key id, method, route, status, payment id,
-//   command, outcome, latency; never bodies, headers, keys, secrets or card data.
+//   command, outcome, latency; never bodies, headers, keys, secrets or card data;
+// - a request Node's HTTP parser refused (no request reaches fastify): a warning and a count.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
 import { paymentIdOf as answeredPaymentId, type RequestNote, type RequestNotes } from "./instrument-engine.js";
 import type { Metrics } from "./metrics.js";
 import { ATTR, tracer } from "./tracing.js";
@@ -136,6 +138,17 @@ export function observeHttp(app: FastifyInstance, { metrics, log, notes }: Obser
     }
     if (log) writeLogLine(req, reply, status, note);
   }
+}
+
+/**
+ * What a request Node's HTTP parser answered leaves (src/http/hardening.ts clientErrorHandler):
+ * a warning with its request id, status and codes, and a count by status; none of its bytes.
+ */
+export function observeParserRefusals({ metrics, logger }: { metrics?: Metrics; logger: Logger | false }) {
+  return ({ status, code, error, requestId }: { status: number; code: string; error: string | null; requestId: number }) => {
+    metrics?.httpClientErrors.labels(String(status)).inc();
+    if (logger) logger.warn({ request_id: requestId, status, code, error }, "request refused by the HTTP parser");
+  };
 }
 
 /** The status logged and counted for a request whose client hung up before its answer (nginx's). */

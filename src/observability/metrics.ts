@@ -43,6 +43,7 @@ export function createMetrics({ defaults = false }: MetricsOptions = {}) {
     registry,
     httpRequests: new Counter({ name: "cardflow_http_requests_total", help: "HTTP requests answered, by route template, method and status", labelNames: ["route", "method", "status"], registers }),
     httpDuration: new Histogram({ name: "cardflow_http_request_duration_seconds", help: "Time from a request's arrival to its answer, by route template and method", labelNames: ["route", "method"], buckets: SECONDS, registers }),
+    httpClientErrors: new Counter({ name: "cardflow_http_client_errors_total", help: "Requests Node's HTTP parser refused before any route saw them (408 too slow, 414 URL too long, 431 headers too large, 400 not HTTP), by status", labelNames: ["status"], registers }),
     rateLimited: new Counter({ name: "cardflow_rate_limit_refusals_total", help: "Requests refused with 429 (too many failed authentications, or another limit), by route template", labelNames: ["route"], registers }),
     commands: new Counter({ name: "cardflow_commands_total", help: "Engine commands, by command and outcome (ok, or the error code answered)", labelNames: ["command", "outcome"], registers }),
     commandDuration: new Histogram({ name: "cardflow_command_duration_seconds", help: "Engine command latency, by command", labelNames: ["command"], buckets: SECONDS, registers }),

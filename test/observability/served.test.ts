@@ -2,10 +2,12 @@
 // on the API's port) scraped before and after traffic, every figure the issue names moving with it
 // and no label naming an account, a payment or a key; its spans exported over OTLP/HTTP to a
 // receiver on loopback; its log lines (LOG_LEVEL=debug) saying request id, account, payment id,
-// command, outcome and latency, and holding no key, secret or card number; a metrics port that is
+// command, outcome and latency, and holding no key, secret or card number; a request Node's HTTP
+// parser refused (431) warned of and counted, none of its bytes logged; a metrics port that is
 // taken, or the API's, refused at start.
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshStores, merchantKey, startServer, type ServerProcess, type StoreEnv } from "../multiprocess/servers.js";
 import { freePort } from "../support/postgres.js";
@@ -49,6 +51,18 @@ let store: StoreEnv;
 let key: string;
 let keyB: string;
 const scrape = () => fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+/** A header too large for Node's parser (431, answered before fastify), holding a marker: the status line. */
+const PARSER_MARKER = "parserrefusedmarker";
+function oversizedHeaders(): Promise<string> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${PARSER_MARKER.repeat(1_200)}\r\n\r\n`));
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString()));
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve(text.split("\r\n")[0]!));
+  });
+}
 
 beforeAll(async () => {
   receiver = otlpReceiver();
@@ -105,6 +119,7 @@ describe("a served process", () => {
     const collected = await fetch(`${server.url}/v2/sdk/payment-method`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_secret: seen.clientSecret, card_number: "5555555555554444" }) });
     expect(collected.status).toBe(200);
     expect((await fetch(`${server.url}/v2/payment/intent/${seen.payment}?external_account_id=acct_obs`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(await oversizedHeaders()).toBe("HTTP/1.1 431 Request Header Fields Too Large");
 
     const after = await scrape();
     const moved = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
@@ -125,6 +140,9 @@ describe("a served process", () => {
     expect(moved("cardflow_idempotency_replays_total")).toBe(1);
     expect(moved("cardflow_idempotency_conflicts_total", { reason: "reused" })).toBe(1);
     expect(moved("cardflow_rate_limit_refusals_total", { route: "/v2/account" })).toBeGreaterThanOrEqual(1);
+    // answered by Node's parser: no route, so counted apart from the requests
+    expect(moved("cardflow_http_client_errors_total", { status: "431" })).toBe(1);
+    expect(moved("cardflow_http_requests_total", { status: "431" })).toBe(0);
     expect(moved("cardflow_http_requests_total", { route: "/v2/account", status: "401" })).toBeGreaterThanOrEqual(20);
     expect(sample(after, "cardflow_reconciler_passes_total", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
     for (const gauge of ["cardflow_read_model_lag_events", "cardflow_read_model_lag_seconds", "cardflow_webhook_deliveries_pending", "cardflow_webhook_deliveries_failing", "cardflow_webhook_endpoints_failing", "cardflow_reconciler_open_attempts", "cardflow_reconciler_oldest_open_attempt_seconds", "cardflow_http_requests_in_flight", "cardflow_shutting_down"]) {
@@ -188,7 +206,11 @@ describe("a served process", () => {
     const replayed = server.output().split("\n").filter((l) => l.includes('"outcome":"replayed"')).map((l) => JSON.parse(l));
     expect(replayed.at(-1)).toMatchObject({ route: "/v2/payment/intent", status: 200, command: null, account: "acct_obs", payment_id: keptPayment });
     expect(replayed.every((l) => l.command === null)).toBe(true);
+    // a request Node's parser refused: a warning with its codes, none of its bytes
+    const refused = lines.filter((l) => l.msg === "request refused by the HTTP parser");
+    expect(refused).toEqual([{ level: 40, time: expect.any(Number), pid: expect.any(Number), hostname: expect.any(String), request_id: expect.any(Number), status: 431, code: "headers_too_large", error: "HPE_HEADER_OVERFLOW", msg: "request refused by the HTTP parser" }]);
     const log = server.output();
+    expect(log).not.toContain(PARSER_MARKER);
     for (const secret of [key, keyB, "sk_not_a_key_obs", SIGNING_KEY, seen.clientSecret, seen.endpointSecret, "5555555555554444", "4111-1111-1111-1111", "4000056655665556"]) expect(log).not.toContain(secret);
   });
 

@@ -7,6 +7,8 @@
 //   a request line too long, 408 request timeout, 400 malformed) are problem+json too (logged and
 //   counted by the server: no request line of theirs reaches the request log), and so is an
 //   HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
+// - an Expect other than 100-continue is refused (417 expectation_failed, problem+json: Node's own
+//   answer is a bare 417);
 // - Authorization, Idempotency-Key or Content-Type sent twice is refused (400 header_duplicated):
 //   Node keeps the first Authorization and Content-Type and joins Idempotency-Keys, so a proxy
 //   reading the other one would see another request; every header is read for it, however many;
@@ -68,14 +70,21 @@ function isHeader(name: string, lower: string): boolean {
   return true;
 }
 
+/** Requests whose Expect Node found unmet (anything but 100-continue, in HTTP/1.1): continueOnlyToRead. */
+const unmetExpectation = new WeakSet<IncomingMessage>();
+
 /**
  * A request's headers refused before anything else (every request, the status read's hot path
  * too: one pass over rawHeaders, nothing allocated unless refused): an HTTP/1.1 request without
- * Host (as Node's own check, which answers a bare 400), a header of ONCE sent twice.
+ * Host (as Node's own check, which answers a bare 400), a header of ONCE sent twice, an Expect
+ * this server cannot meet.
  */
 export function refusedHeaders(req: IncomingMessage): HttpProblem | undefined {
   if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
     return new HttpProblem(400, "host_header_missing", "Host: an HTTP/1.1 request must send a Host header", "Host");
+  }
+  if (req.headers.expect !== undefined && unmetExpectation.has(req)) {
+    return new HttpProblem(417, "expectation_failed", "Expect: only 100-continue is supported; send the request without Expect, or with Expect: 100-continue", "Expect");
   }
   const raw = req.rawHeaders;
   let seen = 0; // a bit per header of ONCE
@@ -184,9 +193,15 @@ export function authFailureLimit(app: FastifyInstance, { max = 20, windowMs = 60
  * body was sent for nothing. 100 goes out only for a request whose body will be read: once its
  * headers passed the checks and authentication (the preParsing hook), and its Content-Length, if
  * given, is within the limit; else the refusal is the answer (RFC 9110 §10.1.1).
+ * Any other Expect: Node answers a bare 417 unless told; the request goes to fastify instead, to be
+ * refused as problem+json (refusedHeaders).
  */
 export function continueOnlyToRead(app: FastifyInstance, bodyLimit: number): void {
   app.server.on("checkContinue", (req, res) => app.server.emit("request", req, res));
+  app.server.on("checkExpectation", (req, res) => {
+    unmetExpectation.add(req);
+    app.server.emit("request", req, res);
+  });
   app.addHook("preParsing", (req, reply, payload, done) => {
     const declared = Number(req.headers["content-length"]);
     if (/100-continue/i.test(req.headers.expect ?? "") && !(declared > (req.routeOptions.bodyLimit ?? bodyLimit))) reply.raw.writeContinue();

@@ -164,7 +164,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   fairTurns(app);
 
   app.addHook("onRequest", async (req) => {
-    // no Host, Authorization or Idempotency-Key twice: refused before the key is read (./hardening.ts)
+    // no Host, Authorization or Idempotency-Key twice, an Expect not met: refused before the key is read (./hardening.ts)
     const refused = refusedHeaders(req.raw);
     if (refused) throw refused;
     // a client secret is checked by its route, in the body (./route.ts)

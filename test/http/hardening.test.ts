@@ -293,4 +293,26 @@ describe("Expect: 100-continue", () => {
     const fine = await expecting(api.base, head(`Authorization: Bearer ${key}\r\n`, body.length), body);
     expect([fine.asked, fine.text.split("\r\n")[0]]).toEqual([true, "HTTP/1.1 200 OK"]);
   });
+
+  it("any other expectation: 417 problem+json naming Expect, nothing done; 100-continue (in any case) still continues; HTTP/1.0 ignores it", async () => {
+    api = await startApi();
+    const { key } = await api.merchant("acct_expect");
+    const body = JSON.stringify({ external_account_id: "acct_expect", amount: "5.00", payment_method_types: "card", capture_method: "manual" });
+    const head = (expectation: string, version = "1.1") => `POST /v2/payment/intent HTTP/${version}\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: ${expectation}\r\n\r\n`;
+    for (const expectation of ["foo", "continue", "200-ok"]) {
+      const { text } = await rawExchange(api.base, [head(expectation) + body]);
+      expect(text, expectation).toMatch(/^HTTP\/1\.1 417 Expectation Failed\r\n/);
+      expect(text).toMatch(/content-type: application\/problem\+json/i);
+      expect(text).toMatch(/cache-control: no-store/i);
+      const problem = problemIn(text);
+      expect(problem).toMatchObject({ status: 417, code: "expectation_failed", param: "Expect", type: "urn:cardflow:problem:expectation_failed", detail: "Expect: only 100-continue is supported; send the request without Expect, or with Expect: 100-continue" });
+      expect(text).toMatch(new RegExp(`\r\nrequest-id: ${problem.request_id}\r\n`, "i"));
+    }
+    const continued = await expecting(api.base, head("100-Continue"), body);
+    expect([continued.asked, continued.text.split("\r\n")[0]]).toEqual([true, "HTTP/1.1 200 OK"]);
+    // HTTP/1.0 has no Expect (RFC 9110 §10.1.1: ignored), as Node ignores it
+    const { text: old } = await rawExchange(api.base, [head("foo", "1.0") + body]);
+    expect(old).toMatch(/^HTTP\/1\.1 200 /);
+    expect((await api.request("GET", "/v2/payments?external_account_id=acct_expect", { key })).body.data).toHaveLength(2);
+  });
 });

@@ -7,6 +7,7 @@
 //   a request line too long, 408 request timeout, 400 malformed) are problem+json too (logged and
 //   counted by the server: no request line of theirs reaches the request log), and so is an
 //   HTTP/1.1 request without Host (Node's own check answers a bare 400: left to refusedHeaders);
+// - CONNECT (a proxy's tunnel) is answered as any request (405 problem+json), not closed unanswered;
 // - an Expect other than 100-continue is refused (417 expectation_failed, problem+json: Node's own
 //   answer is a bare 417);
 // - Authorization, Idempotency-Key or Content-Type sent twice is refused (400 header_duplicated):
@@ -16,7 +17,7 @@
 //   (@fastify/rate-limit counts the failures, per process).
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { STATUS_CODES, type IncomingMessage } from "node:http";
+import { ServerResponse, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { HttpProblem, problem, PROBLEM_CONTENT_TYPE } from "./problem.js";
 
@@ -58,6 +59,26 @@ export function serverOptions({ headersMs = 10_000, requestMs = 30_000, keepAliv
  */
 export function readEveryHeader(app: FastifyInstance): void {
   app.server.maxHeadersCount = 0;
+}
+
+/**
+ * CONNECT: Node hands the connection over to the server's "connect" listeners (a tunnel) and,
+ * without one, closes it without a word. Served as any request instead, its connection closed
+ * after the answer (no route takes CONNECT: the not-found handler's 405). The connection is no
+ * longer Node's: its errors are heard here (unheard, one would throw).
+ */
+export function answerConnect(app: FastifyInstance): void {
+  app.server.on("connect", (req: IncomingMessage, socket: Socket) => {
+    socket.on("error", () => socket.destroy());
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.on("finish", () => {
+      res.detachSocket(socket);
+      socket.end();
+    });
+    app.server.emit("request", req, res);
+  });
 }
 
 /** The headers a request may send once only. */

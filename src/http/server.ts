@@ -17,7 +17,7 @@ import type { RequestNotes } from "../observability/instrument-engine.js";
 import { instrumentIdempotency } from "../observability/instrument-ports.js";
 import type { Metrics } from "../observability/metrics.js";
 import { collectAllowedMethods } from "./method-not-allowed.js";
-import { authFailureLimit, clientErrorHandler, continueOnlyToRead, dropRequestsOfAnsweredConnections, readEveryHeader, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
+import { answerConnect, authFailureLimit, clientErrorHandler, continueOnlyToRead, dropRequestsOfAnsweredConnections, readEveryHeader, refusedHeaders, SECURITY_HEADERS, serverOptions, type AuthFailureLimit, type Timeouts } from "./hardening.js";
 import { strictJsonBodies } from "./json-body.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, problem, problemOf, PROBLEM_CONTENT_TYPE, withoutKey } from "./problem.js";
@@ -150,6 +150,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   });
   // a header sent twice is refused however many others precede it (./hardening.ts)
   readEveryHeader(app);
+  answerConnect(app);
   // first of the hooks: a request on a connection its parser's error answered never runs
   dropRequestsOfAnsweredConnections(app);
   app.removeContentTypeParser("text/plain");
@@ -198,8 +199,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
   function unrouted(req: FastifyRequest, reply: FastifyReply) {
     const path = req.url.split("?")[0]!;
     const allow = allowedMethods(path);
-    if (allow.length) {
-      const detail = `${req.method} is not allowed on ${path}; use ${allow.join(" or ")}`;
+    // CONNECT's target is a host and port (a tunnel through a proxy): no resource here takes any method
+    if (allow.length || req.method === "CONNECT") {
+      const detail = allow.length ? `${req.method} is not allowed on ${path}; use ${allow.join(" or ")}` : "CONNECT is not allowed: this server is an API, not a proxy";
       return reply.code(405).header("allow", allow.join(", ")).type(PROBLEM_CONTENT_TYPE).send(problem(405, "method_not_allowed", detail, null, Number(req.id)));
     }
     return reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem(404, "route_not_found", `no endpoint ${req.method} ${path}`, null, Number(req.id)));

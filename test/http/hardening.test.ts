@@ -136,6 +136,31 @@ describe("HTTP hardening", () => {
     expect((await m.get("/v2/hardware?external_account_id=acct_h")).body.data).toHaveLength(1);
   });
 
+  it("CONNECT: 405 problem+json, logged, its connection closed (Node closed it unanswered); a client gone first harms nothing", async () => {
+    const log: string[] = [];
+    api = await startApi({ log });
+    const tunnel = await rawExchange(api.base, ["CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n"]);
+    expect(tunnel.text).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(tunnel.text).toMatch(/content-type: application\/problem\+json/i);
+    expect(tunnel.text).toMatch(/cache-control: no-store/i);
+    expect(tunnel.text).toMatch(/\r\nallow: \r\n/i); // the target (a host and port) allows no method here
+    const problem = problemIn(tunnel.text);
+    expect(problem).toMatchObject({ status: 405, code: "method_not_allowed", detail: "CONNECT is not allowed: this server is an API, not a proxy" });
+    expect(tunnel.text).toMatch(new RegExp(`\r\nrequest-id: ${problem.request_id}\r\n`, "i"));
+    // a path the API serves: its methods, as any other method not allowed there
+    const path = await rawExchange(api.base, ["CONNECT /v2/hardware HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"]);
+    expect(path.text.match(/HTTP\/1\.1 \d{3} /g)).toEqual(["HTTP/1.1 405 "]);
+    expect(path.text).toMatch(/\r\nallow: GET, HEAD, POST\r\n/i);
+    expect(problemIn(path.text)).toMatchObject({ status: 405, code: "method_not_allowed", detail: "CONNECT is not allowed on /v2/hardware; use GET or HEAD or POST" });
+    const logged = log.map((l) => JSON.parse(l)).filter((l) => l.method === "CONNECT");
+    expect(logged.map((l) => [l.status, l.route, l.outcome])).toEqual([[405, "unmatched", null], [405, "unmatched", null]]);
+    // a client that resets its connection at once: the server goes on
+    const { hostname, port } = new URL(api.base);
+    const gone = connect(Number(port), hostname, () => gone.write("CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: x\r\n\r\n", () => gone.resetAndDestroy()));
+    await new Promise((resolve) => gone.on("close", resolve));
+    expect((await api.request("GET", "/healthz")).status).toBe(200);
+  });
+
   it("a client sending its body a byte at a time, or nothing at all, is cut off with 408", async () => {
     api = await startApi({ server: { timeouts: { headersMs: 300, requestMs: 600, checkIntervalMs: 50 } } });
     // a route authorised by its body (client_secret): the server must read the body to answer

@@ -1,7 +1,7 @@
 // GET /console: the web console (src/console/app), served by the API's own server (/console/ is
 // redirected to it), and /favicon.ico. The page and its assets are public (they hold no data);
 // every call the console makes is an API call with the API key the person signed in with. Assets
-// are sent gzip-compressed when accepted.
+// are sent gzip-compressed when accepted (`Accept-Encoding: gzip;q=0` refuses it).
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { consoleScript } from "./bundle.js";
@@ -28,7 +28,7 @@ export function registerConsole(app: FastifyInstance): void {
   const css = assetOf("text/css; charset=utf-8", CONSOLE_CSS);
 
   function send(req: FastifyRequest, reply: FastifyReply, asset: Asset) {
-    const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
+    const gzip = acceptsGzip(req.headers["accept-encoding"]);
     reply.headers(PAGE_HEADERS).header("vary", "accept-encoding").type(asset.type);
     if (gzip) reply.header("content-encoding", "gzip");
     return reply.send(gzip ? asset.gzip : asset.body);
@@ -48,4 +48,21 @@ export function registerConsole(app: FastifyInstance): void {
     );
     return send(req, reply, await script);
   });
+}
+
+/**
+ * Whether an Accept-Encoding takes gzip (RFC 9110 §12.5.3): gzip named with a weight above 0, or
+ * `*` so and gzip not named; a weight of 0 refuses it (`gzip;q=0`: identity then). Codings are
+ * named in any case.
+ */
+export function acceptsGzip(header: string | undefined): boolean {
+  let any = false;
+  for (const item of (header ?? "").toLowerCase().split(",")) {
+    const [coding, ...params] = item.split(";").map((part) => part.trim());
+    const q = params.find((param) => /^q\s*=/.test(param));
+    const accepted = q === undefined || Number(q.slice(q.indexOf("=") + 1).trim()) > 0;
+    if (coding === "gzip") return accepted;
+    if (coding === "*") any = accepted;
+  }
+  return any;
 }

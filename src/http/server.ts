@@ -116,6 +116,19 @@ function credentialOf(req: FastifyRequest): "api_key" | "client_secret" | null {
   return auth === "api_key" || auth === "client_secret" ? auth : null;
 }
 const presentedKey = (headers: IncomingHttpHeaders) => BEARER.exec(headers.authorization ?? "")?.[1];
+/**
+ * Why an Authorization header presents no API key, the fault named (its 401's detail); none of the
+ * header is quoted. Node has trimmed the white space around its value.
+ */
+function notPresented(header: string | undefined): string {
+  if (header === undefined) return "send an API key: Authorization: Bearer <key>";
+  const [, scheme = "", space = "", key = ""] = /^(\S*)(\s*)([\s\S]*)$/.exec(header)!;
+  if (scheme.toLowerCase() !== "bearer") return "Authorization: must be `Bearer <key>`: another scheme is not taken";
+  if (key === "") return "Authorization: no API key after Bearer; send Authorization: Bearer <key>";
+  if (space !== " ") return "Authorization: must be `Bearer <key>` with one space between Bearer and the key";
+  if (key.length > 512) return `the API key is too long: ${key.length} characters, where a key has at most 512`;
+  return "the API key has a character no API key has (white space, a control or non-ASCII character): send it as it was issued";
+}
 
 export function createServer(options: ServerOptions): FastifyInstance {
   const { engine, apiKeys = createApiKeys(engine), simulators, webhooks = createWebhooks({ engine }), idempotencyTtlMs, idempotencyLeaseMs, idempotencyMaxKeysPerAccount, bodyLimit = 64 * 1024, logger = false, timeouts, authFailures, trustProxy = false, extensions = [] } = options;
@@ -171,7 +184,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     // a client secret is checked by its route, in the body (./route.ts)
     if (credentialOf(req) !== "api_key") return;
     const presented = presentedKey(req.headers);
-    if (!presented) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "send an API key: Authorization: Bearer <key>"));
+    if (!presented) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", notPresented(req.headers.authorization)));
     const owner = await apiKeys.authenticate(presented);
     if (!owner) throw await failedAuthentication(req, new HttpProblem(401, "unauthorized", "the API key is not valid"));
     req.owner = owner;

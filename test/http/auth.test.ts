@@ -34,6 +34,22 @@ describe("authentication", () => {
     expect((await api.store.readAll()).filter((e) => e.stream.startsWith("payment-"))).toEqual([]);
   });
 
+  it("a malformed Authorization is 401 naming its fault, none of it quoted; each counts as a failed authentication (429 past the limit)", async () => {
+    const detail = (authorization: string) => api.request("GET", "/v2/hardware?external_account_id=acct_alice", { headers: { authorization } }).then((res) => expectProblem(res, 401, "unauthorized", null).detail);
+    expect(await detail(`Bearer  ${alice.key}`)).toBe("Authorization: must be `Bearer <key>` with one space between Bearer and the key");
+    expect(await detail(`Bearer\t${alice.key}`)).toBe("Authorization: must be `Bearer <key>` with one space between Bearer and the key");
+    expect(await detail(`Bearer sk_${"a".repeat(600)}`)).toBe("the API key is too long: 603 characters, where a key has at most 512");
+    expect(await detail(`Bearer ${alice.key} ${alice.key}`)).toBe("the API key has a character no API key has (white space, a control or non-ASCII character): send it as it was issued");
+    expect(await detail(`Basic ${alice.key}`)).toBe("Authorization: must be `Bearer <key>`: another scheme is not taken");
+    expect(await detail("Bearer ")).toBe("Authorization: no API key after Bearer; send Authorization: Bearer <key>");
+    expect(await detail("Bearer sk_wrong")).toBe("the API key is not valid");
+    expect(expectProblem(await api.request("GET", "/v2/hardware?external_account_id=acct_alice"), 401, "unauthorized").detail).toBe("send an API key: Authorization: Bearer <key>");
+    // 8 failures so far; the limit is 20 a minute per client address
+    for (let i = 0; i < 12; i++) await detail(`Bearer  ${alice.key}`);
+    expectProblem(await api.request("GET", "/v2/hardware?external_account_id=acct_alice", { headers: { authorization: `Bearer  ${alice.key}` } }), 429, "too_many_failed_authentications");
+    expect((await alice.get("/v2/hardware?external_account_id=acct_alice")).status).toBe(200);
+  });
+
   it("keys are stored only as their SHA-256, each bound to one account", async () => {
     const all = JSON.stringify(await api.store.readAll());
     expect(all).not.toContain(alice.key);

@@ -24,6 +24,14 @@ export const Count = (min: number, max: number) =>
     (value) => (typeof value === "string" ? (/^[0-9]+$/.test(value) ? Number(value) : Number.NaN) : value),
     z.number(`expected a whole number from ${min} to ${max}, written in digits (e.g. 20)`).int(`expected a whole number from ${min} to ${max}`).min(min).max(max),
   );
+/**
+ * A paging cursor given back in a query string (opaque), worded as the other query parameters are
+ * ("expected …, got …"): one longer than `max` is none this API gave; `min` 1: not empty either.
+ */
+export const Cursor = (max: number, what: string, min = 0) => {
+  const error = (issue: { input?: unknown }) => `expected ${what} (${min ? `${min} to ${max}` : `at most ${max}`} characters), got ${String(issue.input).length} characters`;
+  return (min ? z.string().min(min, { error }) : z.string()).max(max, { error });
+};
 /** Amounts arrive as a JSON string or number (spec §2.1); src/money.ts checks them against the currency. */
 export const AmountInput = z.union([z.string(), z.number()], { error: 'expected a decimal string such as "25.00", or a number' });
 

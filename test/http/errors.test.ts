@@ -317,6 +317,22 @@ describe("malformed requests", () => {
     expect((await api.request("GET", "/v2/payments?external_account_id=acct_err&limit=007", { key: m.key })).status).toBe(200);
   });
 
+  it("a paging cursor too long (or empty, where refused) is 400 worded as the other query parameters: what is expected, what was given", async () => {
+    const cases: Array<[string, string, string]> = [
+      [`/v2/events?external_account_id=acct_err&after=${"a".repeat(201)}`, "after", "after: expected a next_cursor this endpoint returned (at most 200 characters), got 201 characters"],
+      [`/v2/events/stream?external_account_id=acct_err&after=${"a".repeat(250)}`, "after", "after: expected an event's id or a next_cursor this account was given (at most 200 characters), got 250 characters"],
+      [`/v2/payments?external_account_id=acct_err&cursor=${"a".repeat(513)}`, "cursor", "cursor: expected the next_cursor of the page before (1 to 512 characters), got 513 characters"],
+      ["/v2/payments?external_account_id=acct_err&cursor=", "cursor", "cursor: expected the next_cursor of the page before (1 to 512 characters), got 0 characters"],
+    ];
+    for (const [path, param, detail] of cases) {
+      expect((await refused(() => api.request("GET", path, { key: m.key }), 400, "parameter_invalid", param)).detail, path.slice(0, 40)).toBe(detail);
+    }
+    // as the route's other parameters are worded
+    expect((await refused(() => api.request("GET", "/v2/events?external_account_id=acct_err&limit=0", { key: m.key }), 400, "parameter_invalid", "limit")).detail).toBe("limit: expected a whole number from 1 to 1000, written in digits (e.g. 20)");
+    // one of 200 characters is read as a cursor (none this account was given)
+    expect((await refused(() => api.request("GET", `/v2/events?external_account_id=acct_err&after=${"a".repeat(200)}`, { key: m.key }), 400, "cursor_invalid", "after")).detail).toMatch(/^after: not a cursor of this account's feed/);
+  });
+
   it("as-of: a timestamp that is not a real date with its offset is 400 naming `timestamp`", async () => {
     const { body } = await m.post("/v2/payment/intent", intent);
     for (const timestamp of ["2026-11-31T00:00:00Z", "2026-01-01T00:00:00"]) {

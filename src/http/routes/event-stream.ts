@@ -11,7 +11,7 @@ import { PassThrough } from "node:stream";
 import { z } from "zod";
 import { coalesced } from "../../coalesced.js";
 import { InvalidRequest } from "../../errors.js";
-import { Id } from "../../inputs.js";
+import { Cursor, Id } from "../../inputs.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import { type FeedEntry, type FeedScope } from "../../webhooks/feed.js";
 import { defineRoute } from "../route.js";
@@ -20,7 +20,7 @@ import { typesOf } from "./events.js";
 export const StreamEventsInput = z.strictObject({
   external_account_id: Id,
   /** A cursor (an `id:` of this stream, a next_cursor of GET /v2/events: opaque, this account's); absent: from now on. */
-  after: z.string().max(200).optional(),
+  after: Cursor(200, "an event's id or a next_cursor this account was given").optional(),
   /** One type or several, comma-separated. */
   type: z.string().max(1000).optional(),
   payment_id: Id.optional(),

@@ -1,7 +1,7 @@
 // The event feed (extension): an account's public events, oldest first, paged by a stable cursor.
 import { z } from "zod";
 import { InvalidRequest } from "../../errors.js";
-import { Count, Id } from "../../inputs.js";
+import { Count, Cursor, Id } from "../../inputs.js";
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from "../../present/public-events.js";
 import type { Webhooks } from "../../webhooks/index.js";
 import type { FeedPage } from "../../webhooks/feed.js";
@@ -11,7 +11,7 @@ import { CustomerCardOut, PaymentRecordOut, TerminalOut } from "../schemas.js";
 export const ListEventsInput = z.strictObject({
   external_account_id: Id,
   /** An opaque next_cursor of this account (src/webhooks/cursor.ts); checked when the page is read. */
-  after: z.string().max(200).optional(),
+  after: Cursor(200, "a next_cursor this endpoint returned").optional(),
   limit: Count(1, 1000).optional(),
   /** One type or several, comma-separated. */
   type: z.string().max(1000).optional(),

@@ -15,7 +15,7 @@ import { diagram } from "../../audit/diagram.js";
 import type { Engine } from "../../engine.js";
 import { NotFound } from "../../errors.js";
 import { UnreadableEvent } from "../../store/port.js";
-import { Count, Id } from "../../inputs.js";
+import { Count, Cursor, Id } from "../../inputs.js";
 import { presentedJson, presentPayment } from "../../present/api-versions.js";
 import { defineRoute } from "../route.js";
 import { preSerialized } from "../serializer.js";
@@ -39,7 +39,7 @@ export const ListPaymentsInput = z
     /** Paging: the last payment id of the page before. */
     starting_after: Id.optional(),
     /** Paging: `next_cursor` of the page before. */
-    cursor: z.string().min(1).max(512).optional(),
+    cursor: Cursor(512, "the next_cursor of the page before", 1).optional(),
   })
   .refine((input) => input.starting_after === undefined || input.cursor === undefined, { message: "give starting_after or cursor, not both", path: ["cursor"] });
 const PaymentRef = { external_account_id: Id, payment_id: Id };

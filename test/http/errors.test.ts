@@ -1,7 +1,6 @@
 // Every error path answers problem+json (RFC 9457) with a 4xx, names the field, and appends nothing.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import fc from "fast-check";
-import { ambiguity, notJsonAt } from "../../src/http/json-body.js";
+import { ambiguity } from "../../src/http/json-body.js";
 import { expectProblem, startApi, type Api, type Merchant } from "./harness.js";
 
 let api: Api;
@@ -43,8 +42,8 @@ const intent = { amount: "10.00", payment_method_types: "card", capture_method: 
 describe("malformed requests", () => {
   it("invalid JSON, an empty JSON body, a body that is not an object", async () => {
     // the one cause named: where the text stops being JSON
-    expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1,' }), 400, "invalid_json", null)).detail).toBe("the body is not valid JSON (it ends early, at position 13)");
-    expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1} xyz' }), 400, "invalid_json", null)).detail).toBe("the body is not valid JSON (at position 14)");
+    expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1,' }), 400, "invalid_json", null)).detail).toBe("the body is not valid JSON: Expected double-quoted property name in JSON at position 13");
+    expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: '{"amount": 1} xyz' }), 400, "invalid_json", null)).detail).toBe("the body is not valid JSON: Unexpected non-whitespace character after JSON at position 14");
     await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key, raw: "" }), 400, "invalid_json");
     // no body and no media type: the same answer, not a validator's word for a missing value
     const bare = await fetch(`${api.base}/v2/payment/intent`, { method: "POST", headers: { authorization: `Bearer ${m.key}` } });
@@ -54,18 +53,19 @@ describe("malformed requests", () => {
     expect((await refused(() => api.request("POST", "/v2/payment/intent", { key: m.key }), 400, "invalid_json")).detail).toBe("the body is empty; send a JSON object");
   });
 
-  it("invalid JSON: the detail gives the position only, never the body's text around it (a card number, a secret), nor does the log", async () => {
+  it("invalid JSON: the detail gives JSON.parse's cause, never the body's text it quotes around it (a card number, a secret), nor does the log", async () => {
     const log: string[] = [];
     await api.close();
     api = await startApi({ log });
     m = await api.merchant("acct_err");
     // JSON.parse's own messages quote the text around the fault ('Unexpected token ..., "..." is not valid JSON')
     const bodies: Array<[string, string]> = [
-      ["MARKER4242424242424242", "the body is not valid JSON (at position 0)"],
-      ['{"card_number":"MARKER4242424242424242","x":tru}', "the body is not valid JSON (at position 47)"],
-      ['{"client_secret":"pi_1_secret_MARKER"  oops}', "the body is not valid JSON (at position 39)"],
-      ['{"card_number":"MARKER4242424242424242",}', "the body is not valid JSON (at position 40)"],
-      ['{"card_number":"MARKER4242', "the body is not valid JSON (it ends early, at position 26)"],
+      ["MARKER4242424242424242", "the body is not valid JSON: Unexpected token 'M'"],
+      ['{"card_number":"MARKER4242424242424242","x":tru}', "the body is not valid JSON: Unexpected token '}'"],
+      ['{"client_secret":"pi_1_secret_MARKER"  oops}', "the body is not valid JSON: Expected ',' or '}' after property value in JSON at position 39"],
+      ['{"card_number":"MARKER4242424242424242",]', "the body is not valid JSON: Expected double-quoted property name in JSON at position 40"],
+      ['{"card_number":"MARKER4242', "the body is not valid JSON: Unterminated string in JSON at position 26"],
+      ['{"note":"MARKER4242","a":]', "the body is not valid JSON: Unexpected token ']'"],
     ];
     for (const [raw, detail] of bodies) {
       const res = await api.request("POST", "/v2/payment/intent", { key: m.key, raw });
@@ -74,29 +74,6 @@ describe("malformed requests", () => {
     }
     await expect.poll(() => log.filter((l) => l.includes('"status":400')).length).toBe(bodies.length);
     expect(log.join("")).not.toContain("MARKER");
-  });
-
-  it("notJsonAt: a text is JSON where JSON.parse takes it, and stops being JSON where JSON.parse says it does", () => {
-    const parsed = (text: string) => {
-      try {
-        JSON.parse(text);
-        return -1;
-      } catch (error) {
-        return Number(/at position (\d+)/.exec((error as Error).message)?.[1] ?? Number.NaN); // NaN: no position said
-      }
-    };
-    const edits = fc.constantFrom("", "x", "}", "]", "[", "{", ",", ":", '"', "\\", "-", ".", "e", "+", "\u0001", " ", "0", "u", "t");
-    fc.assert(
-      fc.property(fc.json(), fc.nat(), edits, (json, n, edit) => {
-        const at = n % (json.length + 1);
-        const text = edit === "" ? json.slice(0, at) + json.slice(at + 1) : json.slice(0, at) + edit + json.slice(at);
-        const expected = parsed(text);
-        if (Number.isNaN(expected)) expect(notJsonAt(text), text).toBeGreaterThanOrEqual(0);
-        else expect(notJsonAt(text), text).toBe(expected);
-      }),
-      { numRuns: 3_000 },
-    );
-    expect(notJsonAt("[".repeat(65_536))).toBe(65_536);
   });
 
   it("a prototype-poisoning body, an oversized body, another media type", async () => {

@@ -2,7 +2,7 @@
 // transitions and states in green, removed ones in red (dashed), changed ones in orange with their
 // guards marked +added / -removed; unchanged ones in grey. Mermaid marks edges in their labels
 // (`+`, `-`, `~`; its state diagrams cannot colour an edge) and colours the states.
-import { dotToSvg } from "./diagram.js";
+import { dotToSvg, mermaidTitle } from "./diagram.js";
 import { guardChanges, type MachineDiff, type Mark, type TransitionDiff } from "./machine-diff.js";
 
 export type DiffFormat = "mermaid" | "dot" | "svg";
@@ -18,7 +18,7 @@ function label(d: TransitionDiff): string {
 const legend = (d: MachineDiff) => `machine ${d.base} → ${d.head}: + added, - removed, ~ changed`;
 
 export function diffToMermaid(d: MachineDiff): string {
-  const lines = ["---", `title: ${legend(d)}`, "---", "stateDiagram-v2", `  [*] --> ${d.initial.head}`];
+  const lines = [...mermaidTitle(legend(d)), "stateDiagram-v2", `  [*] --> ${d.initial.head}`];
   if (d.initial.base !== d.initial.head) lines.push(`  [*] --> ${d.initial.base} : - initial`);
   for (const t of d.transitions) lines.push(`  ${t.transition.source} --> ${t.transition.target} : ${SIGN[t.mark]}${label(t)}`);
   for (const s of d.states) if (s.final) lines.push(`  ${s.id} --> [*]`);

@@ -81,8 +81,11 @@ function label(t: PathTransition, i: number, all: PathTransition[]): string {
 }
 const numbered = (steps: number[] | undefined, text: string) => (steps ? `${steps.join(", ")}. ${text}` : text);
 
+/** Mermaid's front matter naming the diagram: YAML, so the title is quoted (a ": " in it would end the key's value). */
+export const mermaidTitle = (title: string) => ["---", `title: ${JSON.stringify(title)}`, "---"];
+
 export function toMermaid(graph: MachineGraph, path?: Map<number, number[]>, title?: string): string {
-  const lines = [...(title ? ["---", `title: ${title}`, "---"] : []), "stateDiagram-v2", `  [*] --> ${graph.initial}`];
+  const lines = [...(title ? mermaidTitle(title) : []), "stateDiagram-v2", `  [*] --> ${graph.initial}`];
   graph.transitions.forEach((t, i, all) => lines.push(`  ${t.source} --> ${t.target} : ${numbered(path?.get(i), label(t, i, all))}`));
   for (const s of graph.states) if (s.final) lines.push(`  ${s.id} --> [*]`);
   for (const s of graph.states) if (s.tags.length) lines.push(`  ${s.id} : ${s.tags.join(", ")}`);

@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { machineDefinition, machineHash, machineJson, type MachineDefinition } from "../../machines/definition.js";
 import { cardflow } from "./run-cli.js";
 
@@ -63,7 +64,9 @@ describe("cardflow diagram --diff FILE", () => {
   it("mermaid: the union of both machines, each changed edge signed, changed states classed", async () => {
     const { out } = await cardflow("diagram", "--diff", baseFile);
     const lines = out.split("\n");
-    expect(lines.slice(0, 5)).toEqual(["---", `title: machine ${B} → ${H}: + added, - removed, ~ changed`, "---", "stateDiagram-v2", "  [*] --> none"]);
+    expect(lines.slice(0, 5)).toEqual(["---", `title: "machine ${B} → ${H}: + added, - removed, ~ changed"`, "---", "stateDiagram-v2", "  [*] --> none"]);
+    // the front matter is YAML, as Mermaid reads it: the legend's ": " quoted, not a mapping gone wrong
+    expect(parseYaml(lines[1]!)).toEqual({ title: `machine ${B} → ${H}: + added, - removed, ~ changed` });
     expect(lines).toContain(`  requires_capture --> requires_capture : + CardSaved [${savedBeforeCapture.guards.join(" and ")}]`);
     expect(lines).toContain("  succeeded --> succeeded : ~ PaymentRefunded [answersAttempt and +withinRefundable and -isManualCapture]");
     expect(lines).toContain("  succeeded --> canceled : - PaymentCanceled [answersAttempt]");

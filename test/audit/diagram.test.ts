@@ -55,6 +55,8 @@ describe("diagram", () => {
     const id = flows.payments.terminal_manual!;
     const path = await flows.engine.store.readStream(`payment-${id}`);
     const mermaid = await diagram({ format: "mermaid", path, title: id });
+    // a title is YAML front matter, quoted whatever it holds (a ": " would break Mermaid's parse)
+    expect((await diagram({ format: "mermaid", title: "review: v2" })).split("\n").slice(0, 3)).toEqual(["---", 'title: "review: v2"', "---"]);
     expect(mermaid).toContain("none --> requires_payment_method : 1. PaymentIntentCreated");
     expect(mermaid).toContain("requires_payment_method --> payment_method_requested : 3. TerminalAuthorizationStarted");
     expect(mermaid).toContain("payment_method_requested --> requires_capture : 4. PaymentAuthorized");

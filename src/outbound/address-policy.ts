@@ -1,9 +1,10 @@
 // Which addresses an outbound request (a webhook, a processor adapter) may connect to. Refused:
 // every range of the IANA IPv4 and IPv6 special-purpose address registries (loopback, private,
 // link-local with the cloud metadata service, shared, documentation, benchmarking, reserved...)
-// plus multicast and the deprecated site-local, and the host's own addresses. IPv6 forms that
-// carry an IPv4 address (IPv4-mapped, IPv4-compatible, 6to4, NAT64) are judged by the IPv4 address
-// they reach, so `::ffff:127.0.0.1`, `::7f00:1`, `2002:7f00:1::` and `64:ff9b::7f00:1` are
+// plus multicast, the deprecated site-local, IPv6 outside global unicast (2000::/3: reserved) and
+// the host's own addresses. IPv6 forms that carry an IPv4 address (IPv4-mapped, IPv4-translated,
+// IPv4-compatible, 6to4, NAT64) are judged by the IPv4 address they reach, so `::ffff:127.0.0.1`,
+// `::ffff:0:7f00:1`, `::7f00:1`, `2002:7f00:1::` and `64:ff9b::7f00:1` are
 // loopback, while a NAT64 address of a public host (IPv6-only networks) stays allowed.
 // The operator's allowlist overrides all of it; in the sandbox, WEBHOOK_ALLOW_PRIVATE=1 lets
 // loopback and private-use addresses through (local receivers), never link-local or the rest.
@@ -61,11 +62,17 @@ export const IPV6_SPECIAL: readonly Range[] = [
   { cidr: "fe80::/10", name: "link-local" },
   { cidr: "fec0::/10", name: "site-local (deprecated)" },
   { cidr: "ff00::/8", name: "multicast" },
+  // the IPv6 address space outside global unicast (2000::/3) is reserved by the IETF (IANA IPv6
+  // Address Space registry): no Internet host is there
+  { cidr: "::/3", name: "reserved by the IETF (outside global unicast 2000::/3)" },
+  { cidr: "4000::/2", name: "reserved by the IETF (outside global unicast 2000::/3)" },
+  { cidr: "8000::/1", name: "reserved by the IETF (outside global unicast 2000::/3)" },
 ];
 
 /** IPv6 ranges whose addresses carry an IPv4 address, and where it sits (first of its 4 bytes). */
 const EMBEDDING: ReadonlyArray<{ cidr: string; name: string; at: number }> = [
   { cidr: "::ffff:0:0/96", name: "IPv4-mapped", at: 12 },
+  { cidr: "::ffff:0:0:0/96", name: "IPv4-translated (SIIT)", at: 12 },
   { cidr: "::/96", name: "IPv4-compatible", at: 12 },
   { cidr: "64:ff9b::/96", name: "NAT64", at: 12 },
   { cidr: "64:ff9b:1::/48", name: "NAT64 local-use", at: 12 },

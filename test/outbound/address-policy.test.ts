@@ -62,7 +62,9 @@ describe("IANA IPv4 special-purpose registry", () => {
 });
 
 describe("IANA IPv6 special-purpose registry", () => {
-  it.each(IPV6_SPECIAL.map((r) => [r.cidr, r.name, r.local ?? false] as const))("%s (%s) is refused", (cidr, name, local) => {
+  // the space outside global unicast is tested below: its ranges' ends are named by narrower ones (::, ff…)
+  const outsideUnicast = (r: { name: string }) => r.name.startsWith("reserved by the IETF");
+  it.each(IPV6_SPECIAL.filter((r) => !outsideUnicast(r)).map((r) => [r.cidr, r.name, r.local ?? false] as const))("%s (%s) is refused", (cidr, name, local) => {
     expect(judgeAddress(first(cidr), STRICT, NONE)).toEqual({ allowed: false, reason: expect.stringContaining(`(${name})`) });
     for (const address of new Set([first(cidr), last(cidr)])) {
       expect(allowed(address), address).toBe(false);
@@ -74,6 +76,21 @@ describe("IANA IPv6 special-purpose registry", () => {
     for (const address of ["::7f00:1", "2002:7f00:1::", "::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe", "192.0.2.1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:db8::1", "[::1]", "fe80::1%eth0"]) {
       expect(allowed(address), address).toBe(false);
     }
+  });
+
+  it("IPv6 outside global unicast (2000::/3) is reserved: refused, whatever the sandbox allows; an IPv4-translated form (SIIT) is judged by its IPv4 address", () => {
+    expect(IPV6_SPECIAL.filter(outsideUnicast).map((r) => r.cidr)).toEqual(["::/3", "4000::/2", "8000::/1"]);
+    for (const address of ["::ffff:0:0:7f00:1", "1::1", "100:1::1", "1fff:ffff::1", "4000::1", "7fff::1", "8000::1", "fbff::1", "fe00::1"]) {
+      expect(judgeAddress(address, STRICT, NONE), address).toEqual({ allowed: false, reason: expect.stringContaining("(reserved by the IETF (outside global unicast 2000::/3))") });
+      expect(allowed(address, PRIVATE_OK), address).toBe(false);
+    }
+    // ::ffff:0:a.b.c.d (RFC 2765): loopback, the metadata service, private-use, as their IPv4 forms are
+    expect(judgeAddress("::ffff:0:7f00:1", STRICT, NONE)).toEqual({ allowed: false, reason: expect.stringContaining("(IPv4-translated (SIIT) form of 127.0.0.1) is a special-purpose address (loopback)") });
+    for (const address of ["[::ffff:0:a9fe:a9fe]", "::ffff:0:a00:1", "::ffff:0:192.168.1.1"]) expect(allowed(address), address).toBe(false);
+    expect(allowed("::ffff:0:a00:1", PRIVATE_OK)).toBe(true);
+    expect(allowed("::ffff:0:5db8:d822")).toBe(true); // 93.184.216.34
+    // NAT64 of a public host stays allowed, though 64:ff9b::/96 lies outside global unicast
+    expect(allowed("64:ff9b::5db8:d822")).toBe(true);
   });
 
   it("public IPv6 addresses are allowed", () => {

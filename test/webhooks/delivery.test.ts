@@ -166,7 +166,7 @@ describe("what a delivery may reach", () => {
     const engine = createEngine();
     await engine.openAccount({ external_account_id: ACCOUNT });
     const webhooks = createWebhooks({ engine, outbound: PRODUCTION });
-    for (const url of ["https://127.0.0.1:8080/hooks", "https://localhost/hooks", "https://[::1]/", "https://10.0.0.7/", "https://169.254.169.254/latest", "https://[::7f00:1]/", "https://[2002:7f00:1::]/", "https://192.0.2.10/"]) {
+    for (const url of ["https://127.0.0.1:8080/hooks", "https://localhost/hooks", "https://[::1]/", "https://10.0.0.7/", "https://169.254.169.254/latest", "https://[::7f00:1]/", "https://[2002:7f00:1::]/", "https://[::ffff:0:7f00:1]/", "https://[::ffff:0:a9fe:a9fe]/", "https://[::ffff:0:0:7f00:1]/", "https://192.0.2.10/"]) {
       await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url }), url).rejects.toMatchObject({ code: "url_not_allowed", param: "url" });
     }
     await expect(webhooks.createEndpoint({ external_account_id: ACCOUNT, url: "http://hooks.example.com/x" })).rejects.toMatchObject({ code: "url_invalid", param: "url" });

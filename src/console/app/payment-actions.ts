@@ -26,8 +26,10 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   const allowed = new Set(audit.allowed_next_steps);
   // what is typed stays through a refusal and through the payment's changes (a live refresh); when
   // its amounts change (a capture, a refund here or elsewhere), the fields not typed into, or no
-  // longer allowed, offer the new ones
-  const amounts = { capture: record.amount_capturable, refund: record.amount_refundable };
+  // longer allowed, offer the new ones: empty for an action not allowed (its field disabled, not
+  // holding a "0.00" it could not take)
+  const offer = (command: "capture" | "refund", amount: string) => (allowed.has(command) ? amount : "");
+  const amounts = { capture: offer("capture", record.amount_capturable), refund: offer("refund", record.amount_refundable) };
   const offered = JSON.stringify(amounts);
   const [fields, bind, typed] = useFields(amounts, offered, (command) => allowed.has(command));
   const [problems, setProblems] = useState<{ capture?: string; refund?: string }>({});

@@ -566,8 +566,9 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("Customer", { exact: true }).fill("cus_7");
     await page.getByRole("button", { name: "Save card" }).click();
     // an asynchronous terminal's payment: refused (by /v1, the only route that saves cards), said in /v2's words like every status in the console
-    await poll(() => text(page.getByRole("alert"))).toMatch(/^Not allowed now\. Payment \S+ in status succeeded does not allow save_card \(the asynchronous terminal type does not support card on file\); .+ The payment is succeeded; allowed next: /);
+    await poll(() => text(page.getByRole("alert"))).toMatch(/^Not allowed now\. Payment \S+ in status succeeded does not allow save_card \(the asynchronous terminal type does not support card on file\); allowed next steps: [a-z_, ]+\. HTTP 409 · payment_intent_unexpected_state/);
     expect(await text(page.getByRole("alert"))).not.toMatch(/\bsuccess\b/);
+    expect((await text(page.getByRole("alert"))).match(/allowed next/g)).toHaveLength(1); // said once: the API's detail says them
     await checkBothSizes("cards", () => poll(() => caption("cards")).toMatch(/card/));
     // the service not answering: said, and no count of cards it could not read
     await page.route((url) => url.pathname === "/v1/customer/card", (route) => route.abort("connectionrefused"));

@@ -67,10 +67,10 @@ export function errorWords(error: unknown): ErrorWords {
       error.status === 409 ? "Not allowed now" :
       error.status === 402 ? "The processor refused" :
       error.status >= 500 ? "The service failed" : "The request was refused";
-    // the typed client says a card save's refusal (/v1) in /v2's words too: `succeeded`
-    const steps = error.allowed_next_steps ? ` The payment is ${error.current_status}; allowed next: ${error.allowed_next_steps.join(", ") || "nothing"}.` : "";
+    // a step the status does not allow: the detail already names the status and the allowed next
+    // steps (in /v2's words, `succeeded`, a card save's /v1 refusal too: the typed client says it so)
     const meta = [`HTTP ${error.status}`, error.code, error.param && `field ${error.param}`, error.request_id && `request ${error.request_id}`].filter(Boolean).join(" · ");
-    return { title, detail: `${error.detail.charAt(0).toUpperCase()}${error.detail.slice(1)}.${steps}`, meta };
+    return { title, detail: `${error.detail.charAt(0).toUpperCase()}${error.detail.slice(1)}.`, meta };
   }
   if (error instanceof KeyNotWellFormed) return { title: "That API key is not valid", detail: "It holds a character no API key has (a space, an invisible or a typographic one, copied along): copy it again, or issue another: npx cardflow accounts key <account>.", meta: null };
   if (error instanceof ConnectionError) {

@@ -437,6 +437,33 @@ describe("the web console in Chromium", () => {
     await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 3\.00 USD/);
     await poll(() => page.getByLabel("Refund amount (USD)").inputValue()).toBe("5.00"); // the page has its new amounts
     expect(await focused(page.getByRole("button", { name: "Refund…" }))).toBe(true); // still refundable: back on the button that asked
+
+    // opened by Enter in the field: Esc gives the focus back to the field (to correct the amount)...
+    const refund = page.getByLabel("Refund amount (USD)");
+    await refund.fill("2");
+    await refund.press("Enter");
+    await page.getByRole("dialog").waitFor();
+    await page.keyboard.press("Escape");
+    await poll(() => page.getByRole("dialog").count()).toBe(0);
+    expect(await focused(refund)).toBe(true);
+    // ...confirmed by keyboard, to the action's button (still refundable), not to the page
+    const confirmByKeyboard = async () => {
+      await refund.press("Enter");
+      await page.getByRole("dialog").waitFor();
+      await page.keyboard.press("Shift+Tab"); // from Back, which has the focus, to Yes, refund
+      expect(await focused(page.getByRole("button", { name: "Yes, refund" }))).toBe(true);
+      await page.keyboard.press("Enter");
+    };
+    await confirmByKeyboard();
+    await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 2\.00 USD/);
+    await poll(() => refund.inputValue()).toBe("3.00");
+    expect(await focused(page.getByRole("button", { name: "Refund…" }))).toBe(true);
+    // the rest refunded: Refund… disabled, the page has the focus, and the field is cleared
+    await confirmByKeyboard();
+    await poll(() => page.getByTestId("outcome").innerText()).toMatch(/^Refunded 3\.00 USD/);
+    await poll(() => refund.isDisabled()).toBe(true);
+    await poll(() => focused(page.locator("main"))).toBe(true);
+    expect(await refund.inputValue()).toBe("");
   });
 
   it("closes a confirmation, saying why and sending nothing, when the payment changes elsewhere so that what it asks is no longer allowed", async () => {

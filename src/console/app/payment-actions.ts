@@ -2,7 +2,7 @@
 // checked by the API's rules before the confirmation (what is typed stays, right or wrong), the
 // confirmation says what will happen, a refusal comes back in words, and a partial capture says
 // that the rest of the authorization was released.
-import { useLayoutEffect, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Payment, PaymentAudit } from "../../client/index.js";
 import type { Session } from "./api.js";
 import { checkAmount, fromMinor, minor, money } from "./format.js";
@@ -36,6 +36,9 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
   const [pending, setPending] = useState<Pending | null>(null);
   const [outcome, setOutcome] = useState<{ error?: unknown; done?: string } | null>(null);
   const [busy, setBusy] = useState(false);
+  // each action's button: where the focus goes once its confirmation is confirmed, whether Enter in
+  // its field or the button opened it (Esc or Back return it to the field)
+  const buttons = { capture: useRef<HTMLButtonElement>(null), refund: useRef<HTMLButtonElement>(null), cancel: useRef<HTMLButtonElement>(null) };
 
   const check = (command: "capture" | "refund", typed: string) =>
     checkAmount(typed, { like: record.amount, max: command === "capture" ? record.amount_capturable : record.amount_refundable, currency: record.currency, what: command });
@@ -97,7 +100,7 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
 
   // while a command runs, the buttons are aria-disabled, not disabled: the one that asked keeps the
   // focus its confirmation gave back (a disabled button cannot hold it)
-  const button = (command: Command) => ({ disabled: !allowed.has(command), "aria-disabled": busy ? "true" : undefined });
+  const button = (command: Command) => ({ ref: buttons[command], disabled: !allowed.has(command), "aria-disabled": busy ? "true" : undefined });
   const amountField = (command: "capture" | "refund", label: string) => {
     const problem = problems[command];
     const id = `${command}-problem`;
@@ -119,6 +122,6 @@ export function Actions({ session, audit, onDone }: { session: Session; audit: P
     ${outcome?.done && html`<div class="notice" role="status" data-testid="outcome">${outcome.done}</div>`}
     <${ErrorAlert} error=${outcome?.error} />
     ${changed && html`<div class="alert" role="alert" data-testid="not-sent">Not sent: the payment changed meanwhile. ${changed}</div>`}
-    ${pending && !changed && html`<${Confirm} question=${question} confirmLabel=${`Yes, ${pending.command}`} onConfirm=${() => void run(pending)} onCancel=${() => setPending(null)} />`}
+    ${pending && !changed && html`<${Confirm} question=${question} confirmLabel=${`Yes, ${pending.command}`} onConfirm=${() => void run(pending)} onCancel=${() => setPending(null)} confirmedFocus=${buttons[pending.command]} />`}
   </section>`;
 }

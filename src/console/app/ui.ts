@@ -1,6 +1,6 @@
 // Small shared pieces of the console: htm bound to Preact, the error alert, status badges,
 // a loader hook, and the confirmation dialog (a native <dialog>: focus trapped, Esc closes, the
-// focus back on the button that opened it).
+// focus back on the button that opened it, or once confirmed on the one it is given).
 import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
 import { useCallback, useContext, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
@@ -89,23 +89,27 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
  * it by unmounting it (its state set back to null), which a browser does not treat as closing a
  * dialog: the focus would be left on <body>. So on unmount it is closed, and the focus goes back to
  * the element that had it when the dialog opened (the button that asked), if it is still there;
- * when what was confirmed removes or disables that button, the page takes the focus (main.ts).
+ * once confirmed, to `confirmedFocus` when given (a field's Enter opened it: the action's button,
+ * not the field, which is disabled while the command runs). When what was confirmed removes or
+ * disables that button, the page takes the focus (main.ts).
  */
-export function Confirm({ question, confirmLabel, onConfirm, onCancel }: { question: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
+export function Confirm({ question, confirmLabel, onConfirm, onCancel, confirmedFocus }: { question: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void; confirmedFocus?: { current: HTMLElement | null } }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const confirmed = useRef(false);
   useLayoutEffect(() => {
     const opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
     const dialog = ref.current; // the ref is cleared before the cleanup runs
     dialog?.showModal();
     return () => {
       if (dialog?.open) dialog.close(); // still in the document here: the page around it is no longer inert
-      if (opener?.isConnected) opener.focus();
+      const back = (confirmed.current && confirmedFocus?.current) || opener;
+      if (back?.isConnected) back.focus();
     };
   }, []);
   return html`<dialog ref=${ref} aria-labelledby="confirm-question" onCancel=${onCancel}>
     <p id="confirm-question">${question}</p>
     <div class="actions">
-      <button type="button" onClick=${onConfirm}>${confirmLabel}</button>
+      <button type="button" onClick=${() => ((confirmed.current = true), onConfirm())}>${confirmLabel}</button>
       <button type="button" class="secondary" onClick=${onCancel} autofocus>Back</button>
     </div>
   </dialog>`;

@@ -172,6 +172,7 @@ const parsed = new WeakMap<object, z.ZodType>();
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, noun: "field" | "query parameter" = "field"): z.output<S> {
   if (typeof input === "object" && input !== null && parsed.get(input) === schema) return input as z.output<S>;
+  input = withoutNulls(schema, input);
   const result = schema.safeParse(input);
   if (result.success) {
     if (typeof result.data === "object" && result.data !== null) parsed.set(result.data, schema);
@@ -196,6 +197,25 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, noun:
   // a field required with another (a refinement's "is required with …"), not sent: missing too
   const requiredWith = issue.code === "custom" && issue.message.startsWith("is required") && absent(issue.path, input);
   throw new InvalidRequest(`${param ?? "body"}: ${worded(issue, input)}`, param, requiredWith ? "parameter_missing" : "parameter_invalid");
+}
+
+/**
+ * An optional field sent as null is taken as not sent (a client that serialises its unset fields
+ * as null), except an amount (a refund's, a tip): a refund's amount left out refunds everything, a
+ * null one is refused as a likely bug rather than taken for that.
+ */
+function withoutNulls(schema: z.ZodType, input: unknown): unknown {
+  if (!(schema instanceof z.ZodObject) || typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  const shape = schema.shape as Record<string, z.ZodType>;
+  const absent = Object.keys(input).filter((key) => {
+    const field = shape[key];
+    const money = field instanceof z.ZodOptional && field.unwrap() === AmountInput;
+    return (input as Record<string, unknown>)[key] === null && field !== undefined && !money && field.safeParse(undefined).success && !field.safeParse(null).success;
+  });
+  if (absent.length === 0) return input;
+  const rest = { ...(input as Record<string, unknown>) };
+  for (const key of absent) delete rest[key];
+  return rest;
 }
 
 /** zod's own wording of a type or an option ("Invalid input: expected string, received number") in the API's words; a schema's own message as it is. */

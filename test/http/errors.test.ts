@@ -112,6 +112,21 @@ describe("malformed requests", () => {
     expect(await listed("success")).toContain(body.payment_id);
   });
 
+  it("an optional field sent as null is taken as not sent; a null amount or a null required field is refused", async () => {
+    const cardPresent = { amount: "5.00", payment_method_types: "card_present", capture_method: "manual", payment_method_id: null, external_customer_id: null, external_payment_id: null, allow_saving_card: null };
+    const created = await m.post("/v2/payment/intent", cardPresent);
+    expect([created.status, created.body.status, created.body.external_transaction_id]).toEqual([200, "requires_payment_method", null]);
+    // a stored-card charge: terminal_id null on the auth, then a refund whose reason is null
+    const stored = await m.post("/v2/payment/intent", { ...intent, capture_method: "automatic", external_transaction_id: null });
+    expect((await m.post("/v2/payment/auth", { payment_id: stored.body.payment_id, terminal_id: null, external_payment_id: null })).body.status).toBe("succeeded");
+    // a refund's amount left out refunds everything: null is refused, not taken for that
+    await refused(() => m.post("/v2/payment/refund", { payment_id: stored.body.payment_id, amount: null }), 400, "parameter_invalid", "amount");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, amount: null }), 400, "parameter_invalid", "amount");
+    await refused(() => m.post("/v2/payment/intent", { ...intent, capture_method: null }), 400, "parameter_invalid", "capture_method");
+    // with payment_method_id null, the stored-card rules do not apply to a card-present intent
+    await refused(() => m.post("/v2/payment/intent", { ...intent, external_customer_id: null }), 400, "parameter_missing", "external_customer_id");
+  });
+
   it("unknown fields, missing fields, wrong types name the field", async () => {
     const unknown = await refused(() => m.post("/v2/payment/intent", { ...intent, colour: "red" }), 400, "unknown_parameter", "colour");
     expect(unknown.detail).toContain("colour");

@@ -30,7 +30,7 @@ const ExportedEvent = z.object({
 export function parseLine(raw: string, n: number): RecordedEvent | string {
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(n === 1 ? raw.replace(/^\uFEFF/, "") : raw); // a byte order mark an editor saved
   } catch {
     return `line ${n}: not JSON`;
   }

@@ -82,6 +82,7 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
       throw error instanceof StoreMissing ? new InvalidRequest(`${error.message}, or give --data-dir or --store`, "data_dir") : error;
     });
     io.err(`cardflow: store: ${description}\n`);
+    if (appends && where.store === "memory") io.err("cardflow: a memory store ends with this command: nothing it writes (a key neither) can be used afterwards\n");
     // request ids from the store's counter, as the server's (one counter for the deployment); a
     // listing takes none (the counter counts requests that change something)
     const ids = await (appends ? storeIds(store) : Promise.resolve(randomIds())).catch(async (error: unknown) => {

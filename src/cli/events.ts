@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { exportEvents, importEvents } from "../audit/transfer.js";
 import { streamHeads } from "../audit/audit.js";
-import { action, processIo, show, unreadableFile, type CliIo } from "./io.js";
+import { action, counted, processIo, show, unreadableFile, type CliIo } from "./io.js";
 import { READS, storeOption, withStore, WRITES } from "./store-option.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import { streams } from "../../machines/events.js";
@@ -57,7 +57,8 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           const result = await importEvents(store, createInterface({ input, crlfDelay: Infinity }));
           // nothing to import is a mistake (the wrong file, an export that failed), not a store to leave made
           if (result.events === 0) throw new InvalidRequest(`${named} holds no events: nothing imported`, "file");
-          io.err(`imported ${result.events - result.already} events in ${result.streams} streams${result.already ? ` (${result.already} of the file's events were in the store already)` : ""}\n`);
+          const already = result.already ? ` (${counted(result.already, "event")} of the file ${result.already === 1 ? "was" : "were"} in the store already)` : "";
+          io.err(`imported ${counted(result.events - result.already, "event")} in ${counted(result.streams, "stream")}${already}\n`);
         });
       }),
     );
@@ -73,7 +74,7 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .action(
       action(io, async (opts: { store?: string; account?: string; after: string; follow: boolean; json?: boolean }) =>
-        withStore(io, opts.store, READS, async ({ store, readModels }) => {
+        withStore(io, opts.store, READS, async ({ store, readModels, export: fromExport }) => {
           if (!/^\d+$/.test(opts.after)) throw new Error("--after: a cursor is a non-negative integer");
           // a read-only or events-only store gets its feed folded in memory
           const feed = createEventFeed({ store, readModels: readModels ?? createMemoryReadModels() });
@@ -99,7 +100,8 @@ export function registerEvents(program: Command, io: CliIo = processIo): void {
           const end = await feed.catchUp();
           if (cursor > end) throw new InvalidRequest(`--after: position ${cursor} is past the end of the event log (its last position is ${end}); pass 0 for the beginning, or a position this command printed`, "after");
           await printNew();
-          if (!opts.follow) return resume();
+          if (opts.follow && fromExport) io.err("cardflow: an export gets no new events: not followed\n");
+          if (!opts.follow || fromExport) return resume();
           const head = await feed.catchUp();
           // follow: the store signals appends (other processes' too, by polling); one print at a time
           await new Promise<void>((resolve) => {

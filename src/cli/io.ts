@@ -19,6 +19,9 @@ export const processIo: CliIo = {
 export const EXIT_FINDINGS = 1;
 export const EXIT_ERROR = 2;
 
+/** A count with its noun: "1 event", "2 events". */
+export const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 /** Runs a command action; a failure prints its message (no stack) and sets exit code 2. */
 export function action<A extends unknown[]>(io: CliIo, run: (...args: A) => Promise<number | void>) {
   return async (...args: A) => {

@@ -33,6 +33,8 @@ export interface OpenedStore {
   /** The read models kept beside the events, when the store has them. */
   readModels?: ReadModelStore;
   close(): Promise<void>;
+  /** An export (jsonl:PATH): read as it is, it never gets new events. */
+  export?: true;
   /** A store this command created: removes a SQLite store's files (and the directories made for them), a PostgreSQL schema. */
   discard?: () => void | Promise<void>;
 }
@@ -134,6 +136,7 @@ export async function openStore(spec: string | undefined, { mustExist, unbounded
   const [kind, location] = colon < 0 ? [spec, ""] : [spec.slice(0, colon), spec.slice(colon + 1)];
   switch (kind) {
     case "memory":
+      if (colon >= 0) throw new InvalidRequest(`--store: memory takes no location (an empty store of this process), got ${JSON.stringify(spec)}`, "store");
       return both("an empty in-memory store", { store: createMemoryStore(), readModels: createMemoryReadModels() });
     case "sqlite": {
       if (!location) throw new InvalidRequest("--store: sqlite:PATH needs a path", "store");
@@ -185,7 +188,7 @@ export async function openStore(spec: string | undefined, { mustExist, unbounded
       const path = resolve(location);
       if (!existsSync(path)) throw new InvalidRequest(`--store: no export file at ${path}`, "store");
       const store = eventsStore(await readJsonl(path));
-      return { description: `the export ${path} (read-only)`, store, close: () => store.close() };
+      return { description: `the export ${path} (read-only)`, store, close: () => store.close(), export: true };
     }
     default:
       throw new InvalidRequest(`--store: unknown store ${JSON.stringify(kind)}; use sqlite:PATH, postgres:URL, kurrentdb:URL, jsonl:PATH or memory`, "store");
@@ -226,7 +229,7 @@ export async function withStore<T>(io: CliIo, spec: string | undefined, use: Sto
     await opened.close();
     if (failed && opened.discard) {
       await opened.discard();
-      io.err(`cardflow: the store ${opened.description} was new: removed, nothing left behind\n`);
+      io.err(`cardflow: the store ${opened.description} was new: nothing the command made of it is left\n`);
     }
   }
 }

@@ -208,7 +208,7 @@ describe("cardflow CLI", () => {
     // the same file again, into a SQLite store that has it: nothing appended, and said so
     const twice = `sqlite:${join(dir, "imported-twice.sqlite")}`;
     expect((await cardflow("events", "import", file, "--store", twice)).err).toContain("imported 69 events in 16 streams\n");
-    expect((await cardflow("events", "import", file, "--store", twice)).err).toContain("imported 0 events in 0 streams (69 of the file's events were in the store already)\n");
+    expect((await cardflow("events", "import", file, "--store", twice)).err).toContain("imported 0 events in 0 streams (69 events of the file were in the store already)\n");
     const bad = join(dir, "bad.jsonl");
     await writeFile(bad, lines.map((l) => l.replace('"amount":"20.00"', '"amount":"25.00"')).join("\n"));
     const refused = await cardflow("events", "import", bad, "--store", "memory");

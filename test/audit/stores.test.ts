@@ -188,7 +188,7 @@ describe("import into a SQLite or PostgreSQL store that holds part of the file",
     const store = `sqlite:${join(dir, "overlap-cli", "cardflow.sqlite")}`;
     expect(withoutStoreLine((await cardflow("events", "import", first, "--store", store)).err)).toBe("imported 100 events in 24 streams\n");
     const again = await cardflow("events", "import", join(golden, "events.jsonl"), "--store", store);
-    expect({ code: again.code, err: withoutStoreLine(again.err) }).toEqual({ code: 0, err: `imported ${file.length - 100} events in ${rest} streams (100 of the file's events were in the store already)\n` });
+    expect({ code: again.code, err: withoutStoreLine(again.err) }).toEqual({ code: 0, err: `imported ${file.length - 100} events in ${rest} streams (100 events of the file were in the store already)\n` });
     const audited = await cardflow("audit", "--all", "--anchors", join(golden, "heads.json"), "--store", store);
     expect(audited.out).toContain(`audited ${file.length} events`);
     expect(audited.code).toBe(0);

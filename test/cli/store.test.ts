@@ -222,6 +222,11 @@ describe("cardflow accounts' store", () => {
     expect(created.out).toMatch(/^sk_\S+\n$/);
     expect(created.err).toContain(`cardflow: store: SQLite ${other}`);
     expect(existsSync(join(dir, "accounts", "cardflow.sqlite"))).toBe(false);
+    // a memory store: the key it prints dies with the command, which says so (a SQLite store's does not)
+    expect(created.err).not.toContain("a memory store");
+    const dry = await cardflow("accounts", "create", "acct_dry", "--store", "memory");
+    expect([dry.code, dry.out]).toEqual([0, expect.stringMatching(/^sk_\S+\n$/)]);
+    expect(dry.err).toContain("cardflow: a memory store ends with this command: nothing it writes (a key neither) can be used afterwards\n");
 
     process.env.CARDFLOW_STORE = `sqlite:${other}`;
     try {
@@ -256,7 +261,7 @@ describe("cardflow events import", () => {
     const target = join(dir, "made", "for", "import", "cardflow.sqlite");
     const refused = await cardflow("events", "import", bad, "--store", `sqlite:${target}`);
     expect(refused.code).toBe(2);
-    expect(refused.err).toContain(`cardflow: the store SQLite ${target} was new: removed, nothing left behind\n`);
+    expect(refused.err).toContain(`cardflow: the store SQLite ${target} was new: nothing the command made of it is left\n`);
     expect(existsSync(join(dir, "made"))).toBe(false);
 
     // beside other files in an existing directory: only the store's own files go
@@ -362,7 +367,7 @@ describe("a PostgreSQL schema that does not exist", () => {
       const refused = await cardflow("events", "import", bad, "--store", url);
       expect(refused.code).toBe(2);
       expect(refused.err).toContain(`cardflow: store: PostgreSQL ${shown} (schema ${schema})\n`);
-      expect(refused.err).toContain(`cardflow: the store PostgreSQL ${shown} (schema ${schema}) was new: removed, nothing left behind\n`);
+      expect(refused.err).toContain(`cardflow: the store PostgreSQL ${shown} (schema ${schema}) was new: nothing the command made of it is left\n`);
       expect(await schemaExists(url, schema)).toBe(false);
 
       const good = join(dir, "good-for-postgres.jsonl");

@@ -1,7 +1,7 @@
 // `cardflow events tail`: the feed as lines (or the webhook bodies as JSON), one account or all,
 // and following the store as another process appends.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -32,6 +32,21 @@ const expected = { acct_x: (await feed.page("acct_x", {})).data, acct_y: (await 
 await engine.close();
 
 describe("cardflow events tail", () => {
+  it("on an export (jsonl:, saved with a byte order mark): prints its events and ends, saying an export is not followed", async () => {
+    const exported = await cardflow("events", "export", "--store", `sqlite:${path}`);
+    const file = join(dir, "export.jsonl");
+    writeFileSync(file, `\uFEFF${exported.out}`);
+    const printed = await cardflow("events", "tail", "--store", `jsonl:${file}`);
+    expect(printed.code).toBe(0);
+    expect(printed.out.trim().split("\n")).toHaveLength(12);
+    expect(printed.err).toContain("cardflow: an export gets no new events: not followed\n");
+    expect(printed.err).toMatch(/cardflow: printed up to position \d+; go on from there with --after/);
+    // memory takes no location: memory:foo is not taken for memory
+    const located = await cardflow("events", "tail", "--store", "memory:foo", "--no-follow");
+    expect(located).toMatchObject({ code: 2, out: "" });
+    expect(located.err).toContain('--store: memory takes no location (an empty store of this process), got "memory:foo"');
+  });
+
   it("--no-follow --json prints the account's public events as the webhook bodies; without --account, every account's in log order", async () => {
     const one = await cardflow("events", "tail", "--store", `sqlite:${path}`, "--account", "acct_x", "--no-follow", "--json");
     expect(one.code).toBe(0);

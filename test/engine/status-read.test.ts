@@ -58,6 +58,37 @@ describe("status read over a cached state", () => {
     await close();
   });
 
+  it("the engine that appended answers its next status read from its own append: no stream read", async () => {
+    const { first, ref, counted, close } = await twoEngines();
+    for (const command of [() => first.capture({ ...ref, amount: "100.00" }), () => first.refund({ ...ref, amount: "10.00" })]) {
+      await command();
+      const reads = counted.streamReads;
+      const payment = await first.getPayment(ref);
+      expect(counted.streamReads).toBe(reads);
+      expect(payment.amount_captured).toBe("100.00");
+    }
+    expect((await first.getPayment(ref)).amount_refunded).toBe("10.00");
+    await close();
+  });
+
+  it("an append through another connection after this engine's own is read, not taken from the cache", async () => {
+    const path = join(dir, `${Math.random()}.db`);
+    const [a, b] = [createSqliteStore({ path }), createSqliteStore({ path })];
+    const processors = scriptedProcessors();
+    processors.nextAuthorization = AUTHORIZED;
+    const engine = (store: ReturnType<typeof createSqliteStore>, i: number) => createEngine({ store: store.events, readModels: store.readModels, processors, ids: sequentialIds(i * 1_000_000) });
+    const [first, second] = [engine(a, 0), engine(b, 1)];
+    await first.openAccount({ external_account_id: ACCOUNT });
+    const { payment_id } = await first.createIntent(STORED_CARD_INTENT);
+    const ref = { external_account_id: ACCOUNT, payment_id };
+    await first.authorize(ref); // first's own append: its state is cached with the append's mark
+    expect((await first.getPayment(ref)).status).toBe("requires_capture");
+    await second.capture({ ...ref, amount: "40.00" });
+    const seen = await first.getPayment(ref);
+    expect([seen.status, seen.amount_captured]).toEqual(["succeeded", "40.00"]);
+    await Promise.all([a, b].flatMap((s) => [s.events.close(), s.readModels.close()]));
+  });
+
   it("shows another engine's append on the same connection at once", async () => {
     const { first, second, ref, close } = await twoEngines();
     expect((await second.getPayment(ref)).status).toBe("requires_capture");

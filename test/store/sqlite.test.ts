@@ -14,7 +14,7 @@ import { PROJECTIONS } from "../../projections/registry.js";
 import { StoreUnavailable, WrongExpectedRevision } from "../../src/store/port.js";
 import { createSqliteStore, readModelsPath } from "../../src/store/sqlite/index.js";
 import { bootId, marksOf } from "../../src/store/sqlite/unsynced.js";
-import { claimOf, event, eventStoreContract, idem, readModelStoreContract, type StoreFixture } from "./contract.js";
+import { claimOf, event, eventStoreContract, idem, placed, readModelStoreContract, type StoreFixture } from "./contract.js";
 import { readModelTablesContract } from "./read-model-tables.js";
 import { paymentsProjection } from "../../projections/payments.js";
 import { holdWriteLock } from "../support/write-lock.js";
@@ -134,14 +134,14 @@ describe("SQLite group commit", () => {
       ]);
       const [one, retry, claimLost] = results;
       const last = results[results.length - 1]!;
-      expect(retry).toEqual({ status: "fulfilled", value: first });
+      expect(retry).toEqual({ status: "fulfilled", value: placed(first) });
       expect(claimLost).toMatchObject({ status: "rejected", reason: { name: "IdempotencyClaimLost" } });
       if (withForeignId) expect(results[3]).toMatchObject({ status: "rejected" });
       expect(one.status === "fulfilled" && last.status === "fulfilled").toBe(true);
       const written = await store.readStream(`${run}1`);
       expect(written.map((e) => e.type)).toEqual(["one", "two", "three", "four"]);
-      expect(one).toEqual({ status: "fulfilled", value: { nextRevision: 2, position: written[2]!.position } });
-      expect(last).toEqual({ status: "fulfilled", value: { nextRevision: 3, position: written[3]!.position } });
+      expect(one).toMatchObject({ status: "fulfilled", value: { nextRevision: 2, position: written[2]!.position } });
+      expect(last).toMatchObject({ status: "fulfilled", value: { nextRevision: 3, position: written[3]!.position } });
       expect(await store.readStream(`${run}2`)).toEqual([]);
       expect(await store.readStream(`${run}3`)).toEqual([]);
     }

@@ -168,9 +168,10 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     const data = newEvents(stream, loaded.hash, events, eventMetadata(ctx, clock, ids), () => ids.uuid());
     const expectedRevision = loaded.revision < 0 ? "no_stream" : loaded.revision;
     const idempotency = ctx.idempotency?.(answerOf({ snapshot, request_id: data[0]!.metadata.request_id }));
-    const { nextRevision } = await store.append(stream, data, { expectedRevision, idempotency });
+    const { nextRevision, mark } = await store.append(stream, data, { expectedRevision, idempotency });
     const attemptKeys = events.reduce((keys, e) => withAttemptKey(keys, e, ctx.idempotency_key), loaded.attemptKeys);
     const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!), attemptKeys };
+    if (mark !== undefined) checkedAt.set(after, mark); // the next read needs no query while nothing else is appended
     remember(paymentId, after);
     notify(paymentId);
     return after;

@@ -25,6 +25,12 @@ export interface AppendResult {
   nextRevision: number;
   /** Global position of the last appended event. */
   position: number;
+  /**
+   * The stream's change mark (./read.ts changeMark) as of this append's commit, from stores that
+   * have one: equal to changeMark(stream) until anything else is appended to the stream, so the
+   * state the append left is known current without a read. Absent for an append that wrote nothing.
+   */
+  mark?: number | string;
 }
 
 export interface Appender {

@@ -21,15 +21,17 @@ interface Pending {
   since: number;
 }
 
-type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
+/** `wrote`: the append inserted events (a retry of stored ones, an empty append did not). */
+type Outcome = { ok: true; result: AppendResult; wrote?: true } | { ok: false; error: unknown };
 
 export interface SqliteAppender extends Appender {
   /**
-   * Group commits of this connection so far (PRAGMA data_version does not count them); with a
-   * stream, the number of the last one that carried an append to it (the total when that is no
-   * longer remembered: a value that still changes with every later append to the stream).
+   * The store's change mark (../port/read.ts): PRAGMA data_version, which counts other
+   * connections' commits, and this connection's group commits (which it does not count); with a
+   * stream, the last commit that carried an append to it (the total when that is no longer
+   * remembered: a value that still changes with every later append to the stream).
    */
-  commits(stream?: string): number;
+  changeMark(stream?: string): string;
   /** Refuses further appends; those already queued are still written. */
   close(): void;
 }
@@ -66,6 +68,8 @@ export function sqliteAppender(
     ),
     head: db.prepare<[], { position: number | null }>("SELECT max(position) AS position FROM events"),
     insert: db.prepare("INSERT INTO events (stream, revision, id, type, version, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+    // changes whenever another connection (another process) commits; this connection's own commits leave it
+    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
 
   /**
@@ -103,7 +107,7 @@ export function sqliteAppender(
         stored.set(e.id, { id: e.id, stream, revision, position });
       });
       heads.set(stream, current + events.length);
-      return { ok: true, result: { nextRevision: current + events.length, position } };
+      return { ok: true, result: { nextRevision: current + events.length, position }, wrote: true };
     });
   }
 
@@ -136,6 +140,9 @@ export function sqliteAppender(
     const batch = queue;
     queue = [];
     let outcomes: Outcome[];
+    // read under the write lock: no other connection commits until this COMMIT, so the streams
+    // written stand as of it in the marks this batch's appends return
+    const otherCommits = q.dataVersion.get()!;
     try {
       outcomes = applyBatch(batch);
       db.exec("COMMIT");
@@ -154,7 +161,7 @@ export function sqliteAppender(
     onCommit(batch.length, outcomes.some((o) => o.ok));
     batch.forEach((p, i) => {
       const o = outcomes[i]!;
-      if (o.ok) p.resolve(o.result);
+      if (o.ok) p.resolve(o.wrote ? { ...o.result, mark: `${otherCommits}:${commits}` } : o.result);
       else p.reject(o.error);
     });
     return true;
@@ -183,7 +190,7 @@ export function sqliteAppender(
         }
       });
     },
-    commits: (stream) => (stream === undefined ? commits : (lastCommitOf.get(stream) ?? commits)),
+    changeMark: (stream) => `${q.dataVersion.get()!}:${stream === undefined ? commits : (lastCommitOf.get(stream) ?? commits)}`,
     close() {
       closed = true;
       if (scheduled) flush();

@@ -93,7 +93,7 @@ export function createSqliteStore({ path, pollMs = 100, busyTimeoutMs = 5_000, o
 
   const events: EventStore = {
     append: appender.append,
-    changeMark: (stream) => `${reads.dataVersion()}:${appender.commits(stream)}`,
+    changeMark: appender.changeMark,
     readStream: reads.readStream,
     readAll: reads.readAll,
     head: reads.head,

@@ -13,13 +13,10 @@ export function sqliteReads(db: Database.Database) {
     backwards: db.prepare<[string, number, number], EventRow>(`SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC ${LIMIT}`),
     all: db.prepare<[number, number], EventRow>(`SELECT * FROM events WHERE position > ? ORDER BY position ${LIMIT}`),
     head: db.prepare<[], number | null>("SELECT max(position) FROM events").pluck(),
-    // changes whenever another connection (another process) commits; this connection's own commits leave it
-    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
   const readAllSync = (after: number, maxCount: number): RecordedEvent[] => q.all.all(after, maxCount).map(toRecorded);
   return {
     readAllSync,
-    dataVersion: () => q.dataVersion.get()!,
     async readStream(stream: string, options?: ReadStreamOptions) {
       const { forwards, from, maxCount } = streamRange(options);
       return (forwards ? q.forwards : q.backwards).all(stream, from, maxCount).map(toRecorded);

@@ -79,11 +79,11 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     return next;
   }
 
-  /** Least recently used payments leave first. */
-  const remember = (paymentId: string, loaded: Loaded) => setBounded(cache, paymentId, loaded, cacheSize);
-
-  /** The store's change mark taken just before the read each cached state was folded from. */
+  /** The store's change mark taken just before the read each cached state was folded from (or as of its append). */
   const checkedAt = new WeakMap<Loaded, number | string>();
+  /** Least recently used payments leave first; `mark`: the state is current while the store's change mark is this. */
+  const remember = (paymentId: string, loaded: Loaded, mark?: number | string) =>
+    setBounded(cache, paymentId, mark === undefined ? loaded : (checkedAt.set(loaded, mark), loaded), cacheSize);
 
   /**
    * A payment's state: the cached snapshot plus whatever any process appended since. `accountId`: the
@@ -110,8 +110,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
       if (accountId !== null && owner !== accountId) throw new NotFound("payment", paymentId, "payment_id");
       throw error;
     }
-    if (mark !== undefined) checkedAt.set(loaded, mark);
-    remember(paymentId, loaded);
+    remember(paymentId, loaded, mark);
     return loaded;
   }
 
@@ -171,8 +170,7 @@ export function createPaymentStreams({ store, clock, ids, cacheSize, answerOf }:
     const { nextRevision, mark } = await store.append(stream, data, { expectedRevision, idempotency });
     const attemptKeys = events.reduce((keys, e) => withAttemptKey(keys, e, ctx.idempotency_key), loaded.attemptKeys);
     const after: Loaded = { snapshot, revision: nextRevision, request_id: data[0]!.metadata.request_id, hash: hashOf(data[data.length - 1]!), attemptKeys };
-    if (mark !== undefined) checkedAt.set(after, mark); // the next read needs no query while nothing else is appended
-    remember(paymentId, after);
+    remember(paymentId, after, mark);
     notify(paymentId);
     return after;
   }

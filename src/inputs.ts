@@ -209,8 +209,9 @@ function withoutNulls(schema: z.ZodType, input: unknown): unknown {
   const shape = schema.shape as Record<string, z.ZodType>;
   const absent = Object.keys(input).filter((key) => {
     const field = shape[key];
+    if ((input as Record<string, unknown>)[key] !== null || field === undefined) return false;
     const money = field instanceof z.ZodOptional && field.unwrap() === AmountInput;
-    return (input as Record<string, unknown>)[key] === null && field !== undefined && !money && field.safeParse(undefined).success && !field.safeParse(null).success;
+    return !money && field.safeParse(undefined).success && !field.safeParse(null).success;
   });
   if (absent.length === 0) return input;
   const rest = { ...(input as Record<string, unknown>) };

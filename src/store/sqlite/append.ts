@@ -114,6 +114,8 @@ export function sqliteAppender(
   let queue: Pending[] = [];
   let scheduled = false;
   let commits = 0;
+  /** A change mark: the other connections' commits (data_version) and this connection's commit. */
+  const markOf = (otherCommits: number, commit: number) => `${otherCommits}:${commit}`;
   /** The commit that last carried an append to each stream, for the most recently written ones. */
   const lastCommitOf = new Map<string, number>();
   let closed = false;
@@ -161,7 +163,7 @@ export function sqliteAppender(
     onCommit(batch.length, outcomes.some((o) => o.ok));
     batch.forEach((p, i) => {
       const o = outcomes[i]!;
-      if (o.ok) p.resolve(o.wrote ? { ...o.result, mark: `${otherCommits}:${commits}` } : o.result);
+      if (o.ok) p.resolve(o.wrote ? { ...o.result, mark: markOf(otherCommits, commits) } : o.result);
       else p.reject(o.error);
     });
     return true;
@@ -190,7 +192,7 @@ export function sqliteAppender(
         }
       });
     },
-    changeMark: (stream) => `${q.dataVersion.get()!}:${stream === undefined ? commits : (lastCommitOf.get(stream) ?? commits)}`,
+    changeMark: (stream) => markOf(q.dataVersion.get()!, stream === undefined ? commits : (lastCommitOf.get(stream) ?? commits)),
     close() {
       closed = true;
       if (scheduled) flush();

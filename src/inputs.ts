@@ -44,8 +44,9 @@ export const OpenAccountInput = z.strictObject({
 export const RegisterTerminalInput = z.strictObject({
   external_account_id: Id,
   terminal_type: TerminalType,
-  label: Exact(255).nullable().optional(),
-  serial_number: Exact(255).nullable().optional(),
+  // null or left out: none; empty text is refused like an empty identifier (it would list as a blank label)
+  label: Exact(255).min(1, "must not be empty (leave it out or send null for none)").nullable().optional(),
+  serial_number: Exact(255).min(1, "must not be empty (leave it out or send null for none)").nullable().optional(),
 });
 
 /**
@@ -204,7 +205,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, noun:
  * as null), except an amount (a refund's, a tip): a refund's amount left out refunds everything, a
  * null one is refused as a likely bug rather than taken for that.
  */
-function withoutNulls(schema: z.ZodType, input: unknown): unknown {
+export function withoutNulls(schema: z.ZodType, input: unknown): unknown {
   if (!(schema instanceof z.ZodObject) || typeof input !== "object" || input === null || Array.isArray(input)) return input;
   const shape = schema.shape as Record<string, z.ZodType>;
   const absent = Object.keys(input).filter((key) => {

@@ -8,7 +8,7 @@ import type { z } from "zod";
 import { sha256, type ApiKeyOwner } from "../api-keys.js";
 import { CLIENT_SECRET_ACTOR, type CommandContext } from "../engine.js";
 import { InvalidRequest } from "../errors.js";
-import { parseInput } from "../inputs.js";
+import { parseInput, withoutNulls } from "../inputs.js";
 import { CLIENT_SCOPE, fingerprintOf, type Idempotency } from "../idempotency.js";
 import { EMPTY_BODY, HttpProblem } from "./problem.js";
 import type { Version } from "./schemas.js";
@@ -116,11 +116,13 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, idempotency: 
           if (key === undefined) return (req.answer = def.present(await run(command), version));
 
           const present = (answer: unknown) => def.present(answer, version);
+          // the body as it is read: an optional field sent as null is one not sent, for the key's request too
+          const sent = withoutNulls(def.input, req.body);
           const scope = account ?? (secret === undefined ? "public" : `${CLIENT_SCOPE}${sha256(String(secret))}`);
           const answer = await idempotency.run(
             // the path's ids are part of the request (…/deliveries/{id}/retry): another delivery is another
             // request (fingerprinted by the pattern alone before: such records still replay for their 24 h)
-            { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, req.body), ...(hasParams(params) && { formerFingerprint: fingerprintOf(`${def.method} ${url}`, req.body) }) },
+            { scope, key: String(key), fingerprint: fingerprintOf(`${def.method} ${withParams(url, params)}`, sent), ...(hasParams(params) && { formerFingerprint: fingerprintOf(`${def.method} ${url}`, sent) }) },
             ({ idempotency_key, idempotency_since, idempotency: recordAnswer, answeredFromStore }) => run({ ...command, idempotency_key, idempotency_since, answeredFromStore, ...(def.recordWithEvents === false ? {} : { idempotency: recordAnswer }) }),
             present,
           );

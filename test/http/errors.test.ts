@@ -264,7 +264,11 @@ describe("malformed requests", () => {
     for (const [field, value] of [["label", " Front desk "], ["label", "\u00a0Till"], ["serial_number", "SN-1 "]] as const) {
       expect((await refused(() => m.post("/v2/hardware", { terminal_type: "A_async", [field]: value }), 400, "parameter_invalid", field)).detail).toMatch(/white space around it/);
     }
+    for (const field of ["label", "serial_number"]) {
+      expect((await refused(() => m.post("/v2/hardware", { terminal_type: "A_async", [field]: "" }), 400, "parameter_invalid", field)).detail).toBe(`${field}: must not be empty (leave it out or send null for none)`);
+    }
     expect((await m.post("/v2/hardware", { terminal_type: "A_async", label: "Front desk", serial_number: "SN 1" })).status).toBe(200);
+    expect((await m.post("/v2/hardware", { terminal_type: "A_async", label: null, serial_number: null })).body).toMatchObject({ label: null, serial_number: null });
     const { body } = await m.post("/v1/payment/intent", { ...intent, amount: "5.00" });
     await m.post("/v1/payment/auth", { payment_id: body.payment_id });
     await m.post("/v1/payment/capture", { payment_id: body.payment_id, amount: "5.00" });

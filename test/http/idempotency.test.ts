@@ -54,6 +54,17 @@ describe("Idempotency-Key", () => {
     expect(await count("PaymentIntentCreated")).toBe(1);
   });
 
+  it("an optional field sent as null is not sent for the key's request either: the retry replays", async () => {
+    api = await startApi();
+    const m = await api.merchant("acct_n");
+    const first = await m.post("/v2/payment/intent", { ...stored, amount: "3.00" }, { "idempotency-key": "k-null" });
+    const retry = await m.post("/v2/payment/intent", { ...stored, amount: "3.00", external_payment_id: null }, { "idempotency-key": "k-null" });
+    expect([retry.status, retry.headers.get("idempotent-replayed"), retry.body]).toEqual([200, "true", first.body]);
+    // a value where the first request had none is another request
+    expectProblem(await m.post("/v2/payment/intent", { ...stored, amount: "3.00", external_payment_id: "ref-1" }, { "idempotency-key": "k-null" }), 422, "idempotency_key_reused");
+    expect(await count("PaymentIntentCreated")).toBe(1);
+  });
+
   it("keys belong to one account: another account may use the same key", async () => {
     api = await startApi();
     const a = await api.merchant("acct_a");

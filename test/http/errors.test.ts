@@ -249,7 +249,8 @@ describe("malformed requests", () => {
     await m.post("/v2/payment/auth", { payment_id: onTerminal.payment_id, terminal_id: terminal });
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0.01" }), 400, "amount_invalid", "tip");
     // a tip that is no amount says why (as an amount anywhere else does)
-    expect((await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0" }), 400, "amount_invalid", "tip")).detail).toBe("tip: must be greater than 0");
+    expect((await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "-0.50" }), 400, "amount_invalid", "tip")).detail).toBe("tip: must be greater than 0");
+    await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: "0.000" }), 400, "amount_invalid", "tip");
     // a tip is an amount as every other: a JSON number too, refused in the same words
     expect((await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: -1 }), 400, "amount_invalid", "tip")).detail).toBe("tip: must be greater than 0");
     await refused(() => m.post("/sim/terminal/present-card", { terminal_id: terminal, tip: 0.01 }), 400, "amount_invalid", "tip");
@@ -258,6 +259,12 @@ describe("malformed requests", () => {
     const tipped = (await m.post("/v2/payment/intent", { amount: "10.00", payment_method_types: "card_present", capture_method: "manual" })).body;
     await m.post("/v2/payment/auth", { payment_id: tipped.payment_id, terminal_id: other });
     expect((await m.post("/sim/terminal/present-card", { terminal_id: other, tip: 1.5 })).body).toMatchObject({ status: "requires_capture", tip_amount: "1.50", amount_capturable: "11.50" });
+    // the shopper declined to tip: a tip of 0 is no tip
+    for (const none of ["0", "0.00", 0]) {
+      const untipped = (await m.post("/v2/payment/intent", { amount: "10.00", payment_method_types: "card_present", capture_method: "manual" })).body;
+      await m.post("/v2/payment/auth", { payment_id: untipped.payment_id, terminal_id: other });
+      expect((await m.post("/sim/terminal/present-card", { terminal_id: other, tip: none })).body).toMatchObject({ status: "requires_capture", amount_capturable: "10.00" });
+    }
   });
 
   it("a terminal's label and serial number, a refund's reason: kept as sent, so white space around a name and control characters are refused", async () => {

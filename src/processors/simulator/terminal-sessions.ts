@@ -3,7 +3,7 @@
 // engine stops it). Its outcome is recorded under the key the engine started it with.
 import type { Clock } from "../../clock.js";
 import { Conflict, InvalidRequest } from "../../errors.js";
-import { maxAmount, parseAmount, type Decimal } from "../../money.js";
+import { maxAmount, minorUnits, parseAmount, type Decimal } from "../../money.js";
 import type { Ledger, LedgerEntry } from "../ledger.js";
 import type { ProcessorSide } from "../processor-side.js";
 import type { AuthorizationOutcome, PaymentView, ProcessorReport } from "../port.js";
@@ -116,7 +116,10 @@ export function createTerminalSessions({ side, ledger, clock, shopperTimeoutMs, 
  * every amount) that keeps the authorized total within the bound every later step (capture,
  * refund) carries; answered as a decimal string.
  */
-function checkTip(tip: string | number, { amount, currency }: PaymentView["intent"]): string {
+function checkTip(tip: string | number, { amount, currency }: PaymentView["intent"]): string | undefined {
+  // the shopper declined to tip (a terminal's "no tip"): 0 written as an amount of the currency is no tip
+  const units = minorUnits(currency) ?? 2;
+  if (tip === 0 || tip === "0" || (typeof tip === "string" && units > 0 && new RegExp(`^0\\.0{1,${units}}$`).test(tip))) return undefined;
   let parsed: Decimal;
   try {
     parsed = parseAmount(tip, currency);

@@ -71,19 +71,39 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
     }
   });
 
+  /**
+   * The rows of the streams' failed heads, their next attempt written again: null once the endpoint
+   * is marked failing (nothing posts them until it is enabled again), the time they are due once a
+   * retry makes them due again. The row an attempt wrote and not yet committed is the newest.
+   */
+  async function restamp(streams: Pending[], nextAttempt: (pending: Pending) => string | null): Promise<void> {
+    for (const pending of streams) {
+      if (!pending.head_event_id) continue;
+      const row = rows.get(pending.head_event_id) ?? (await records.get(endpoint_id, pending.head_event_id));
+      const next_attempt_at = nextAttempt(pending);
+      if (row && !row.delivered && row.next_attempt_at !== next_attempt_at) rows.set(row.id, { ...row, next_attempt_at });
+    }
+  }
+
   /** A retry asked through the API (any process): the stream whose head is that event is due now. */
   async function takeRetry(): Promise<void> {
     const asked = await records.retryAsked(endpoint_id);
     if (!asked || asked.at <= (state.retry_seen ?? 0)) return;
     state.retry_seen = asked.at;
+    const due: Pending[] = [];
     for (const pending of Object.values(state.pending)) {
-      if (pending.head_event_id === asked.event_id) pending.next_at = 0;
+      const retried = pending.head_event_id === asked.event_id;
+      if (retried) pending.next_at = 0;
       // enabled again after failing: every stream gets a fresh horizon (else the next failure marks it failing at once)
       if (asked.reenabled) pending.first_failed_at = null;
+      if (retried || asked.reenabled) due.push(pending);
     }
     // asked for now: the open breaker lets it through as its probe (enabled again: it starts closed)
     if (asked.reenabled) Object.assign(breaker, closedBreaker());
     else breaker.probe_at = 0;
+    // their rows (null while the endpoint was failing) say when they are due again, as the retry's answer did
+    const now = clock.now();
+    await restamp(due, (pending) => isoTimestamp(Math.max(pending.next_at, breaker.probe_at, now)));
     await persist();
   }
 
@@ -134,7 +154,7 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
     if (change) onNotice({ endpoint_id, external_account_id, change, failures: breaker.failures, ...(breaker.since !== null && { since: isoTimestamp(breaker.since) }), last_error: error });
     const { event } = entry;
     const next = Math.max(pending.next_at, breaker.probe_at);
-    rows.set(event.id, deliveryRow(endpoint_id, event, { attempts: attempt, delivered, status_code: result.status, error, duration_ms: now - started, last_attempt_at: isoTimestamp(now), next_attempt_at: delivered || failing ? null : isoTimestamp(next) }));
+    rows.set(event.id, deliveryRow(endpoint_id, event, { attempts: attempt, delivered, status_code: result.status, error, duration_ms: now - started, last_attempt_at: isoTimestamp(now), next_attempt_at: delivered || failing || markedFailing ? null : isoTimestamp(next) }));
     await persist();
     // once per endpoint: other streams in flight may pass the horizon in the same turn
     if (failing && !markedFailing) {
@@ -145,6 +165,9 @@ export function startWorker(ctx: WorkerContext, endpoint: EndpointDoc, state: De
         throw (failed.delete(endpoint_id), error); // not recorded: the next worker tries again
       });
       failed.set(endpoint_id, appended.position);
+      // the other streams' failed heads are not posted either until a retry enables the endpoint again
+      await restamp(Object.values(state.pending), () => null);
+      await persist();
       onNotice({ endpoint_id, external_account_id, change: "failing", failures: breaker.failures, since: data.since, last_error: error });
     }
   }

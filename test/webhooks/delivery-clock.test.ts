@@ -1,7 +1,8 @@
 // Delivery on a manual clock (src/clock.ts), so the moments that matter are exact: the lease is
 // renewed when its renewal time comes (not one turn later, nor never), an endpoint whose
 // payments all fail past the horizon at the same moment is marked failing once, not once per
-// payment, and an endpoint failing in a row is probed once per backoff (its circuit breaker).
+// payment (and none of its rows shows a next attempt then), and an endpoint failing in a row is
+// probed once per backoff (its circuit breaker).
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/clock.js";
 import { createEngine, type Engine } from "../../src/engine.js";
@@ -10,7 +11,8 @@ import { createOutbound } from "../../src/outbound/client.js";
 import type { DeliveryNotice, DeliveryState } from "../../src/webhooks/delivery.js";
 import { BREAKER_THRESHOLD } from "../../src/webhooks/breaker.js";
 import { until } from "./receiver.js";
-import type { Post } from "../../src/webhooks/transport.js";
+import type { Post, PostResult } from "../../src/webhooks/transport.js";
+import { isoTimestamp } from "../../src/clock.js";
 
 const ACCOUNT = "acct_clock";
 const LOCAL = createOutbound({ sandbox: true, allowPrivate: true, allowlist: [] });
@@ -63,6 +65,33 @@ describe("webhook delivery on a manual clock", () => {
     const events = (await engine.store.readStream(`webhook_endpoint-${endpoint.id}`)).map((e) => e.type);
     expect(events).toEqual(["WebhookEndpointCreated", "WebhookEndpointFailing"]);
     expect((await webhooks.listEndpoints(ACCOUNT))[0]?.status).toBe("failing");
+  });
+
+  it("once the endpoint is marked failing, none of its undelivered rows shows a next attempt; a retry that enables it again gives each its time", async () => {
+    let answer: () => Promise<PostResult> = async () => ({ status: 503, error: null });
+    const { clock, engine, endpoint, webhooks } = await setup(() => answer(), { horizonMs: 5_000 });
+    const ids = [await payment(engine), await payment(engine)];
+    await webhooks.feed.catchUp();
+    // failing, and its worker ended (its last writes done)
+    await until(async () => (await clock.advance(500), (await webhooks.listEndpoints(ACCOUNT))[0]?.status === "failing" && webhooks.delivery.wakers().length === 0), 5_000, "the endpoint failing");
+    const ref = { external_account_id: ACCOUNT, endpoint_id: endpoint.id };
+    const rows = (await webhooks.listDeliveries(ref)).data;
+    // each payment's first event tried, neither acknowledged: both rows say failed, not retrying
+    expect(new Set(rows.map((r) => r.payment_id))).toEqual(new Set(ids));
+    expect(rows.map((r) => [r.delivered, r.next_attempt_at])).toEqual([
+      [false, null],
+      [false, null],
+    ]);
+    // the retry of one enables the endpoint: its post held, the other payment's waits its turn (one post at first)
+    const held: Array<(result: PostResult) => void> = [];
+    answer = () => new Promise((resolve) => held.push(resolve));
+    // before the stop waits for them: the held posts acknowledged, the next ones at once
+    open.push(async () => ((answer = async () => ({ status: 200, error: null })), held.forEach((resolve) => resolve({ status: 200, error: null }))));
+    const retried = await webhooks.retryDelivery({ ...ref, event_id: rows[0]!.id });
+    expect(retried.endpoint_reenabled).toBe(true);
+    await until(async () => (await clock.advance(0), held.length === 1), 5_000, "the retried post");
+    const due = isoTimestamp(clock.now());
+    expect((await webhooks.listDeliveries(ref)).data.map((r) => [r.id, r.next_attempt_at])).toEqual(rows.map((r) => [r.id, due]));
   });
 
   it("an endpoint failing in a row: BREAKER_THRESHOLD posts, then one probe per backoff whatever its backlog; a probe acknowledged sends the backlog at once", async () => {

@@ -175,3 +175,15 @@ export function createOutbound(options: OutboundOptions) {
 
   return { request, refusal: (url: string) => refusal(new URL(url)), nameRefusal, sandbox, policy };
 }
+
+/**
+ * Why a URL's text names no host right after `scheme://` (`http:///x`, `http:/x`, `http:x`), or
+ * null: WHATWG parsing fixes those up to `http://x/`, a host the text never named there. Judged
+ * on the text as that parsing reads it (tabs and newlines dropped, the ends trimmed).
+ */
+export function missingHost(raw: string): string | null {
+  const text = raw.replace(/[\t\n\r]/g, "").replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/\\?#]/i.test(text)) return null;
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(text)?.[0] ?? "";
+  return `no host right after ${scheme}// (as in https://host/path), got ${JSON.stringify(raw)}`;
+}

@@ -5,7 +5,7 @@
 //   PROCESSOR_A_URL, PROCESSOR_A_API_KEY, PROCESSOR_B_URL, PROCESSOR_B_API_KEY (required)
 //   PROCESSOR_TIMEOUT_MS (20000), PROCESSOR_POLL_MS (1000: how often late outcomes are asked for)
 import { ConfigurationError, envNumber, MAX_TIMER_MS } from "../config.js";
-import type { Outbound } from "../outbound/client.js";
+import { missingHost, type Outbound } from "../outbound/client.js";
 import type { AdapterContext, ProcessorAdapters } from "./adapters.js";
 import { createHttpProcessor } from "./http-adapter.js";
 
@@ -18,7 +18,7 @@ async function settingsOf(env: NodeJS.ProcessEnv, outbound: Outbound, resolved: 
   };
   const url = async (name: string) => {
     const value = required(name);
-    const refused = URL.canParse(value) ? (outbound.refusal(value) ?? (resolved ? await outbound.nameRefusal(value) : null)) : `not an absolute URL, got ${JSON.stringify(value)}`;
+    const refused = URL.canParse(value) ? (missingHost(value) ?? outbound.refusal(value) ?? (resolved ? await outbound.nameRefusal(value) : null)) : `not an absolute URL, got ${JSON.stringify(value)}`;
     if (refused) throw new ConfigurationError(`${name}: ${refused}`);
     return value;
   };

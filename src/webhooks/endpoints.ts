@@ -11,7 +11,7 @@ import { isoTimestamp, type Clock } from "../clock.js";
 import { InvalidRequest, NotFound } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { Id } from "../inputs.js";
-import type { Outbound } from "../outbound/client.js";
+import { missingHost, type Outbound } from "../outbound/client.js";
 import { WrongExpectedRevision, type EventStore, type RecordedEvent } from "../store/port.js";
 import { PUBLIC_EVENT_TYPES } from "../present/public-events.js";
 
@@ -111,6 +111,8 @@ export async function checkEndpointUrl(raw: string, outbound: Outbound): Promise
     throw new InvalidRequest("url: not an absolute URL", "url", "url_invalid");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidRequest("url: only http and https URLs receive webhooks", "url", "url_invalid");
+  const hostless = missingHost(raw);
+  if (hostless) throw new InvalidRequest(`url: ${hostless}`, "url", "url_invalid");
   if (url.username || url.password) throw new InvalidRequest("url: credentials in the URL are not accepted", "url", "url_invalid");
   if (url.port === "0") throw new InvalidRequest("url: port 0 cannot be connected to; give the receiver's port, or none for the scheme's", "url", "url_invalid");
   // refusal() judges an address literal, and a name of this host (localhost) on every address it stands for

@@ -215,6 +215,8 @@ describe("the example HTTP adapter refuses at start the settings it cannot work 
       [{ PROCESSOR_B_URL: "https://10.1.2.3/api" }, "PROCESSOR_B_URL: 10.1.2.3 is a special-purpose address (private-use); only the operator's OUTBOUND_ALLOWLIST allows it"],
       // a name of this host, as a webhook's registration refuses it: allowed only with both loopback addresses in OUTBOUND_ALLOWLIST
       [{ PROCESSOR_A_URL: "https://localhost/api" }, "PROCESSOR_A_URL: localhost names this host (loopback: 127.0.0.1 and ::1)"],
+      // no host right after https:// (WHATWG parsing would take it as https://api/)
+      [{ PROCESSOR_B_URL: "https:///api" }, 'PROCESSOR_B_URL: no host right after https:// (as in https://host/path), got "https:///api"'],
       [{ PROCESSOR_B_URL: "https://localhost./api", OUTBOUND_ALLOWLIST: "127.0.0.1" }, "PROCESSOR_B_URL: localhost. names this host (loopback: 127.0.0.1 and ::1); a name is requested only when every address it stands for is allowed: allow both in OUTBOUND_ALLOWLIST; ::1 is not allowed\n"],
     ];
     for (const [env, said] of cases) {

@@ -189,6 +189,12 @@ describe("/v2/webhook_endpoints", () => {
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "ftp://example.com/x" }), 400, "url_invalid", "url");
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "not a url" }), 400, "url_invalid", "url");
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "https://u:p@example.com/" }), 400, "url_invalid", "url");
+    // no host right after scheme:// : WHATWG parsing would take these as https://x/, a host never written there
+    for (const url of ["https:///x", "https:/x", "https:x", " https:///x", "https://\t/x"]) {
+      const hostless = await a.post("/v2/webhook_endpoints", { url });
+      expectProblem(hostless, 400, "url_invalid", "url");
+      expect(hostless.body.detail, url).toContain("no host right after https://");
+    }
     expectProblem(await a.post("/v2/webhook_endpoints", { url: "https://example.com", event_types: ["payment.exploded"] }), 400, "parameter_invalid", "event_types.0");
     const twice = await a.post("/v2/webhook_endpoints", { url: "https://example.com", event_types: ["terminal.registered", "terminal.registered"] });
     expectProblem(twice, 400, "parameter_invalid", "event_types");

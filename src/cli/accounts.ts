@@ -9,6 +9,7 @@ import { isoTimestamp } from "../clock.js";
 import { randomIds } from "../ids.js";
 import { configFromEnv, openStores, type Stores } from "../config.js";
 import { createEngine, type Engine } from "../engine.js";
+import { decideOpenAccount } from "../engine/deciders/accounts.js";
 import { Conflict, InvalidRequest, NotFound } from "../errors.js";
 import { OpenAccountInput, parseInput } from "../inputs.js";
 import { StoreMissing } from "../store/port.js";
@@ -112,9 +113,11 @@ export function registerAccounts(program: Command, io: CliIo = processIo, open: 
     .addOption(storeOption({ readOnly: false, readModels: true }))
     .action(
       action(io, async (external_account_id: string, opts: { processor: "A" | "B"; currency: string; existsOk?: boolean; expires?: string; dataDir?: string; store?: string }, command: Command) => {
-        // what is refused opens nothing: a bad --expires, id or currency
+        // what is refused opens nothing: a bad --expires, id or currency (one that is no ISO 4217
+        // currency too, the decider's refusal: named whether or not the account exists)
         const expiresMs = expiresIn(opts.expires);
-        parseInput(OpenAccountInput, { external_account_id, processor: opts.processor, currency: opts.currency });
+        const decision = decideOpenAccount(parseInput(OpenAccountInput, { external_account_id, processor: opts.processor, currency: opts.currency }));
+        if ("refuse" in decision) throw decision.refuse;
         return withEngine(whereOf(opts, command), WRITES, async (engine, where) => {
           const expiresAt = expiryAt(engine, expiresMs);
           const existing = await engine.getAccount(external_account_id).catch((error: unknown) => (error instanceof NotFound ? undefined : Promise.reject(error)));

@@ -98,12 +98,19 @@ describe("cardflow accounts", () => {
 
   it("an account id or currency the account cannot have is refused before any store is opened (a new store was left behind)", async () => {
     const before = (await store.readAll()).length;
-    for (const args of [["acct_cur", "--currency", "usdd"], ["acct_cur", "--currency", "XX1"], [""], ["x".repeat(256)]]) {
+    for (const args of [["acct_cur", "--currency", "usdd"], ["acct_cur", "--currency", "XX1"], ["acct_cur", "--currency", "XYZ"], [""], ["x".repeat(256)]]) {
       const refused = await cardflow("accounts", "create", ...args);
       expect(refused, args.join(" ")).toMatchObject({ code: 2, out: "" });
       expect(refused.err, args.join(" ")).not.toContain("cardflow: store:"); // said when a store is opened
     }
     expect((await store.readAll()).length).toBe(before);
+    // an account that exists: a currency that is no ISO 4217 one is named first, not "already exists"
+    expect((await cardflow("accounts", "create", "acct_cur_kept")).code).toBe(0);
+    for (const flags of [[], ["--exists-ok"]]) {
+      const refused = await cardflow("accounts", "create", "acct_cur_kept", "--currency", "XYZ", ...flags);
+      expect(refused, flags.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(refused.err, flags.join(" ")).toBe("cardflow: currency: XYZ is not an ISO 4217 currency with minor units (metals, SDR and accounting units are not charged on cards)\n");
+    }
   });
 
   it("an option given twice is refused (commander took the last one silently: an account opened on processor B), a value that looks like an option is a value", async () => {

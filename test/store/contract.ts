@@ -563,6 +563,12 @@ export function readModelStoreContract(name: string, factory: () => Promise<Stor
       expect(await rm.get("payments", "p2")).toEqual({ amount: "2.00" });
     });
 
+    it("a key given twice in one commit holds its last document (a fold that changed it twice in a batch)", async () => {
+      const rm = await fresh();
+      await commitOne(rm, "endpoints", [{ key: "a/1", doc: { v: 1 } }, { key: "a/2", doc: { v: 1 } }, { key: "a/1", doc: { v: 2 } }, { key: "a/1", doc: { v: 3 } }], 4);
+      expect([await rm.get("endpoints", "a/1"), await rm.get("endpoints", "a/2"), await rm.count("endpoints"), await rm.checkpoint("endpoints")]).toEqual([{ v: 3 }, { v: 1 }, 2, 4]);
+    });
+
     it("moves the checkpoint with no documents", async () => {
       const rm = await fresh();
       await commitOne(rm, "payments", [], 12);

@@ -76,6 +76,15 @@ export function readModelTablesContract(name: string, factory: () => Promise<Sto
       await expect(rm.query("pays", { where: { nope: "x" }, order: ["key"], direction: "asc", limit: 1 })).rejects.toThrow(/no column nope/);
     });
 
+    it("a key given twice in one commit: its row holds the last document and its columns", async () => {
+      const rm = await fresh();
+      await rm.prepare("pays", { version: 1, table: TABLE });
+      await commitOne(rm, "pays", [doc("p1", "A", "2025-01-01"), doc("p1", "A", "2025-01-01", "done")], 1);
+      expect(await rm.get("pays", "p1")).toEqual(doc("p1", "A", "2025-01-01", "done").doc);
+      expect(ids(await rm.query<Row>("pays", { where: { account: "A", status: "done" }, order: ["key"], direction: "asc", limit: 5 }))).toEqual(["p1"]);
+      expect(await rm.count("pays")).toBe(1);
+    });
+
     it("columns: the stored columns of a table's rows among the keys, integers as numbers, fixed columns at their first value; none for documents", async () => {
       const rm = await fresh();
       await rm.prepare("pays", { version: 1, table: TABLE });

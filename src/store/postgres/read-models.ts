@@ -79,6 +79,9 @@ export function postgresReadModels(pool: pg.Pool, schema: string, sql: Statement
       // Then at most two more: the committers' locks with the checkpoints they check, and every
       // write of the batch (each table's upsert, the documents', the checkpoints') as one statement.
       const inTables = await Promise.all(commits.map((x) => tables.isTable(x.projection)));
+      // a key given twice in a commit is set to its last document (as statements run in order would):
+      // one INSERT … ON CONFLICT DO UPDATE may not touch a row twice
+      commits = commits.map((x) => (x.docs.length < 2 ? x : { ...x, docs: [...new Map(x.docs.map((d) => [d.key, d])).values()] }));
       await inTransaction(
         pool,
         async (c) => {

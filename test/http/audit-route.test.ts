@@ -68,7 +68,7 @@ it("a command on such a history: 500 stored_history_unreadable, saying why; anot
   const engine = createEngine({ store: reopened.events, readModels: reopened.readModels, processors: createSimulators({ clock: systemClock, ids: randomIds() }) });
   const app = createServer({ engine });
   try {
-    // a command loads the payment's stream (the status read answers its read model, projected before)
+    // a command loads the payment's stream
     const read = (key: string, account: string) =>
       app.inject({ method: "POST", url: "/v2/payment/capture", headers: { authorization: `Bearer ${key}` }, payload: { external_account_id: account, payment_id: paymentId, amount: "1.00" } });
     const answer = await read(own.key, "acct_a");
@@ -76,6 +76,9 @@ it("a command on such a history: 500 stored_history_unreadable, saying why; anot
     expect(answer.json()).toMatchObject({ code: "stored_history_unreadable", status: 500 });
     expect(answer.json().detail).toMatch(/events were changed outside cardflow; `cardflow audit` names what changed/);
     expect((await read(other.key, "acct_b")).statusCode).toBe(404);
+    // the status read folds the stream too: the same answer
+    const status = await app.inject({ method: "GET", url: `/v2/payment/intent/${paymentId}?external_account_id=acct_a`, headers: { authorization: `Bearer ${own.key}` } });
+    expect([status.statusCode, status.json().code]).toEqual([500, "stored_history_unreadable"]);
   } finally {
     await app.close();
     await engine.close();

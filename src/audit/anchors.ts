@@ -12,10 +12,13 @@ import { batchesOf, type AuditSource } from "./source.js";
 export function checkAnchors(byStream: ReadonlyMap<string, readonly RecordedEvent[]>, anchors: Anchors, cut: ReadonlySet<string> = new Set()): Finding[] {
   const findings: Finding[] = [];
   for (const [stream, hash] of Object.entries(anchors)) {
-    if (!(byStream.get(stream) ?? []).some((e) => e.metadata.hash === hash)) {
+    const events = byStream.get(stream) ?? [];
+    if (!events.some((e) => e.metadata.hash === hash)) {
       const message = cut.has(stream)
         ? `${stream}: its anchored head ${hash.slice(0, 12)}… cannot be looked for past an event that cannot be read (above)`
-        : `${stream} no longer holds its anchored head ${hash.slice(0, 12)}…: truncated or rewritten since it was anchored`;
+        : events.length === 0
+          ? `${stream} is not in the store, though anchored at head ${hash.slice(0, 12)}…: deleted since it was anchored (or the heads are another store's)`
+          : `${stream} no longer holds its anchored head ${hash.slice(0, 12)}…: truncated or rewritten since it was anchored`;
       findings.push({ kind: "anchor_missing", subject: stream, message });
     }
   }

@@ -49,7 +49,7 @@ async function readUpToUnreadable(store: EventStore, stream: string): Promise<{ 
 }
 
 /** `anchors`: head hashes saved earlier (`streamHeads`); the payment's streams among them must still hold theirs. */
-export async function audit(source: AuditSource, paymentId: string, { anchors = {} }: { anchors?: Anchors } = {}): Promise<PaymentAudit> {
+export async function audit(source: AuditSource, paymentId: string, { anchors }: { anchors?: Anchors } = {}): Promise<PaymentAudit> {
   const stream = streamNames.payment(paymentId);
   const { events, unreadable } = await readUpToUnreadable(source.store, stream);
   if (events.length === 0 && unreadable.length === 0) throw new NotFound("payment", paymentId, "payment_id", "in the store");
@@ -60,7 +60,9 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
   findings.push(...lateAnswers.unreadable, ...checkOtherStream(lateAnswers.events));
   const read = new Map([[stream, events], [streamNames.lateAnswers(paymentId), lateAnswers.events]]);
   const cut = new Set([...(unreadable.length ? [stream] : []), ...(lateAnswers.unreadable.length ? [streamNames.lateAnswers(paymentId)] : [])]);
-  findings.push(...checkAnchors(read, Object.fromEntries(Object.entries(anchors).filter(([s]) => read.has(s))), cut));
+  const mine = Object.fromEntries(Object.entries(anchors ?? {}).filter(([s]) => read.has(s)));
+  const anchorFindings = checkAnchors(read, mine, cut);
+  findings.push(...anchorFindings);
   const compared = source.readModels !== undefined && foldable && unreadable.length === 0 && !findings.some(isRefusal);
   if (compared) {
     const fresh = foldProjections(events, PROJECTIONS, asAllowed);
@@ -77,6 +79,8 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
     record: final.status === "none" ? null : paymentRecord(final, lastRequest),
     head_hash: headOf(events),
     read_models: readModelVerdict(compared, findings),
+    // how many heads were looked for: a heads file without this payment's streams checks nothing
+    ...(anchors && { anchors: { given: Object.keys(anchors).length, checked: Object.keys(mine).length, held: Object.keys(mine).length - anchorFindings.length } }),
     findings,
     // attempts recorded as events before (payment_deliveries), then the delivery rows kept since (operational state)
     deliveries: [
@@ -101,8 +105,9 @@ export async function audit(source: AuditSource, paymentId: string, { anchors = 
  * projections of this repository) are folded in one more paged pass. What is kept across the
  * store is per stream or per document: names, keys, findings.
  */
-export async function auditAll(source: AuditSource, { onProgress, anchors = {}, pageSize = PAGE_SIZE, projections = PROJECTIONS, feed }: AuditAllOptions = {}): Promise<StoreAudit> {
+export async function auditAll(source: AuditSource, { onProgress, anchors: given, pageSize = PAGE_SIZE, projections = PROJECTIONS, feed }: AuditAllOptions = {}): Promise<StoreAudit> {
   const { store, readModels } = source;
+  const anchors = given ?? {};
   const last = await lastPosition(store);
 
   // (1) streams, and the stream that writes each document (null: more than one)
@@ -192,6 +197,9 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
     onProgress?.({ phase: "verifying streams", done: ++done, total: streams.size, unit: "streams" });
   }
   findings.push(...checkAnchors(new Map(), Object.fromEntries(Object.entries(anchors).filter(([stream]) => !streams.has(stream)))));
+  // said in the summary: how many heads were checked, so a heads file that anchors nothing cannot pass for a clean one
+  const anchored = Object.keys(anchors);
+  const anchorsChecked = { checked: anchored.length, held: anchored.length - findings.filter((f) => f.kind === "anchor_missing").length, streams_not_in_store: anchored.filter((s) => !streams.has(s)).length };
 
   // (3) documents several streams write, folded in global order (but those an unfoldable stream writes)
   if (readModels) {
@@ -230,7 +238,7 @@ export async function auditAll(source: AuditSource, { onProgress, anchors = {}, 
   findings.push(...readModelFindings);
   // "equal" only when every stream's documents were compared; a difference found elsewhere is still one
   const verdict = readModels === undefined ? "not_compared" : readModelFindings.length ? "differ" : unfoldable.size ? "not_compared" : "equal";
-  return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable.size ? { read_models_not_compared: unfoldable.size } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, findings };
+  return { streams: streams.size, payments, events, read_models: verdict, ...(unfoldable.size ? { read_models_not_compared: unfoldable.size } : {}), machine_versions: machineVersions, allowed_by_earlier_machines: allowedByEarlier, ...(given && { anchors: anchorsChecked }), findings };
 }
 
 /** How many of a read model's keys are not among `known`, and the first five (keys read a page at a time). */

@@ -27,6 +27,14 @@ export type FindingKind =
 /** Head hashes of streams recorded earlier, outside the store (`streamHeads`): stream -> hash. */
 export type Anchors = Record<string, string>;
 
+/** What became of the anchors an audit was handed, so a heads file that anchors nothing cannot pass for a clean one. */
+export interface AnchorsChecked {
+  /** Heads looked for: every one handed in (`auditAll`), the payment's streams' (`audit`). */
+  checked: number;
+  /** Of them, those still in their stream's chain (each other one is an `anchor_missing` finding). */
+  held: number;
+}
+
 export interface Finding {
   kind: FindingKind;
   /** The stream, or `read_model:NAME` for a read-model finding. */
@@ -83,6 +91,8 @@ export interface PaymentAudit {
   findings: Finding[];
   /** Attempts to deliver the payment's public events to webhook endpoints (from the payment_deliveries read model; empty without read models). */
   deliveries: DeliveryEntry[];
+  /** Set when anchors were handed in; `given`: how many, the payment's streams' or not. */
+  anchors?: AnchorsChecked & { given: number };
 }
 
 export interface StoreAudit {
@@ -96,5 +106,7 @@ export interface StoreAudit {
   machine_versions: Record<string, number>;
   /** Events today's machine would refuse that the earlier machine which decided them allowed. */
   allowed_by_earlier_machines: { stream: string; revision: number; type: string; machine_version: string }[];
+  /** Set when anchors were handed in; `streams_not_in_store`: anchored streams the store does not hold at all. */
+  anchors?: AnchorsChecked & { streams_not_in_store: number };
   findings: Finding[];
 }

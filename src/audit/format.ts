@@ -15,6 +15,24 @@ export function formatFindings(findings: readonly Finding[]): string[] {
   return [`findings: ${findings.length}`, ...findings.map((f) => `  [${f.kind}] ${f.message}`)];
 }
 
+const heads = (n: number) => (n === 1 ? "1 head" : `${n} heads`);
+const notHeld = (a: { checked: number; held: number }) => `${a.held} held, ${a.checked - a.held} NOT held (anchor_missing below)`;
+
+/** How many anchored heads `audit --all` looked for and found: a heads file that anchors nothing never reads as a clean pass. */
+function storeAnchors(a: NonNullable<StoreAudit["anchors"]>): string {
+  if (a.checked === 0) return "anchors: none given, nothing checked";
+  if (a.held === a.checked) return `anchors: ${heads(a.checked)} checked, all held`;
+  if (a.streams_not_in_store === a.checked) return `anchors: ${heads(a.checked)} checked, none held: not one of their streams is in the store (the heads of another store, or every anchored stream deleted)`;
+  return `anchors: ${heads(a.checked)} checked, ${notHeld(a)}${a.streams_not_in_store ? `; ${a.streams_not_in_store} of their streams not in the store` : ""}`;
+}
+
+/** One payment's: only the heads of its streams are checked (none when the heads were saved before it was made). */
+function paymentAnchors(a: NonNullable<PaymentAudit["anchors"]>): string {
+  if (a.given === 0) return "anchors: none given, nothing checked";
+  if (a.checked === 0) return `anchors: none of the ${heads(a.given)} given is this payment's: nothing checked (heads saved before the payment was made hold none of its streams)`;
+  return `anchors: ${a.checked} of the ${heads(a.given)} given ${a.checked === 1 ? "is" : "are"} this payment's, ${a.held < a.checked ? notHeld(a) : a.checked === 1 ? "held" : "all held"}`;
+}
+
 /** The timeline of one payment, then the verdicts: recomputed state, read models, hash chain. */
 export function formatAudit(report: PaymentAudit): string {
   const rows = report.timeline.map((r) => [
@@ -38,6 +56,7 @@ export function formatAudit(report: PaymentAudit): string {
     `final state (recomputed from the events): ${report.final.status}`,
     `read models: ${report.read_models === "not_compared" ? "not compared" : report.read_models === "equal" ? "equal to a fresh replay" : "DIFFER from a fresh replay"}`,
     `hash chain: ${chainBroken(report.findings) ? "BROKEN" : "intact"}; head ${report.head_hash ?? "(none)"}`,
+    ...(report.anchors ? [paymentAnchors(report.anchors)] : []),
     ...formatFindings(report.findings),
     ...formatDeliveries(report.deliveries),
   ].join("\n") + "\n";
@@ -80,6 +99,7 @@ export function formatStoreAudit(report: StoreAudit): string {
         .join(", ") || "none"
     }`,
     ...report.allowed_by_earlier_machines.map((a) => `  ${a.type} at ${a.stream}@${a.revision}: allowed by machine ${a.machine_version} at the time`),
+    ...(report.anchors ? [storeAnchors(report.anchors)] : []),
     ...formatFindings(report.findings),
   ].join("\n") + "\n";
 }

@@ -28,6 +28,8 @@ async function readAnchors(path: string): Promise<Anchors> {
   }
   const parsed = z.record(z.string(), z.string()).safeParse(json);
   if (!parsed.success) throw new InvalidRequest(`--anchors: ${path} is not a JSON object of stream -> head hash`, "anchors");
+  // an audit against no heads checks nothing: refused, lest it read as a clean pass
+  if (Object.keys(parsed.data).length === 0) throw new InvalidRequest(`--anchors: ${path} holds no heads, so it anchors nothing (save anchors with: cardflow events heads > heads.json)`, "anchors");
   return parsed.data;
 }
 
@@ -61,15 +63,16 @@ export function registerAudit(program: Command, io: CliIo = processIo): void {
     .addOption(storeOption())
     .option("--all", "verify every stream: legal transitions, amount invariants, hash chains, read models equal to a fresh replay")
     .option("--json", "machine-readable output")
-    .option("--anchors <file>", "a JSON file of head hashes saved earlier (`cardflow events heads`); a stream (with a payment_id, the payment's) that no longer holds its anchored head is a finding")
+    .option("--anchors <file>", "a JSON file of head hashes saved earlier (`cardflow events heads`); a stream (with a payment_id, the payment's) that no longer holds its anchored head, or is no longer in the store, is a finding; the summary says how many heads were checked")
     .option("--no-catch-up", "do not bring the stored read models up to date before comparing them")
     .option("--no-progress", "no progress line on stderr")
     .action(
       action(io, async (paymentId: string | undefined, opts: { store?: string; all?: boolean; anchors?: string; json?: boolean; catchUp: boolean; progress: boolean }) => {
         if (Boolean(opts.all) === (paymentId !== undefined)) throw new InvalidRequest("give either a payment_id or --all", "payment_id");
         return withStore(io, opts.store, READS, async (opened) => {
+          // read before the read models are caught up: a refused file leaves them as they were
+          const anchors = opts.anchors === undefined ? undefined : await readAnchors(opts.anchors);
           const source = await caughtUp(opened, opts.catchUp);
-          const anchors = opts.anchors === undefined ? {} : await readAnchors(opts.anchors);
           if (paymentId !== undefined) {
             const report = await audit(source, paymentId, { anchors });
             return show(io, opts.json, report, formatAudit, report.findings.length);

@@ -267,13 +267,18 @@ describe("tampering is detected and named", () => {
       return chainEvents(streamOf(), null, unchained).map((e, i) => ({ ...events[i]!, ...e }));
     });
     expect(rewritten.all).toEqual([]);
+    const heads = Object.keys(anchors).length;
     for (const store of [truncated.store, rewritten.store]) {
-      const { findings } = await auditAll({ store }, { anchors });
-      expect(findings).toEqual([expect.objectContaining({ kind: "anchor_missing", subject: streamOf() })]);
+      const report = await auditAll({ store }, { anchors });
+      expect(report.findings).toEqual([expect.objectContaining({ kind: "anchor_missing", subject: streamOf() })]);
+      expect(report.anchors).toEqual({ checked: heads, held: heads - 1, streams_not_in_store: 0 });
     }
     // streams that only grew since keep their anchored head in their chain
     const older = { ...anchors, [streamOf()]: stored.filter((e) => e.stream === streamOf())[2]!.metadata.hash as string };
-    expect((await auditAll({ store: flows.engine.store }, { anchors: older })).findings).toEqual([]);
+    expect(await auditAll({ store: flows.engine.store }, { anchors: older })).toMatchObject({ findings: [], anchors: { checked: heads, held: heads } });
+    // the count is there whenever anchors are handed in, none among them too; not without
+    expect((await auditAll({ store: flows.engine.store }, { anchors: {} })).anchors).toEqual({ checked: 0, held: 0, streams_not_in_store: 0 });
+    expect(await auditAll({ store: flows.engine.store })).not.toHaveProperty("anchors");
   });
 
   it("a read model that no longer matches its events", async () => {

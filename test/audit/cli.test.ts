@@ -157,15 +157,58 @@ describe("cardflow CLI", () => {
     const last = lines.map((l) => JSON.parse(l).stream).lastIndexOf(`payment-${flows.payments.terminal_manual}`);
     await writeFile(truncated, lines.filter((_, i) => i !== last).join("\n"));
     expect((await cardflow("audit", "--all", "--store", `jsonl:${truncated}`)).code).toBe(0);
+    // the summary says how many heads were checked, in text and JSON
+    const intact = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${file}`);
+    expect(intact.code).toBe(0);
+    expect(intact.out).toContain("\nanchors: 16 heads checked, all held\nfindings: none\n");
+    const intactJson = JSON.parse((await cardflow("audit", "--all", "--json", "--anchors", anchors, "--store", `jsonl:${file}`)).out);
+    expect(intactJson.anchors).toEqual({ checked: 16, held: 16, streams_not_in_store: 0 });
+    // without --anchors, no anchors said checked
+    expect((await cardflow("audit", "--all", "--store", `jsonl:${file}`)).out).not.toContain("anchors:");
     const { out, code } = await cardflow("audit", "--all", "--anchors", anchors, "--store", `jsonl:${truncated}`);
     expect(code).toBe(1);
     expect(out).toMatch(/\[anchor_missing\] payment-pi_\w+ no longer holds its anchored head/);
+    expect(out).toContain("\nanchors: 16 heads checked, 15 held, 1 NOT held (anchor_missing below)\n");
     // one payment against its anchor: that payment's truncation found, another payment clean
     const one = await cardflow("audit", flows.payments.terminal_manual!, "--anchors", anchors, "--store", `jsonl:${truncated}`);
     expect(one.code).toBe(1);
     expect(one.out).toContain(`[anchor_missing] payment-${flows.payments.terminal_manual} no longer holds its anchored head`);
+    expect(one.out).toContain("\nanchors: 1 of the 16 heads given is this payment's, 0 held, 1 NOT held (anchor_missing below)\n");
     const other = Object.values(flows.payments).find((id) => id !== flows.payments.terminal_manual)!;
-    expect(await cardflow("audit", other, "--anchors", anchors, "--store", `jsonl:${truncated}`)).toMatchObject({ code: 0 });
+    const clean = await cardflow("audit", other, "--anchors", anchors, "--store", `jsonl:${truncated}`);
+    expect(clean).toMatchObject({ code: 0 });
+    expect(clean.out).toContain("\nanchors: 1 of the 16 heads given is this payment's, held\n");
+    expect(JSON.parse((await cardflow("audit", other, "--json", "--anchors", anchors, "--store", `jsonl:${truncated}`)).out).anchors).toEqual({ given: 16, checked: 1, held: 1 });
+  });
+
+  it("audit --anchors: a heads file with no heads is refused; one whose streams the store does not hold is found, and said so", async () => {
+    const empty = join(dir, "empty-heads.json");
+    await writeFile(empty, "{}\n");
+    for (const args of [["--all"], [flows.payments.terminal_manual!]]) {
+      const refused = await cardflow("audit", ...args, "--anchors", empty, "--store", `jsonl:${file}`);
+      expect(refused).toMatchObject({ code: 2, out: "" });
+      expect(refused.err).toContain(`\ncardflow: --anchors: ${empty} holds no heads, so it anchors nothing (save anchors with: cardflow events heads > heads.json)\n`);
+    }
+    const heads = JSON.parse((await cardflow("events", "heads", "--store", `jsonl:${file}`)).out) as Record<string, string>;
+    const [hash] = Object.values(heads);
+    // another store's heads (or every anchored stream deleted): each a finding, the summary says none of them is here
+    const elsewhere = join(dir, "elsewhere-heads.json");
+    await writeFile(elsewhere, JSON.stringify({ "payment-pi_elsewhere": hash, "account-elsewhere": hash }));
+    const wrong = await cardflow("audit", "--all", "--anchors", elsewhere, "--store", `jsonl:${file}`);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out).toContain("\nanchors: 2 heads checked, none held: not one of their streams is in the store (the heads of another store, or every anchored stream deleted)\nfindings: 2\n");
+    expect(wrong.out).toContain(`[anchor_missing] payment-pi_elsewhere is not in the store, though anchored at head ${hash!.slice(0, 12)}…: deleted since it was anchored (or the heads are another store's)`);
+    expect(JSON.parse((await cardflow("audit", "--all", "--json", "--anchors", elsewhere, "--store", `jsonl:${file}`)).out).anchors).toEqual({ checked: 2, held: 0, streams_not_in_store: 2 });
+    // one payment: heads that hold none of its streams check nothing, and it says so (a payment made after they were saved)
+    const none = await cardflow("audit", flows.payments.terminal_manual!, "--anchors", elsewhere, "--store", `jsonl:${file}`);
+    expect(none.code).toBe(0);
+    expect(none.out).toContain("\nanchors: none of the 2 heads given is this payment's: nothing checked (heads saved before the payment was made hold none of its streams)\n");
+    // one deleted stream among the store's: counted apart
+    const plusGone = join(dir, "plus-gone-heads.json");
+    await writeFile(plusGone, JSON.stringify({ ...heads, "payment-pi_gone": hash }));
+    const gone = await cardflow("audit", "--all", "--anchors", plusGone, "--store", `jsonl:${file}`);
+    expect(gone.code).toBe(1);
+    expect(gone.out).toContain("\nanchors: 17 heads checked, 16 held, 1 NOT held (anchor_missing below); 1 of their streams not in the store\n");
   });
 
   it("replay: a summary of the store, as text or JSON; one payment step by step", async () => {

@@ -6,7 +6,7 @@
 import cluster from "node:cluster";
 import { basename, dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import { configFromEnv, readDecimal, refusedStart, withoutPassword } from "../config.js";
+import { ConfigurationError, configFromEnv, readDecimal, refusedStart, withoutPassword } from "../config.js";
 import { InvalidRequest } from "../errors.js";
 import { serveConfigFromEnv } from "../serve/config.js";
 import { action, processIo, type CliIo } from "./io.js";
@@ -66,8 +66,9 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   const store = opts.store === undefined ? null : storeInEnv(opts.store, env, hints.storeFrom ?? "--store");
   // a setting that cannot work is refused as npm start refuses it (one form, exit 1), before a store is opened
   try {
-    configFromEnv(env);
+    const { sandbox } = configFromEnv(env);
     serveConfigFromEnv(env);
+    if (store === "memory" && !sandbox) throw new ConfigurationError(memoryInProduction(hints.storeFrom ?? "--store"));
   } catch (error) {
     refusedStart(error);
   }
@@ -90,6 +91,13 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   const storeHint = store === null || store === "memory" ? undefined : `CARDFLOW_STORE=${store}`;
   await runService({ env, ...(stores ? { stores } : {}), ...(checked ? { checked } : {}), ...hints, ...(storeHint ? { storeHint } : {}), demoAccount: store === "memory" });
 }
+
+/**
+ * Real money in a store that ends with the process: at a restart the payments, the processor calls
+ * the reconciler resolves and the Idempotency-Key records are gone, and a client's retry could charge again.
+ */
+const memoryInProduction = (from: string) =>
+  `${from.startsWith("--") ? `${from} memory` : `${from}=memory`}: production needs a durable store: payments, processor calls left for the reconciler and Idempotency-Key records would live in this process's memory only, lost at a restart (a retry could charge again); use SQLite (DATA_DIR, or --store sqlite:PATH) or PostgreSQL (DATABASE_URL, or --store postgres:URL)`;
 
 /**
  * Turns --store into the environment's terms where it can (postgres:URL is DATABASE_URL, a

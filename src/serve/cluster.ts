@@ -10,7 +10,9 @@ import { clusterMetrics } from "./cluster-metrics.js";
 import { configFromEnv, refusedStart } from "../config.js";
 import { refusalsBeforeStores, withPortHint, type PortHint } from "./before-stores.js";
 import { listenFailure, serveConfigFromEnv, urlOf } from "./config.js";
+import { serviceLogger } from "../observability/redact.js";
 import { stopWithParent } from "./parent.js";
+import { warnSandboxOnly } from "./sandbox-only.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import { repeatsOfFirstSignal, WORKER_END_GRACE, WORKER_REFUSED_EXIT, WORKER_STOP } from "./shutdown.js";
 
@@ -35,6 +37,7 @@ export async function runPrimary(workers: number, env: NodeJS.ProcessEnv, portHi
     const config = configFromEnv(env);
     host = config.host;
     serve = serveConfigFromEnv(env, config.port);
+    warnSandboxOnly(config, env, serviceLogger(config.logLevel));
     // and before any worker makes a store: the API's port (the primary listens on the metrics port itself, below)
     await refusalsBeforeStores(config, { ...serve, metricsPort: 0 }, { env }).catch(async (error: unknown) => Promise.reject(await withPortHint(error, config, serve, portHint)));
   } catch (error) {

@@ -14,6 +14,7 @@ import { startService } from "./service.js";
 import { stopWithParent } from "./parent.js";
 import { stopOnSignals, WORKER_REFUSED_EXIT } from "./shutdown.js";
 import { serviceLogger } from "../observability/redact.js";
+import { warnSandboxOnly } from "./sandbox-only.js";
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
@@ -46,6 +47,8 @@ export async function runService({ env = process.env, stores, checked, portHint 
     return refusedStart(error);
   }
   const worker = cluster.isWorker;
+  // said once: by the primary of `serve --workers` (./cluster.ts), not by each worker
+  if (!worker) warnSandboxOnly(config, env, logger);
   // a stop asked while the process starts (opening the store, migrating, waiting for it): nothing
   // was served, and what the start wrote is crash-safe, so the process ends at once, exit 0,
   // rather than by the signal (which a supervisor reads as a crash)

@@ -1,13 +1,16 @@
 // Production, as an operator starts it, with settings that are the sandbox's: the in-memory store
 // is refused (real payments, the reconciler's open calls and the Idempotency-Key records would end
-// with the process, and a retry could charge again). The processors are a module of stubs, so
-// nothing else stops the start.
+// with the process, and a retry could charge again); the simulators' settings and the seeded
+// defect, which production does not read, are named in one warning of the start log (an env file
+// shared with a sandbox is no reason to refuse). The processors are a module of stubs, so nothing
+// else stops the start.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { SANDBOX_ONLY_SETTINGS } from "../../src/serve/sandbox-only.js";
 import { SERVER_NODE_ARGS } from "../support/server-args.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -26,7 +29,7 @@ async function start(args: string[], env: Record<string, string>): Promise<{ cod
   });
   let [stdout, stderr] = ["", ""];
   child.stdout.on("data", (d) => (stdout += d));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
   const listening = new Promise<"listening">((resolve) =>
     child.stderr.on("data", (d) => {
       stderr += d;
@@ -62,5 +65,43 @@ describe("production refuses the in-memory store", () => {
     const { code, stderr } = await start([BIN, "serve", "--store", `sqlite:${join(dataDir, "cardflow.sqlite")}`], { ...PRODUCTION, DATA_DIR: dataDir });
     expect(code, stderr).toBe("listening");
     expect(stderr).toContain("mode: production (adapters: test/fixtures/processors/stubs.mjs)");
+  });
+});
+
+describe("sandbox-only settings given in production", () => {
+  const SIM = { SIM_CAPTURES: "requested", SIM_CAPTURE_SETTLE_MS: " ", SIM_PROCESSOR_LATENCY_MS: "5", CARDFLOW_SEEDED_DEFECT: "skip-expected-revision" };
+  const named = "SIM_CAPTURES, SIM_PROCESSOR_LATENCY_MS, CARDFLOW_SEEDED_DEFECT";
+  /** The start log's warnings about them. */
+  const warnings = (stdout: string) =>
+    stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string; settings?: string[] })
+      .filter((entry) => entry.settings !== undefined);
+
+  it.each([
+    ["npm start", [...SERVER_NODE_ARGS, "src/main.ts"]],
+    ["cardflow serve --workers 2 (said by the primary, not by each worker)", [BIN, "serve", "--workers", "2"]],
+  ])("%s: started, with one warning naming each one set (a blank one is unset) and that it has no effect outside the sandbox", { timeout: 90_000 }, async (_, args) => {
+    const { code, stdout, stderr } = await start(args, { ...PRODUCTION, ...SIM, DATA_DIR: mkdtempSync(join(dir, "data-")) });
+    expect(code, stderr).toBe("listening");
+    expect(warnings(stdout)).toEqual([
+      expect.objectContaining({ level: 40, settings: named.split(", "), msg: `${named}: set, but sandbox-only settings: no effect outside the sandbox (this process runs production)` }),
+    ]);
+  });
+
+  it("one alone is said as one; the sandbox, which reads them, says nothing of them", { timeout: 60_000 }, async () => {
+    const one = await start([BIN, "serve"], { ...PRODUCTION, SIM_CAPTURES: "requested", DATA_DIR: mkdtempSync(join(dir, "data-")) });
+    expect(warnings(one.stdout).map((w) => w.msg)).toEqual(["SIM_CAPTURES: set, but a sandbox-only setting: no effect outside the sandbox (this process runs production)"]);
+    const sandbox = await start([BIN, "serve"], { NODE_ENV: "", SANDBOX: "", PROCESSORS_MODULE: "", SIM_CAPTURES: "requested", SIM_PROCESSOR_LATENCY_MS: "5", DATA_DIR: mkdtempSync(join(dir, "data-")) });
+    expect(sandbox.code, sandbox.stderr).toBe("listening");
+    expect(warnings(sandbox.stdout)).toEqual([]);
+  });
+
+  it("the list holds every SIM_ variable the sources read", () => {
+    const sources = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"));
+    const read = new Set(sources.flatMap((file) => readFileSync(join(ROOT, "src", file), "utf8").match(/\bSIM_[A-Z_]+\b/g) ?? []));
+    expect(read.size).toBeGreaterThan(0);
+    for (const name of read) expect(SANDBOX_ONLY_SETTINGS, name).toContain(name);
   });
 });

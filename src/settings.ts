@@ -6,8 +6,11 @@ import { ConfigurationError } from "./data-directory.js";
 /** Unset, or only spaces: the setting's default. */
 export const isUnset = (raw: string | undefined) => raw === undefined || raw.trim() === "";
 
-/** A number as a setting or an option is written: decimal digits, a fraction maybe (not hex, an exponent, a sign: Number() would read them); else NaN. */
-export const readDecimal = (raw: string): number => (/^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN);
+/**
+ * A number as a setting or an option is written: decimal digits, a fraction maybe; else NaN. Not
+ * hex, an exponent, a sign, nor spaces around it (PORT=" 8080"): Number() would read them all.
+ */
+export const readDecimal = (raw: string): number => (/^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN);
 
 /**
  * A setting's number from `min` (below it the setting would turn off what it is for) to `max`, a

@@ -59,6 +59,10 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
     const refused = await cardflow("serve", "--port", given, "--store", "memory");
     expect(refused, given).toMatchObject({ code: 2, out: "", err: `cardflow: --port: expected a port number from 0 to 65535, got ${JSON.stringify(given)}\n` });
   }
+  // --workers is read as a setting's number is: decimal digits, no spaces around them
+  for (const given of [" 2", "2 ", "0x2", "1e1"]) {
+    expect(await cardflow("serve", "--workers", given, "--store", "memory"), JSON.stringify(given)).toMatchObject({ code: 2, out: "", err: `cardflow: --workers: expected a whole number from 1 to 64, got ${JSON.stringify(given)}\n` });
+  }
   // an empty store path is refused too (it was this folder for serve, data/ for the other commands)
   expect(await cardflow("serve", "--data-dir", "")).toMatchObject({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
   expect(await cardflow("serve", "--store", "sqlite:")).toMatchObject({ code: 2, out: "", err: "cardflow: --store: sqlite:PATH needs a path\n" });

@@ -76,7 +76,7 @@ describe("configuration", () => {
     expect(() => env({ WEBHOOK_ALLOW_PRIVATE: "1", SANDBOX: "off" })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: only in the sandbox/);
   });
 
-  it("a number is written in decimal digits: hex, an exponent or a sign, which Number() would read, are refused naming the variable, in every group of settings", async () => {
+  it("a number is written in decimal digits: hex, an exponent, a sign or spaces around it, which Number() would read, are refused naming the variable, in every group of settings", async () => {
     const { serveConfigFromEnv } = await import("../../src/serve/config.js");
     const { webhookConfigFromEnv } = await import("../../src/webhooks/config.js");
     for (const bad of ["0x10", "1e3", "0b1", "+80", "Infinity"]) {
@@ -85,7 +85,15 @@ describe("configuration", () => {
       expect(() => serveConfigFromEnv({ METRICS_PORT: bad }), bad).toThrow(/^METRICS_PORT: expected a whole number from 0 to 65535/);
       expect(() => webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: bad }), bad).toThrow(/^WEBHOOK_TIMEOUT_MS: expected whole milliseconds from 1 to 2147483647/);
     }
-    expect(env({ PORT: " 8081 " }).port).toBe(8081);
+    // spaces around the digits are no decimal digits either (Number() read " 8081" as 8081); a blank setting is unset
+    for (const padded of [" 8081", "8081 ", " 8081 ", "\t8081", "8081\n", "80 81"]) {
+      expect(() => env({ PORT: padded }), JSON.stringify(padded)).toThrow(`PORT: expected a port number from 0 to 65535, got ${JSON.stringify(padded)}`);
+      expect(() => env({ IDEMPOTENCY_TTL_HOURS: padded }), JSON.stringify(padded)).toThrow(/^IDEMPOTENCY_TTL_HOURS: expected from 1 to 8760 hours/);
+      expect(() => serveConfigFromEnv({ METRICS_PORT: padded }), JSON.stringify(padded)).toThrow(/^METRICS_PORT: expected a whole number from 0 to 65535/);
+      expect(() => webhookConfigFromEnv({ WEBHOOK_TIMEOUT_MS: padded }), JSON.stringify(padded)).toThrow(/^WEBHOOK_TIMEOUT_MS: expected whole milliseconds/);
+    }
+    expect(env({ PORT: "8081" }).port).toBe(8081);
+    expect(env({ PORT: "  " }).port).toBe(8080);
     expect(serveConfigFromEnv({ METRICS_PORT: "9465" }).metricsPort).toBe(9465);
     // the stop's timers: past a timer's longest Node would run them at once (no grace at all)
     expect(() => serveConfigFromEnv({ SHUTDOWN_GRACE_MS: "3000000000", SHUTDOWN_DEADLINE_MS: "3000001000" })).toThrow("SHUTDOWN_GRACE_MS: expected a whole number from 0 to 2147483647, got \"3000000000\"");

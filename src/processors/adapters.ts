@@ -4,7 +4,7 @@
 // simulated; the service refuses to start until every one is there. `npm start` and
 // `cardflow reconcile` choose alike, so the reconciler asks the processors the payments used.
 //
-// A PROCESSORS_MODULE exports `createProcessors(context)` (or a default export of it) answering
+// A PROCESSORS_MODULE exports `createProcessors(context)`, by that name, answering
 // `{ A, B, connect?, close? }`: `connect(report)` receives the function that records outcomes the
 // processor reports later (a terminal's, a settled capture), as the simulators do.
 import { existsSync } from "node:fs";
@@ -117,8 +117,9 @@ async function importProcessorsModule(specifier: string): Promise<{ create: Crea
   } catch (error) {
     throw new ConfigurationError(`PROCESSORS_MODULE: cannot load ${specifier} (${(error as Error).message})`);
   }
-  const create = (loaded.createProcessors ?? loaded.default) as CreateProcessors | undefined;
-  if (typeof create !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports no createProcessors(context) function`);
+  // the named export only: a default one is whatever a package exports first (PROCESSORS_MODULE=fastify would call fastify)
+  const create = loaded.createProcessors as CreateProcessors | undefined;
+  if (typeof create !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports no createProcessors(context) function${loaded.default === undefined ? "" : " (a default export is not taken: export it by that name)"}`);
   if (loaded.checkSettings !== undefined && typeof loaded.checkSettings !== "function") throw new ConfigurationError(`PROCESSORS_MODULE: ${specifier} exports a checkSettings that is not a function`);
   return { create, checkSettings: loaded.checkSettings as CheckSettings | undefined };
 }

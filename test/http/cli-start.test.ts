@@ -64,6 +64,9 @@ describe("a start refused by a setting read once the stores are open", () => {
     ["PROCESSORS_MODULE in the sandbox", { PROCESSORS_MODULE: "./examples/processors.js" }, /PROCESSORS_MODULE: the sandbox runs the simulated processors/],
     ["production without PROCESSORS_MODULE", { SANDBOX: "off" }, /production mode \(SANDBOX=off\) runs no simulated processor/],
     ["a PROCESSORS_MODULE that cannot be loaded", { SANDBOX: "off", PROCESSORS_MODULE: "./nowhere/processors.js" }, /PROCESSORS_MODULE: cannot load \.\/nowhere\/processors\.js/],
+    // only the named export counts: a default one is whatever a package exports first (fastify was called as createProcessors)
+    ["a PROCESSORS_MODULE whose factory is its default export", { SANDBOX: "off", PROCESSORS_MODULE: "test/fixtures/processors/default-export.mjs" }, /PROCESSORS_MODULE: test\/fixtures\/processors\/default-export\.mjs exports no createProcessors\(context\) function \(a default export is not taken: export it by that name\)\n$/],
+    ["a package as PROCESSORS_MODULE that exports no createProcessors", { SANDBOX: "off", PROCESSORS_MODULE: "fastify" }, /PROCESSORS_MODULE: fastify exports no createProcessors\(context\) function/],
   ])("%s: exit 1, one line naming it, nothing made in DATA_DIR", async (_, settings, said) => {
     const dataDir = await mkdtemp(join(tmpdir(), "cardflow-start-"));
     try {

@@ -4,7 +4,7 @@
 // like --store), and the key the hint's command prints opens the server's account. A --port that
 // is not a port number is refused naming it.
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -78,6 +78,23 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
     if (saved === undefined) delete process.env.CARDFLOW_STORE;
     else process.env.CARDFLOW_STORE = saved;
   }
+});
+
+it("README's refusals at start say that serve's options given wrong are a usage error, exit 2 as for every cardflow command, and they are: not `refusing to start`", async () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const from = readme.indexOf("### What the server refuses at start, and why");
+  const section = readme.slice(from, readme.indexOf("\n## ", from));
+  const said = /`cardflow serve`'s own options given wrong as written \(([^)]*)\),[^]*?are a usage error[^]*?exit 2/.exec(section);
+  expect(said, "README's refusals at start name serve's usage errors").not.toBeNull();
+  for (const example of ["`--workers 0`", "`--port 1e3`", "`--store`\ntogether with `--data-dir`", "`--store memory` with `--workers 2`"]) expect(said![1]).toContain(example);
+  const cases: [string[], string][] = [
+    [["--workers", "0"], '--workers: expected a whole number from 1 to 64, got "0"'],
+    [["--port", "1e3"], '--port: expected a port number from 0 to 65535, got "1e3"'],
+    [["--store", "memory", "--data-dir", dir], "--store and --data-dir each name the store: give one of them"],
+    [["--store", "bogus"], '--store: unknown store "bogus"; use sqlite:PATH, postgres:URL or memory'],
+    [["--store", "memory", "--workers", "2"], "--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers"],
+  ];
+  for (const [args, line] of cases) expect(await cardflow("serve", ...args), args.join(" ")).toMatchObject({ code: 2, out: "", err: `cardflow: ${line}\n` });
 });
 
 it("a setting that cannot work is refused as npm start refuses it: one line `cardflow: refusing to start: …`, exit 1", { timeout: 60_000 }, async () => {

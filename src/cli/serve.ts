@@ -72,7 +72,7 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   } catch (error) {
     refusedStart(error);
   }
-  if (store === "memory" && workers > 1) throw new InvalidRequest("--store memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers", "store");
+  if (store === "memory" && workers > 1) throw new InvalidRequest(`${memoryFrom(hints.storeFrom ?? "--store")}: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers`, "store");
   // loaded here: the server's modules (metrics, tracing) are no weight for the other commands
   if (workers > 1 && cluster.isPrimary) return (await import("../serve/cluster.js")).runPrimary(workers, env, hints.portHint ?? portHint);
   const { runService } = await import("../serve/run.js");
@@ -92,12 +92,15 @@ export async function serve(opts: ServeOptions, hints: Pick<RunOptions, "portHin
   await runService({ env, ...(stores ? { stores } : {}), ...(checked ? { checked } : {}), ...hints, ...(storeHint ? { storeHint } : {}), demoAccount: store === "memory" });
 }
 
+/** The memory store, named as it was given: --store memory, CARDFLOW_STORE=memory. */
+const memoryFrom = (from: string) => (from.startsWith("--") ? `${from} memory` : `${from}=memory`);
+
 /**
  * Real money in a store that ends with the process: at a restart the payments, the processor calls
  * the reconciler resolves and the Idempotency-Key records are gone, and a client's retry could charge again.
  */
 const memoryInProduction = (from: string) =>
-  `${from.startsWith("--") ? `${from} memory` : `${from}=memory`}: production needs a durable store: payments, processor calls left for the reconciler and Idempotency-Key records would live in this process's memory only, lost at a restart (a retry could charge again); use SQLite (DATA_DIR, or --store sqlite:PATH) or PostgreSQL (DATABASE_URL, or --store postgres:URL)`;
+  `${memoryFrom(from)}: production needs a durable store: payments, processor calls left for the reconciler and Idempotency-Key records would live in this process's memory only, lost at a restart (a retry could charge again); use SQLite (DATA_DIR, or --store sqlite:PATH) or PostgreSQL (DATABASE_URL, or --store postgres:URL)`;
 
 /**
  * Turns --store into the environment's terms where it can (postgres:URL is DATABASE_URL, a

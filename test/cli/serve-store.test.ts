@@ -74,6 +74,8 @@ it("a --port that is not a port number is refused naming --port (exit 2), before
     // (reaches the option's own check: it was "option '--data-dir <dir>' cannot be used with environment variable 'CARDFLOW_STORE'")
     expect(await cardflow("serve", "--data-dir", "")).toMatchObject({ code: 2, out: "", err: "cardflow: --data-dir: needs a directory\n" });
     expect(await cardflow("serve", "--database-url", "mysql://x", "--port", "x")).toMatchObject({ code: 2, out: "", err: 'cardflow: --port: expected a port number from 0 to 65535, got "x"\n' });
+    // the memory store given by CARDFLOW_STORE is named so (it said --store memory, an option not given)
+    expect(await cardflow("serve", "--workers", "2")).toMatchObject({ code: 2, out: "", err: "cardflow: CARDFLOW_STORE=memory: each worker would have a store of its own; use sqlite:PATH or postgres:URL with --workers\n" });
   } finally {
     if (saved === undefined) delete process.env.CARDFLOW_STORE;
     else process.env.CARDFLOW_STORE = saved;

@@ -30,6 +30,9 @@ async function readAnchors(path: string): Promise<Anchors> {
   if (!parsed.success) throw new InvalidRequest(`--anchors: ${path} is not a JSON object of stream -> head hash`, "anchors");
   // an audit against no heads checks nothing: refused, lest it read as a clean pass
   if (Object.keys(parsed.data).length === 0) throw new InvalidRequest(`--anchors: ${path} holds no heads, so it anchors nothing (save anchors with: cardflow events heads > heads.json)`, "anchors");
+  // a head is a SHA-256 in hex, as `cardflow events heads` writes it: anything else is no anchor (a file of something else)
+  const wrong = Object.entries(parsed.data).find(([, head]) => !/^[0-9a-f]{64}$/.test(head));
+  if (wrong) throw new InvalidRequest(`--anchors: ${path}: the head of ${wrong[0]} is not a SHA-256 in hex (64 of 0-9a-f), got ${JSON.stringify(wrong[1].slice(0, 80))} (save anchors with: cardflow events heads > heads.json)`, "anchors");
   return parsed.data;
 }
 

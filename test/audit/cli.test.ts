@@ -191,6 +191,12 @@ describe("cardflow CLI", () => {
     }
     const heads = JSON.parse((await cardflow("events", "heads", "--store", `jsonl:${file}`)).out) as Record<string, string>;
     const [hash] = Object.values(heads);
+    // a file of something else than heads: refused, naming the stream whose head is no hash
+    const notHeads = join(dir, "not-heads.json");
+    await writeFile(notHeads, JSON.stringify({ ...heads, foo: "bar" }));
+    const notHash = await cardflow("audit", "--all", "--anchors", notHeads, "--store", `jsonl:${file}`);
+    expect(notHash).toMatchObject({ code: 2, out: "" });
+    expect(notHash.err).toContain(`cardflow: --anchors: ${notHeads}: the head of foo is not a SHA-256 in hex (64 of 0-9a-f), got "bar"`);
     // another store's heads (or every anchored stream deleted): each a finding, the summary says none of them is here
     const elsewhere = join(dir, "elsewhere-heads.json");
     await writeFile(elsewhere, JSON.stringify({ "payment-pi_elsewhere": hash, "account-elsewhere": hash }));
